@@ -1,0 +1,59 @@
+# transcriber: speech-to-text on Yandex Cloud Functions.
+# `make run` runs the service locally, `make test` runs the tests; `make help`
+# lists the rest.
+
+GO                    ?= go
+GO_RUNTIME            := go1.23.9# the Cloud Functions runtime (golang123)
+GOLANGCI_LINT_VERSION := v2.15.0
+TOOLS                 := $(CURDIR)/.tools
+GOLANGCI_LINT         := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: ## run the whole service on this machine
+	$(GO) run ./cmd/transcriber local
+
+.PHONY: test
+test: ## run every test, with the race detector
+	$(GO) test -race -count=1 ./...
+
+.PHONY: bench
+bench: ## run the benchmarks and print their ratios
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...
+
+.PHONY: lint
+lint: fmt-check vet golangci-lint tidy-check check-go123 ## every static check
+
+.PHONY: fmt-check
+fmt-check: ## fail if gofmt would change a file
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+.PHONY: vet
+vet: ## go vet with the installed Go
+	$(GO) vet ./...
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## golangci-lint at the pinned version
+	$(GOLANGCI_LINT) run ./...
+
+$(GOLANGCI_LINT):
+	mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(TOOLS)/golangci-lint $@
+
+.PHONY: tidy-check
+tidy-check: ## fail if `go mod tidy` would change go.mod or go.sum
+	$(GO) mod tidy -diff
+
+.PHONY: check-go123
+check-go123: ## the module builds and vets with Go 1.23.9, the Cloud Functions runtime
+	@gov=$$(awk '$$1 == "go" {print $$2}' go.mod); \
+	case "$$gov" in 1.23|1.23.[0-9]) ;; *) echo "go.mod says 'go $$gov'; the runtime is $(GO_RUNTIME): keep 'go 1.23'"; exit 1;; esac
+	@if grep -q '^toolchain' go.mod; then echo "go.mod has a toolchain line; the platform builds with exactly $(GO_RUNTIME)"; exit 1; fi
+	GOTOOLCHAIN=$(GO_RUNTIME) $(GO) vet ./...
+	GOTOOLCHAIN=$(GO_RUNTIME) $(GO) build ./...

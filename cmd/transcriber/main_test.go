@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestMigrateCreatesTheStoreAndIsRepeatable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nested", "data")
+	for i := 0; i < 2; i++ {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), []string{"migrate"}, env(map[string]string{"DATA_DIR": dir}), &out))
+		require.Contains(t, out.String(), "schema version 1")
+	}
+	_, err := os.Stat(filepath.Join(dir, DBFile))
+	require.NoError(t, err)
+}
+
+func TestLocalSaysItIsNotBuiltYet(t *testing.T) {
+	err := run(context.Background(), []string{"local"}, env(nil), &bytes.Buffer{})
+	require.ErrorContains(t, err, "not built yet")
+}
+
+func TestUnknownCommandIsAUsageError(t *testing.T) {
+	require.ErrorIs(t, run(context.Background(), nil, env(nil), &bytes.Buffer{}), errUsage)
+	require.ErrorIs(t, run(context.Background(), []string{"frobnicate"}, env(nil), &bytes.Buffer{}), errUsage)
+}
+
+func TestDataDirDefaultsToData(t *testing.T) {
+	require.Equal(t, "data", dataDir(env(nil)))
+	require.Equal(t, "/srv/x", dataDir(env(map[string]string{"DATA_DIR": "/srv/x"})))
+}

@@ -1,0 +1,138 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"transcriber/internal/ident"
+)
+
+// ApplyClaim is the rule of a claim: a store calls it on the job it read,
+// inside the transaction that will write the result. It returns the claimed
+// job or ErrNotClaimable.
+func ApplyClaim(cur Job, step Step, now time.Time) (Job, error) {
+	if cur.State.Terminal() || !step.takes(cur.State) {
+		return Job{}, fmt.Errorf("%w: job %s is %s, step %s takes %v", ErrNotClaimable, cur.ID, cur.State, step.Name, step.From)
+	}
+	if !cur.claimFree(now) {
+		return Job{}, fmt.Errorf("%w: job %s is held until %s", ErrNotClaimable, cur.ID, cur.ClaimUntil.Format(time.RFC3339))
+	}
+	j := cur
+	j.ClaimID = ident.NewAt(now)
+	j.ClaimUntil = now.Add(step.Lease)
+	j.Attempts++
+	j.UpdatedAt = now
+	return j, nil
+}
+
+// holds reports whether claimID is cur's current, unexpired claim.
+func holds(cur Job, claimID string, now time.Time) error {
+	if claimID == "" || cur.ClaimID != claimID || !now.Before(cur.ClaimUntil) {
+		return fmt.Errorf("%w: job %s", ErrClaimLost, cur.ID)
+	}
+	return nil
+}
+
+// ApplySave is the rule of Store.Save: cur is the job as stored, next the
+// holder's version. It returns what to write, or ErrClaimLost or
+// ErrIllegalMove.
+func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
+	if err := holds(cur, next.ClaimID, now); err != nil {
+		return Job{}, err
+	}
+	if n.After < 0 {
+		return Job{}, fmt.Errorf("%w: negative delay", ErrInvalid)
+	}
+	if err := checkMove(cur.State, next.State); err != nil {
+		return Job{}, fmt.Errorf("job %s: %w", cur.ID, err)
+	}
+	j := cur
+	j.State = next.State
+	j.DurationMs = next.DurationMs
+	j.ErrorCode = next.ErrorCode
+	j.ErrorMessage = next.ErrorMessage
+	j.Attempts = 0
+	j.NextRunAt = now.Add(n.After)
+	j.UpdatedAt = now
+	if !n.Keep || j.State.Terminal() {
+		j.ClaimID, j.ClaimUntil = "", time.Time{}
+	}
+	return j, nil
+}
+
+// ApplyRelease is the rule of Store.Release.
+func ApplyRelease(cur Job, c Claim, pause time.Duration, f Failure, now time.Time) (Job, error) {
+	if err := holds(cur, c.ID, now); err != nil {
+		return Job{}, err
+	}
+	if pause < 0 {
+		return Job{}, fmt.Errorf("%w: negative pause", ErrInvalid)
+	}
+	j := cur
+	j.ClaimID, j.ClaimUntil = "", time.Time{}
+	j.NextRunAt = now.Add(pause)
+	j.ErrorCode, j.ErrorMessage = f.Code, f.Message
+	j.UpdatedAt = now
+	return j, nil
+}
+
+// ParseID reads an id from outside for a store: a malformed one names no job.
+func ParseID(id string) (string, error) {
+	canon, err := ident.Parse(id)
+	if err != nil {
+		return "", fmt.Errorf("%w: malformed id", ErrNotFound)
+	}
+	return canon, nil
+}
+
+// CheckClaimLimit and CheckListLimit are the argument rules of ClaimDue and
+// List, shared by every store.
+func CheckClaimLimit(limit int) error {
+	if limit < 1 || limit > MaxClaimLimit {
+		return fmt.Errorf("%w: claim limit %d outside 1..%d", ErrInvalid, limit, MaxClaimLimit)
+	}
+	return nil
+}
+
+// CheckListLimit: see CheckClaimLimit.
+func CheckListLimit(limit int) error {
+	if limit < 1 || limit > MaxListLimit {
+		return fmt.Errorf("%w: list limit %d outside 1..%d", ErrInvalid, limit, MaxListLimit)
+	}
+	return nil
+}
+
+// ParseCursor reads a List cursor: empty, or the id of a job.
+func ParseCursor(cursor string) (string, error) {
+	if cursor == "" {
+		return "", nil
+	}
+	canon, err := ident.Parse(cursor)
+	if err != nil {
+		return "", fmt.Errorf("%w: malformed cursor", ErrInvalid)
+	}
+	return canon, nil
+}
+
+// Abandoned reports whether a job just claimed has already had its
+// attempts: the attempt before this one ended without a word (a crash, a
+// timeout), and it was the last allowed. Such a job goes to Dead unrun.
+func (p Policy) Abandoned(j Job) bool { return j.Attempts > p.MaxAttempts }
+
+// Settle ends a claimed job's failed attempt as the policy says: Failed for
+// a permanent error, Dead when the attempts are used up, otherwise released
+// with the policy's pause. It returns the job as stored.
+func Settle(ctx context.Context, st Store, p Policy, j Job, err error) (Job, error) {
+	f := FailureOf(err)
+	switch p.Judge(j.Attempts, err) {
+	case Fail:
+		j.State = Failed
+	case Die:
+		j.State = Dead
+	default:
+		return st.Release(ctx, j.Claim(), p.Pause(j.Attempts), f)
+	}
+	j.ErrorCode, j.ErrorMessage = f.Code, f.Message
+	return st.Save(ctx, j, Next{})
+}

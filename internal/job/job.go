@@ -1,0 +1,141 @@
+// Package job is the domain of a transcription job: its states and the moves
+// between them, the claim that makes a step exclusive, the retry policy, and
+// the Store port that keeps jobs.
+//
+// The rules of a claim, a save and a release are functions here (Job.claim,
+// Job.save, Job.release, used through Apply*), and every Store runs them
+// inside its own transaction: the store reads the row, the domain decides,
+// the store writes. So the embedded store and the YDB store cannot drift
+// apart in what they allow, and the contract suite (jobstoretest) checks that
+// each really makes the read and the write one atomic step.
+package job
+
+import (
+	"fmt"
+	"time"
+
+	"transcriber/internal/ident"
+)
+
+// Job is one file to transcribe and its way through the pipeline. The job
+// row is also the queue entry: a step takes it by claim.
+type Job struct {
+	ID          string
+	State       State
+	Source      Source
+	OwnerID     string // who may see it through the API: a token owner's id; empty for Telegram
+	Language    string // recognition language, e.g. "ru-RU"; empty means the service default
+	Filename    string // as the sender named it; for display only, never an object key
+	SizeBytes   int64  // declared (API) or known (Telegram) size of the source file
+	ContentType string
+	DurationMs  int64 // length of the audio once probed; 0 before
+
+	TelegramChatID    int64 // with TelegramMessageID, the message the job answers; 0 when not from Telegram
+	TelegramMessageID int64
+
+	Attempts   int       // claims since the last step that succeeded
+	NextRunAt  time.Time // not due before this
+	ClaimID    string    // the current holder's claim; empty when none
+	ClaimUntil time.Time // the claim expires at this moment
+
+	ErrorCode    string // machine word of the last failure, e.g. "no_audio_stream"
+	ErrorMessage string // the same failure in words fit for the job's owner
+
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Claim names a holder's claim on a job.
+type Claim struct {
+	JobID string
+	ID    string
+	Until time.Time
+}
+
+// Claim returns the claim the job carries.
+func (j Job) Claim() Claim { return Claim{JobID: j.ID, ID: j.ClaimID, Until: j.ClaimUntil} }
+
+// Due reports whether a due selection at now may take the job: it is live,
+// its pause is over, and no unexpired claim holds it.
+func (j Job) Due(now time.Time) bool {
+	return !j.State.Terminal() && !now.Before(j.NextRunAt) && j.claimFree(now)
+}
+
+func (j Job) claimFree(now time.Time) bool {
+	return j.ClaimID == "" || !now.Before(j.ClaimUntil)
+}
+
+// Draft is what a caller knows of a job before it exists.
+type Draft struct {
+	Source            Source
+	OwnerID           string
+	Language          string
+	Filename          string
+	SizeBytes         int64
+	ContentType       string
+	TelegramChatID    int64
+	TelegramMessageID int64
+
+	// UploadWindow is how long the job waits for its file before a due
+	// selection of the ingest step takes it to see whether the file came
+	// (the upload event may have been lost) or never will.
+	UploadWindow time.Duration
+}
+
+// Validate checks a draft before anything is written.
+func (d Draft) Validate() error {
+	switch {
+	case !d.Source.Valid():
+		return fmt.Errorf("%w: unknown source %q", ErrInvalid, d.Source)
+	case d.SizeBytes < 0:
+		return fmt.Errorf("%w: negative size", ErrInvalid)
+	case d.UploadWindow < 0:
+		return fmt.Errorf("%w: negative upload window", ErrInvalid)
+	case (d.TelegramChatID == 0) != (d.TelegramMessageID == 0):
+		return fmt.Errorf("%w: a Telegram message needs both chat and message id", ErrInvalid)
+	case (d.Source == SourceTelegram) != (d.TelegramChatID != 0):
+		return fmt.Errorf("%w: a job has a Telegram message if and only if it comes from Telegram", ErrInvalid)
+	}
+	return nil
+}
+
+// NewJob makes the job Store.Create records for d at now: waiting for its
+// upload, and due when d's upload window closes. The upload event claims it
+// by id before that; a due selection takes it only if the event never came.
+// A draft from Telegram goes through NewMessageJob instead.
+func NewJob(d Draft, now time.Time) (Job, error) {
+	if d.Source == SourceTelegram {
+		return Job{}, fmt.Errorf("%w: a Telegram job is created for its message", ErrInvalid)
+	}
+	return newJob(d, now)
+}
+
+// NewMessageJob makes the job Store.CreateForMessage records for d's
+// Telegram message.
+func NewMessageJob(d Draft, now time.Time) (Job, error) {
+	if d.Source != SourceTelegram {
+		return Job{}, fmt.Errorf("%w: only a Telegram job is created for a message", ErrInvalid)
+	}
+	return newJob(d, now)
+}
+
+func newJob(d Draft, now time.Time) (Job, error) {
+	if err := d.Validate(); err != nil {
+		return Job{}, err
+	}
+	return Job{
+		ID:                ident.NewAt(now),
+		State:             AwaitingUpload,
+		Source:            d.Source,
+		OwnerID:           d.OwnerID,
+		Language:          d.Language,
+		Filename:          d.Filename,
+		SizeBytes:         d.SizeBytes,
+		ContentType:       d.ContentType,
+		TelegramChatID:    d.TelegramChatID,
+		TelegramMessageID: d.TelegramMessageID,
+		NextRunAt:         now.Add(d.UploadWindow),
+		CreatedAt:         now,
+		UpdatedAt:         now,
+	}, nil
+}

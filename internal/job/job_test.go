@@ -1,0 +1,121 @@
+package job_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+)
+
+func TestCanMove(t *testing.T) {
+	allowed := map[job.State][]job.State{
+		job.AwaitingUpload: {job.AwaitingUpload, job.Created, job.Failed, job.Dead},
+		job.Created:        {job.Created, job.Converted, job.Failed, job.Dead},
+		job.Converted:      {job.Converted, job.Transcribe, job.Failed, job.Dead},
+		job.Transcribe:     {job.Transcribe, job.Done, job.Failed, job.Dead},
+		job.Done:           nil,
+		job.Failed:         nil,
+		job.Dead:           nil,
+	}
+	for _, from := range job.States {
+		for _, to := range job.States {
+			want := false
+			for _, a := range allowed[from] {
+				want = want || a == to
+			}
+			require.Equal(t, want, job.CanMove(from, to), "%s to %s", from, to)
+		}
+		require.False(t, job.CanMove(from, "paused"), "unknown target")
+		require.False(t, job.CanMove("paused", from), "unknown source")
+	}
+}
+
+func TestTerminal(t *testing.T) {
+	for _, s := range job.States {
+		want := s == job.Done || s == job.Failed || s == job.Dead
+		require.Equal(t, want, s.Terminal(), string(s))
+		require.True(t, s.Valid())
+	}
+	require.False(t, job.State("").Valid())
+}
+
+func TestPolicyPause(t *testing.T) {
+	p := job.DefaultPolicy
+	want := []time.Duration{time.Second, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
+	for attempt, w := range want {
+		require.Equal(t, w, p.Pause(attempt), "attempt %d", attempt)
+	}
+	require.Equal(t, 256*time.Second, p.Pause(9))
+	require.Equal(t, 5*time.Minute, p.Pause(10), "capped at 5 min")
+	require.Equal(t, 5*time.Minute, p.Pause(1000), "no overflow for large attempts")
+
+	odd := job.Policy{MaxAttempts: 3, BasePause: 7 * time.Second, MaxPause: 20 * time.Second}
+	require.Equal(t, 14*time.Second, odd.Pause(2))
+	require.Equal(t, 20*time.Second, odd.Pause(3), "a cap that is not a power of two")
+}
+
+func TestPolicyJudge(t *testing.T) {
+	p := job.DefaultPolicy
+	transient := errs.New(errs.Unavailable, "", "")
+	require.Equal(t, job.Retry, p.Judge(1, transient))
+	require.Equal(t, job.Retry, p.Judge(4, transient))
+	require.Equal(t, job.Die, p.Judge(5, transient), "the fifth failure is the last")
+	require.Equal(t, job.Retry, p.Judge(1, errors.New("unknown")), "an unknown error may pass")
+	require.Equal(t, job.Die, p.Judge(5, errors.New("unknown")))
+	for _, k := range []errs.Kind{errs.Permanent, errs.Invalid, errs.NotFound} {
+		require.Equal(t, job.Fail, p.Judge(1, errs.New(k, "", "")), k.String())
+		require.Equal(t, job.Fail, p.Judge(5, errs.New(k, "", "")), "%s even at the limit", k)
+	}
+}
+
+func TestAbandoned(t *testing.T) {
+	p := job.DefaultPolicy
+	require.False(t, p.Abandoned(job.Job{Attempts: 5}), "the fifth attempt runs")
+	require.True(t, p.Abandoned(job.Job{Attempts: 6}))
+}
+
+func TestFailureOfShowsNoCause(t *testing.T) {
+	err := errs.Wrap(errors.New("PUT https://storage.yandexcloud.net/b/sources/x?X-Amz-Signature=abc: 503"),
+		errs.Unavailable, "storage_unavailable", "storage did not answer")
+	f := job.FailureOf(err)
+	require.Equal(t, job.Failure{Code: "storage_unavailable", Message: "storage did not answer"}, f)
+	require.Equal(t, "internal", job.FailureOf(errors.New("x")).Code)
+}
+
+func TestDue(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	j := job.Job{State: job.Created, NextRunAt: now}
+	require.True(t, j.Due(now), "due at next_run_at")
+	require.False(t, j.Due(now.Add(-time.Millisecond)))
+	j.ClaimID, j.ClaimUntil = "c", now.Add(time.Second)
+	require.False(t, j.Due(now), "held")
+	require.True(t, j.Due(now.Add(time.Second)), "the claim expired")
+	j.State = job.Done
+	require.False(t, j.Due(now.Add(time.Hour)), "finished jobs are never due")
+}
+
+func TestApplyClaimRejectsTerminalStatesWhateverTheStep(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	all := job.Step{Name: "all", From: job.States, Lease: time.Minute}
+	for _, s := range []job.State{job.Done, job.Failed, job.Dead} {
+		_, err := job.ApplyClaim(job.Job{ID: "x", State: s}, all, now)
+		require.ErrorIs(t, err, job.ErrNotClaimable, string(s))
+	}
+}
+
+func TestDraftValidate(t *testing.T) {
+	ok := job.Draft{Source: job.SourceAPI}
+	require.NoError(t, ok.Validate())
+	tg := job.Draft{Source: job.SourceTelegram, TelegramChatID: -5, TelegramMessageID: 9}
+	require.NoError(t, tg.Validate(), "group chat ids are negative")
+	bad := job.Draft{Source: job.SourceTelegram}
+	require.ErrorIs(t, bad.Validate(), job.ErrInvalid)
+	_, err := job.NewJob(tg, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	require.ErrorIs(t, err, job.ErrInvalid, "a Telegram draft is created for its message")
+	_, err = job.NewMessageJob(ok, time.Time{})
+	require.ErrorIs(t, err, job.ErrInvalid)
+}

@@ -1,0 +1,207 @@
+package jobstoretest_test
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"transcriber/internal/clock"
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+)
+
+// memStore is the smallest store that keeps the contract: a map under a
+// mutex, with the rules of job.Apply*. With racy set, Claim reads and writes
+// under separate locks, as a store does whose claim is not one atomic step;
+// the suite must catch it.
+type memStore struct {
+	clk    clock.Clock
+	racy   bool
+	mu     sync.Mutex
+	jobs   map[string]job.Job
+	msgs   map[[2]int64]string
+	broken bool
+}
+
+var _ job.Store = (*memStore)(nil)
+
+func newMemStore(clk clock.Clock, racy bool) *memStore {
+	return &memStore{clk: clk, racy: racy, jobs: map[string]job.Job{}, msgs: map[[2]int64]string{}}
+}
+
+var errBroken = errs.New(errs.Unavailable, "backend_down", "the store is unavailable")
+
+func (s *memStore) now() time.Time { return s.clk.Now().Truncate(time.Millisecond) }
+
+func (s *memStore) lock() error {
+	s.mu.Lock()
+	if s.broken {
+		s.mu.Unlock()
+		return errBroken
+	}
+	return nil
+}
+
+func (s *memStore) breakBackend() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.broken = true
+}
+
+func (s *memStore) Create(_ context.Context, d job.Draft) (job.Job, error) {
+	j, err := job.NewJob(d, s.now())
+	if err != nil {
+		return job.Job{}, err
+	}
+	if err := s.lock(); err != nil {
+		return job.Job{}, err
+	}
+	defer s.mu.Unlock()
+	s.jobs[j.ID] = j
+	return j, nil
+}
+
+func (s *memStore) CreateForMessage(_ context.Context, d job.Draft) (job.Job, bool, error) {
+	j, err := job.NewMessageJob(d, s.now())
+	if err != nil {
+		return job.Job{}, false, err
+	}
+	if err := s.lock(); err != nil {
+		return job.Job{}, false, err
+	}
+	defer s.mu.Unlock()
+	key := [2]int64{d.TelegramChatID, d.TelegramMessageID}
+	if id, ok := s.msgs[key]; ok {
+		return s.jobs[id], false, nil
+	}
+	s.jobs[j.ID] = j
+	s.msgs[key] = j.ID
+	return j, true, nil
+}
+
+func (s *memStore) get(id string) (job.Job, error) {
+	id, err := job.ParseID(id)
+	if err != nil {
+		return job.Job{}, err
+	}
+	if err := s.lock(); err != nil {
+		return job.Job{}, err
+	}
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return job.Job{}, job.ErrNotFound
+	}
+	return j, nil
+}
+
+func (s *memStore) Get(_ context.Context, id string) (job.Job, error) { return s.get(id) }
+
+func (s *memStore) Claim(_ context.Context, id string, step job.Step) (job.Job, error) {
+	if s.racy {
+		cur, err := s.get(id)
+		if err != nil {
+			return job.Job{}, err
+		}
+		j, err := job.ApplyClaim(cur, step, s.now())
+		if err != nil {
+			return job.Job{}, err
+		}
+		time.Sleep(time.Millisecond) // the window in which another claimer reads the same row
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.jobs[j.ID] = j
+		return j, nil
+	}
+	return s.update(id, func(cur job.Job) (job.Job, error) { return job.ApplyClaim(cur, step, s.now()) })
+}
+
+func (s *memStore) update(id string, apply func(job.Job) (job.Job, error)) (job.Job, error) {
+	id, err := job.ParseID(id)
+	if err != nil {
+		return job.Job{}, err
+	}
+	if err := s.lock(); err != nil {
+		return job.Job{}, err
+	}
+	defer s.mu.Unlock()
+	cur, ok := s.jobs[id]
+	if !ok {
+		return job.Job{}, job.ErrNotFound
+	}
+	j, err := apply(cur)
+	if err != nil {
+		return job.Job{}, err
+	}
+	s.jobs[id] = j
+	return j, nil
+}
+
+func (s *memStore) ClaimDue(_ context.Context, step job.Step, limit int) ([]job.Job, error) {
+	if err := job.CheckClaimLimit(limit); err != nil {
+		return nil, err
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	now := s.now()
+	var due []job.Job
+	for _, j := range s.jobs {
+		if j.Due(now) {
+			if c, err := job.ApplyClaim(j, step, now); err == nil {
+				due = append(due, c)
+			}
+		}
+	}
+	sort.Slice(due, func(a, b int) bool {
+		if !due[a].NextRunAt.Equal(due[b].NextRunAt) {
+			return due[a].NextRunAt.Before(due[b].NextRunAt)
+		}
+		return due[a].ID < due[b].ID
+	})
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	for _, j := range due {
+		s.jobs[j.ID] = j
+	}
+	return due, nil
+}
+
+func (s *memStore) Save(_ context.Context, j job.Job, n job.Next) (job.Job, error) {
+	return s.update(j.ID, func(cur job.Job) (job.Job, error) { return job.ApplySave(cur, j, n, s.now()) })
+}
+
+func (s *memStore) Release(_ context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
+	return s.update(c.JobID, func(cur job.Job) (job.Job, error) { return job.ApplyRelease(cur, c, pause, f, s.now()) })
+}
+
+func (s *memStore) List(_ context.Context, owner, cursor string, limit int) (job.Page, error) {
+	if err := job.CheckListLimit(limit); err != nil {
+		return job.Page{}, err
+	}
+	cursor, err := job.ParseCursor(cursor)
+	if err != nil {
+		return job.Page{}, err
+	}
+	if err := s.lock(); err != nil {
+		return job.Page{}, err
+	}
+	defer s.mu.Unlock()
+	var mine []job.Job
+	for _, j := range s.jobs {
+		if j.OwnerID == owner && (cursor == "" || j.ID < cursor) {
+			mine = append(mine, j)
+		}
+	}
+	sort.Slice(mine, func(a, b int) bool { return mine[a].ID > mine[b].ID })
+	var p job.Page
+	if len(mine) > limit {
+		mine = mine[:limit]
+		p.Next = mine[limit-1].ID
+	}
+	p.Jobs = mine
+	return p, nil
+}

@@ -1,0 +1,73 @@
+package job
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps jobs. Every method may also fail with an errs.Unavailable
+// error when the backend does; the errors listed are the others. An id that
+// ident.Parse rejects is ErrNotFound without a call to the backend.
+type Store interface {
+	// Create records a new job from d, waiting for its upload.
+	// Errors: ErrInvalid.
+	Create(ctx context.Context, d Draft) (Job, error)
+
+	// CreateForMessage records a job for the Telegram message named by d's
+	// chat and message ids, or returns the job already recorded for it, so a
+	// redelivered update never makes a second job; created tells which. It
+	// holds under concurrent calls. Errors: ErrInvalid.
+	CreateForMessage(ctx context.Context, d Draft) (j Job, created bool, err error)
+
+	// Get returns a job. Errors: ErrNotFound.
+	Get(ctx context.Context, id string) (Job, error)
+
+	// Claim takes the job for step if it is in one of step.From and no
+	// unexpired claim holds it, whatever its NextRunAt: an event about this
+	// job is the reason to run it now. The job comes back with a new
+	// ClaimID, ClaimUntil = now + step.Lease and Attempts one higher.
+	// Errors: ErrNotFound, ErrNotClaimable.
+	Claim(ctx context.Context, id string, step Step) (Job, error)
+
+	// ClaimDue claims, for step, up to limit jobs in step.From that are due
+	// (Job.Due), ordered by NextRunAt, then id. Concurrent callers never get
+	// the same job. No due job is an empty slice, not an error.
+	// Errors: ErrInvalid (limit out of 1..MaxClaimLimit).
+	ClaimDue(ctx context.Context, step Step, limit int) ([]Job, error)
+
+	// Save writes the result of a step, only while j.ClaimID is the job's
+	// current, unexpired claim: the state (which must follow the current
+	// one, see CanMove), DurationMs, ErrorCode and ErrorMessage. The step
+	// succeeded, so Attempts returns to 0; the job is next due next.After
+	// from now; the claim ends unless next.Keep.
+	// Errors: ErrNotFound, ErrClaimLost, ErrIllegalMove.
+	Save(ctx context.Context, j Job, next Next) (Job, error)
+
+	// Release ends claim c after a failed attempt that may pass: the job
+	// keeps its Attempts, records f, and is due again after pause.
+	// Errors: ErrNotFound, ErrClaimLost, ErrInvalid (negative pause).
+	Release(ctx context.Context, c Claim, pause time.Duration, f Failure) (Job, error)
+
+	// List returns ownerID's jobs newest first, at most limit, starting after
+	// the job named by cursor (empty for the first page).
+	// Errors: ErrInvalid (malformed cursor, limit out of 1..MaxListLimit).
+	List(ctx context.Context, ownerID, cursor string, limit int) (Page, error)
+}
+
+// Limits of a single store call.
+const (
+	MaxClaimLimit = 100 // jobs one due selection may claim
+	MaxListLimit  = 100 // jobs one page may hold
+)
+
+// Next says what follows a Save.
+type Next struct {
+	Keep  bool          // keep holding the claim: the step goes on
+	After time.Duration // the job is next due this long from now
+}
+
+// Page is one page of a listing.
+type Page struct {
+	Jobs []Job
+	Next string // cursor of the following page; empty on the last one
+}

@@ -1,0 +1,317 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"transcriber/internal/job"
+)
+
+// JobStore keeps jobs in the jobs table.
+type JobStore struct{ db *DB }
+
+var _ job.Store = (*JobStore)(nil)
+
+// NewJobStore returns the job store of db.
+func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
+
+// jobColumns is the one list of the jobs table's columns: scanJob reads
+// them and jobValues writes them in this order.
+const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
+	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
+	error_code, error_message, created_at, updated_at`
+
+var (
+	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
+	insertJob       = `INSERT INTO jobs (` + jobColumns + `) VALUES (` + jobPlaceholders + `)`
+	updateJob       = `UPDATE jobs SET (` + jobColumns + `) = (` + jobPlaceholders + `) WHERE id = ?`
+	selectJob       = `SELECT ` + jobColumns + ` FROM jobs`
+)
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJob(r scanner) (job.Job, error) {
+	var (
+		j                         job.Job
+		chat, msg                 sql.NullInt64
+		claimID, claimUntil       sql.NullString
+		nextRun, created, updated string
+		state, source             string
+	)
+	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
+		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
+		&j.ErrorCode, &j.ErrorMessage, &created, &updated)
+	if err != nil {
+		return job.Job{}, err
+	}
+	j.State, j.Source = job.State(state), job.Source(source)
+	j.TelegramChatID, j.TelegramMessageID = chat.Int64, msg.Int64
+	j.ClaimID = claimID.String
+	var errT [4]error
+	j.NextRunAt, errT[0] = parseTime(nextRun)
+	j.ClaimUntil, errT[1] = parseNullTime(claimUntil)
+	j.CreatedAt, errT[2] = parseTime(created)
+	j.UpdatedAt, errT[3] = parseTime(updated)
+	if err := errors.Join(errT[:]...); err != nil {
+		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	return j, nil
+}
+
+func jobValues(j job.Job) []any {
+	return []any{j.ID, string(j.State), string(j.Source), j.OwnerID, j.Language, j.Filename, j.SizeBytes, j.ContentType,
+		j.DurationMs, nullInt(j.TelegramChatID), nullInt(j.TelegramMessageID), j.Attempts, formatTime(j.NextRunAt),
+		nullString(j.ClaimID), nullTime(j.ClaimUntil),
+		j.ErrorCode, j.ErrorMessage, formatTime(j.CreatedAt), formatTime(j.UpdatedAt)}
+}
+
+// stored is j as this store keeps it: times at millisecond precision.
+func stored(j job.Job) job.Job {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.CreatedAt, &j.UpdatedAt} {
+		if !t.IsZero() {
+			*t = t.UTC().Truncate(time.Millisecond)
+		}
+	}
+	return j
+}
+
+func nullInt(v int64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Create records a new job.
+func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
+	j, err := job.NewJob(d, s.db.now())
+	if err != nil {
+		return job.Job{}, err
+	}
+	err = s.db.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, insertJob, jobValues(j)...)
+		return translate(err)
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("create job: %w", err)
+	}
+	return j, nil
+}
+
+// CreateForMessage records the job of a Telegram message once.
+func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (j job.Job, created bool, err error) {
+	fresh, err := job.NewMessageJob(d, s.db.now())
+	if err != nil {
+		return job.Job{}, false, err
+	}
+	err = s.db.tx(ctx, func(tx *sql.Tx) error {
+		row := tx.QueryRowContext(ctx, selectJob+` WHERE tg_chat_id = ? AND tg_message_id = ?`, d.TelegramChatID, d.TelegramMessageID)
+		j, err = scanJob(row)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return translate(err)
+		}
+		if _, err := tx.ExecContext(ctx, insertJob, jobValues(fresh)...); err != nil {
+			return translate(err)
+		}
+		j, created = fresh, true
+		return nil
+	})
+	if err != nil {
+		return job.Job{}, false, fmt.Errorf("create job for message %d/%d: %w", d.TelegramChatID, d.TelegramMessageID, err)
+	}
+	return j, created, nil
+}
+
+// Get returns a job.
+func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {
+	id, err := job.ParseID(id)
+	if err != nil {
+		return job.Job{}, err
+	}
+	j, err := getJob(ctx, s.db.sql, id)
+	if err != nil {
+		return job.Job{}, fmt.Errorf("get job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func getJob(ctx context.Context, q queryer, id string) (job.Job, error) {
+	j, err := scanJob(q.QueryRowContext(ctx, selectJob+` WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return job.Job{}, job.ErrNotFound
+	}
+	return j, translate(err)
+}
+
+// update reads job id, lets apply decide what it becomes, and writes that,
+// in one write transaction.
+func (s *JobStore) update(ctx context.Context, id string, apply func(cur job.Job, now time.Time) (job.Job, error)) (job.Job, error) {
+	id, err := job.ParseID(id)
+	if err != nil {
+		return job.Job{}, err
+	}
+	var j job.Job
+	err = s.db.tx(ctx, func(tx *sql.Tx) error {
+		cur, err := getJob(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if j, err = apply(cur, s.db.now()); err != nil {
+			return err
+		}
+		j = stored(j)
+		_, err = tx.ExecContext(ctx, updateJob, append(jobValues(j), id)...)
+		return translate(err)
+	})
+	return j, err
+}
+
+// Claim takes one job for step.
+func (s *JobStore) Claim(ctx context.Context, id string, step job.Step) (job.Job, error) {
+	j, err := s.update(ctx, id, func(cur job.Job, now time.Time) (job.Job, error) {
+		return job.ApplyClaim(cur, step, now)
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("claim job %s for %s: %w", id, step.Name, err)
+	}
+	return j, nil
+}
+
+// ClaimDue claims up to limit due jobs for step.
+func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]job.Job, error) {
+	if err := job.CheckClaimLimit(limit); err != nil {
+		return nil, err
+	}
+	var states []any
+	for _, st := range step.From {
+		if !st.Terminal() {
+			states = append(states, string(st))
+		}
+	}
+	if len(states) == 0 {
+		return []job.Job{}, nil
+	}
+	claimed := make([]job.Job, 0, limit)
+	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+		now := s.db.now()
+		at := formatTime(now)
+		q := selectJob + ` WHERE state IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(states)), ", ") + `)
+			AND next_run_at <= ? AND (claim_until IS NULL OR claim_until <= ?)
+			ORDER BY next_run_at, id LIMIT ?`
+		rows, err := tx.QueryContext(ctx, q, append(states, at, at, limit)...)
+		if err != nil {
+			return translate(err)
+		}
+		var due []job.Job
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				_ = rows.Close()
+				return translate(err)
+			}
+			due = append(due, j)
+		}
+		if err := rows.Close(); err != nil {
+			return translate(err)
+		}
+		if err := rows.Err(); err != nil {
+			return translate(err)
+		}
+		for _, cur := range due {
+			j, err := job.ApplyClaim(cur, step, now)
+			if err != nil {
+				return fmt.Errorf("due job %s: %w", cur.ID, err) // the query and the rule disagree: a bug
+			}
+			j = stored(j)
+			if _, err := tx.ExecContext(ctx, updateJob, append(jobValues(j), j.ID)...); err != nil {
+				return translate(err)
+			}
+			claimed = append(claimed, j)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim due jobs for %s: %w", step.Name, err)
+	}
+	return claimed, nil
+}
+
+// Save writes a step's result under its claim.
+func (s *JobStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
+	saved, err := s.update(ctx, j.ID, func(cur job.Job, now time.Time) (job.Job, error) {
+		return job.ApplySave(cur, j, n, now)
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("save job %s: %w", j.ID, err)
+	}
+	return saved, nil
+}
+
+// Release ends a claim after a failed attempt.
+func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
+	j, err := s.update(ctx, c.JobID, func(cur job.Job, now time.Time) (job.Job, error) {
+		return job.ApplyRelease(cur, c, pause, f, now)
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("release job %s: %w", c.JobID, err)
+	}
+	return j, nil
+}
+
+// List returns one page of an owner's jobs, newest first.
+func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) (job.Page, error) {
+	if err := job.CheckListLimit(limit); err != nil {
+		return job.Page{}, err
+	}
+	cursor, err := job.ParseCursor(cursor)
+	if err != nil {
+		return job.Page{}, err
+	}
+	q := selectJob + ` WHERE owner_id = ?`
+	args := []any{ownerID}
+	if cursor != "" {
+		q += ` AND id < ?`
+		args = append(args, cursor)
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, limit+1)
+	rows, err := s.db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return job.Page{}, fmt.Errorf("list jobs: %w", translate(err))
+	}
+	defer rows.Close()
+	var p job.Page
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return job.Page{}, fmt.Errorf("list jobs: %w", translate(err))
+		}
+		p.Jobs = append(p.Jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return job.Page{}, fmt.Errorf("list jobs: %w", translate(err))
+	}
+	if len(p.Jobs) > limit {
+		p.Jobs = p.Jobs[:limit]
+		p.Next = p.Jobs[limit-1].ID
+	}
+	return p, nil
+}

@@ -1,0 +1,63 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// steps are the schema's steps, applied in order; PRAGMA user_version holds
+// how many a database has. An applied step is never edited: a change is a
+// new step, and docs/database.md changes with it.
+var steps = []string{
+	// 1: jobs, the job and its queue entry in one row.
+	`CREATE TABLE jobs (
+		id            TEXT    PRIMARY KEY,
+		state         TEXT    NOT NULL,
+		source        TEXT    NOT NULL,
+		owner_id      TEXT    NOT NULL,
+		language      TEXT    NOT NULL,
+		filename      TEXT    NOT NULL,
+		size_bytes    INTEGER NOT NULL,
+		content_type  TEXT    NOT NULL,
+		duration_ms   INTEGER NOT NULL,
+		tg_chat_id    INTEGER,
+		tg_message_id INTEGER,
+		attempts      INTEGER NOT NULL,
+		next_run_at   TEXT    NOT NULL,
+		claim_id      TEXT,
+		claim_until   TEXT,
+		error_code    TEXT    NOT NULL,
+		error_message TEXT    NOT NULL,
+		created_at    TEXT    NOT NULL,
+		updated_at    TEXT    NOT NULL
+	);
+	CREATE INDEX jobs_due ON jobs (state, next_run_at, id);
+	CREATE INDEX jobs_owner ON jobs (owner_id, id);
+	CREATE UNIQUE INDEX jobs_telegram ON jobs (tg_chat_id, tg_message_id) WHERE tg_chat_id IS NOT NULL;`,
+}
+
+// SchemaVersion is the number of schema steps this code knows.
+func SchemaVersion() int { return len(steps) }
+
+func (db *DB) migrate(ctx context.Context) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		var have int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+			return translate(err)
+		}
+		if have > len(steps) {
+			return fmt.Errorf("schema version %d is newer than this program's %d: run a newer build", have, len(steps))
+		}
+		for i := have; i < len(steps); i++ {
+			if _, err := tx.ExecContext(ctx, steps[i]); err != nil {
+				return fmt.Errorf("schema step %d: %w", i+1, translate(err))
+			}
+		}
+		// PRAGMA takes no parameters; the number is ours.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(steps))); err != nil {
+			return translate(err)
+		}
+		return nil
+	})
+}
