@@ -42,7 +42,7 @@ func testRaces(t *testing.T, open Opener) {
 				}
 				require.ErrorIs(t, err, job.ErrNotClaimable, "round %d: a loser learns the job is taken", round)
 			}
-			require.Len(t, winners, 1, "round %d: exactly one of %d claimers wins", round, Racers)
+			require.Equal(t, 1, len(winners), "round %d: exactly one of %d claimers wins", round, Racers)
 			stored := e.mustGet(t, id)
 			require.Equal(t, winners[0].ClaimID, stored.ClaimID, "round %d: the winner's claim is the stored one", round)
 			require.Equal(t, 1, stored.Attempts, "round %d: one claim, one attempt", round)
