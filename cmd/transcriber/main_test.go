@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/store/sqlite"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -17,7 +20,7 @@ func TestMigrateCreatesTheStoreAndIsRepeatable(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		var out bytes.Buffer
 		require.NoError(t, run(context.Background(), []string{"migrate"}, env(map[string]string{"DATA_DIR": dir}), &out))
-		require.Contains(t, out.String(), "schema version 1")
+		require.Contains(t, out.String(), fmt.Sprintf("schema version %d", sqlite.SchemaVersion()))
 	}
 	_, err := os.Stat(filepath.Join(dir, DBFile))
 	require.NoError(t, err)

@@ -21,6 +21,10 @@ func ApplyClaim(cur Job, step Step, now time.Time) (Job, error) {
 	j := cur
 	j.ClaimID = ident.NewAt(now)
 	j.ClaimUntil = now.Add(step.Lease)
+	// A held job is next due when its claim expires: so the earliest
+	// next_run_at of the live jobs (Store.NextDue) is always the next moment
+	// there may be work, claims included, with no second column to read.
+	j.NextRunAt = j.ClaimUntil
 	j.Attempts++
 	j.UpdatedAt = now
 	return j, nil
@@ -47,16 +51,26 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	if err := checkMove(cur.State, next.State); err != nil {
 		return Job{}, fmt.Errorf("job %s: %w", cur.ID, err)
 	}
+	for i, sg := range next.Segments {
+		if sg.Seq != i {
+			return Job{}, fmt.Errorf("%w: segment %d has seq %d", ErrInvalid, i, sg.Seq)
+		}
+	}
 	j := cur
 	j.State = next.State
 	j.DurationMs = next.DurationMs
 	j.ErrorCode = next.ErrorCode
 	j.ErrorMessage = next.ErrorMessage
-	j.Attempts = 0
-	j.NextRunAt = now.Add(n.After)
+	j.Segments = append([]Segment(nil), next.Segments...)
 	j.UpdatedAt = now
-	if !n.Keep || j.State.Terminal() {
+	if n.Keep && !j.State.Terminal() {
+		// The step goes on under the same claim: its attempt is not over,
+		// so Attempts stays, and the job is due again only if the holder dies.
+		j.NextRunAt = j.ClaimUntil
+	} else {
+		j.Attempts = 0
 		j.ClaimID, j.ClaimUntil = "", time.Time{}
+		j.NextRunAt = now.Add(n.After)
 	}
 	return j, nil
 }

@@ -41,9 +41,35 @@ type Job struct {
 	ErrorCode    string // machine word of the last failure, e.g. "no_audio_stream"
 	ErrorMessage string // the same failure in words fit for the job's owner
 
+	// Segments are the pieces of audio submitted for recognition, in
+	// order; empty until the audio is ready.
+	Segments []Segment
+
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
+
+// Segment is one piece of a job's audio and its recognition. Audio longer
+// than the recognizer takes in one file is cut into several.
+type Segment struct {
+	Seq         int    // 0, 1, …: its place in the job's audio
+	StartMs     int64  // where it starts in the job's audio
+	DurationMs  int64  // how long it is
+	AudioKey    string // the object submitted: the source itself, or a converted piece
+	Container   string // the recognizer's name for its format: OGG_OPUS, MP3, WAV
+	OperationID string // the recognition operation; empty until submitted
+	Done        bool   // the operation finished and its result was read
+}
+
+// Object keys of a job's files. Keys are made only here, from the job's id,
+// so they never hold anything a sender chose.
+func SourceKey(id string) string { return "sources/" + id }
+
+// AudioKey is where the seq-th converted piece of a job's audio goes.
+func AudioKey(id string, seq int) string { return fmt.Sprintf("audio/%s/%03d.ogg", id, seq) }
+
+// ResultKey is where the job's transcript goes.
+func ResultKey(id string) string { return "results/" + id + ".json" }
 
 // Claim names a holder's claim on a job.
 type Claim struct {

@@ -19,7 +19,7 @@ type Store interface {
 	// holds under concurrent calls. Errors: ErrInvalid.
 	CreateForMessage(ctx context.Context, d Draft) (j Job, created bool, err error)
 
-	// Get returns a job. Errors: ErrNotFound.
+	// Get returns a job with its segments. Errors: ErrNotFound.
 	Get(ctx context.Context, id string) (Job, error)
 
 	// Claim takes the job for step if it is in one of step.From and no
@@ -37,9 +37,12 @@ type Store interface {
 
 	// Save writes the result of a step, only while j.ClaimID is the job's
 	// current, unexpired claim: the state (which must follow the current
-	// one, see CanMove), DurationMs, ErrorCode and ErrorMessage. The step
-	// succeeded, so Attempts returns to 0; the job is next due next.After
-	// from now; the claim ends unless next.Keep.
+	// one, see CanMove), DurationMs, ErrorCode, ErrorMessage and Segments
+	// (which replace the stored ones). The step succeeded: the claim ends,
+	// Attempts returns to 0 and the job is next due next.After from now. With
+	// next.Keep the step goes on instead: the holder keeps the claim, the
+	// attempt is not over (Attempts stays), and the job is due when the
+	// claim expires. A terminal state always ends the claim.
 	// Errors: ErrNotFound, ErrClaimLost, ErrIllegalMove.
 	Save(ctx context.Context, j Job, next Next) (Job, error)
 
@@ -47,6 +50,12 @@ type Store interface {
 	// keeps its Attempts, records f, and is due again after pause.
 	// Errors: ErrNotFound, ErrClaimLost, ErrInvalid (negative pause).
 	Release(ctx context.Context, c Claim, pause time.Duration, f Failure) (Job, error)
+
+	// NextDue returns the earliest NextRunAt among the jobs in states, and
+	// false when there is none. Since a claim sets NextRunAt to its expiry,
+	// this is the next moment a due selection of those states may find
+	// work; it is one indexed read, so an idle poll costs almost nothing.
+	NextDue(ctx context.Context, states []State) (time.Time, bool, error)
 
 	// List returns ownerID's jobs newest first, at most limit, starting after
 	// the job named by cursor (empty for the first page).

@@ -149,10 +149,8 @@ func (s *memStore) ClaimDue(_ context.Context, step job.Step, limit int) ([]job.
 	now := s.now()
 	var due []job.Job
 	for _, j := range s.jobs {
-		if j.Due(now) {
-			if c, err := job.ApplyClaim(j, step, now); err == nil {
-				due = append(due, c)
-			}
+		if _, err := job.ApplyClaim(j, step, now); err == nil && j.Due(now) {
+			due = append(due, j)
 		}
 	}
 	sort.Slice(due, func(a, b int) bool {
@@ -164,8 +162,12 @@ func (s *memStore) ClaimDue(_ context.Context, step job.Step, limit int) ([]job.
 	if len(due) > limit {
 		due = due[:limit]
 	}
-	for _, j := range due {
-		s.jobs[j.ID] = j
+	for i, j := range due {
+		c, err := job.ApplyClaim(j, step, now)
+		if err != nil {
+			return nil, err
+		}
+		s.jobs[j.ID], due[i] = c, c
 	}
 	return due, nil
 }
@@ -204,4 +206,23 @@ func (s *memStore) List(_ context.Context, owner, cursor string, limit int) (job
 	}
 	p.Jobs = mine
 	return p, nil
+}
+
+func (s *memStore) NextDue(_ context.Context, states []job.State) (time.Time, bool, error) {
+	if err := s.lock(); err != nil {
+		return time.Time{}, false, err
+	}
+	defer s.mu.Unlock()
+	var (
+		at    time.Time
+		found bool
+	)
+	for _, j := range s.jobs {
+		for _, st := range states {
+			if j.State == st && !st.Terminal() && (!found || j.NextRunAt.Before(at)) {
+				at, found = j.NextRunAt, true
+			}
+		}
+	}
+	return at, found, nil
 }

@@ -42,12 +42,13 @@ func testSave(t *testing.T, open Opener) {
 		kept := e.mustSave(t, c, job.Next{Keep: true})
 		require.Equal(t, c.ClaimID, kept.ClaimID)
 		require.Equal(t, c.ClaimUntil, kept.ClaimUntil)
-		require.Zero(t, kept.Attempts)
+		require.Equal(t, c.Attempts, kept.Attempts, "the attempt goes on")
 
 		kept.State = job.Converted
 		next := e.mustSave(t, kept, job.Next{})
 		require.Equal(t, job.Converted, next.State, "the holder goes on to the next state")
 		require.Empty(t, next.ClaimID)
+		require.Zero(t, next.Attempts, "the step ended well")
 	})
 
 	t.Run("a terminal state ends the claim even when asked to keep it", func(t *testing.T) {

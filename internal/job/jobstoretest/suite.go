@@ -51,6 +51,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Save", func(t *testing.T) { testSave(t, open) })
 	t.Run("Release", func(t *testing.T) { testRelease(t, open) })
 	t.Run("Settle", func(t *testing.T) { testSettle(t, open) })
+	t.Run("Segments", func(t *testing.T) { testSegments(t, open) })
+	t.Run("NextDue", func(t *testing.T) { testNextDue(t, open) })
 	t.Run("List", func(t *testing.T) { testList(t, open) })
 	t.Run("Races", func(t *testing.T) { testRaces(t, open) })
 }

@@ -150,6 +150,7 @@ func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {
 }
 
 type queryer interface {
+	querier
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
@@ -158,12 +159,19 @@ func getJob(ctx context.Context, q queryer, id string) (job.Job, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return job.Job{}, job.ErrNotFound
 	}
-	return j, translate(err)
+	if err != nil {
+		return job.Job{}, translate(err)
+	}
+	one := []job.Job{j}
+	if err := loadSegments(ctx, q, one); err != nil {
+		return job.Job{}, err
+	}
+	return one[0], nil
 }
 
-// update reads job id, lets apply decide what it becomes, and writes that,
-// in one write transaction.
-func (s *JobStore) update(ctx context.Context, id string, apply func(cur job.Job, now time.Time) (job.Job, error)) (job.Job, error) {
+// update reads job id, lets apply decide what it becomes, and writes that
+// (with its segments when withSegments), in one write transaction.
+func (s *JobStore) update(ctx context.Context, id string, withSegments bool, apply func(cur job.Job, now time.Time) (job.Job, error)) (job.Job, error) {
 	id, err := job.ParseID(id)
 	if err != nil {
 		return job.Job{}, err
@@ -178,15 +186,20 @@ func (s *JobStore) update(ctx context.Context, id string, apply func(cur job.Job
 			return err
 		}
 		j = stored(j)
-		_, err = tx.ExecContext(ctx, updateJob, append(jobValues(j), id)...)
-		return translate(err)
+		if _, err := tx.ExecContext(ctx, updateJob, append(jobValues(j), id)...); err != nil {
+			return translate(err)
+		}
+		if withSegments {
+			return writeSegments(ctx, tx, j)
+		}
+		return nil
 	})
 	return j, err
 }
 
 // Claim takes one job for step.
 func (s *JobStore) Claim(ctx context.Context, id string, step job.Step) (job.Job, error) {
-	j, err := s.update(ctx, id, func(cur job.Job, now time.Time) (job.Job, error) {
+	j, err := s.update(ctx, id, false, func(cur job.Job, now time.Time) (job.Job, error) {
 		return job.ApplyClaim(cur, step, now)
 	})
 	if err != nil {
@@ -235,6 +248,9 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 		if err := rows.Err(); err != nil {
 			return translate(err)
 		}
+		if err := loadSegments(ctx, tx, due); err != nil {
+			return err
+		}
 		for _, cur := range due {
 			j, err := job.ApplyClaim(cur, step, now)
 			if err != nil {
@@ -256,7 +272,7 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 
 // Save writes a step's result under its claim.
 func (s *JobStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
-	saved, err := s.update(ctx, j.ID, func(cur job.Job, now time.Time) (job.Job, error) {
+	saved, err := s.update(ctx, j.ID, true, func(cur job.Job, now time.Time) (job.Job, error) {
 		return job.ApplySave(cur, j, n, now)
 	})
 	if err != nil {
@@ -267,7 +283,7 @@ func (s *JobStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, er
 
 // Release ends a claim after a failed attempt.
 func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
-	j, err := s.update(ctx, c.JobID, func(cur job.Job, now time.Time) (job.Job, error) {
+	j, err := s.update(ctx, c.JobID, false, func(cur job.Job, now time.Time) (job.Job, error) {
 		return job.ApplyRelease(cur, c, pause, f, now)
 	})
 	if err != nil {
@@ -314,4 +330,35 @@ func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) 
 		p.Next = p.Jobs[limit-1].ID
 	}
 	return p, nil
+}
+
+// NextDue returns the earliest next_run_at among the jobs in states.
+func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
+	var (
+		args  []any
+		marks []string
+	)
+	for _, st := range states {
+		if !st.Terminal() {
+			args = append(args, string(st))
+			marks = append(marks, "?")
+		}
+	}
+	if len(args) == 0 {
+		return time.Time{}, false, nil
+	}
+	var at sql.NullString
+	// MIN over (state, next_run_at) is answered from the jobs_due index.
+	err := s.db.sql.QueryRowContext(ctx, `SELECT MIN(next_run_at) FROM jobs WHERE state IN (`+strings.Join(marks, ", ")+`)`, args...).Scan(&at)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next due job: %w", translate(err))
+	}
+	if !at.Valid {
+		return time.Time{}, false, nil
+	}
+	t, err := parseTime(at.String)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next due job: %w", err)
+	}
+	return t, true, nil
 }

@@ -35,6 +35,19 @@ var steps = []string{
 	CREATE INDEX jobs_due ON jobs (state, next_run_at, id);
 	CREATE INDEX jobs_owner ON jobs (owner_id, id);
 	CREATE UNIQUE INDEX jobs_telegram ON jobs (tg_chat_id, tg_message_id) WHERE tg_chat_id IS NOT NULL;`,
+
+	// 2: segments, the pieces of a job's audio and their recognitions.
+	`CREATE TABLE segments (
+		job_id       TEXT    NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+		seq          INTEGER NOT NULL,
+		start_ms     INTEGER NOT NULL,
+		duration_ms  INTEGER NOT NULL,
+		audio_key    TEXT    NOT NULL,
+		container    TEXT    NOT NULL,
+		operation_id TEXT    NOT NULL,
+		done         INTEGER NOT NULL,
+		PRIMARY KEY (job_id, seq)
+	);`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

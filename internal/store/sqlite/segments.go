@@ -1,0 +1,62 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"transcriber/internal/job"
+)
+
+const segmentColumns = `job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done`
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// loadSegments fills in the segments of jobs, in one query.
+func loadSegments(ctx context.Context, q querier, jobs []job.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	at := make(map[string]int, len(jobs))
+	args := make([]any, len(jobs))
+	for i, j := range jobs {
+		at[j.ID] = i
+		args[i] = j.ID
+		jobs[i].Segments = nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+segmentColumns+` FROM segments WHERE job_id IN (`+
+		strings.TrimSuffix(strings.Repeat("?, ", len(jobs)), ", ")+`) ORDER BY job_id, seq`, args...)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id string
+			s  job.Segment
+		)
+		if err := rows.Scan(&id, &s.Seq, &s.StartMs, &s.DurationMs, &s.AudioKey, &s.Container, &s.OperationID, &s.Done); err != nil {
+			return translate(err)
+		}
+		i := at[id]
+		jobs[i].Segments = append(jobs[i].Segments, s)
+	}
+	return translate(rows.Err())
+}
+
+// writeSegments replaces the stored segments of j with j.Segments.
+func writeSegments(ctx context.Context, tx *sql.Tx, j job.Job) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM segments WHERE job_id = ?`, j.ID); err != nil {
+		return translate(err)
+	}
+	for _, s := range j.Segments {
+		_, err := tx.ExecContext(ctx, `INSERT INTO segments (`+segmentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			j.ID, s.Seq, s.StartMs, s.DurationMs, s.AudioKey, s.Container, s.OperationID, s.Done)
+		if err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
