@@ -1,0 +1,154 @@
+package ffmpeg
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/clock"
+)
+
+// BenchmarkStreaming measures the streaming conversion and reports, from one
+// run (`make bench`; the first run also makes a 1-hour fixture, about 15 s,
+// cached in the system's temp folder):
+//
+//   - stream/local-ratio: wall time of converting 1 hour of 16 kHz mono AAC
+//     (M4A) by the production path (ffmpeg reads an HTTP URL served with
+//     Range support, stdout piped through ConvertStats into io.Discard)
+//     over plain `ffmpeg -i local.m4a … out.ogg`;
+//   - ffmpeg-maxrss-MB-10m and -1h: ffmpeg's peak resident memory for
+//     10 minutes and for 1 hour of the same audio, and go-alloc-KB-10m and
+//     -1h and go-mallocs-10m and -1h: what the Go side allocated during
+//     each run (the test's HTTP server included, which makes a few tens of
+//     KB of noise from run to run). None may grow with the input's length;
+//   - passthrough-ms: Probe and Plan of a 30-second OGG/Opus voice note by
+//     URL (all a voice note costs here), against voice-convert-ms, what
+//     converting it would cost, and ffprobe-start-ms, what starting the
+//     binary alone costs on this machine (Debian's ffmpeg loads a few
+//     hundred shared libraries).
+func BenchmarkStreaming(b *testing.B) {
+	tools, err := Locate("", "", "")
+	if err != nil {
+		b.Skipf("skipped: ffmpeg and ffprobe are needed on PATH (apt-get install ffmpeg): %v", err)
+	}
+	hour := cachedFixture(b, tools, "noise-16k-mono-aac48k", 3600, "m4a",
+		"-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.05:sample_rate=16000:duration=3600",
+		"-c:a", "aac", "-b:a", "48k")
+	tenMin := cachedFixture(b, tools, "noise-16k-mono-aac48k", 600, "m4a",
+		"-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.05:sample_rate=16000:duration=600",
+		"-c:a", "aac", "-b:a", "48k")
+	voice := cachedFixture(b, tools, "sine-48k-mono-opus24k", 30, "ogg",
+		"-f", "lavfi", "-i", "sine=frequency=220:sample_rate=48000:duration=30",
+		"-c:a", "libopus", "-b:a", "24k")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, filepath.Join(os.TempDir(), filepath.Base(r.URL.Path)))
+	}))
+	defer srv.Close()
+	urlOf := func(path string) string {
+		return srv.URL + "/" + filepath.Base(path) + "?X-Amz-Signature=0123456789abcdef"
+	}
+	m := New(tools, Config{})
+	ctx := context.Background()
+	clk := clock.System()
+	b.ResetTimer()
+
+	for i := 0; i < b.N; i++ {
+		// (c) first, which also warms the test's HTTP server, so its
+		// first-request costs do not land in (b).
+		const rounds = 5
+		start := clk.Now()
+		for r := 0; r < rounds; r++ {
+			require.NoError(b, exec.CommandContext(ctx, tools.FFprobe, "-hide_banner", "-version").Run())
+		}
+		startup := clk.Now().Sub(start) / rounds
+		start = clk.Now()
+		for r := 0; r < rounds; r++ {
+			p, err := m.Probe(ctx, urlOf(voice))
+			require.NoError(b, err)
+			plan, err := m.Plan(p)
+			require.NoError(b, err)
+			require.True(b, plan.PassThrough)
+		}
+		pass := clk.Now().Sub(start) / rounds
+		start = clk.Now()
+		for r := 0; r < rounds; r++ {
+			require.NoError(b, m.Convert(ctx, urlOf(voice), Segment{DurationMs: 30_000}, io.Discard))
+		}
+		conv := clk.Now().Sub(start) / rounds
+
+		// (b): ten minutes, then an hour, by the streaming path.
+		st10m, alloc10m := convertCounted(b, m, urlOf(tenMin), 600_000)
+		start = clk.Now()
+		st1h, alloc1h := convertCounted(b, m, urlOf(hour), 3_600_000)
+		stream := clk.Now().Sub(start)
+
+		// (a): the same hour by plain ffmpeg from the local file.
+		out := filepath.Join(b.TempDir(), "out.ogg")
+		start = clk.Now()
+		local, err := exec.CommandContext(ctx, tools.FFmpeg,
+			m.convertArgs(hour, Segment{DurationMs: 3_600_000}, out)...).CombinedOutput()
+		plain := clk.Now().Sub(start)
+		require.NoError(b, err, "%s", local)
+
+		b.ReportMetric(stream.Seconds(), "stream-s-1h")
+		b.ReportMetric(plain.Seconds(), "local-s-1h")
+		b.ReportMetric(stream.Seconds()/plain.Seconds(), "stream/local-ratio")
+		b.ReportMetric(float64(st10m.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-10m")
+		b.ReportMetric(float64(st1h.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-1h")
+		b.ReportMetric(float64(alloc10m.bytes)/1e3, "go-alloc-KB-10m")
+		b.ReportMetric(float64(alloc1h.bytes)/1e3, "go-alloc-KB-1h")
+		b.ReportMetric(float64(alloc10m.count), "go-mallocs-10m")
+		b.ReportMetric(float64(alloc1h.count), "go-mallocs-1h")
+		b.ReportMetric(float64(st1h.BytesOut)/1e6, "ogg-MB-1h")
+		b.ReportMetric(ms(startup), "ffprobe-start-ms")
+		b.ReportMetric(ms(pass), "passthrough-ms")
+		b.ReportMetric(ms(conv), "voice-convert-ms")
+	}
+}
+
+// allocs is what the Go side allocated during a run.
+type allocs struct{ bytes, count uint64 }
+
+// convertCounted converts input by the streaming path into io.Discard and
+// returns the run's Stats and what the Go side allocated meanwhile.
+func convertCounted(b *testing.B, m *Media, input string, durationMs int64) (Stats, allocs) {
+	b.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	st, err := m.ConvertStats(context.Background(), input, Segment{DurationMs: durationMs}, io.Discard)
+	runtime.ReadMemStats(&after)
+	require.NoError(b, err, "stderr: %s", st.Stderr)
+	return st, allocs{bytes: after.TotalAlloc - before.TotalAlloc, count: after.Mallocs - before.Mallocs}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// cachedFixture returns the path of a fixture made by ffmpeg from args,
+// kept in the system's temp folder under a name that holds its parameters,
+// so later runs reuse it. It is written under a temporary name and renamed,
+// so an interrupted run never leaves half a file behind.
+func cachedFixture(b *testing.B, tools Tools, kind string, seconds int, ext string, args ...string) string {
+	b.Helper()
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("transcriber-bench-%s-%ds.%s", kind, seconds, ext))
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		return path
+	}
+	tmp := strings.TrimSuffix(path, "."+ext) + fmt.Sprintf(".part%d.%s", os.Getpid(), ext)
+	full := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)
+	out, err := exec.Command(tools.FFmpeg, append(full, tmp)...).CombinedOutput()
+	require.NoError(b, err, "make %s: %s", path, out)
+	require.NoError(b, os.Rename(tmp, path))
+	return path
+}

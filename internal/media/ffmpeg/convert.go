@@ -1,0 +1,75 @@
+package ffmpeg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Stats describe one conversion, for the logs and the benchmark.
+type Stats struct {
+	BytesOut    int64  // bytes of OGG/Opus written to the writer
+	MaxRSSBytes int64  // ffmpeg's peak resident memory; 0 where the platform does not say
+	Stderr      string // the tail of what ffmpeg printed, scrubbed of the input; warnings of a run that succeeded
+}
+
+// Convert writes seg of input as OGG/Opus to w. See ConvertStats.
+func (m *Media) Convert(ctx context.Context, input string, seg Segment, w io.Writer) error {
+	_, err := m.ConvertStats(ctx, input, seg, w)
+	return err
+}
+
+// ConvertStats writes seg of input (an http(s) URL or a local path) as
+// OGG/Opus to w, and tells how the run went.
+//
+// ffmpeg reads the input itself (a URL with HTTP Range requests where it
+// seeks) and writes to its stdout, which is copied to w through one fixed
+// buffer: a stream, with no temporary file, in memory that does not grow
+// with the input. It takes the first audio stream only, keeps mono and
+// stereo as they are and downmixes more channels to stereo, and encodes
+// Opus at Config.Bitrate. The cut is accurate: -ss before -i seeks the
+// input and, since the audio is decoded, drops what precedes the start;
+// -t after -i ends the output at the segment's length.
+//
+// If w fails, ffmpeg is killed and w's error is returned as it is, so its
+// kind is kept. If ctx ends, ffmpeg is killed and the context's error is
+// returned. Otherwise errors: ErrSourceUnavailable (reading the input
+// broke on the way, even if ffmpeg itself exited cleanly), ErrUnreadable
+// (ffmpeg says the data is not media it can decode), ErrFailed (anything
+// else). On error, what was already written to w is incomplete and must be
+// discarded.
+func (m *Media) ConvertStats(ctx context.Context, input string, seg Segment, w io.Writer) (Stats, error) {
+	if seg.StartMs < 0 || seg.DurationMs < 0 {
+		return Stats{}, fmt.Errorf("convert: invalid segment %+v", seg)
+	}
+	res := run(ctx, m.tools.FFmpeg, m.convertArgs(input, seg, "pipe:1"), input, w, m.cfg.StderrLimit)
+	st := Stats{BytesOut: res.Written, MaxRSSBytes: res.MaxRSS, Stderr: res.Stderr}
+	if res.Err != nil || res.WriteErr != nil {
+		return st, res.failure(ctx, "ffmpeg")
+	}
+	if inputReadBroke(res.Stderr) {
+		cause := &processError{tool: "ffmpeg", err: errors.New("reading the input broke off"), stderr: res.Stderr}
+		return st, wrap(ErrSourceUnavailable, cause, "")
+	}
+	return st, nil
+}
+
+// convertArgs is ffmpeg's command line for seg of input, written to out.
+func (m *Media) convertArgs(input string, seg Segment, out string) []string {
+	pre, target := inputArgs(input)
+	args := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error"}, pre...)
+	if seg.StartMs > 0 {
+		args = append(args, "-ss", seconds(msDuration(seg.StartMs)))
+	}
+	args = append(args, "-i", target)
+	if seg.DurationMs > 0 {
+		args = append(args, "-t", seconds(msDuration(seg.DurationMs)))
+	}
+	return append(args,
+		"-map", "0:a:0", // the first audio stream; video, subtitles and data are left behind
+		"-map_metadata", "-1", "-map_chapters", "-1", // the sender's tags stay out of what is submitted
+		"-af", "aformat=channel_layouts=mono|stereo", // mono and stereo as they are, more channels downmixed
+		"-c:a", "libopus", "-b:a", m.cfg.Bitrate,
+		"-f", "ogg", out)
+}

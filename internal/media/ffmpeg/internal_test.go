@@ -1,0 +1,126 @@
+package ffmpeg
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestTailKeepsTheEndInWholeLines(t *testing.T) {
+	t.Run("short output is kept as it is", func(t *testing.T) {
+		tl := newTail(64)
+		_, _ = tl.Write([]byte("one\n"))
+		_, _ = tl.Write([]byte("two\n"))
+		require.Equal(t, "one\ntwo\n", tl.String())
+	})
+	t.Run("long output keeps its last lines", func(t *testing.T) {
+		tl := newTail(16)
+		for _, line := range []string{"first line\n", "second line\n", "third\n"} {
+			_, _ = tl.Write([]byte(line))
+		}
+		got := tl.String()
+		require.True(t, strings.HasSuffix(got, "\nthird\n"), "got %q", got)
+		require.NotContains(t, got, "cond line", "a line cut at its start is dropped whole")
+		require.Contains(t, got, "bytes of stderr dropped")
+	})
+	t.Run("a single write larger than the limit", func(t *testing.T) {
+		tl := newTail(8)
+		n, err := tl.Write([]byte("abcdefghij\nxyz\n"))
+		require.NoError(t, err)
+		require.Equal(t, 15, n)
+		require.True(t, strings.HasSuffix(tl.String(), "\nxyz\n"))
+	})
+	t.Run("one endless line is dropped rather than cut", func(t *testing.T) {
+		tl := newTail(8)
+		_, _ = tl.Write([]byte("https://host/key?X-Amz-Signature=secretsecret"))
+		require.Equal(t, "[45 bytes of stderr dropped]", tl.String())
+	})
+}
+
+func TestScrub(t *testing.T) {
+	in := "https://storage.example/bucket/sources/01j?X-Amz-Credential=AK%2F1&X-Amz-Signature=abc123"
+	tests := []struct{ name, stderr, want string }{
+		{"the input itself", in + ": Server returned 403 Forbidden (access denied)\n",
+			"<input>: Server returned 403 Forbidden (access denied)\n"},
+		{"its query alone", "GET /bucket/sources/01j?X-Amz-Credential=AK%2F1&X-Amz-Signature=abc123 failed",
+			"GET /bucket/sources/01j?<query> failed"},
+		{"another URL", "redirected to https://other.example/x?token=t0k", "redirected to <url>"},
+		{"a stray signing parameter", "...&X-Amz-Signature=ffff00 tail", "...&X-Amz-Signature=<redacted> tail"},
+		{"a local path", "file:/tmp/in.ogg: Invalid data found", "file:<input>: Invalid data found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := in
+			if strings.HasPrefix(tt.stderr, "file:") {
+				input = "/tmp/in.ogg"
+			}
+			require.Equal(t, tt.want, scrub(tt.stderr, input))
+		})
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		stderr string
+		want   failureClass
+	}{
+		{"<input>: Server returned 403 Forbidden (access denied)", networkFailure},
+		{"<input>: Server returned 5XX Server Error reply", networkFailure},
+		{"[tcp @ 0x1] Connection to tcp://127.0.0.1:1 failed: Connection refused\n<input>: Connection refused", networkFailure},
+		{"[http @ 0x2] Stream ends prematurely at 44, should be 900\n<input>: Invalid data found when processing input", networkFailure},
+		{"<input>: Connection timed out", networkFailure},
+		{"<input>: Invalid data found when processing input", dataFailure},
+		{"[mov,mp4,m4a,3gp,3g2,mj2 @ 0x3] moov atom not found", dataFailure},
+		{"Stream map '0:a:0' matches no streams.", dataFailure},
+		{"Segmentation fault", unknownFailure},
+		{"", unknownFailure},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, classify(tt.stderr), tt.stderr)
+	}
+}
+
+func TestInputReadBroke(t *testing.T) {
+	require.True(t, inputReadBroke("[http @ 0x1] Stream ends prematurely at 1, should be 9\n<input>: Input/output error\n"))
+	require.True(t, inputReadBroke("file:<input>: Input/output error\n"))
+	require.False(t, inputReadBroke("[http @ 0x1] Stream ends prematurely at 1, should be 9\n"),
+		"a cut that ffmpeg recovered from by reconnecting is not a failure")
+	require.False(t, inputReadBroke("<input>: Invalid data found when processing input\n"),
+		"a corrupt tail keeps what could be read")
+	require.False(t, inputReadBroke(""))
+}
+
+func TestConvertArgsCutAccurately(t *testing.T) {
+	m := New(Tools{}, Config{})
+	args := strings.Join(m.convertArgs("https://h/k?sig=1", Segment{StartMs: 13_800_000, DurationMs: 1_234}, "pipe:1"), " ")
+	ss, i, tt := strings.Index(args, "-ss 13800.000 "), strings.Index(args, " -i https://h/k?sig=1 "), strings.Index(args, " -t 1.234 ")
+	require.True(t, ss >= 0 && i > ss && tt > i, "want -ss before -i (input seeking) and -t after it: %s", args)
+	require.Contains(t, args, "-map 0:a:0 ")
+	require.Contains(t, args, "-c:a libopus -b:a 32k -f ogg pipe:1")
+	require.Contains(t, args, "-reconnect 1 ")
+	require.NotContains(t, args, "reconnect_streamed")
+
+	whole := strings.Join(m.convertArgs("/tmp/a.m4a", Segment{}, "pipe:1"), " ")
+	require.NotContains(t, whole, "-ss ")
+	require.NotContains(t, whole, "-t ")
+	require.Contains(t, whole, "-protocol_whitelist file -i file:/tmp/a.m4a ")
+	require.NotContains(t, whole, "reconnect")
+}
+
+func TestSettingsHelpers(t *testing.T) {
+	require.Equal(t, "6 hours", humanDuration(6*time.Hour))
+	require.Equal(t, "1 hour", humanDuration(time.Hour))
+	require.Equal(t, "230 minutes", humanDuration(3*time.Hour+50*time.Minute))
+	require.Equal(t, "2 seconds", humanDuration(2*time.Second))
+	require.Equal(t, "13800.000", seconds(3*time.Hour+50*time.Minute))
+	require.Equal(t, "0.050", seconds(50*time.Millisecond))
+	require.Equal(t, int64(3007), parseSeconds("3.006500"))
+	require.Equal(t, int64(3006), parseSeconds("3.006499"))
+	require.Equal(t, int64(0), parseSeconds("N/A"))
+	require.Equal(t, int64(0), parseSeconds(""))
+
+	cfg := New(Tools{}, Config{}).Config()
+	require.Equal(t, Config{MaxDuration: 6 * time.Hour, SegmentLength: 230 * time.Minute, StderrLimit: 4096, Bitrate: "32k"}, cfg)
+}

@@ -1,0 +1,122 @@
+package ffmpeg
+
+import (
+	"fmt"
+	"time"
+)
+
+// SpeechKit's names for the containers it takes (RecognizeFile's
+// ContainerAudio.ContainerAudioType).
+const (
+	ContainerOggOpus = "OGG_OPUS"
+	ContainerMP3     = "MP3"
+	ContainerWAV     = "WAV"
+)
+
+// Plan is what to submit for a file.
+type Plan struct {
+	// PassThrough: the source goes to SpeechKit untouched, as its one
+	// segment.
+	PassThrough bool
+	// Container is SpeechKit's name for the format of what is submitted:
+	// "OGG_OPUS", "MP3" or "WAV"; always "OGG_OPUS" when converted.
+	Container string
+	// Segments are consecutive pieces that cover the recording, in order;
+	// one or more. Unless PassThrough, each is converted by Convert.
+	Segments []Segment
+}
+
+// Segment is a piece of the recording.
+type Segment struct {
+	StartMs    int64 // where it starts in the source
+	DurationMs int64 // how long it is; Convert reads to the end of the input when 0
+}
+
+// Plan decides, from what Probe found, whether the file can go to
+// SpeechKit untouched and how it is cut; it runs nothing.
+//
+// A file passes through, as one segment, when it is one of the three
+// formats SpeechKit takes, with exactly one audio stream, no video (or
+// cover picture), at most 2 channels, and no longer than SegmentLength:
+//   - OGG with Opus (Telegram voice notes);
+//   - MP3 (the mp3 codec in an MP3 file);
+//   - WAV with 16-bit little-endian PCM at 8, 16 or 48 kHz: the rates
+//     SpeechKit v3 names for LPCM. Whether it takes other rates inside a
+//     WAV header is not documented, so those are converted.
+//
+// Anything else is converted to OGG/Opus: AAC in M4A or MP4, FLAC, Opus in
+// WebM (Matroska), OGG with Vorbis (which SpeechKit does not take), AMR,
+// other PCM formats, video, more than 2 channels. A recording longer than
+// SegmentLength is cut into consecutive segments of SegmentLength (the last
+// one shorter), each converted even if the source could pass through.
+//
+// Errors: ErrNoAudio (no audio stream), ErrEmptyFile (the audio lasts
+// 0 ms), ErrTooLong (longer than MaxDuration).
+func (m *Media) Plan(p Probe) (Plan, error) {
+	if len(p.Audio) == 0 {
+		return Plan{}, wrap(ErrNoAudio, fmt.Errorf("no audio stream in %q", p.Container), "")
+	}
+	if p.DurationMs <= 0 {
+		return Plan{}, wrap(ErrEmptyFile, fmt.Errorf("%q audio of %d ms", p.Container, p.DurationMs),
+			"the recording is empty")
+	}
+	if limit := m.cfg.MaxDuration.Milliseconds(); p.DurationMs > limit {
+		return Plan{}, wrap(ErrTooLong, fmt.Errorf("%d ms is over the limit of %d ms", p.DurationMs, limit),
+			"the recording is longer than "+humanDuration(m.cfg.MaxDuration))
+	}
+
+	length := m.cfg.SegmentLength.Milliseconds()
+	if p.DurationMs <= length {
+		if c := passContainer(p); c != "" {
+			return Plan{PassThrough: true, Container: c, Segments: []Segment{{StartMs: 0, DurationMs: p.DurationMs}}}, nil
+		}
+		return Plan{Container: ContainerOggOpus, Segments: []Segment{{StartMs: 0, DurationMs: p.DurationMs}}}, nil
+	}
+	var segs []Segment
+	for start := int64(0); start < p.DurationMs; start += length {
+		segs = append(segs, Segment{StartMs: start, DurationMs: min(length, p.DurationMs-start)})
+	}
+	return Plan{Container: ContainerOggOpus, Segments: segs}, nil
+}
+
+// passContainer returns SpeechKit's container for a file it takes as it
+// is, or "" when the file must be converted. The length is checked by the
+// caller.
+func passContainer(p Probe) string {
+	if len(p.Audio) != 1 || p.HasVideo {
+		return ""
+	}
+	a := p.Audio[0]
+	if a.Channels < 1 || a.Channels > 2 {
+		return ""
+	}
+	switch {
+	case p.Container == "ogg" && a.Codec == "opus":
+		return ContainerOggOpus
+	case p.Container == "mp3" && a.Codec == "mp3":
+		return ContainerMP3
+	case p.Container == "wav" && a.Codec == "pcm_s16le" &&
+		(a.SampleRate == 8000 || a.SampleRate == 16000 || a.SampleRate == 48000):
+		return ContainerWAV
+	}
+	return ""
+}
+
+// humanDuration says d the way the limit is told to a person: "6 hours",
+// "90 minutes", "1 hour".
+func humanDuration(d time.Duration) string {
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return fmt.Sprintf("%d %ss", n, unit)
+	}
+	switch {
+	case d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return plural(int64(d/time.Minute), "minute")
+	default:
+		return plural(int64(d/time.Second), "second")
+	}
+}

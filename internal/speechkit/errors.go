@@ -1,0 +1,113 @@
+package speechkit
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"transcriber/internal/errs"
+)
+
+// The codes of the errors this package returns. Their messages are for
+// people; SDK and gRPC text goes only into the wrapped cause.
+const (
+	// Retry later (errs.Unavailable).
+	CodeUnavailable       = "speechkit_unavailable"   // a call failed in a way that may pass
+	CodeAccessDenied      = "speechkit_access_denied" // Unauthenticated or PermissionDenied: credentials or roles
+	CodeRecognitionFailed = "recognition_failed"      // the operation itself ended in a transient error: submit again
+	codeAuthUnavailable   = "speechkit_auth_unavailable"
+
+	// Give up (errs.Permanent).
+	CodeRejected = "speechkit_rejected"  // the recognizer refused the request or the audio
+	CodeExpired  = "recognition_expired" // the operation or its result is gone (results are kept 3 days)
+
+	// The caller's request is wrong (errs.Invalid).
+	CodeNoAudio             = "speechkit_no_audio"
+	CodeAudioTooLarge       = "audio_too_large"
+	CodeUnsupportedFormat   = "unsupported_audio_format"
+	CodeUnsupportedLanguage = "unsupported_language"
+	CodeNoOperation         = "speechkit_no_operation"
+
+	// Anything else (errs.Internal).
+	codeInternal = "speechkit_error"
+)
+
+const (
+	msgUnavailable  = "the speech recognizer is unavailable; try again later"
+	msgAccessDenied = "the speech recognizer refused this service's credentials; try again later"
+	msgFailed       = "the speech recognizer failed on this audio; it will be tried again"
+	msgRejected     = "the recognizer could not process this audio"
+	msgExpired      = "the recognition result is no longer available (results are kept for 3 days)"
+)
+
+// call names what was being done when an error came back, because the same
+// gRPC code means different things on different calls.
+type call uint8
+
+const (
+	callSubmit    call = iota // RecognizeFile
+	callCheck                 // OperationService.Get
+	callResult                // GetRecognition
+	callDelete                // DeleteRecognition
+	callOperation             // the error inside a finished operation
+)
+
+// classify is the one place SpeechKit's errors become the service's error
+// vocabulary. It returns nil when the outcome is not an error for this call
+// (NotFound on Delete: the result is already gone).
+//
+//   - Unavailable, DeadlineExceeded, ResourceExhausted, Aborted, Internal,
+//     Unknown, Canceled: errs.Unavailable, retry. Inside a finished operation
+//     the code is CodeRecognitionFailed: polling again will not help, a new
+//     Submit may.
+//   - InvalidArgument, FailedPrecondition, OutOfRange, Unimplemented:
+//     errs.Permanent CodeRejected.
+//   - NotFound: on Check and Result the operation or its result is gone,
+//     errs.Permanent CodeExpired; on Submit and inside an operation the audio
+//     was not found, CodeRejected; on Delete, nil.
+//   - Unauthenticated, PermissionDenied: errs.Unavailable CodeAccessDenied
+//     (a key, a token or a role is wrong; someone must fix it, and the job
+//     may then go on).
+//   - anything else: errs.Internal.
+func (c *Client) classify(k call, err error) error {
+	if err == nil {
+		return nil
+	}
+	var done *errs.Error
+	if errors.As(err, &done) {
+		return err // classified already (a token failure, a closed client)
+	}
+	cause := c.redact(err)
+	st, ok := status.FromError(err)
+	if !ok {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return errs.Wrap(cause, errs.Unavailable, CodeUnavailable, msgUnavailable)
+		}
+		return errs.Wrap(cause, errs.Internal, codeInternal, "")
+	}
+	switch st.Code() {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted,
+		codes.Aborted, codes.Internal, codes.Unknown, codes.Canceled:
+		if k == callOperation {
+			return errs.Wrap(cause, errs.Unavailable, CodeRecognitionFailed, msgFailed)
+		}
+		return errs.Wrap(cause, errs.Unavailable, CodeUnavailable, msgUnavailable)
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented:
+		return errs.Wrap(cause, errs.Permanent, CodeRejected, msgRejected)
+	case codes.NotFound:
+		switch k {
+		case callDelete:
+			return nil
+		case callCheck, callResult:
+			return errs.Wrap(cause, errs.Permanent, CodeExpired, msgExpired)
+		default:
+			return errs.Wrap(cause, errs.Permanent, CodeRejected, msgRejected)
+		}
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return errs.Wrap(cause, errs.Unavailable, CodeAccessDenied, msgAccessDenied)
+	default:
+		return errs.Wrap(cause, errs.Internal, codeInternal, "")
+	}
+}

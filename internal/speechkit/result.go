@@ -1,0 +1,170 @@
+package speechkit
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sort"
+	"strconv"
+
+	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
+
+	"transcriber/internal/transcript"
+)
+
+// Result reads the finished recognition's result and assembles it into a
+// transcript. Call it after Check says done; the result is kept 3 days.
+//
+// Each `final` message becomes an Utterance: the first alternative's text,
+// words and times, on the channel of the message's channel_tag. The
+// `final_refinement` with the same channel and final index (audio_cursors)
+// gives its normalized text to Utterance.Normal; without one Normal = Text.
+// Utterances are sorted by start time, then channel. DurationMs is the
+// latest time the result mentions: an utterance's or word's end, or the
+// audio cursors' final and processed times. Language is the language
+// SpeechKit reported with the most total probability (in "auto" mode), else
+// empty. No speech is an empty transcript, not an error.
+//
+// Errors: an unknown or expired operation is errs.Permanent CodeExpired; the
+// rest as classify says.
+func (c *Client) Result(ctx context.Context, operationID string) (transcript.Transcript, error) {
+	if operationID == "" {
+		return transcript.Transcript{}, errNoOperation()
+	}
+	ctx, err := c.outgoing(ctx)
+	if err != nil {
+		return transcript.Transcript{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx) // ends the stream if we stop early
+	defer cancel()
+	stream, err := c.stt.GetRecognition(ctx, &stt.GetRecognitionRequest{OperationId: operationID})
+	if err != nil {
+		return transcript.Transcript{}, c.classify(callResult, err)
+	}
+	a := newAssembler()
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return transcript.Transcript{}, c.classify(callResult, err)
+		}
+		a.add(resp)
+	}
+	return a.transcript(), nil
+}
+
+// finalKey names one final: its channel tag and its index in the stream.
+// Whether SpeechKit counts finals per channel or across channels is not
+// documented; the key works either way, and where a key repeats, a
+// refinement belongs to the latest final with that key (a refinement follows
+// its final in the stream).
+type finalKey struct {
+	channel string
+	index   int64
+}
+
+// assembler builds a transcript from GetRecognition's messages.
+type assembler struct {
+	utts       []transcript.Utterance
+	normalized []bool
+	byKey      map[finalKey]int
+	durationMs int64
+	langs      map[string]float64
+}
+
+func newAssembler() *assembler {
+	return &assembler{byKey: map[finalKey]int{}, langs: map[string]float64{}}
+}
+
+func (a *assembler) add(r *stt.StreamingResponse) {
+	cur := r.GetAudioCursors()
+	a.durationMs = max(a.durationMs, cur.GetFinalTimeMs(), cur.GetPartialTimeMs())
+	tag := r.GetChannelTag()
+	switch ev := r.GetEvent().(type) {
+	case *stt.StreamingResponse_Final:
+		alts := ev.Final.GetAlternatives()
+		if len(alts) == 0 {
+			return
+		}
+		a.byKey[finalKey{tag, cur.GetFinalIndex()}] = len(a.utts)
+		a.utts = append(a.utts, utterance(channelNumber(tag), alts[0]))
+		a.normalized = append(a.normalized, false)
+		for _, l := range alts[0].GetLanguages() {
+			a.langs[l.GetLanguageCode()] += l.GetProbability()
+		}
+	case *stt.StreamingResponse_FinalRefinement:
+		alts := ev.FinalRefinement.GetNormalizedText().GetAlternatives()
+		i, ok := a.byKey[finalKey{tag, ev.FinalRefinement.GetFinalIndex()}]
+		if len(alts) == 0 || !ok {
+			return
+		}
+		a.utts[i].Normal = alts[0].GetText()
+		a.normalized[i] = true
+	}
+}
+
+func (a *assembler) transcript() transcript.Transcript {
+	t := transcript.Transcript{DurationMs: a.durationMs, Utterances: []transcript.Utterance{}}
+	for i, u := range a.utts {
+		if !a.normalized[i] {
+			u.Normal = u.Text
+		}
+		if u.Text == "" && u.Normal == "" {
+			continue
+		}
+		t.DurationMs = max(t.DurationMs, u.EndMs)
+		t.Utterances = append(t.Utterances, u)
+	}
+	sort.SliceStable(t.Utterances, func(i, j int) bool {
+		ui, uj := t.Utterances[i], t.Utterances[j]
+		if ui.StartMs != uj.StartMs {
+			return ui.StartMs < uj.StartMs
+		}
+		return ui.Channel < uj.Channel
+	})
+	var best float64
+	for code, p := range a.langs {
+		if code != "" && (p > best || p == best && code < t.Language) {
+			t.Language, best = code, p
+		}
+	}
+	return t
+}
+
+// utterance turns one alternative into an Utterance. When the alternative
+// carries no times of its own, its words' span is used; its end is never
+// before its last word's end.
+func utterance(channel int, alt *stt.Alternative) transcript.Utterance {
+	u := transcript.Utterance{
+		Channel: channel,
+		StartMs: alt.GetStartTimeMs(),
+		EndMs:   alt.GetEndTimeMs(),
+		Text:    alt.GetText(),
+	}
+	for _, w := range alt.GetWords() {
+		u.Words = append(u.Words, transcript.Word{
+			Text:    w.GetText(),
+			StartMs: w.GetStartTimeMs(),
+			EndMs:   w.GetEndTimeMs(),
+		})
+	}
+	if n := len(u.Words); n > 0 {
+		if u.StartMs == 0 && u.EndMs == 0 {
+			u.StartMs = u.Words[0].StartMs
+		}
+		u.EndMs = max(u.EndMs, u.Words[n-1].EndMs)
+	}
+	return u
+}
+
+// channelNumber reads a channel tag ("0", "1"). SpeechKit sends decimal
+// numbers; anything else is taken as channel 0.
+func channelNumber(tag string) int {
+	n, err := strconv.Atoi(tag)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,144 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"transcriber/internal/errs"
+)
+
+// The codes of the errors a Store returns (the package comment lists them
+// with their kinds).
+const (
+	codeNotFound      = "object_not_found"
+	codeUnavailable   = "storage_unavailable"
+	codeAccessDenied  = "storage_access_denied"
+	codeBucketMissing = "storage_bucket_missing"
+	codeFailed        = "storage_failed"
+	codeTooLarge      = "object_too_large"
+	codeEmpty         = "empty_file"
+)
+
+// The messages: fixed sentences, fit for a person, that never quote the
+// SDK, a key, the bucket or a URL.
+const (
+	msgNotFound      = "the file was not found in storage"
+	msgUnavailable   = "file storage is unavailable; try again later"
+	msgAccessDenied  = "file storage refused the service's credentials; its storage settings need fixing"
+	msgBucketMissing = "the service's storage bucket does not exist; its storage settings need fixing"
+	msgFailed        = "file storage failed"
+)
+
+// S3 error codes by what they mean to us. A HEAD answer has no body, so its
+// code is the SDK's name for the status ("NotFound", "Forbidden").
+var (
+	notFoundCodes = map[string]bool{"NoSuchKey": true, "NotFound": true}
+	deniedCodes   = map[string]bool{
+		"AccessDenied": true, "InvalidAccessKeyId": true, "SignatureDoesNotMatch": true,
+		"Forbidden": true, "AllAccessDisabled": true, "AccountProblem": true,
+		"InvalidSecurity": true, "InvalidToken": true, "ExpiredToken": true,
+	}
+	unavailableCodes = map[string]bool{
+		"InternalError": true, "ServiceUnavailable": true, "SlowDown": true,
+		"RequestTimeout": true, "RequestTimeTooSkewed": true, "OperationAborted": true,
+		"TooManyRequests": true,
+		// A 404 about the upload, not the object: something aborted our
+		// multipart upload; uploading again may pass.
+		"NoSuchUpload": true,
+	}
+	sdkRetryable = retry.IsErrorRetryables(retry.DefaultRetryables)
+)
+
+// translate classifies an SDK error from operation op ("head", "upload", …)
+// as an errs.Error. The SDK error, which holds the request URL, goes only
+// into the cause, prefixed with op for the logs; the Message is fixed. An
+// error that is already classified (a reader's, given to Upload) keeps its
+// kind, code and message.
+func translate(err error, op string) error {
+	if err == nil {
+		return nil
+	}
+	cause := fmt.Errorf("s3 %s: %w", op, err)
+	var classified *errs.Error
+	if errors.As(err, &classified) {
+		return cause
+	}
+	switch classify(err) {
+	case classNotFound:
+		return errs.Wrap(cause, errs.NotFound, codeNotFound, msgNotFound)
+	case classDenied:
+		return errs.Wrap(cause, errs.Unavailable, codeAccessDenied, msgAccessDenied)
+	case classNoBucket:
+		return errs.Wrap(cause, errs.Unavailable, codeBucketMissing, msgBucketMissing)
+	case classUnavailable:
+		return errs.Wrap(cause, errs.Unavailable, codeUnavailable, msgUnavailable)
+	default:
+		return errs.Wrap(cause, errs.Internal, codeFailed, msgFailed)
+	}
+}
+
+// class is what an SDK error means to us; translate turns it into an
+// errs.Error.
+type class uint8
+
+const (
+	classOther       class = iota // a bug or an answer we do not expect
+	classNotFound                 // the object is not there
+	classDenied                   // our keys or the bucket policy refuse us
+	classNoBucket                 // the configured bucket is not there
+	classUnavailable              // may pass by itself: throttling, 5xx, network
+)
+
+// classify sorts err into a class. A missing bucket is not the object's
+// absence (NotFound would fail a job for good) but a configuration to fix,
+// like refused keys: both become Unavailable with codes of their own.
+func classify(err error) class {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return classUnavailable
+	}
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		code := apiErr.ErrorCode()
+		switch {
+		case notFoundCodes[code]:
+			return classNotFound
+		case code == "NoSuchBucket":
+			return classNoBucket
+		case deniedCodes[code]:
+			return classDenied
+		case unavailableCodes[code]:
+			return classUnavailable
+		}
+	}
+	// The SDK reports a request that got no answer as a response error
+	// with status 0, so the status decides only when there is one.
+	var respErr *smithyhttp.ResponseError
+	if errors.As(err, &respErr) {
+		switch status := respErr.HTTPStatusCode(); {
+		case status == http.StatusNotFound:
+			return classNotFound
+		case status == http.StatusForbidden || status == http.StatusUnauthorized:
+			return classDenied
+		case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500:
+			return classUnavailable
+		}
+	}
+	// No answer from the store: the request could not be sent, or the
+	// connection broke, or timed out.
+	var sendErr *smithyhttp.RequestSendError
+	var netErr net.Error
+	if errors.As(err, &sendErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || sdkRetryable.IsErrorRetryable(err) == aws.TrueTernary {
+		return classUnavailable
+	}
+	return classOther
+}
