@@ -1,0 +1,32 @@
+// Function ingest runs on Object Storage "ObjectCreate" events under
+// sources/: it claims the object's job, probes and converts the audio, and
+// submits it for recognition. Entrypoint: index.Handler.
+package main
+
+import (
+	"context"
+	"os"
+
+	"transcriber/internal/app"
+	"transcriber/internal/trigger"
+)
+
+var instance = app.Instance{Build: app.CloudBuild(os.Getenv)}
+
+// Response is what the function answers the trigger.
+type Response struct {
+	StatusCode int `json:"statusCode"`
+}
+
+// Handler handles one batch of Object Storage events. An error makes the
+// trigger deliver the batch again, which is safe: handling is idempotent.
+func Handler(ctx context.Context, ev *trigger.ObjectEvent) (*Response, error) {
+	a, err := instance.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.OnObjects(ctx, ev); err != nil {
+		return nil, err
+	}
+	return &Response{StatusCode: 200}, nil
+}

@@ -1,0 +1,31 @@
+// Function poll runs on a timer, every minute: it checks recognitions in
+// flight, writes finished transcripts, and sweeps jobs whose attempt failed,
+// whose claim expired or whose upload never came. Entrypoint: index.Handler.
+package main
+
+import (
+	"context"
+	"os"
+
+	"transcriber/internal/app"
+	"transcriber/internal/trigger"
+)
+
+var instance = app.Instance{Build: app.CloudBuild(os.Getenv)}
+
+// Response is what the function answers the trigger.
+type Response struct {
+	StatusCode int `json:"statusCode"`
+}
+
+// Handler handles one timer call.
+func Handler(ctx context.Context, ev *trigger.TimerEvent) (*Response, error) {
+	a, err := instance.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.OnTimer(ctx, ev); err != nil {
+		return nil, err
+	}
+	return &Response{StatusCode: 200}, nil
+}

@@ -1,0 +1,88 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"transcriber/internal/clock"
+	"transcriber/internal/job"
+	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/pipeline"
+	"transcriber/internal/speechkit"
+	"transcriber/internal/storage/s3"
+)
+
+// App is one instance's service: its clients are made once and reused by
+// every call.
+type App struct {
+	Config     Config
+	Log        *slog.Logger
+	Store      job.Store
+	Objects    *s3.Store
+	Recognizer *speechkit.Client
+	Pipeline   *pipeline.Pipeline
+}
+
+// Options are what the caller supplies beyond the configuration: the job
+// store (embedded locally, YDB in the cloud) and, for tests, the clock and
+// the sleeper.
+type Options struct {
+	Store    job.Store
+	Notifier pipeline.Notifier
+	Clock    clock.Clock
+	Log      *slog.Logger
+	Sleep    func(ctx context.Context, d time.Duration) error
+}
+
+// NewLogger returns the service's logger: JSON lines on stderr, which Cloud
+// Logging reads (level and msg).
+func NewLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// New builds the service. No network call is made: clients connect on first
+// use.
+func New(cfg Config, opt Options) (*App, error) {
+	if opt.Store == nil {
+		return nil, fmt.Errorf("no job store")
+	}
+	log := opt.Log
+	if log == nil {
+		log = NewLogger(cfg.LogLevel)
+	}
+	clk := opt.Clock
+	if clk == nil {
+		clk = clock.System()
+	}
+	cfg.S3.Clock = clk
+	objects, err := s3.New(cfg.S3)
+	if err != nil {
+		return nil, fmt.Errorf("object storage: %w", err)
+	}
+	cfg.SpeechKit.Clock = clk
+	rec, err := speechkit.New(cfg.SpeechKit)
+	if err != nil {
+		return nil, fmt.Errorf("speechkit: %w", err)
+	}
+	tools, err := ffmpeg.Locate(cfg.FFmpegPath, cfg.FFprobePath, cfg.TaskRoot)
+	if err != nil {
+		return nil, fmt.Errorf("media tools: %w", err)
+	}
+	p := pipeline.New(pipeline.Deps{
+		Store:      opt.Store,
+		Objects:    objects,
+		Media:      ffmpeg.New(tools, cfg.Media),
+		Recognizer: rec,
+		Notifier:   opt.Notifier,
+		Clock:      clk,
+		Log:        log,
+		Sleep:      opt.Sleep,
+	}, cfg.Pipeline)
+	return &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Pipeline: p}, nil
+}
+
+// Close releases the instance's connections.
+func (a *App) Close() error { return a.Recognizer.Close() }

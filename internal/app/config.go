@@ -1,0 +1,112 @@
+// Package app wires the service together once per instance: configuration
+// from the environment, the adapters, and the use cases. The functions, the
+// local stack and the end-to-end tests all build the service through here,
+// so they run the same code.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/pipeline"
+	"transcriber/internal/speechkit"
+	"transcriber/internal/storage/s3"
+)
+
+// Config is everything the service is told from outside. Each variable and
+// its default is in docs/configuration.md.
+type Config struct {
+	S3        s3.Config
+	SpeechKit speechkit.Config
+	// Binaries and the media limits.
+	FFmpegPath, FFprobePath, TaskRoot string
+	Media                             ffmpeg.Config
+	Pipeline                          pipeline.Config
+	LogLevel                          slog.Level
+}
+
+// FromEnv reads the configuration through getenv (os.Getenv in an
+// entrypoint). It reports every malformed variable at once, never echoing a
+// secret's value.
+func FromEnv(getenv func(string) string) (Config, error) {
+	r := envReader{get: getenv}
+	c := Config{
+		S3: s3.Config{
+			Endpoint:        r.str("S3_ENDPOINT", "https://storage.yandexcloud.net"),
+			Region:          r.str("S3_REGION", "ru-central1"),
+			Bucket:          r.str("S3_BUCKET", ""),
+			AccessKeyID:     r.str("S3_ACCESS_KEY_ID", ""),
+			SecretAccessKey: r.str("S3_SECRET_ACCESS_KEY", ""),
+			PathStyle:       r.boolean("S3_PATH_STYLE", false),
+		},
+		SpeechKit: speechkit.Config{
+			Endpoint:          r.str("SPEECHKIT_ENDPOINT", ""),
+			OperationEndpoint: r.str("SPEECHKIT_OPERATION_ENDPOINT", ""),
+			APIKey:            r.str("SPEECHKIT_API_KEY", ""),
+			FolderID:          r.str("SPEECHKIT_FOLDER_ID", ""),
+			Insecure:          r.boolean("SPEECHKIT_INSECURE", false),
+			Model:             r.str("SPEECHKIT_MODEL", ""),
+			MetadataURL:       r.str("SPEECHKIT_METADATA_URL", ""),
+		},
+		FFmpegPath:  r.str("FFMPEG_PATH", ""),
+		FFprobePath: r.str("FFPROBE_PATH", ""),
+		TaskRoot:    r.str("LAMBDA_TASK_ROOT", ""),
+		Media: ffmpeg.Config{
+			MaxDuration:   r.duration("MAX_AUDIO_DURATION", 0),
+			SegmentLength: r.duration("SEGMENT_LENGTH", 0),
+		},
+		Pipeline: pipeline.Config{
+			DefaultLanguage: r.str("DEFAULT_LANGUAGE", ""),
+			InlineAudio:     r.boolean("SPEECHKIT_INLINE_AUDIO", false),
+			PollFor:         r.duration("POLL_FOR", 0),
+		},
+	}
+	if lvl := r.str("LOG_LEVEL", "info"); lvl != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
+			r.errs = append(r.errs, fmt.Errorf("LOG_LEVEL: %q is not debug, info, warn or error", lvl))
+		}
+	}
+	return c, errors.Join(r.errs...)
+}
+
+type envReader struct {
+	get  func(string) string
+	errs []error
+}
+
+func (r *envReader) str(name, def string) string {
+	if v := r.get(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *envReader) boolean(name string, def bool) bool {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s: want true or false", name))
+		return def
+	}
+	return b
+}
+
+func (r *envReader) duration(name string, def time.Duration) time.Duration {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		r.errs = append(r.errs, fmt.Errorf("%s: want a duration such as 90s or 4h", name))
+		return def
+	}
+	return d
+}

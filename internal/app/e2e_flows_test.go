@@ -1,0 +1,217 @@
+package app_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"transcriber/internal/job"
+	"transcriber/internal/speechkit/speechkittest"
+	"transcriber/internal/transcript"
+)
+
+func TestUploadBecomesATranscript(t *testing.T) {
+	st := newStack(t)
+	files := fixtures(t)
+	// An MP3 recognition is slow: it outlasts the ingest call's inline
+	// checks, and the poll function finishes it.
+	st.sk.Script(func(req *stt.RecognizeFileRequest) speechkittest.Plan {
+		p := speechkittest.DefaultPlan()
+		if req.GetRecognitionModel().GetAudioFormat().GetContainerAudio().GetContainerAudioType() == stt.ContainerAudio_MP3 {
+			p.PendingChecks = 20
+		}
+		return p
+	})
+
+	tests := []struct {
+		file        string
+		passThrough bool
+		container   string
+		viaPoll     bool
+	}{
+		{file: "voice.ogg", passThrough: true, container: "OGG_OPUS"},
+		{file: "song.mp3", passThrough: true, container: "MP3", viaPoll: true},
+		{file: "call.wav", passThrough: true, container: "WAV"},
+		{file: "clip.mp4", container: "OGG_OPUS"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			j, ev := st.upload(files[tc.file])
+			st.ingest(ev)
+			if tc.viaPoll {
+				require.Equal(t, job.Transcribe, st.job(j.ID).State, "not ready within the ingest call")
+				st.poll()
+			}
+			got := st.job(j.ID)
+			require.Equal(t, job.Done, got.State, "error: %s %s", got.ErrorCode, got.ErrorMessage)
+			require.InDelta(t, 4000, got.DurationMs, 200)
+			require.Len(t, got.Segments, 1)
+			sg := got.Segments[0]
+			require.Equal(t, tc.container, sg.Container)
+			if tc.passThrough {
+				require.Equal(t, job.SourceKey(j.ID), sg.AudioKey, "passed through untouched")
+			} else {
+				require.Equal(t, job.AudioKey(j.ID, 0), sg.AudioKey)
+				info, err := st.app.Objects.Head(st.ctx, sg.AudioKey)
+				require.NoError(t, err)
+				require.Positive(t, info.Size, "the converted audio is in storage")
+			}
+			var uris []string
+			for _, r := range st.sk.Requests() {
+				uris = append(uris, r.GetUri())
+			}
+			require.Contains(t, uris, st.app.Objects.URI(sg.AudioKey), "SpeechKit reads the audio by its object URI")
+			require.Contains(t, st.sk.Deletes(), sg.OperationID, "the recognition is deleted once the transcript is ours")
+
+			tr := st.result(j.ID)
+			require.Len(t, tr.Utterances, 1)
+			require.Equal(t, "Привет мир.", tr.Utterances[0].Normal)
+			for _, f := range transcript.Formats {
+				var b bytes.Buffer
+				require.NoError(t, transcript.Render(&b, tr, f))
+				require.Contains(t, b.String(), "ривет", "format %s", f)
+			}
+		})
+	}
+	require.Equal(t, len(tests), st.sk.RecognizeCalls(), "one recognition per upload")
+}
+
+func TestNotMediaFailsWithAReadableReason(t *testing.T) {
+	st := newStack(t)
+	file := writeFile(t, "notes.txt", []byte("this is not audio, just some text that someone sent by mistake\n"))
+	j, ev := st.upload(file)
+	st.ingest(ev)
+	got := st.job(j.ID)
+	require.Equal(t, job.Failed, got.State)
+	require.Equal(t, "unreadable_media", got.ErrorCode)
+	require.Equal(t, "the file could not be read as audio or video", got.ErrorMessage)
+	require.Zero(t, st.sk.RecognizeCalls())
+
+	st.ingest(ev) // the event again: a failed job stays failed
+	st.poll()
+	require.Equal(t, got, st.job(j.ID))
+}
+
+func TestTransientRecognizerErrorIsRetriedThenDone(t *testing.T) {
+	st := newStack(t)
+	calls := 0
+	st.sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
+		calls++
+		if calls == 1 {
+			return speechkittest.Plan{Err: status.Error(codes.Unavailable, "try later")}
+		}
+		return speechkittest.DefaultPlan()
+	})
+	j, ev := st.upload(fixtures(t)["voice.ogg"])
+	st.ingest(ev)
+	got := st.job(j.ID)
+	require.Equal(t, job.Converted, got.State, "the audio is ready; the submission failed")
+	require.Equal(t, 1, got.Attempts)
+	require.NotEmpty(t, got.ErrorCode)
+	require.WithinDuration(t, st.clk.Now().Add(job.DefaultPolicy.Pause(1)), got.NextRunAt, time.Millisecond, "paused by the retry policy")
+
+	st.poll() // sleeps until the pause is over, then sweeps the job back into ingest
+	got = st.job(j.ID)
+	require.Equal(t, job.Done, got.State, "error: %s", got.ErrorCode)
+	require.Zero(t, got.Attempts)
+	require.Equal(t, 2, st.sk.RecognizeCalls())
+}
+
+func TestTransientErrorsOutlastingTheLimitKillTheJob(t *testing.T) {
+	st := newStack(t)
+	st.sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
+		return speechkittest.Plan{Err: status.Error(codes.Unavailable, "down")}
+	})
+	j, ev := st.upload(fixtures(t)["voice.ogg"])
+	st.ingest(ev)
+	for i := 0; i < 10 && !st.job(j.ID).State.Terminal(); i++ {
+		st.poll()
+	}
+	got := st.job(j.ID)
+	require.Equal(t, job.Dead, got.State)
+	require.Equal(t, job.DefaultPolicy.MaxAttempts, st.sk.RecognizeCalls(), "one submission per attempt")
+	require.NotContains(t, got.ErrorMessage, "down", "the recognizer's own text is not shown")
+}
+
+func TestCrashAfterClaimIsTakenBackAfterTheLease(t *testing.T) {
+	st := newStack(t)
+	j, _ := st.upload(fixtures(t)["clip.mp4"])
+	// A call claims the job and dies before doing anything.
+	_, err := st.store.Claim(st.ctx, j.ID, job.Ingest)
+	require.NoError(t, err)
+
+	st.poll()
+	require.Equal(t, job.AwaitingUpload, st.job(j.ID).State, "the dead call's claim holds until its lease ends")
+	require.Zero(t, st.sk.RecognizeCalls())
+
+	st.clk.Advance(job.Ingest.Lease - 30*time.Second)
+	st.poll() // waits inside the call for the lease's last 30 s, then takes the job
+	got := st.job(j.ID)
+	require.Equal(t, job.Done, got.State, "error: %s", got.ErrorCode)
+	require.Equal(t, 1, st.sk.RecognizeCalls())
+}
+
+func TestRedeliveredUploadEventRecognizesOnce(t *testing.T) {
+	st := newStack(t)
+	j, ev := st.upload(fixtures(t)["voice.ogg"])
+	for i := 0; i < 3; i++ {
+		st.ingest(ev)
+	}
+	st.poll()
+	require.Equal(t, job.Done, st.job(j.ID).State)
+	require.Equal(t, 1, st.sk.RecognizeCalls())
+}
+
+func TestUploadThatNeverCameFailsTheJob(t *testing.T) {
+	st := newStack(t)
+	j, err := st.store.Create(st.ctx, job.Draft{Source: job.SourceAPI, OwnerID: "e2e", UploadWindow: 30 * time.Second})
+	require.NoError(t, err)
+	st.poll() // the window closes within the call
+	got := st.job(j.ID)
+	require.Equal(t, job.Failed, got.State)
+	require.Equal(t, "upload_missing", got.ErrorCode)
+}
+
+func TestIdlePollEndsAtOnce(t *testing.T) {
+	st := newStack(t)
+	before := st.clk.Now()
+	st.poll()
+	require.Equal(t, before, st.clk.Now(), "nothing in flight: no waiting")
+}
+
+func writeFile(t *testing.T, name string, body []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, body, 0o600))
+	return p
+}
+
+func TestFailedRecognitionIsSubmittedAgain(t *testing.T) {
+	st := newStack(t)
+	calls := 0
+	st.sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
+		calls++
+		if calls == 1 {
+			return speechkittest.Plan{OpErr: status.New(codes.Unavailable, "worker lost")}
+		}
+		return speechkittest.DefaultPlan()
+	})
+	j, ev := st.upload(fixtures(t)["voice.ogg"])
+	st.ingest(ev)
+	got := st.job(j.ID)
+	require.Equal(t, job.Transcribe, got.State)
+	require.Empty(t, got.Segments[0].OperationID, "the failed recognition is dropped")
+	require.Equal(t, "recognition_failed", got.ErrorCode)
+
+	st.poll()
+	got = st.job(j.ID)
+	require.Equal(t, job.Done, got.State, "error: %s", got.ErrorCode)
+	require.Equal(t, 2, st.sk.RecognizeCalls())
+}

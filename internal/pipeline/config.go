@@ -1,0 +1,103 @@
+package pipeline
+
+import (
+	"time"
+
+	"transcriber/internal/job"
+)
+
+// Config holds the pipeline's numbers. Each is listed with where it comes
+// from in docs/settings.md.
+type Config struct {
+	// MaxSourceBytes is the largest source file taken: Object Storage's
+	// single-PUT limit, the largest a presigned PUT can upload.
+	MaxSourceBytes int64
+	// DefaultLanguage is the recognition language of a job that names none.
+	DefaultLanguage string
+	// SourceURLTTL is how long the presigned GET that ffmpeg reads stays
+	// valid: the ingest lease, since no ingest outlives it.
+	SourceURLTTL time.Duration
+	// InlineAudio sends audio to the recognizer in the request instead of by
+	// its object's URL: for a local object store the recognizer cannot reach.
+	// Audio larger than MaxInlineBytes then fails the job.
+	InlineAudio    bool
+	MaxInlineBytes int64
+	// Audio up to InlineCheckMax long is checked right after submission,
+	// every InlineCheckEvery for up to InlineCheckFor, so a voice note comes
+	// back in the same call.
+	InlineCheckMax   time.Duration
+	InlineCheckFor   time.Duration
+	InlineCheckEvery time.Duration
+	// The pause before checking a recognition again grows with the audio:
+	// its length / CheckPauseDivisor, within [MinCheckPause, MaxCheckPause].
+	CheckPauseDivisor int64
+	MinCheckPause     time.Duration
+	MaxCheckPause     time.Duration
+	// ChecksPerSecond caps operation checks (SpeechKit allows 5 per second).
+	ChecksPerSecond int
+	// PollFor is how long one poll call keeps working before it returns;
+	// PollBatch how many jobs it claims at a time.
+	PollFor   time.Duration
+	PollBatch int
+	// Policy is the retry policy.
+	Policy job.Policy
+}
+
+// Defaults.
+const (
+	DefaultMaxSourceBytes = 5 << 30 // 5 GiB
+	DefaultMaxInlineBytes = 10 << 20
+)
+
+func (c Config) withDefaults() Config {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.MaxSourceBytes == 0 {
+		c.MaxSourceBytes = DefaultMaxSourceBytes
+	}
+	if c.DefaultLanguage == "" {
+		c.DefaultLanguage = "ru-RU"
+	}
+	def(&c.SourceURLTTL, job.Ingest.Lease)
+	if c.MaxInlineBytes == 0 {
+		c.MaxInlineBytes = DefaultMaxInlineBytes
+	}
+	def(&c.InlineCheckMax, time.Minute)
+	def(&c.InlineCheckFor, 15*time.Second)
+	def(&c.InlineCheckEvery, time.Second)
+	if c.CheckPauseDivisor == 0 {
+		c.CheckPauseDivisor = 12
+	}
+	def(&c.MinCheckPause, 2*time.Second)
+	def(&c.MaxCheckPause, time.Minute)
+	if c.ChecksPerSecond == 0 {
+		c.ChecksPerSecond = 5
+	}
+	def(&c.PollFor, 50*time.Second)
+	if c.PollBatch == 0 {
+		c.PollBatch = 10
+	}
+	if c.Policy.MaxAttempts == 0 {
+		c.Policy = job.DefaultPolicy
+	}
+	return c
+}
+
+// checkPause is how long to wait before checking a recognition of audio
+// this long again. SpeechKit needs about 10 s per minute of audio, so a
+// recording is ready after about a sixth of its length; checking at a
+// twelfth finds it at most a twelfth late, without checking a long one
+// every few seconds.
+func (c Config) checkPause(durationMs int64) time.Duration {
+	d := time.Duration(durationMs) * time.Millisecond / time.Duration(c.CheckPauseDivisor)
+	if d < c.MinCheckPause {
+		return c.MinCheckPause
+	}
+	if d > c.MaxCheckPause {
+		return c.MaxCheckPause
+	}
+	return d
+}

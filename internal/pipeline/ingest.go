@@ -1,0 +1,275 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/ident"
+	"transcriber/internal/job"
+	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/speechkit"
+)
+
+// Failures of the ingest step that are the input's fault.
+var (
+	errUploadMissing = errs.New(errs.Permanent, "upload_missing", "the file was never uploaded")
+	errEmptyFile     = errs.New(errs.Permanent, "empty_file", "the file is empty")
+	errSizeMismatch  = errs.New(errs.Permanent, "size_mismatch", "the uploaded file is not the size that was announced")
+	errTooLarge      = errs.New(errs.Permanent, "too_large", "the file is larger than the service takes")
+	errInlineTooBig  = errs.New(errs.Permanent, "too_large_for_inline", "the audio is too large to send to the recognizer from this installation")
+	// errNotYetUploaded is transient: an event for an object that storage
+	// does not show yet.
+	errNotYetUploaded = errs.New(errs.Unavailable, "upload_not_visible", "the upload is not visible yet")
+)
+
+// Uploaded handles an object created under sources/: it claims the object's
+// job and takes it as far as it goes. An object that names no job, or a job
+// another call holds or already took further, is not an error: redelivered
+// events land here and do nothing. An error is returned only when the event
+// should be delivered again (the store failed before a claim was made).
+func (p *Pipeline) Uploaded(ctx context.Context, key string) error {
+	idPart, ok := strings.CutPrefix(key, "sources/")
+	id, err := ident.Parse(idPart)
+	if !ok || err != nil {
+		p.Log.WarnContext(ctx, "upload event for an object outside the job layout; ignored", "object_key", key)
+		return nil
+	}
+	j, err := p.Store.Claim(ctx, id, job.Ingest)
+	switch {
+	case errors.Is(err, job.ErrNotFound):
+		p.Log.WarnContext(ctx, "upload event for an unknown job; ignored", "job_id", id)
+		return nil
+	case errors.Is(err, job.ErrNotClaimable):
+		p.Log.InfoContext(ctx, "upload event for a job that is taken or past ingest; nothing to do", "job_id", id)
+		return nil
+	case err != nil:
+		return fmt.Errorf("upload event for job %s: %w", id, err)
+	}
+	p.ingest(ctx, j, true)
+	return nil
+}
+
+// ingest runs the ingest step on a claimed job. A failure ends the attempt
+// by the retry policy; nothing is returned because the job records it.
+func (p *Pipeline) ingest(ctx context.Context, j job.Job, fromEvent bool) {
+	log := p.jobLog(j)
+	if p.cfg.Policy.Abandoned(j) {
+		p.settle(ctx, j, errs.New(errs.Unavailable, "attempts_exhausted", "the job failed too many times"))
+		return
+	}
+	j, err := p.runIngest(ctx, j, fromEvent)
+	if err != nil {
+		log.WarnContext(ctx, "ingest failed", "error", err.Error(), "code", errs.CodeOf(err))
+		p.settle(ctx, j, err)
+	}
+}
+
+func (p *Pipeline) runIngest(ctx context.Context, j job.Job, fromEvent bool) (job.Job, error) {
+	var err error
+	if j.State == job.AwaitingUpload {
+		if j, err = p.accept(ctx, j, fromEvent); err != nil {
+			return j, err
+		}
+	}
+	if j.State == job.Created {
+		if j, err = p.prepare(ctx, j); err != nil {
+			return j, err
+		}
+	}
+	if j.State == job.Converted {
+		if j, err = p.submit(ctx, j); err != nil {
+			return j, err
+		}
+	}
+	if j.State != job.Transcribe {
+		return j, fmt.Errorf("ingest ended in state %s", j.State)
+	}
+	return p.afterSubmit(ctx, j)
+}
+
+// accept checks the uploaded source against the job and the limits.
+func (p *Pipeline) accept(ctx context.Context, j job.Job, fromEvent bool) (job.Job, error) {
+	info, err := p.Objects.Head(ctx, job.SourceKey(j.ID))
+	switch {
+	case errs.Is(err, errs.NotFound) && fromEvent:
+		return j, errNotYetUploaded
+	case errs.Is(err, errs.NotFound):
+		return j, errUploadMissing // the upload window closed with nothing in it
+	case err != nil:
+		return j, err
+	case info.Size == 0:
+		return j, errEmptyFile
+	case info.Size > p.cfg.MaxSourceBytes:
+		return j, errTooLarge
+	case j.SizeBytes > 0 && info.Size != j.SizeBytes:
+		return j, errSizeMismatch
+	}
+	j.State = job.Created
+	return p.Store.Save(ctx, j, job.Next{Keep: true})
+}
+
+// prepare probes the source and makes the audio the recognizer takes:
+// the source itself, or converted pieces streamed from ffmpeg to storage.
+func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
+	src, err := p.Objects.PresignGet(ctx, job.SourceKey(j.ID), p.cfg.SourceURLTTL)
+	if err != nil {
+		return j, err
+	}
+	probe, err := p.Media.Probe(ctx, src)
+	if err != nil {
+		return j, err
+	}
+	plan, err := p.Media.Plan(probe)
+	if err != nil {
+		return j, err
+	}
+	j.DurationMs = probe.DurationMs
+	j.Segments = make([]job.Segment, len(plan.Segments))
+	for i, sg := range plan.Segments {
+		j.Segments[i] = job.Segment{Seq: i, StartMs: sg.StartMs, DurationMs: sg.DurationMs, Container: plan.Container}
+		if plan.PassThrough {
+			j.Segments[i].AudioKey = job.SourceKey(j.ID)
+			continue
+		}
+		key := job.AudioKey(j.ID, i)
+		if err := p.convert(ctx, src, sg, key); err != nil {
+			return j, err
+		}
+		j.Segments[i].AudioKey = key
+	}
+	p.jobLog(j).InfoContext(ctx, "audio ready", "duration_ms", j.DurationMs, "segments", len(j.Segments),
+		"pass_through", plan.PassThrough, "container", plan.Container, "probe_container", probe.Container)
+	j.State = job.Converted
+	return p.Store.Save(ctx, j, job.Next{Keep: true})
+}
+
+// convert streams ffmpeg's output into a multipart upload: no temp file,
+// memory bounded by the upload's parts whatever the input's length.
+func (p *Pipeline) convert(ctx context.Context, src string, sg ffmpeg.Segment, key string) error {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	var (
+		wg         sync.WaitGroup
+		convertErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		convertErr = p.Media.Convert(cctx, src, sg, pw)
+		_ = pw.CloseWithError(convertErr) // nil closes cleanly and ends the upload
+	}()
+	_, uploadErr := p.Objects.Upload(cctx, key, pr, "audio/ogg")
+	if uploadErr != nil {
+		cancel() // stop ffmpeg
+		_ = pr.CloseWithError(uploadErr)
+	}
+	wg.Wait()
+	switch {
+	case uploadErr != nil && (convertErr == nil || errors.Is(convertErr, context.Canceled)) && ctx.Err() == nil:
+		return uploadErr // ffmpeg only stopped because the upload did
+	case convertErr != nil:
+		return convertErr // the input's fault is the truer cause
+	}
+	return uploadErr
+}
+
+// submit starts a recognition for each segment not yet submitted, saving
+// each operation id as soon as it exists, so a crash after a submission does
+// not submit that segment again.
+func (p *Pipeline) submit(ctx context.Context, j job.Job) (job.Job, error) {
+	j, err := p.submitMissing(ctx, j)
+	if err != nil {
+		return j, err
+	}
+	j.State = job.Transcribe
+	return p.Store.Save(ctx, j, job.Next{Keep: true})
+}
+
+// submitMissing submits the segments that have no recognition: all of them
+// on the first go, or one whose recognition failed and was dropped.
+func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error) {
+	lang := j.Language
+	if lang == "" {
+		lang = p.cfg.DefaultLanguage
+	}
+	for i := range j.Segments {
+		sg := j.Segments[i]
+		if sg.OperationID != "" {
+			continue
+		}
+		req := speechkit.Request{Container: speechkit.Container(sg.Container), Language: lang}
+		if p.cfg.InlineAudio {
+			body, err := p.readInline(ctx, sg.AudioKey)
+			if err != nil {
+				return j, err
+			}
+			req.Content = body
+		} else {
+			req.URI = p.Objects.URI(sg.AudioKey)
+		}
+		op, err := p.Recognizer.Submit(ctx, req)
+		if err != nil {
+			return j, err
+		}
+		j.Segments[i].OperationID = op
+		var saveErr error
+		if j, saveErr = p.Store.Save(ctx, j, job.Next{Keep: true}); saveErr != nil {
+			return j, saveErr
+		}
+		p.jobLog(j).InfoContext(ctx, "recognition submitted", "segment", sg.Seq, "operation_id", op)
+	}
+	return j, nil
+}
+
+func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {
+	info, err := p.Objects.Head(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if info.Size > p.cfg.MaxInlineBytes {
+		return nil, errInlineTooBig
+	}
+	r, err := p.Objects.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	body, err := io.ReadAll(io.LimitReader(r, p.cfg.MaxInlineBytes+1))
+	if err != nil {
+		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+	}
+	if int64(len(body)) > p.cfg.MaxInlineBytes {
+		return nil, errInlineTooBig
+	}
+	return body, nil
+}
+
+// afterSubmit checks a short recording's recognition for a few seconds, so
+// a voice note finishes in the call that received it; anything longer, or
+// not ready in time, goes to the poll function.
+func (p *Pipeline) afterSubmit(ctx context.Context, j job.Job) (job.Job, error) {
+	if time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.InlineCheckMax {
+		deadline := p.Clock.Now().Add(p.cfg.InlineCheckFor)
+		for {
+			if err := p.Sleep(ctx, p.cfg.InlineCheckEvery); err != nil {
+				return j, err
+			}
+			finished, next, err := p.checkAndFinish(ctx, j)
+			if err != nil || finished {
+				return next, err
+			}
+			j = next
+			if !p.Clock.Now().Before(deadline) {
+				break
+			}
+		}
+	}
+	return p.Store.Save(ctx, j, job.Next{After: p.cfg.checkPause(j.DurationMs)})
+}

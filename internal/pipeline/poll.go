@@ -1,0 +1,236 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/speechkit"
+	"transcriber/internal/transcript"
+)
+
+// sweptStates are the states a poll call looks after: the recognitions in
+// flight, and ingest work whose event was lost, whose attempt failed, or
+// whose claim expired with a crashed call.
+var sweptStates = []job.State{job.AwaitingUpload, job.Created, job.Converted, job.Transcribe}
+
+// PollStats says what one poll call did, for its log line.
+type PollStats struct {
+	Checked  int // jobs whose recognitions were checked
+	Finished int // jobs that reached done
+	Ingested int // jobs the sweep took back into ingest
+}
+
+// Poll is one call of the timer: for up to PollFor (and never past ctx's
+// deadline) it claims due jobs, checks their recognitions, finishes those
+// that are ready and sweeps ingest work that needs another go. When nothing
+// is due within the call, it returns after one indexed read.
+func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
+	var st PollStats
+	deadline := p.Clock.Now().Add(p.cfg.PollFor)
+	if d, ok := ctx.Deadline(); ok {
+		// Leave time to finish the job in hand before the platform stops us.
+		if limit := d.Add(-10 * time.Second); limit.Before(deadline) {
+			deadline = limit
+		}
+	}
+	for {
+		next, ok, err := p.Store.NextDue(ctx, sweptStates)
+		if err != nil {
+			return st, fmt.Errorf("poll: %w", err)
+		}
+		now := p.Clock.Now()
+		if !ok || !next.Before(deadline) {
+			return st, nil
+		}
+		if wait := next.Sub(now); wait > 0 {
+			if err := p.Sleep(ctx, wait); err != nil {
+				return st, nil
+			}
+			continue
+		}
+		n, err := p.pollOnce(ctx, &st)
+		if err != nil {
+			return st, err
+		}
+		if n == 0 {
+			// Due but taken by another caller between the read and the claim.
+			if err := p.Sleep(ctx, time.Second); err != nil {
+				return st, nil
+			}
+		}
+	}
+}
+
+func (p *Pipeline) pollOnce(ctx context.Context, st *PollStats) (int, error) {
+	polled, err := p.Store.ClaimDue(ctx, job.Poll, p.cfg.PollBatch)
+	if err != nil {
+		return 0, fmt.Errorf("poll: %w", err)
+	}
+	for _, j := range polled {
+		st.Checked++
+		if p.poll(ctx, j) {
+			st.Finished++
+		}
+	}
+	swept, err := p.Store.ClaimDue(ctx, job.Ingest, p.cfg.PollBatch)
+	if err != nil {
+		return len(polled), fmt.Errorf("poll: sweep ingest: %w", err)
+	}
+	for _, j := range swept {
+		st.Ingested++
+		p.jobLog(j).InfoContext(ctx, "sweep takes the job back into ingest")
+		p.ingest(ctx, j, false)
+	}
+	return len(polled) + len(swept), nil
+}
+
+// poll checks one claimed job's recognitions and reports whether it is done.
+func (p *Pipeline) poll(ctx context.Context, j job.Job) bool {
+	if p.cfg.Policy.Abandoned(j) {
+		p.settle(ctx, j, errs.New(errs.Unavailable, "attempts_exhausted", "the job failed too many times"))
+		return false
+	}
+	finished, next, err := p.checkAndFinish(ctx, j)
+	if err != nil {
+		p.jobLog(j).WarnContext(ctx, "poll failed", "error", err.Error(), "code", errs.CodeOf(err))
+		p.settle(ctx, next, err)
+		return false
+	}
+	if finished {
+		return true
+	}
+	if _, err := p.Store.Save(ctx, next, job.Next{After: p.cfg.checkPause(next.DurationMs)}); err != nil {
+		p.jobLog(j).WarnContext(ctx, "could not reschedule the check", "error", err.Error())
+	}
+	return false
+}
+
+// checkAndFinish checks the recognitions of a claimed job in transcribe.
+// When all are done it writes the transcript, saves the job done (ending the
+// claim) and tells the notifier; otherwise it returns the job, still
+// claimed, with the finished segments marked.
+func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job, error) {
+	j, err := p.submitMissing(ctx, j)
+	if err != nil {
+		return false, j, err
+	}
+	for i, sg := range j.Segments {
+		if sg.Done {
+			continue
+		}
+		if err := p.limiter.wait(ctx); err != nil {
+			return false, j, err
+		}
+		done, err := p.Recognizer.Check(ctx, sg.OperationID)
+		if done && errs.CodeOf(err) == speechkit.CodeRecognitionFailed {
+			// The recognition itself failed in a way that may pass: drop it,
+			// so the next attempt submits this segment again.
+			j.Segments[i].OperationID = ""
+			if saved, saveErr := p.Store.Save(ctx, j, job.Next{Keep: true}); saveErr == nil {
+				j = saved
+			}
+			return false, j, err
+		}
+		if err != nil {
+			return false, j, err
+		}
+		if !done {
+			return false, j, nil
+		}
+		j.Segments[i].Done = true
+	}
+	return true, j, p.finish(ctx, j)
+}
+
+func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
+	t := transcript.Transcript{DurationMs: j.DurationMs, Language: j.Language}
+	if t.Language == "" {
+		t.Language = p.cfg.DefaultLanguage
+	}
+	for _, sg := range j.Segments {
+		part, err := p.Recognizer.Result(ctx, sg.OperationID)
+		if err != nil {
+			return err
+		}
+		if part.Language != "" {
+			t.Language = part.Language // detected, when the job asked for auto
+		}
+		part.DurationMs = sg.DurationMs
+		t.Append(part, sg.StartMs)
+	}
+	var body bytes.Buffer
+	if err := transcript.Render(&body, t, transcript.JSON); err != nil {
+		return fmt.Errorf("render transcript: %w", err)
+	}
+	if err := p.Objects.Put(ctx, job.ResultKey(j.ID), body.Bytes(), transcript.JSON.ContentType()); err != nil {
+		return err
+	}
+	j.State = job.Done
+	j.ErrorCode, j.ErrorMessage = "", ""
+	done, err := p.Store.Save(ctx, j, job.Next{})
+	if err != nil {
+		return err
+	}
+	log := p.jobLog(done)
+	log.InfoContext(ctx, "transcript written", "utterances", len(t.Utterances), "no_speech", t.Empty())
+	for _, sg := range j.Segments {
+		// SpeechKit keeps results 3 days; ours are in storage now.
+		if err := p.Recognizer.Delete(ctx, sg.OperationID); err != nil {
+			log.WarnContext(ctx, "could not delete the recognition", "operation_id", sg.OperationID, "error", err.Error())
+		}
+	}
+	p.notify(ctx, done)
+	return nil
+}
+
+// settle ends a failed attempt by the retry policy, and tells the notifier
+// when the job ended.
+func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
+	log := p.jobLog(j)
+	got, err := job.Settle(ctx, p.Store, p.cfg.Policy, j, cause)
+	switch {
+	case errors.Is(err, job.ErrClaimLost):
+		log.WarnContext(ctx, "claim lost; the new holder carries on", "error", err.Error())
+		return
+	case err != nil:
+		log.ErrorContext(ctx, "could not record the failure; the claim will expire and the job come back", "error", err.Error())
+		return
+	}
+	p.jobLog(got).InfoContext(ctx, "attempt ended", "code", got.ErrorCode, "next_run_at", got.NextRunAt)
+	if got.State.Terminal() {
+		p.notify(ctx, got)
+	}
+}
+
+func (p *Pipeline) notify(ctx context.Context, j job.Job) {
+	if err := p.Notifier.Finished(ctx, j); err != nil {
+		p.jobLog(j).WarnContext(ctx, "could not notify", "error", err.Error())
+	}
+}
+
+// limiter spaces operation checks to stay within the recognizer's rate.
+type limiter struct {
+	mu    sync.Mutex
+	every time.Duration
+	next  time.Time
+	clock interface{ Now() time.Time }
+	sleep func(context.Context, time.Duration) error
+}
+
+func (l *limiter) wait(ctx context.Context) error {
+	l.mu.Lock()
+	now := l.clock.Now()
+	at := l.next
+	if at.Before(now) {
+		at = now
+	}
+	l.next = at.Add(l.every)
+	l.mu.Unlock()
+	return l.sleep(ctx, at.Sub(now))
+}
