@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"transcriber/internal/app"
 	"transcriber/internal/job"
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/transcript"
@@ -69,6 +70,7 @@ func TestUploadBecomesATranscript(t *testing.T) {
 			}
 			require.Contains(t, uris, st.app.Objects.URI(sg.AudioKey), "SpeechKit reads the audio by its object URI")
 			require.Contains(t, st.sk.Deletes(), sg.OperationID, "the recognition is deleted once the transcript is ours")
+			require.Equal(t, []job.State{job.Done}, st.ended.of(j.ID), "delivery hears of it once")
 
 			tr := st.result(j.ID)
 			require.Len(t, tr.Utterances, 1)
@@ -97,6 +99,7 @@ func TestNotMediaFailsWithAReadableReason(t *testing.T) {
 	st.ingest(ev) // the event again: a failed job stays failed
 	st.poll()
 	require.Equal(t, got, st.job(j.ID))
+	require.Equal(t, []job.State{job.Failed}, st.ended.of(j.ID), "the owner hears of the failure once")
 }
 
 func TestTransientRecognizerErrorIsRetriedThenDone(t *testing.T) {
@@ -136,6 +139,7 @@ func TestTransientErrorsOutlastingTheLimitKillTheJob(t *testing.T) {
 	}
 	got := st.job(j.ID)
 	require.Equal(t, job.Dead, got.State)
+	require.Equal(t, []job.State{job.Dead}, st.ended.of(j.ID))
 	require.Equal(t, job.DefaultPolicy.MaxAttempts, st.sk.RecognizeCalls(), "one submission per attempt")
 	require.NotContains(t, got.ErrorMessage, "down", "the recognizer's own text is not shown")
 }
@@ -214,4 +218,31 @@ func TestFailedRecognitionIsSubmittedAgain(t *testing.T) {
 	got = st.job(j.ID)
 	require.Equal(t, job.Done, got.State, "error: %s", got.ErrorCode)
 	require.Equal(t, 2, st.sk.RecognizeCalls())
+}
+
+func TestLongAudioIsRecognizedInSegmentsAndJoined(t *testing.T) {
+	st := newStack(t, func(c *app.Config) { c.Media.SegmentLength = 2 * time.Second })
+	file := fixture(t, "long.wav", "-f", "lavfi", "-i", "sine=frequency=440:duration=5:sample_rate=16000", "-c:a", "pcm_s16le")
+	j, ev := st.upload(file)
+	st.ingest(ev)
+	st.poll()
+	got := st.job(j.ID)
+	require.Equal(t, job.Done, got.State, "error: %s", got.ErrorCode)
+	require.Len(t, got.Segments, 3, "5 s in segments of 2 s")
+	for i, sg := range got.Segments {
+		require.Equal(t, job.AudioKey(j.ID, i), sg.AudioKey, "a segment is converted even from a format that passes through")
+		require.Equal(t, int64(i)*2000, sg.StartMs)
+	}
+	require.Equal(t, 3, st.sk.RecognizeCalls())
+
+	tr := st.result(j.ID)
+	require.Len(t, tr.Utterances, 3)
+	for i, u := range tr.Utterances {
+		// The fake says "привет мир" at 0–1200 ms of each segment.
+		require.Equal(t, int64(i)*2000, u.StartMs, "utterance %d is shifted by its segment's offset", i)
+		require.Equal(t, int64(i)*2000+120, u.Words[0].StartMs, "and so are its words")
+	}
+	var srt bytes.Buffer
+	require.NoError(t, transcript.Render(&srt, tr, transcript.SRT))
+	require.Contains(t, srt.String(), "3\n00:00:04,000 --> 00:00:05,200\n")
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,16 +40,17 @@ type stack struct {
 	store  job.Store
 	clk    *clock.Fake
 	events chan []byte
+	ended  *endings
 	ctx    context.Context
 }
 
-func newStack(t *testing.T) *stack {
+func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	t.Helper()
 	tools, err := ffmpeg.Locate("", "", "")
 	if err != nil {
 		t.Skipf("ffmpeg is not installed (apt-get install ffmpeg): %v", err)
 	}
-	st := &stack{t: t, ctx: context.Background(), events: make(chan []byte, 16)}
+	st := &stack{t: t, ctx: context.Background(), events: make(chan []byte, 16), ended: &endings{}}
 	st.clk = clock.NewFake(clock.System().Now())
 	st.s3 = s3test.Start(t)
 	st.sk = speechkittest.Start(t)
@@ -70,10 +72,14 @@ func newStack(t *testing.T) *stack {
 	cfg.S3 = st.s3.Config()
 	cfg.SpeechKit = st.sk.Config()
 	cfg.FFmpegPath, cfg.FFprobePath = tools.FFmpeg, tools.FFprobe
+	for _, f := range tune {
+		f(&cfg)
+	}
 	st.app, err = app.New(cfg, app.Options{
-		Store: st.store,
-		Clock: st.clk,
-		Log:   slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Store:    st.store,
+		Notifier: st.ended,
+		Clock:    st.clk,
+		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			st.clk.Advance(d)
 			return ctx.Err()
@@ -82,6 +88,28 @@ func newStack(t *testing.T) *stack {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.app.Close() })
 	return st
+}
+
+// endings records the jobs the pipeline says ended, as delivery will see them.
+type endings struct {
+	mu    sync.Mutex
+	state map[string][]job.State
+}
+
+func (e *endings) Finished(_ context.Context, j job.Job) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state == nil {
+		e.state = map[string][]job.State{}
+	}
+	e.state[j.ID] = append(e.state[j.ID], j.State)
+	return nil
+}
+
+func (e *endings) of(id string) []job.State {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state[id]
 }
 
 func objectEvent(bucket, key string) []byte {
