@@ -3,6 +3,7 @@
 //
 //	transcriber local      run the whole service locally (not built yet)
 //	transcriber migrate    create or update the embedded job store under DATA_DIR
+//	transcriber token …    issue, list and revoke API tokens
 //
 // Configuration comes from the environment only; see docs/configuration.md.
 package main
@@ -26,6 +27,9 @@ const usage = `usage: transcriber <command>
 commands:
   local     run the whole service on this machine (not built yet)
   migrate   create or update the embedded job store in $DATA_DIR (default ./data)
+  token create --name NAME   issue an API token (shown once)
+  token list                 list tokens (never their secrets)
+  token revoke ID            revoke a token
 
 Configuration is read from the environment; see docs/configuration.md.
 `
@@ -39,7 +43,11 @@ func main() {
 	stop()
 	switch {
 	case errors.Is(err, errUsage):
-		fmt.Fprint(os.Stderr, usage)
+		if err == errUsage { //nolint:errorlint // the bare sentinel: nothing more to say than the usage
+			fmt.Fprint(os.Stderr, usage)
+		} else {
+			fmt.Fprintln(os.Stderr, "transcriber:", err)
+		}
 		os.Exit(2)
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "transcriber:", err)
@@ -57,11 +65,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			"`make test` runs what exists, and `transcriber migrate` creates the embedded job store")
 	case "migrate":
 		return migrate(ctx, dataDir(getenv), stdout)
+	case "token":
+		return tokenCmd(ctx, args[1:], getenv, stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err
 	}
-	return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	return fmt.Errorf("%w: unknown command %q\n\n%s", errUsage, args[0], usage)
 }
 
 // dataDir is where the local stack keeps its files: DATA_DIR, or ./data.

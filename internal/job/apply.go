@@ -91,6 +91,26 @@ func ApplyRelease(cur Job, c Claim, pause time.Duration, f Failure, now time.Tim
 	return j, nil
 }
 
+// ApplyDelete is the rule of Store.Delete: the job is marked deleted, and
+// a live one ends as failed with its claim taken away, so a step still
+// running loses its claim at its next save and stops. Deleting again
+// changes nothing.
+func ApplyDelete(cur Job, now time.Time) Job {
+	if cur.Deleted() {
+		return cur
+	}
+	j := cur
+	j.DeletedAt = now
+	j.UpdatedAt = now
+	if !j.State.Terminal() {
+		j.State = Failed
+		j.ErrorCode, j.ErrorMessage = ErrDeleted.Code, ErrDeleted.Message
+		j.ClaimID, j.ClaimUntil = "", time.Time{}
+		j.NextRunAt = now
+	}
+	return j
+}
+
 // ParseID reads an id from outside for a store: a malformed one names no job.
 func ParseID(id string) (string, error) {
 	canon, err := ident.Parse(id)

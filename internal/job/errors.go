@@ -15,6 +15,8 @@ var (
 	ErrClaimLost = errs.New(errs.Conflict, "claim_lost", "the job was taken over by another worker")
 	// ErrIllegalMove: the requested state does not follow the current one.
 	ErrIllegalMove = errs.New(errs.Conflict, "illegal_state_change", "the job cannot move to that state")
+	// ErrDeleted is recorded on a job deleted before it finished.
+	ErrDeleted = errs.New(errs.Conflict, "deleted", "the job was deleted")
 	// ErrInvalid: the draft or the arguments break the rules of the store.
 	ErrInvalid = errs.New(errs.Invalid, "job_invalid", "the job request is not valid")
 )

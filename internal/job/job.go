@@ -45,9 +45,18 @@ type Job struct {
 	// order; empty until the audio is ready.
 	Segments []Segment
 
+	// IdempotencyKey is the owner's key for the request that created the
+	// job (the API's Idempotency-Key header); empty when none was given.
+	IdempotencyKey string
+	// DeletedAt is when the owner deleted the job; zero while it stands.
+	DeletedAt time.Time
+
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
+
+// Deleted reports whether the owner deleted the job.
+func (j Job) Deleted() bool { return !j.DeletedAt.IsZero() }
 
 // Segment is one piece of a job's audio and its recognition. Audio longer
 // than the recognizer takes in one file is cut into several.
@@ -102,6 +111,10 @@ type Draft struct {
 	TelegramChatID    int64
 	TelegramMessageID int64
 
+	// IdempotencyKey makes Store.CreateOnce return the job already made
+	// for the same owner and key.
+	IdempotencyKey string
+
 	// UploadWindow is how long the job waits for its file before a due
 	// selection of the ingest step takes it to see whether the file came
 	// (the upload event may have been lost) or never will.
@@ -117,6 +130,8 @@ func (d Draft) Validate() error {
 		return fmt.Errorf("%w: negative size", ErrInvalid)
 	case d.UploadWindow < 0:
 		return fmt.Errorf("%w: negative upload window", ErrInvalid)
+	case len(d.IdempotencyKey) > MaxIdempotencyKey:
+		return fmt.Errorf("%w: idempotency key longer than %d bytes", ErrInvalid, MaxIdempotencyKey)
 	case (d.TelegramChatID == 0) != (d.TelegramMessageID == 0):
 		return fmt.Errorf("%w: a Telegram message needs both chat and message id", ErrInvalid)
 	case (d.Source == SourceTelegram) != (d.TelegramChatID != 0):
@@ -133,8 +148,23 @@ func NewJob(d Draft, now time.Time) (Job, error) {
 	if d.Source == SourceTelegram {
 		return Job{}, fmt.Errorf("%w: a Telegram job is created for its message", ErrInvalid)
 	}
+	if d.IdempotencyKey != "" {
+		return Job{}, fmt.Errorf("%w: a job with an idempotency key is created once", ErrInvalid)
+	}
 	return newJob(d, now)
 }
+
+// NewKeyedJob makes the job Store.CreateOnce records for d's owner and
+// idempotency key.
+func NewKeyedJob(d Draft, now time.Time) (Job, error) {
+	if d.IdempotencyKey == "" || d.OwnerID == "" || d.Source != SourceAPI {
+		return Job{}, fmt.Errorf("%w: a keyed job needs an API owner and a key", ErrInvalid)
+	}
+	return newJob(d, now)
+}
+
+// MaxIdempotencyKey is the longest idempotency key taken, in bytes.
+const MaxIdempotencyKey = 255
 
 // NewMessageJob makes the job Store.CreateForMessage records for d's
 // Telegram message.
@@ -160,6 +190,7 @@ func newJob(d Draft, now time.Time) (Job, error) {
 		ContentType:       d.ContentType,
 		TelegramChatID:    d.TelegramChatID,
 		TelegramMessageID: d.TelegramMessageID,
+		IdempotencyKey:    d.IdempotencyKey,
 		NextRunAt:         now.Add(d.UploadWindow),
 		CreatedAt:         now,
 		UpdatedAt:         now,

@@ -19,6 +19,17 @@ type Store interface {
 	// holds under concurrent calls. Errors: ErrInvalid.
 	CreateForMessage(ctx context.Context, d Draft) (j Job, created bool, err error)
 
+	// CreateOnce records a job for d's owner and idempotency key, or returns
+	// the job already recorded for them; created tells which. It holds under
+	// concurrent calls. Errors: ErrInvalid (no key, no owner, not an API
+	// draft).
+	CreateOnce(ctx context.Context, d Draft) (j Job, created bool, err error)
+
+	// Delete marks a job deleted (see ApplyDelete) and returns it; deleting
+	// again returns it unchanged. The caller removes the job's files.
+	// Errors: ErrNotFound.
+	Delete(ctx context.Context, id string) (Job, error)
+
 	// Get returns a job with its segments. Errors: ErrNotFound.
 	Get(ctx context.Context, id string) (Job, error)
 

@@ -80,6 +80,28 @@ func (s *memStore) CreateForMessage(_ context.Context, d job.Draft) (job.Job, bo
 	return j, true, nil
 }
 
+func (s *memStore) CreateOnce(_ context.Context, d job.Draft) (job.Job, bool, error) {
+	j, err := job.NewKeyedJob(d, s.now())
+	if err != nil {
+		return job.Job{}, false, err
+	}
+	if err := s.lock(); err != nil {
+		return job.Job{}, false, err
+	}
+	defer s.mu.Unlock()
+	for _, other := range s.jobs {
+		if other.OwnerID == d.OwnerID && other.IdempotencyKey == d.IdempotencyKey {
+			return other, false, nil
+		}
+	}
+	s.jobs[j.ID] = j
+	return j, true, nil
+}
+
+func (s *memStore) Delete(_ context.Context, id string) (job.Job, error) {
+	return s.update(id, func(cur job.Job) (job.Job, error) { return job.ApplyDelete(cur, s.now()), nil })
+}
+
 func (s *memStore) get(id string) (job.Job, error) {
 	id, err := job.ParseID(id)
 	if err != nil {

@@ -45,6 +45,8 @@ const (
 func Run(t *testing.T, open Opener) {
 	t.Run("Create", func(t *testing.T) { testCreate(t, open) })
 	t.Run("CreateForMessage", func(t *testing.T) { testCreateForMessage(t, open) })
+	t.Run("CreateOnce", func(t *testing.T) { testCreateOnce(t, open) })
+	t.Run("Delete", func(t *testing.T) { testDelete(t, open) })
 	t.Run("Get", func(t *testing.T) { testGet(t, open) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, open) })
 	t.Run("ClaimDue", func(t *testing.T) { testClaimDue(t, open) })

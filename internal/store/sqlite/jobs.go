@@ -23,7 +23,7 @@ func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
 // them and jobValues writes them in this order.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
-	error_code, error_message, created_at, updated_at`
+	error_code, error_message, idempotency_key, deleted_at, created_at, updated_at`
 
 var (
 	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
@@ -39,23 +39,26 @@ func scanJob(r scanner) (job.Job, error) {
 		j                         job.Job
 		chat, msg                 sql.NullInt64
 		claimID, claimUntil       sql.NullString
+		idemKey, deletedAt        sql.NullString
 		nextRun, created, updated string
 		state, source             string
 	)
 	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
 		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
-		&j.ErrorCode, &j.ErrorMessage, &created, &updated)
+		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &created, &updated)
 	if err != nil {
 		return job.Job{}, err
 	}
 	j.State, j.Source = job.State(state), job.Source(source)
 	j.TelegramChatID, j.TelegramMessageID = chat.Int64, msg.Int64
 	j.ClaimID = claimID.String
-	var errT [4]error
+	j.IdempotencyKey = idemKey.String
+	var errT [5]error
 	j.NextRunAt, errT[0] = parseTime(nextRun)
 	j.ClaimUntil, errT[1] = parseNullTime(claimUntil)
 	j.CreatedAt, errT[2] = parseTime(created)
 	j.UpdatedAt, errT[3] = parseTime(updated)
+	j.DeletedAt, errT[4] = parseNullTime(deletedAt)
 	if err := errors.Join(errT[:]...); err != nil {
 		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
 	}
@@ -66,12 +69,13 @@ func jobValues(j job.Job) []any {
 	return []any{j.ID, string(j.State), string(j.Source), j.OwnerID, j.Language, j.Filename, j.SizeBytes, j.ContentType,
 		j.DurationMs, nullInt(j.TelegramChatID), nullInt(j.TelegramMessageID), j.Attempts, formatTime(j.NextRunAt),
 		nullString(j.ClaimID), nullTime(j.ClaimUntil),
-		j.ErrorCode, j.ErrorMessage, formatTime(j.CreatedAt), formatTime(j.UpdatedAt)}
+		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt),
+		formatTime(j.CreatedAt), formatTime(j.UpdatedAt)}
 }
 
 // stored is j as this store keeps it: times at millisecond precision.
 func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.CreatedAt, &j.UpdatedAt} {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.CreatedAt, &j.UpdatedAt} {
 		if !t.IsZero() {
 			*t = t.UTC().Truncate(time.Millisecond)
 		}
@@ -110,14 +114,36 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 }
 
 // CreateForMessage records the job of a Telegram message once.
-func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (j job.Job, created bool, err error) {
+func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, bool, error) {
 	fresh, err := job.NewMessageJob(d, s.db.now())
 	if err != nil {
 		return job.Job{}, false, err
 	}
+	j, created, err := s.createOnce(ctx, fresh, ` WHERE tg_chat_id = ? AND tg_message_id = ?`, d.TelegramChatID, d.TelegramMessageID)
+	if err != nil {
+		return job.Job{}, false, fmt.Errorf("create job for message %d/%d: %w", d.TelegramChatID, d.TelegramMessageID, err)
+	}
+	return j, created, nil
+}
+
+// CreateOnce records the job of an owner's idempotency key once.
+func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, error) {
+	fresh, err := job.NewKeyedJob(d, s.db.now())
+	if err != nil {
+		return job.Job{}, false, err
+	}
+	j, created, err := s.createOnce(ctx, fresh, ` WHERE owner_id = ? AND idempotency_key = ?`, d.OwnerID, d.IdempotencyKey)
+	if err != nil {
+		return job.Job{}, false, fmt.Errorf("create job once: %w", err)
+	}
+	return j, created, nil
+}
+
+// createOnce returns the job the where clause finds, or inserts fresh, in
+// one write transaction; a unique index backs the check.
+func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, args ...any) (j job.Job, created bool, err error) {
 	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		row := tx.QueryRowContext(ctx, selectJob+` WHERE tg_chat_id = ? AND tg_message_id = ?`, d.TelegramChatID, d.TelegramMessageID)
-		j, err = scanJob(row)
+		j, err = scanJob(tx.QueryRowContext(ctx, selectJob+where, args...))
 		if err == nil {
 			return nil
 		}
@@ -130,10 +156,18 @@ func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (j job.Job
 		j, created = fresh, true
 		return nil
 	})
+	return j, created, err
+}
+
+// Delete marks a job deleted.
+func (s *JobStore) Delete(ctx context.Context, id string) (job.Job, error) {
+	j, err := s.update(ctx, id, false, func(cur job.Job, now time.Time) (job.Job, error) {
+		return job.ApplyDelete(cur, now), nil
+	})
 	if err != nil {
-		return job.Job{}, false, fmt.Errorf("create job for message %d/%d: %w", d.TelegramChatID, d.TelegramMessageID, err)
+		return job.Job{}, fmt.Errorf("delete job %s: %w", id, err)
 	}
-	return j, created, nil
+	return j, nil
 }
 
 // Get returns a job.

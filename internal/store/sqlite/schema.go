@@ -48,6 +48,19 @@ var steps = []string{
 		done         INTEGER NOT NULL,
 		PRIMARY KEY (job_id, seq)
 	);`,
+
+	// 3: API tokens, and what the HTTP API needs of a job: the key that
+	// makes a retried POST return the same job, and the mark of deletion.
+	`CREATE TABLE api_tokens (
+		hash       TEXT PRIMARY KEY,
+		id         TEXT NOT NULL UNIQUE,
+		name       TEXT NOT NULL,
+		created_at TEXT NOT NULL,
+		revoked_at TEXT
+	);
+	ALTER TABLE jobs ADD COLUMN idempotency_key TEXT;
+	ALTER TABLE jobs ADD COLUMN deleted_at TEXT;
+	CREATE UNIQUE INDEX jobs_idempotency ON jobs (owner_id, idempotency_key) WHERE idempotency_key IS NOT NULL;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

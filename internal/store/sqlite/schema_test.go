@@ -24,7 +24,11 @@ func TestOpenAppliesTheMissingSteps(t *testing.T) {
 	_, err = raw.ExecContext(ctx, "PRAGMA user_version = 1")
 	require.NoError(t, err)
 	now := formatTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	_, err = raw.ExecContext(ctx, insertJob, "01jd0m3y8k9q2r5t7v4w6x8z0a", "created", "api", "o", "", "a.mp3", 10, "",
+	// The row as a build of schema version 1 wrote it.
+	_, err = raw.ExecContext(ctx, `INSERT INTO jobs (id, state, source, owner_id, language, filename, size_bytes,
+		content_type, duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
+		error_code, error_message, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		"01jd0m3y8k9q2r5t7v4w6x8z0a", "created", "api", "o", "", "a.mp3", 10, "",
 		0, nil, nil, 0, now, nil, nil, "", "", now, now)
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())

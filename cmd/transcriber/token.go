@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"transcriber/internal/apitoken"
+	"transcriber/internal/clock"
+	"transcriber/internal/store/sqlite"
+)
+
+const tokenUsage = `usage:
+  transcriber token create --name NAME   make a token; its secret is printed once
+  transcriber token list                 list the tokens: id, name, created, live or revoked
+  transcriber token revoke ID            revoke a token by its id (as token list shows it)`
+
+// tokenCmd runs `transcriber token …`: the API tokens in the embedded store
+// under DATA_DIR.
+func tokenCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return tokenUsageError("token needs a subcommand")
+	}
+	switch args[0] {
+	case "create":
+		name, err := parseCreate(args[1:])
+		if err != nil {
+			return err
+		}
+		return withTokenStore(ctx, getenv, func(st *sqlite.TokenStore) error {
+			return createToken(ctx, st, name, clock.System().Now(), stdout)
+		})
+	case "list":
+		if len(args) != 1 {
+			return tokenUsageError("token list takes no arguments")
+		}
+		return withTokenStore(ctx, getenv, func(st *sqlite.TokenStore) error {
+			return listTokens(ctx, st, stdout)
+		})
+	case "revoke":
+		if len(args) != 2 {
+			return tokenUsageError("token revoke takes one token id")
+		}
+		id := args[1]
+		if apitoken.LooksLikeSecret(id) {
+			// Not echoed: it is a live credential, and this line may end up in a log.
+			return tokenUsageError("that is a token's secret, not its id; `transcriber token list` shows the ids")
+		}
+		return withTokenStore(ctx, getenv, func(st *sqlite.TokenStore) error {
+			return revokeToken(ctx, st, id, clock.System().Now(), stdout)
+		})
+	case "help", "-h", "--help":
+		_, err := fmt.Fprintln(stdout, tokenUsage)
+		return err
+	}
+	return tokenUsageError(fmt.Sprintf("unknown token subcommand %q", args[0]))
+}
+
+// tokenUsageError is a usage error that names what was wrong and shows the
+// token commands.
+func tokenUsageError(msg string) error {
+	return fmt.Errorf("%w: %s\n%s", errUsage, msg, tokenUsage)
+}
+
+// parseCreate reads `--name NAME` (or `--name=NAME`) and nothing else.
+func parseCreate(args []string) (string, error) {
+	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	name := fs.String("name", "", "the token's name: whose or what it is")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", tokenUsageError("token create takes --name NAME")
+		}
+		return "", tokenUsageError("token create: " + err.Error())
+	}
+	if fs.NArg() > 0 {
+		return "", tokenUsageError(fmt.Sprintf("token create takes only --name NAME; quote a name with spaces (got %q too)", fs.Args()))
+	}
+	if *name == "" {
+		return "", tokenUsageError("token create needs --name NAME: whose or what the token is")
+	}
+	return *name, nil
+}
+
+// withTokenStore opens the embedded store under the data directory, runs fn
+// on its tokens, and closes it.
+func withTokenStore(ctx context.Context, getenv func(string) string, fn func(*sqlite.TokenStore) error) (err error) {
+	dir := dataDir(getenv)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	path := filepath.Join(dir, DBFile)
+	db, err := sqlite.Open(ctx, path, clock.System())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", path, cerr)
+		}
+	}()
+	return fn(sqlite.NewTokenStore(db))
+}
+
+func createToken(ctx context.Context, st *sqlite.TokenStore, name string, now time.Time, stdout io.Writer) error {
+	tok, secret, err := apitoken.New(name, now)
+	if err != nil {
+		return fmt.Errorf("create token: %w", err)
+	}
+	if err := st.Create(ctx, tok); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "created token %s (%s)\nsecret: %s\n"+
+		"The secret is shown only this once and cannot be recovered: store it now. "+
+		"If it is lost, revoke the token and create another.\n", tok.ID, tok.Name, secret)
+	return err
+}
+
+func listTokens(ctx context.Context, st *sqlite.TokenStore, stdout io.Writer) error {
+	list, err := st.List(ctx)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(stdout, "no tokens; `transcriber token create --name NAME` makes one")
+		return err
+	}
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tNAME\tCREATED\tSTATUS")
+	for _, t := range list {
+		status := "live"
+		if t.Revoked() {
+			status = "revoked " + showTime(t.RevokedAt)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.Name, showTime(t.CreatedAt), status)
+	}
+	return w.Flush()
+}
+
+func revokeToken(ctx context.Context, st *sqlite.TokenStore, id string, now time.Time, stdout io.Writer) error {
+	tok, err := st.Revoke(ctx, id, now)
+	if errors.Is(err, apitoken.ErrNotFound) {
+		if canon, perr := apitoken.ParseID(id); perr == nil {
+			return fmt.Errorf("no token has the id %s; `transcriber token list` shows the ids", canon)
+		}
+		return errors.New("that is not a token id; `transcriber token list` shows the ids")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "token %s (%s) is revoked since %s\n", tok.ID, tok.Name, showTime(tok.RevokedAt))
+	return err
+}
+
+func showTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
