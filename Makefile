@@ -19,8 +19,17 @@ run: ## run the whole service on this machine
 	$(GO) run ./cmd/transcriber local
 
 .PHONY: test
-test: ## run every test, with the race detector
+test: ## run every test, with the race detector, then the fuzzers for a few seconds each
 	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory fuzz
+
+FUZZTIME ?= 5s
+
+.PHONY: fuzz
+fuzz: ## run each fuzz target for FUZZTIME (default 5s): request decoding, gateway paths, ids
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCreate$$' -fuzztime $(FUZZTIME) ./internal/httpapi
+	$(GO) test -run '^$$' -fuzz '^FuzzGatewayPath$$' -fuzztime $(FUZZTIME) ./internal/httpapi
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/ident
 
 .PHONY: bench
 bench: ## run the benchmarks and print their ratios

@@ -7,7 +7,9 @@ import (
 	"os"
 	"time"
 
+	"transcriber/internal/apitoken"
 	"transcriber/internal/clock"
+	"transcriber/internal/httpapi"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
@@ -24,6 +26,8 @@ type App struct {
 	Objects    *s3.Store
 	Recognizer *speechkit.Client
 	Pipeline   *pipeline.Pipeline
+	// API is the HTTP API; nil when no token store was given.
+	API *httpapi.API
 }
 
 // Options are what the caller supplies beyond the configuration: the job
@@ -31,6 +35,7 @@ type App struct {
 // the sleeper.
 type Options struct {
 	Store    job.Store
+	Tokens   apitoken.Store
 	Notifier pipeline.Notifier
 	Clock    clock.Clock
 	Log      *slog.Logger
@@ -81,7 +86,18 @@ func New(cfg Config, opt Options) (*App, error) {
 		Log:        log,
 		Sleep:      opt.Sleep,
 	}, cfg.Pipeline)
-	return &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Pipeline: p}, nil
+	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Pipeline: p}
+	if opt.Tokens != nil {
+		api := cfg.API
+		api.ValidLanguage = speechkit.ValidLanguage
+		if api.DefaultLanguage == "" {
+			api.DefaultLanguage = cfg.Pipeline.DefaultLanguage
+		}
+		a.API = httpapi.New(httpapi.Deps{
+			Jobs: opt.Store, Tokens: opt.Tokens, Objects: objects, Recognitions: rec, Clock: clk, Log: log,
+		}, api)
+	}
+	return a, nil
 }
 
 // Close releases the instance's connections.

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
+	"transcriber/internal/httpapi"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
@@ -26,6 +28,7 @@ type Config struct {
 	FFmpegPath, FFprobePath, TaskRoot string
 	Media                             ffmpeg.Config
 	Pipeline                          pipeline.Config
+	API                               httpapi.Config
 	LogLevel                          slog.Level
 }
 
@@ -64,6 +67,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			InlineAudio:     r.boolean("SPEECHKIT_INLINE_AUDIO", false),
 			PollFor:         r.duration("POLL_FOR", 0),
 		},
+		API: httpapi.Config{
+			UploadURLTTL: r.duration("UPLOAD_URL_TTL", 0),
+			CORSOrigins:  r.list("CORS_ALLOWED_ORIGINS"),
+		},
 	}
 	if lvl := r.str("LOG_LEVEL", "info"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
@@ -83,6 +90,16 @@ func (r *envReader) str(name, def string) string {
 		return v
 	}
 	return def
+}
+
+func (r *envReader) list(name string) []string {
+	var out []string
+	for _, v := range strings.Split(r.get(name), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func (r *envReader) boolean(name string, def bool) bool {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/apitoken"
 	"transcriber/internal/app"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
@@ -38,6 +39,7 @@ type stack struct {
 	s3     *s3test.Server
 	sk     *speechkittest.Server
 	store  job.Store
+	tokens apitoken.Store
 	clk    *clock.Fake
 	events chan []byte
 	ended  *endings
@@ -58,6 +60,7 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	st.store = sqlite.NewJobStore(db)
+	st.tokens = sqlite.NewTokenStore(db)
 
 	// The in-process S3 server plays the Object Storage trigger: each object
 	// created under sources/ becomes the event JSON the platform sends.
@@ -77,6 +80,7 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	}
 	st.app, err = app.New(cfg, app.Options{
 		Store:    st.store,
+		Tokens:   st.tokens,
 		Notifier: st.ended,
 		Clock:    st.clk,
 		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"transcriber/internal/apitoken"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/trigger"
@@ -60,9 +61,10 @@ func (i *Instance) Set(a *App) {
 var ErrNoCloudStore = errs.New(errs.Unavailable, "job_store_missing",
 	"the cloud job store (YDB) is not built yet; the functions cannot run in the cloud until it is")
 
-// CloudStore opens the job store the functions use in the cloud.
-func CloudStore(context.Context, func(string) string) (job.Store, error) {
-	return nil, ErrNoCloudStore
+// CloudStores open the job and token stores the functions use in the
+// cloud.
+func CloudStores(context.Context, func(string) string) (job.Store, apitoken.Store, error) {
+	return nil, nil, ErrNoCloudStore
 }
 
 // CloudBuild is how a function builds its App: configuration from getenv
@@ -73,10 +75,10 @@ func CloudBuild(getenv func(string) string) func(ctx context.Context) (*App, err
 		if err != nil {
 			return nil, err
 		}
-		store, err := CloudStore(ctx, getenv)
+		jobs, tokens, err := CloudStores(ctx, getenv)
 		if err != nil {
 			return nil, err
 		}
-		return New(cfg, Options{Store: store})
+		return New(cfg, Options{Store: jobs, Tokens: tokens})
 	}
 }

@@ -1,0 +1,84 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"transcriber/internal/errs"
+)
+
+// statusByKind is the one table from the error vocabulary to HTTP status.
+var statusByKind = map[errs.Kind]int{
+	errs.NotFound:     http.StatusNotFound,
+	errs.Invalid:      http.StatusBadRequest,
+	errs.Conflict:     http.StatusConflict,
+	errs.Unauthorized: http.StatusUnauthorized,
+	errs.Unavailable:  http.StatusServiceUnavailable,
+	errs.Permanent:    http.StatusUnprocessableEntity,
+	errs.Internal:     http.StatusInternalServerError,
+}
+
+// statusByCode refines the table for errors whose code says more than
+// their kind.
+var statusByCode = map[string]int{
+	codeBodyTooLarge:     http.StatusRequestEntityTooLarge,
+	codeMethodNotAllowed: http.StatusMethodNotAllowed,
+	codeUnsupportedType:  http.StatusUnsupportedMediaType,
+	codeGone:             http.StatusGone,
+}
+
+// The API's own error codes.
+const (
+	codeBodyTooLarge     = "body_too_large"
+	codeMethodNotAllowed = "method_not_allowed"
+	codeUnsupportedType  = "unsupported_media_type"
+	codeGone             = "deleted"
+	codeNotDone          = "not_done"
+	codeRouteNotFound    = "not_found"
+)
+
+// StatusOf returns the HTTP status of err.
+func StatusOf(err error) int {
+	if s, ok := statusByCode[errs.CodeOf(err)]; ok {
+		return s
+	}
+	return statusByKind[errs.KindOf(err)]
+}
+
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// writeError answers with the one error shape. Text fit for people only:
+// an unknown error is logged in full and shown as a generic message.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	status := StatusOf(err)
+	var body errorBody
+	body.Error.Code = errs.CodeOf(err)
+	body.Error.Message = errs.MessageOf(err)
+	if status >= 500 {
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", routeOf(r), "status", status, "error", err.Error())
+	} else {
+		log.InfoContext(r.Context(), "request refused", "method", r.Method, "route", routeOf(r), "status", status, "code", body.Error.Code)
+	}
+	switch status {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="transcriber"`)
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "5")
+	}
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"context"
+	"testing"
+	"unicode/utf8"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+)
+
+// FuzzParseCreate: whatever the body, decoding answers a request that keeps
+// the rules or an Invalid error, and never panics.
+func FuzzParseCreate(f *testing.F) {
+	cfg := Config{ValidLanguage: func(l string) bool { return l == "ru-RU" }}.withDefaults()
+	for _, s := range []string{
+		`{"filename":"a.ogg","size_bytes":10}`,
+		`{"filename":"a.ogg","size_bytes":10,"content_type":"audio/ogg; codecs=opus","language":"ru-RU"}`,
+		`{"filename":"","size_bytes":-1}`, `{}`, `[]`, `null`, `{"filename":"a","size_bytes":1e30}`,
+		`{"filename":"a\u0000b","size_bytes":1}`, `{"x":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := parseCreate(body, cfg)
+		if err != nil {
+			if errs.KindOf(err) != errs.Invalid {
+				t.Fatalf("a bad body must be Invalid, got %v", err)
+			}
+			return
+		}
+		if req.Filename == "" || len(req.Filename) > 255 || !utf8.ValidString(req.Filename) {
+			t.Fatalf("accepted filename %q", req.Filename)
+		}
+		if req.SizeBytes <= 0 || req.SizeBytes > cfg.MaxSourceBytes {
+			t.Fatalf("accepted size %d", req.SizeBytes)
+		}
+		if !cfg.ValidLanguage(req.Language) {
+			t.Fatalf("accepted language %q", req.Language)
+		}
+	})
+}
+
+// FuzzGatewayPath: whatever the event's path fields, the request built from
+// them either is refused or has a path that routes, and a job id taken from
+// it is either well formed or not found.
+func FuzzGatewayPath(f *testing.F) {
+	f.Add("/v1/jobs/{id}", "01jd0m3y8k9q2r5t7v4w6x8z0a", "")
+	f.Add("", "", "/v1/jobs/01jd0m3y8k9q2r5t7v4w6x8z0a?format=vtt")
+	f.Add("/v1/jobs/{id}/transcript", "../../etc", "")
+	f.Fuzz(func(t *testing.T, path, id, rawURL string) {
+		ev := &GatewayRequest{HTTPMethod: "GET", Path: path, URL: rawURL, PathParams: map[string]string{"id": id}}
+		r, err := ev.request(context.Background())
+		if err != nil {
+			if errs.KindOf(err) != errs.Invalid {
+				t.Fatalf("a bad event must be Invalid, got %v", err)
+			}
+			return
+		}
+		if r.URL.Path == "" || r.URL.Path[0] != '/' {
+			t.Fatalf("routed path %q", r.URL.Path)
+		}
+		if _, err := job.ParseID(id); err != nil && !errs.Is(err, errs.NotFound) {
+			t.Fatalf("a malformed id must be not found, got %v", err)
+		}
+	})
+}

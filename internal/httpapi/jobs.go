@@ -1,0 +1,271 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"transcriber/internal/apitoken"
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/transcript"
+)
+
+// createRequest is the body of POST /v1/jobs.
+type createRequest struct {
+	Filename    string `json:"filename"`
+	SizeBytes   int64  `json:"size_bytes"`
+	ContentType string `json:"content_type,omitempty"`
+	Language    string `json:"language,omitempty"`
+}
+
+var (
+	errIdemReuse   = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
+	errTooLarge    = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
+	errBadLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
+)
+
+// decodeCreate reads and checks a create request: a JSON object of known
+// fields, within the body limit.
+func (a *API) decodeCreate(r *http.Request) (createRequest, error) {
+	var req createRequest
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return req, errs.New(errs.Invalid, codeUnsupportedType, "send the request as application/json")
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, a.cfg.MaxBodyBytes+1))
+	if err != nil {
+		return req, errs.Wrap(err, errs.Invalid, "body_unreadable", "the request body could not be read")
+	}
+	if int64(len(body)) > a.cfg.MaxBodyBytes {
+		return req, errs.New(errs.Invalid, codeBodyTooLarge, fmt.Sprintf("the request body is over %d bytes", a.cfg.MaxBodyBytes))
+	}
+	return parseCreate(body, a.cfg)
+}
+
+// parseCreate is the decoding rule, apart from HTTP, so it can be fuzzed.
+func parseCreate(body []byte, cfg Config) (createRequest, error) {
+	var req createRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, errs.Wrap(err, errs.Invalid, "bad_json", jsonProblem(err))
+	}
+	if dec.More() {
+		return req, errs.New(errs.Invalid, "bad_json", "the body must be one JSON object")
+	}
+	req.Filename = strings.TrimSpace(req.Filename)
+	switch {
+	case req.Filename == "" || len(req.Filename) > 255 || !utf8.ValidString(req.Filename) || strings.ContainsAny(req.Filename, "\x00\r\n"):
+		return req, errs.New(errs.Invalid, "bad_filename", "filename must be 1 to 255 bytes of text on one line")
+	case req.SizeBytes <= 0:
+		return req, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
+	case req.SizeBytes > cfg.MaxSourceBytes:
+		return req, errTooLarge
+	case len(req.ContentType) > 255 || strings.ContainsAny(req.ContentType, "\r\n"):
+		return req, errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
+	}
+	if req.ContentType != "" {
+		if _, _, err := mime.ParseMediaType(req.ContentType); err != nil {
+			return req, errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
+		}
+	}
+	if req.Language == "" {
+		req.Language = cfg.DefaultLanguage
+	}
+	if !cfg.ValidLanguage(req.Language) {
+		return req, errBadLanguage
+	}
+	return req, nil
+}
+
+// jsonProblem says what is wrong with a body in words, without echoing it.
+func jsonProblem(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("field %q has the wrong type", typeErr.Field)
+	case strings.HasPrefix(err.Error(), "json: unknown field"):
+		return "the body has a field the API does not know: " + strings.TrimPrefix(err.Error(), "json: unknown field ")
+	case errors.Is(err, io.EOF):
+		return "the body is empty"
+	}
+	return "the body is not valid JSON"
+}
+
+func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+	req, err := a.decodeCreate(r)
+	if err != nil {
+		return err
+	}
+	d := job.Draft{
+		Source:         job.SourceAPI,
+		OwnerID:        caller.ID,
+		Language:       req.Language,
+		Filename:       req.Filename,
+		SizeBytes:      req.SizeBytes,
+		ContentType:    req.ContentType,
+		IdempotencyKey: r.Header.Get("Idempotency-Key"),
+		UploadWindow:   a.cfg.UploadURLTTL + a.cfg.UploadGrace,
+	}
+	var (
+		j       job.Job
+		created = true
+	)
+	if d.IdempotencyKey != "" {
+		j, created, err = a.Jobs.CreateOnce(r.Context(), d)
+		if err == nil && !created && (j.Filename != d.Filename || j.SizeBytes != d.SizeBytes || j.ContentType != d.ContentType || j.Language != d.Language) {
+			return errIdemReuse
+		}
+	} else {
+		j, err = a.Jobs.Create(r.Context(), d)
+	}
+	if err != nil {
+		return err
+	}
+	v := a.view(j)
+	if j.State == job.AwaitingUpload && !j.Deleted() {
+		put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), j.SizeBytes, j.ContentType, a.cfg.UploadURLTTL)
+		if err != nil {
+			return err
+		}
+		v.Upload = &uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}
+	}
+	status := http.StatusCreated
+	if !created {
+		status = http.StatusOK
+	}
+	w.Header().Set("Location", "/v1/jobs/"+j.ID)
+	writeJSON(w, status, v)
+	return nil
+}
+
+// ownJob returns the caller's job named in the path. Another caller's job
+// is not found, exactly like a job that does not exist.
+func (a *API) ownJob(r *http.Request, caller apitoken.Token) (job.Job, error) {
+	id, err := job.ParseID(r.PathValue("id")) // a malformed id never reaches the store
+	if err != nil {
+		return job.Job{}, err
+	}
+	j, err := a.Jobs.Get(r.Context(), id)
+	if err != nil {
+		return job.Job{}, err
+	}
+	if j.OwnerID != caller.ID || j.Source != job.SourceAPI {
+		return job.Job{}, job.ErrNotFound
+	}
+	return j, nil
+}
+
+func (a *API) getJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+	j, err := a.ownJob(r, caller)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a.view(j))
+	return nil
+}
+
+func (a *API) listJobs(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+	q := r.URL.Query()
+	limit := 20
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > job.MaxListLimit {
+			return errs.New(errs.Invalid, "bad_limit", fmt.Sprintf("limit must be 1 to %d", job.MaxListLimit))
+		}
+		limit = n
+	}
+	page, err := a.Jobs.List(r.Context(), caller.ID, q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	out := listView{Jobs: make([]jobView, 0, len(page.Jobs)), NextCursor: page.Next}
+	for _, j := range page.Jobs {
+		out.Jobs = append(out.Jobs, a.view(j))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+	f, ok := transcript.ParseFormat(r.URL.Query().Get("format"))
+	if !ok {
+		return errs.New(errs.Invalid, "bad_format", "format must be txt, srt, vtt or json")
+	}
+	j, err := a.ownJob(r, caller)
+	if err != nil {
+		return err
+	}
+	switch {
+	case j.Deleted():
+		return errs.New(errs.NotFound, codeGone, "the job was deleted")
+	case j.State == job.Failed || j.State == job.Dead:
+		return errs.New(errs.Conflict, "job_failed", "the job failed: "+j.ErrorMessage)
+	case j.State != job.Done:
+		return errs.New(errs.Conflict, codeNotDone, "the transcript is not ready yet: the job is "+string(j.State))
+	}
+	rc, err := a.Objects.Get(r.Context(), job.ResultKey(j.ID))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	var t transcript.Transcript
+	if err := json.NewDecoder(rc).Decode(&t); err != nil {
+		return fmt.Errorf("read transcript of job %s: %w", j.ID, err)
+	}
+	var b bytes.Buffer
+	if err := transcript.Render(&b, t, f); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", f.ContentType())
+	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", j.ID+"."+string(f)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b.Bytes())
+	return nil
+}
+
+// deleteJob marks the job deleted, then removes its files and recognitions.
+// What cannot be removed now is logged; the bucket's lifecycle rules and
+// SpeechKit's 3-day retention remove it later.
+func (a *API) deleteJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+	j, err := a.ownJob(r, caller)
+	if err != nil {
+		return err
+	}
+	if j, err = a.Jobs.Delete(r.Context(), j.ID); err != nil {
+		return err
+	}
+	keys := []string{job.SourceKey(j.ID), job.ResultKey(j.ID)}
+	for _, sg := range j.Segments {
+		if sg.AudioKey != job.SourceKey(j.ID) {
+			keys = append(keys, sg.AudioKey)
+		}
+	}
+	log := a.Log.With("job_id", j.ID)
+	for _, k := range keys {
+		if err := a.Objects.Delete(r.Context(), k); err != nil {
+			log.WarnContext(r.Context(), "could not delete a file of a deleted job", "error", err.Error())
+		}
+	}
+	for _, sg := range j.Segments {
+		if sg.OperationID == "" {
+			continue
+		}
+		if err := a.Recognitions.Delete(r.Context(), sg.OperationID); err != nil {
+			log.WarnContext(r.Context(), "could not delete a recognition of a deleted job", "operation_id", sg.OperationID, "error", err.Error())
+		}
+	}
+	log.InfoContext(r.Context(), "job deleted")
+	writeJSON(w, http.StatusOK, a.view(j))
+	return nil
+}

@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"time"
+
+	"transcriber/internal/job"
+	"transcriber/internal/transcript"
+)
+
+// jobView is a job as the API shows it.
+type jobView struct {
+	ID          string            `json:"id"`
+	State       job.State         `json:"state"`
+	Progress    int               `json:"progress"`
+	Filename    string            `json:"filename"`
+	SizeBytes   int64             `json:"size_bytes"`
+	ContentType string            `json:"content_type,omitempty"`
+	Language    string            `json:"language"`
+	DurationMs  int64             `json:"duration_ms,omitempty"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+	DeletedAt   *time.Time        `json:"deleted_at,omitempty"`
+	Error       *errorView        `json:"error,omitempty"`
+	Transcript  map[string]string `json:"transcript,omitempty"`
+	Upload      *uploadView       `json:"upload,omitempty"`
+}
+
+type errorView struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type uploadView struct {
+	Method    string            `json:"method"`
+	URL       string            `json:"url"`
+	Headers   map[string]string `json:"headers"`
+	ExpiresAt time.Time         `json:"expires_at"`
+}
+
+type listView struct {
+	Jobs       []jobView `json:"jobs"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+func (a *API) view(j job.Job) jobView {
+	v := jobView{
+		ID: j.ID, State: j.State, Progress: progress(j), Filename: j.Filename, SizeBytes: j.SizeBytes,
+		ContentType: j.ContentType, Language: j.Language, DurationMs: j.DurationMs,
+		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
+	}
+	if v.Language == "" {
+		v.Language = a.cfg.DefaultLanguage
+	}
+	if j.Deleted() {
+		at := j.DeletedAt
+		v.DeletedAt = &at
+	}
+	if (j.State == job.Failed || j.State == job.Dead) && j.ErrorCode != "" {
+		v.Error = &errorView{Code: j.ErrorCode, Message: j.ErrorMessage}
+	}
+	if j.State == job.Done && !j.Deleted() {
+		v.Transcript = make(map[string]string, len(transcript.Formats))
+		for _, f := range transcript.Formats {
+			v.Transcript[string(f)] = "/v1/jobs/" + j.ID + "/transcript?format=" + string(f)
+		}
+	}
+	return v
+}
+
+// progress is a rough percentage for people: the stages of the pipeline,
+// and the share of recognitions finished.
+func progress(j job.Job) int {
+	switch j.State {
+	case job.AwaitingUpload:
+		return 0
+	case job.Created:
+		return 10
+	case job.Converted:
+		return 30
+	case job.Transcribe:
+		done := 0
+		for _, sg := range j.Segments {
+			if sg.Done {
+				done++
+			}
+		}
+		if len(j.Segments) == 0 {
+			return 40
+		}
+		return 40 + 55*done/len(j.Segments)
+	}
+	return 100
+}
