@@ -10,6 +10,7 @@ require (
 	github.com/aws/smithy-go v1.24.1
 	github.com/johannesboyne/gofakes3 v0.0.0-20250603205740-ed9094be7668
 	github.com/oklog/ulid/v2 v2.1.1
+	github.com/spf13/afero v1.2.1
 	github.com/stretchr/testify v1.11.1
 	github.com/yandex-cloud/go-genproto v0.138.0
 	github.com/yandex-cloud/go-sdk v0.47.0

@@ -1,7 +1,7 @@
 // Command transcriber runs the service on one machine and does its admin
 // work.
 //
-//	transcriber local      run the whole service locally (not built yet)
+//	transcriber local      run the whole service locally
 //	transcriber migrate    create or update the embedded job store under DATA_DIR
 //	transcriber token …    issue, list and revoke API tokens
 //
@@ -25,7 +25,7 @@ import (
 const usage = `usage: transcriber <command>
 
 commands:
-  local     run the whole service on this machine (not built yet)
+  local     run the whole service on this machine (see docs/configuration.md)
   migrate   create or update the embedded job store in $DATA_DIR (default ./data)
   token create --name NAME   issue an API token (shown once)
   token list                 list tokens (never their secrets)
@@ -61,8 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	switch args[0] {
 	case "local":
-		return errors.New("the local stack is not built yet: it comes with the local-stack issue; " +
-			"`make test` runs what exists, and `transcriber migrate` creates the embedded job store")
+		return local(ctx, getenv, stdout)
 	case "migrate":
 		return migrate(ctx, dataDir(getenv), stdout)
 	case "token":

@@ -26,9 +26,9 @@ func TestMigrateCreatesTheStoreAndIsRepeatable(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func TestLocalSaysItIsNotBuiltYet(t *testing.T) {
-	err := run(context.Background(), []string{"local"}, env(nil), &bytes.Buffer{})
-	require.ErrorContains(t, err, "not built yet")
+func TestLocalRefusesABadInterval(t *testing.T) {
+	err := run(context.Background(), []string{"local"}, env(map[string]string{"POLL_INTERVAL": "soon"}), &bytes.Buffer{})
+	require.ErrorContains(t, err, "POLL_INTERVAL")
 }
 
 func TestUnknownCommandIsAUsageError(t *testing.T) {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,12 +10,14 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/clock"
+	"transcriber/internal/errs"
 	"transcriber/internal/httpapi"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3"
+	"transcriber/internal/transcript"
 )
 
 // App is one instance's service: its clients are made once and reused by
@@ -24,22 +27,27 @@ type App struct {
 	Log        *slog.Logger
 	Store      job.Store
 	Objects    *s3.Store
-	Recognizer *speechkit.Client
+	Recognizer pipeline.Recognizer
 	Pipeline   *pipeline.Pipeline
 	// API is the HTTP API; nil when no token store was given.
 	API *httpapi.API
+
+	closers []func() error
 }
 
 // Options are what the caller supplies beyond the configuration: the job
 // store (embedded locally, YDB in the cloud) and, for tests, the clock and
 // the sleeper.
 type Options struct {
-	Store    job.Store
-	Tokens   apitoken.Store
-	Notifier pipeline.Notifier
-	Clock    clock.Clock
-	Log      *slog.Logger
-	Sleep    func(ctx context.Context, d time.Duration) error
+	Store  job.Store
+	Tokens apitoken.Store
+	// Recognizer replaces the SpeechKit client built from the
+	// configuration (the local stack without credentials).
+	Recognizer pipeline.Recognizer
+	Notifier   pipeline.Notifier
+	Clock      clock.Clock
+	Log        *slog.Logger
+	Sleep      func(ctx context.Context, d time.Duration) error
 }
 
 // NewLogger returns the service's logger: JSON lines on stderr, which Cloud
@@ -67,10 +75,15 @@ func New(cfg Config, opt Options) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("object storage: %w", err)
 	}
-	cfg.SpeechKit.Clock = clk
-	rec, err := speechkit.New(cfg.SpeechKit)
-	if err != nil {
-		return nil, fmt.Errorf("speechkit: %w", err)
+	var closers []func() error
+	rec := opt.Recognizer
+	if rec == nil {
+		cfg.SpeechKit.Clock = clk
+		client, err := speechkit.New(cfg.SpeechKit)
+		if err != nil {
+			return nil, fmt.Errorf("speechkit: %w", err)
+		}
+		rec, closers = client, append(closers, client.Close)
 	}
 	tools, err := ffmpeg.Locate(cfg.FFmpegPath, cfg.FFprobePath, cfg.TaskRoot)
 	if err != nil {
@@ -86,7 +99,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		Log:        log,
 		Sleep:      opt.Sleep,
 	}, cfg.Pipeline)
-	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Pipeline: p}
+	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Pipeline: p, closers: closers}
 	if opt.Tokens != nil {
 		api := cfg.API
 		api.ValidLanguage = speechkit.ValidLanguage
@@ -101,4 +114,37 @@ func New(cfg Config, opt Options) (*App, error) {
 }
 
 // Close releases the instance's connections.
-func (a *App) Close() error { return a.Recognizer.Close() }
+func (a *App) Close() error {
+	var errs []error
+	for _, c := range a.closers {
+		errs = append(errs, c())
+	}
+	return errors.Join(errs...)
+}
+
+// ErrRecognitionNotConfigured is how a job fails where no recognizer is
+// configured: the local stack started without SpeechKit credentials.
+var ErrRecognitionNotConfigured = errs.New(errs.Permanent, "recognition_not_configured",
+	"speech recognition is not configured on this installation (set SPEECHKIT_API_KEY)")
+
+// Unconfigured is the recognizer of an installation without one: every
+// submission fails the job, plainly, and nothing is invented.
+type Unconfigured struct{}
+
+// Submit fails with ErrRecognitionNotConfigured.
+func (Unconfigured) Submit(context.Context, speechkit.Request) (string, error) {
+	return "", ErrRecognitionNotConfigured
+}
+
+// Check fails with ErrRecognitionNotConfigured.
+func (Unconfigured) Check(context.Context, string) (bool, error) {
+	return false, ErrRecognitionNotConfigured
+}
+
+// Result fails with ErrRecognitionNotConfigured.
+func (Unconfigured) Result(context.Context, string) (transcript.Transcript, error) {
+	return transcript.Transcript{}, ErrRecognitionNotConfigured
+}
+
+// Delete has nothing to delete.
+func (Unconfigured) Delete(context.Context, string) error { return nil }

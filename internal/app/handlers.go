@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/pipeline"
 	"transcriber/internal/trigger"
 )
 
@@ -21,7 +23,11 @@ func (a *App) OnObjects(ctx context.Context, ev *trigger.ObjectEvent) error {
 // OnTimer handles a timer trigger's call: the poll function.
 func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 	st, err := a.Pipeline.Poll(ctx)
-	a.Log.InfoContext(ctx, "poll done", "checked", st.Checked, "finished", st.Finished, "ingested", st.Ingested)
+	level := slog.LevelInfo
+	if st == (pipeline.PollStats{}) {
+		level = slog.LevelDebug // an idle minute is not news
+	}
+	a.Log.Log(ctx, level, "poll done", "checked", st.Checked, "finished", st.Finished, "ingested", st.Ingested)
 	return err
 }
 

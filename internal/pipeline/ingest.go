@@ -58,14 +58,13 @@ func (p *Pipeline) Uploaded(ctx context.Context, key string) error {
 // ingest runs the ingest step on a claimed job. A failure ends the attempt
 // by the retry policy; nothing is returned because the job records it.
 func (p *Pipeline) ingest(ctx context.Context, j job.Job, fromEvent bool) {
-	log := p.jobLog(j)
 	if p.cfg.Policy.Abandoned(j) {
 		p.settle(ctx, j, errs.New(errs.Unavailable, "attempts_exhausted", "the job failed too many times"))
 		return
 	}
 	j, err := p.runIngest(ctx, j, fromEvent)
 	if err != nil {
-		log.WarnContext(ctx, "ingest failed", "error", err.Error(), "code", errs.CodeOf(err))
+		p.jobLog(j).WarnContext(ctx, "ingest failed", "error", err.Error(), "code", errs.CodeOf(err))
 		p.settle(ctx, j, err)
 	}
 }

@@ -105,7 +105,9 @@ func (p *Pipeline) poll(ctx context.Context, j job.Job) bool {
 	if finished {
 		return true
 	}
-	if _, err := p.Store.Save(ctx, next, job.Next{After: p.cfg.checkPause(next.DurationMs)}); err != nil {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	if _, err := p.Store.Save(sctx, next, job.Next{After: p.cfg.checkPause(next.DurationMs)}); err != nil {
 		p.jobLog(j).WarnContext(ctx, "could not reschedule the check", "error", err.Error())
 	}
 	return false
@@ -193,6 +195,11 @@ func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
 // when the job ended.
 func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
 	log := p.jobLog(j)
+	// A call stopped mid-step (shutdown, timeout) still records the end of
+	// its attempt, so the job is due again at once instead of when the
+	// claim's lease runs out.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
 	got, err := job.Settle(ctx, p.Store, p.cfg.Policy, j, cause)
 	switch {
 	case errors.Is(err, job.ErrClaimLost):
@@ -213,6 +220,10 @@ func (p *Pipeline) notify(ctx context.Context, j job.Job) {
 		p.jobLog(j).WarnContext(ctx, "could not notify", "error", err.Error())
 	}
 }
+
+// settleTimeout bounds the recording of a failed attempt after the call's
+// own context has ended.
+const settleTimeout = 5 * time.Second
 
 // limiter spaces operation checks to stay within the recognizer's rate.
 type limiter struct {

@@ -18,12 +18,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3afero"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/spf13/afero"
 
 	"transcriber/internal/storage/s3"
 )
@@ -36,7 +39,7 @@ type Server struct {
 	URL    string // http://127.0.0.1:port, the endpoint
 	Bucket string
 
-	backend *s3mem.Backend
+	backend gofakes3.Backend
 	handler http.Handler
 
 	mu    sync.Mutex
@@ -60,14 +63,38 @@ func Start(tb testing.TB) *Server {
 // empty) that is not listening yet, for a caller that serves Handler itself
 // (the local stack): it sets URL to where it serves it.
 func New(bucket string) (*Server, error) {
+	return newServer(bucket, s3mem.New())
+}
+
+// NewOnDisk is New with the objects kept as files under dir (dir/<bucket>/
+// <key>, with gofakes3's metadata beside them), so they outlive the
+// process: the local stack's store. An existing bucket is reused.
+func NewOnDisk(bucket, dir string) (*Server, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("object directory: %w", err)
+	}
+	backend, err := s3afero.MultiBucket(afero.NewBasePathFs(afero.NewOsFs(), dir))
+	if err != nil {
+		return nil, fmt.Errorf("object directory %s: %w", dir, err)
+	}
+	return newServer(bucket, backend)
+}
+
+func newServer(bucket string, backend gofakes3.Backend) (*Server, error) {
 	if bucket == "" {
 		bucket = DefaultBucket
 	}
-	s := &Server{Bucket: bucket, backend: s3mem.New()}
-	if err := s.backend.CreateBucket(bucket); err != nil {
-		return nil, fmt.Errorf("create bucket %q: %w", bucket, err)
+	s := &Server{Bucket: bucket, backend: backend}
+	exists, err := backend.BucketExists(bucket)
+	if err != nil {
+		return nil, fmt.Errorf("bucket %q: %w", bucket, err)
 	}
-	s.handler = s.watch(gofakes3.New(s.backend).Server())
+	if !exists {
+		if err := backend.CreateBucket(bucket); err != nil {
+			return nil, fmt.Errorf("create bucket %q: %w", bucket, err)
+		}
+	}
+	s.handler = s.watch(gofakes3.New(backend).Server())
 	return s, nil
 }
 

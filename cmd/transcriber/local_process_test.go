@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
+
+	"transcriber/internal/speechkit/speechkittest"
+)
+
+// localProc is a running `transcriber local`, started as its own process.
+type localProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	api    string
+	token  string
+	output *syncBuffer
+	exited chan error
+}
+
+// syncBuffer is the process's stderr: written by exec's copier while the
+// test reads it for failure messages.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// buildBinary builds the command from this package's source.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "transcriber")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+func startLocal(t *testing.T, bin string, env []string) *localProc {
+	t.Helper()
+	cmd := exec.Command(bin, "local")
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	p := &localProc{t: t, cmd: cmd, output: stderr, exited: make(chan error, 1)}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		for range p.exited { // wait for the process to be reaped
+		}
+	})
+
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		p.exited <- cmd.Wait()
+		close(p.exited)
+	}()
+	deadline := time.After(30 * time.Second)
+	for announced := false; !announced; {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "transcriber local exited early: %s", stderr.String())
+			f := strings.Fields(l)
+			switch {
+			case len(f) >= 2 && f[0] == "api:":
+				p.api = f[1]
+			case len(f) >= 2 && f[0] == "token:":
+				// The last line of the announcement: a secret, or how to make one.
+				announced = true
+				if strings.HasPrefix(f[1], "trk_") {
+					p.token = f[1]
+				}
+			}
+		case <-deadline:
+			t.Fatalf("transcriber local did not start: %s", stderr.String())
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	return p
+}
+
+func (p *localProc) call(method, path, token string, body io.Reader, out any) int {
+	p.t.Helper()
+	req, err := http.NewRequest(method, p.api+path, body)
+	require.NoError(p.t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(p.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(p.t, err)
+	if out != nil {
+		if s, ok := out.(*string); ok {
+			*s = string(b)
+		} else {
+			require.NoError(p.t, json.Unmarshal(b, out), "%s", b)
+		}
+	}
+	return resp.StatusCode
+}
+
+type procJob struct {
+	ID     string `json:"id"`
+	State  string `json:"state"`
+	Upload struct {
+		URL string `json:"url"`
+	} `json:"upload"`
+	Error *struct{ Code string } `json:"error"`
+}
+
+// submit creates a job for file and uploads it as curl --upload-file does.
+func (p *localProc) submit(token, file string) procJob {
+	p.t.Helper()
+	body, err := os.ReadFile(file)
+	require.NoError(p.t, err)
+	var j procJob
+	status := p.call(http.MethodPost, "/v1/jobs", token,
+		strings.NewReader(fmt.Sprintf(`{"filename":%q,"size_bytes":%d}`, filepath.Base(file), len(body))), &j)
+	require.Equal(p.t, http.StatusCreated, status)
+	req, err := http.NewRequest(http.MethodPut, j.Upload.URL, bytes.NewReader(body))
+	require.NoError(p.t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(p.t, err)
+	_ = resp.Body.Close()
+	require.Equal(p.t, http.StatusOK, resp.StatusCode)
+	return j
+}
+
+// waitState polls the job until it is in state, or fails after a while.
+func (p *localProc) waitState(token, id, state string) procJob {
+	p.t.Helper()
+	deadline := time.Now().Add(45 * time.Second) //nolint:forbidigo // a real process runs on real time
+	for {
+		var j procJob
+		require.Equal(p.t, http.StatusOK, p.call(http.MethodGet, "/v1/jobs/"+id, token, nil, &j))
+		if j.State == state {
+			return j
+		}
+		require.NotContains(p.t, []string{"failed", "dead"}, j.State, "job ended %s: %+v; log: %s", j.State, j.Error, p.output)
+		require.True(p.t, time.Now().Before(deadline), "job %s still %s; log: %s", id, j.State, p.output) //nolint:forbidigo // as above
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func voiceNote(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg is not installed (apt-get install ffmpeg)")
+	}
+	f := filepath.Join(t.TempDir(), "note.ogg")
+	out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "sine=duration=3",
+		"-c:a", "libopus", f).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return f
+}
+
+// The real `transcriber local` process, configured only through its
+// environment, with a scripted SpeechKit: a client creates a job, uploads,
+// sees it done and fetches every format; then a job interrupted by a
+// shutdown is finished by the next start.
+func TestLocalStackProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the real process")
+	}
+	note := voiceNote(t)
+	sk := speechkittest.Start(t)
+	bin := buildBinary(t)
+	data := t.TempDir()
+	env := []string{
+		"DATA_DIR=" + data, "HTTP_ADDR=127.0.0.1:0", "LOCAL_S3_ADDR=127.0.0.1:0", "POLL_INTERVAL=200ms",
+		"SHUTDOWN_TIMEOUT=1s", "SPEECHKIT_ENDPOINT=" + sk.Addr(), "SPEECHKIT_OPERATION_ENDPOINT=" + sk.Addr(),
+		"SPEECHKIT_INSECURE=true", "SPEECHKIT_API_KEY=" + speechkittest.TestKey, "LOG_LEVEL=debug",
+	}
+
+	p := startLocal(t, bin, env)
+	require.NotEmpty(t, p.token, "the first start hands out a token")
+	token := p.token
+
+	j := p.submit(token, note)
+	p.waitState(token, j.ID, "done")
+	for _, f := range []string{"txt", "srt", "vtt", "json"} {
+		var body string
+		require.Equal(t, http.StatusOK, p.call(http.MethodGet, "/v1/jobs/"+j.ID+"/transcript?format="+f, token, nil, &body), f)
+		require.Contains(t, body, "ривет", f)
+	}
+	require.Equal(t, 1, sk.RecognizeCalls())
+
+	// A recognition that outlasts the process: stop it mid-job.
+	sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
+		plan := speechkittest.DefaultPlan()
+		plan.PendingChecks = 1 << 30
+		return plan
+	})
+	slow := p.submit(token, note)
+	p.waitState(token, slow.ID, "transcribe")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-p.exited:
+		require.NoError(t, err, "a clean exit on SIGTERM: %s", p.output)
+	case <-time.After(15 * time.Second):
+		t.Fatalf("transcriber local did not stop on SIGTERM: %s", p.output)
+	}
+
+	sk.FinishAll()
+	again := startLocal(t, bin, env)
+	require.Empty(t, again.token, "a token is handed out only at the first start")
+	again.waitState(token, slow.ID, "done")
+	require.Equal(t, 2, sk.RecognizeCalls(), "the interrupted job was not submitted again")
+}

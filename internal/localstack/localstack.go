@@ -1,0 +1,293 @@
+// Package localstack runs the whole service in one process on one machine:
+// the same handlers as in the cloud, with embedded stand-ins only where a
+// cloud service has no local form — an S3 server with its objects on disk
+// that plays the ObjectCreate trigger, the SQLite job store, and a ticker
+// that plays the timer. Recognition goes to SpeechKit when credentials are
+// given; without them the stack says so and jobs fail with that reason.
+package localstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"transcriber/internal/apitoken"
+	"transcriber/internal/app"
+	"transcriber/internal/clock"
+	"transcriber/internal/storage/s3/s3test"
+	"transcriber/internal/store/sqlite"
+	"transcriber/internal/trigger"
+)
+
+// Config is the local stack's own configuration; the service's is in App.
+type Config struct {
+	App          app.Config
+	HTTPAddr     string        // HTTP_ADDR: the API (default 127.0.0.1:8080)
+	S3Addr       string        // LOCAL_S3_ADDR: the object store (default 127.0.0.1:8081)
+	DataDir      string        // DATA_DIR: the job store and the objects (default ./data)
+	PollInterval time.Duration // POLL_INTERVAL: how often the timer fires (default 5s)
+	// Shutdown is how long in-flight work may run on after Ctrl-C before
+	// it is stopped and its claims released (default 10s).
+	Shutdown time.Duration
+}
+
+// Bucket is the local object store's one bucket.
+const Bucket = "transcriber"
+
+// DBFile is the job store's file under the data directory.
+const DBFile = "transcriber.db"
+
+// recognitionConfigured tells whether SpeechKit can be called: with an API
+// key, or at an endpoint given explicitly (a scripted server in tests). The
+// metadata service's IAM token exists only inside the cloud.
+func recognitionConfigured(c app.Config) bool {
+	return c.SpeechKit.APIKey != "" || c.SpeechKit.Endpoint != ""
+}
+
+// Run runs the stack until ctx ends, then shuts down cleanly. It writes
+// where everything is to out.
+func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	cfg = withDefaults(cfg)
+	log := app.NewLogger(cfg.App.LogLevel)
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, DBFile), clock.System())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tokens := sqlite.NewTokenStore(db)
+
+	objects, err := s3test.NewOnDisk(Bucket, filepath.Join(cfg.DataDir, "objects"))
+	if err != nil {
+		return err
+	}
+	s3lis, err := net.Listen("tcp", cfg.S3Addr)
+	if err != nil {
+		return fmt.Errorf("object store address %s: %w", cfg.S3Addr, err)
+	}
+	objects.URL = "http://" + s3lis.Addr().String()
+	apiLis, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		_ = s3lis.Close()
+		return fmt.Errorf("HTTP address %s: %w", cfg.HTTPAddr, err)
+	}
+
+	acfg := cfg.App
+	acfg.S3 = objects.Config()
+	// SpeechKit cannot read a local object store: the audio goes in the
+	// request (up to pipeline.DefaultMaxInlineBytes).
+	acfg.Pipeline.InlineAudio = true
+	if acfg.Pipeline.PollFor == 0 {
+		acfg.Pipeline.PollFor = cfg.PollInterval
+	}
+	opt := app.Options{Store: sqlite.NewJobStore(db), Tokens: tokens, Log: log}
+	if !recognitionConfigured(acfg) {
+		opt.Recognizer = app.Unconfigured{}
+	}
+	a, err := app.New(acfg, opt)
+	if err != nil {
+		_ = s3lis.Close()
+		_ = apiLis.Close()
+		return err
+	}
+	defer a.Close()
+
+	// Work runs on its own context, so Ctrl-C first stops new work and lets
+	// the work in hand finish for a while.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	events := newQueue()
+	objects.OnCreate(func(bucket, key string, _ int64) { events.push(objectEvent(bucket, key)) })
+
+	apiSrv := &http.Server{Handler: a.API, ReadHeaderTimeout: 10 * time.Second}
+	s3Srv := &http.Server{Handler: objects.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	serve := func(s *http.Server, l net.Listener) {
+		defer wg.Done()
+		if err := s.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("server stopped", "addr", l.Addr().String(), "error", err.Error())
+		}
+	}
+	wg.Add(4)
+	go serve(apiSrv, apiLis)
+	go serve(s3Srv, s3lis)
+	go func() { defer wg.Done(); ingestLoop(workCtx, a, events) }()
+	go func() { defer wg.Done(); pollLoop(ctx, workCtx, a, cfg.PollInterval) }()
+
+	if err := announce(ctx, out, cfg, a, tokens, "http://"+apiLis.Addr().String(), objects.URL); err != nil {
+		log.Error("could not make a local token", "error", err.Error())
+	}
+
+	<-ctx.Done()
+	fmt.Fprintln(out, "shutting down: finishing the work in hand")
+	shutCtx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown)
+	defer cancel()
+	_ = apiSrv.Shutdown(shutCtx)
+	events.close()
+	done := make(chan struct{})
+	go func() {
+		<-shutCtx.Done()
+		stopWork() // the work still running stops, and releases its claims
+		close(done)
+	}()
+	_ = s3Srv.Shutdown(shutCtx)
+	wg.Wait()
+	cancel()
+	<-done
+	fmt.Fprintln(out, "stopped")
+	return nil
+}
+
+func withDefaults(c Config) Config {
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = "127.0.0.1:8080"
+	}
+	if c.S3Addr == "" {
+		c.S3Addr = "127.0.0.1:8081"
+	}
+	if c.DataDir == "" {
+		c.DataDir = "data"
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = 5 * time.Second
+	}
+	if c.Shutdown == 0 {
+		c.Shutdown = 10 * time.Second
+	}
+	return c
+}
+
+// announce tells where everything is, and hands out a token on the first
+// start (the secret is shown only then).
+func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens apitoken.Store, api, s3url string) error {
+	fmt.Fprintf(out, "transcriber is running\n  api:     %s\n  objects: %s (bucket %s)\n  data:    %s\n", api, s3url, Bucket, cfg.DataDir)
+	if recognitionConfigured(a.Config) {
+		fmt.Fprintf(out, "  recognition: SpeechKit at %s (audio sent inline)\n", endpointOrDefault(a.Config.SpeechKit.Endpoint))
+	} else {
+		fmt.Fprintln(out, "  recognition: NOT CONFIGURED — set SPEECHKIT_API_KEY (and SPEECHKIT_FOLDER_ID) to transcribe; until then jobs fail with recognition_not_configured")
+	}
+	list, err := tokens.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range list {
+		if !t.Revoked() {
+			fmt.Fprintln(out, "  token:   use the one printed at the first start, or make one: go run ./cmd/transcriber token create --name NAME")
+			return nil
+		}
+	}
+	tok, secret, err := apitoken.New("local", clock.System().Now())
+	if err != nil {
+		return err
+	}
+	if err := tokens.Create(ctx, tok); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  token:   %s   (made for local use; shown only now)\n", secret)
+	return nil
+}
+
+func endpointOrDefault(e string) string {
+	if e == "" {
+		return "stt.api.cloud.yandex.net:443"
+	}
+	return e
+}
+
+// objectEvent is the ObjectCreate event Object Storage's trigger sends.
+func objectEvent(bucket, key string) *trigger.ObjectEvent {
+	var ev trigger.ObjectEvent
+	var m trigger.ObjectMessage
+	m.Metadata.EventID = "local-" + key
+	m.Metadata.EventType = trigger.TypeObjectCreate
+	m.Metadata.CreatedAt = clock.System().Now().Format(time.RFC3339Nano)
+	m.Details.BucketID = bucket
+	m.Details.ObjectID = key
+	ev.Messages = append(ev.Messages, m)
+	return &ev
+}
+
+// ingestLoop hands each upload's event to the ingest handler, one at a
+// time, as a trigger would.
+func ingestLoop(ctx context.Context, a *app.App, q *queue) {
+	for {
+		ev, ok := q.pop()
+		if !ok {
+			return
+		}
+		if err := a.OnObjects(ctx, ev); err != nil {
+			a.Log.Warn("ingest event failed; the poll sweep will take the job", "error", err.Error())
+		}
+	}
+}
+
+// pollLoop plays the timer: one poll call at a time, every interval, until
+// stop ends; a call in progress then runs on under work.
+func pollLoop(stop, work context.Context, a *app.App, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := a.OnTimer(work, &trigger.TimerEvent{}); err != nil && work.Err() == nil {
+			a.Log.Warn("poll failed", "error", err.Error())
+		}
+		select {
+		case <-stop.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// queue is an unbounded FIFO of events: an upload never waits for ingest.
+type queue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  []*trigger.ObjectEvent
+	closed bool
+}
+
+func newQueue() *queue {
+	q := &queue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *queue) push(ev *trigger.ObjectEvent) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.closed {
+		q.items = append(q.items, ev)
+		q.cond.Signal()
+	}
+}
+
+// pop waits for an event; false once the queue is closed and drained.
+func (q *queue) pop() (*trigger.ObjectEvent, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	if len(q.items) == 0 {
+		return nil, false
+	}
+	ev := q.items[0]
+	q.items = q.items[1:]
+	return ev, true
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	q.cond.Broadcast()
+}
