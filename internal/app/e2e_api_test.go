@@ -155,3 +155,22 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// The upload URL outlives a DELETE; a file sent to it afterwards is not kept.
+func TestUploadAfterDeleteIsNotKept(t *testing.T) {
+	st := newStack(t)
+	c := st.client()
+	audio, err := os.ReadFile(fixtures(t)["voice.ogg"])
+	require.NoError(t, err)
+	var j apiJob
+	status, body, _ := c.call(http.MethodPost, "/v1/jobs", `{"filename":"voice.ogg","size_bytes":`+itoa(len(audio))+`}`, &j)
+	require.Equal(t, http.StatusCreated, status, body)
+	status, body, _ = c.call(http.MethodDelete, "/v1/jobs/"+j.ID, "", nil)
+	require.Equal(t, http.StatusOK, status, body)
+
+	put(t, j, audio)
+	require.True(t, st.s3.Has(job.SourceKey(j.ID)))
+	st.ingest(st.nextEvent())
+	require.False(t, st.s3.Has(job.SourceKey(j.ID)), "the late upload is removed")
+	require.Zero(t, st.sk.RecognizeCalls())
+}

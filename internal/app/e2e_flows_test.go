@@ -246,3 +246,23 @@ func TestLongAudioIsRecognizedInSegmentsAndJoined(t *testing.T) {
 	require.NoError(t, transcript.Render(&srt, tr, transcript.SRT))
 	require.Contains(t, srt.String(), "3\n00:00:04,000 --> 00:00:05,200\n")
 }
+
+// An event that comes before its file is visible (or for a file that is not
+// there) is no failure while the upload window is open: the job waits on,
+// and the real upload finishes it.
+func TestEarlyEventWaitsForTheUpload(t *testing.T) {
+	st := newStack(t)
+	j, ev := st.upload(fixtures(t)["voice.ogg"])
+	body := st.s3.Object(t, job.SourceKey(j.ID))
+	require.NoError(t, st.app.Objects.Delete(st.ctx, job.SourceKey(j.ID)))
+
+	st.ingest(ev)
+	got := st.job(j.ID)
+	require.Equal(t, job.AwaitingUpload, got.State)
+	require.Zero(t, got.Attempts, "not a failed attempt")
+	require.WithinDuration(t, got.UploadBy, got.NextRunAt, time.Millisecond, "due again when the window closes")
+
+	require.NoError(t, st.app.Objects.Put(st.ctx, job.SourceKey(j.ID), body, ""))
+	st.ingest(<-st.events)
+	require.Equal(t, job.Done, st.job(j.ID).State)
+}

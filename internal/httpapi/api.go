@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -142,6 +143,12 @@ func New(d Deps, cfg Config) *API {
 // ServeHTTP answers a request.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.cors(w, r) {
+		return
+	}
+	if p := r.URL.Path; p == "" || path.Clean(p) != p {
+		// The mux would redirect to the clean path in HTML; no route of
+		// ours needs that, so it is not found, in the one error shape.
+		writeError(w, r, a.Log, errs.New(errs.NotFound, codeRouteNotFound, "no such route"))
 		return
 	}
 	a.mux.ServeHTTP(w, r)

@@ -108,6 +108,9 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 func (ev *GatewayRequest) path() (string, string) {
 	if ev.URL != "" {
 		if u, err := url.Parse(ev.URL); err == nil && u.Path != "" {
+			if u.RawQuery == "" {
+				return u.Path, ev.query() // the query may come only in the parameters
+			}
 			return u.Path, u.RawQuery
 		}
 	}
@@ -119,6 +122,11 @@ func (ev *GatewayRequest) path() (string, string) {
 	for k, v := range params {
 		p = strings.ReplaceAll(p, "{"+k+"}", url.PathEscape(v))
 	}
+	return p, ev.query()
+}
+
+// query is the request's query from the event's parameter maps.
+func (ev *GatewayRequest) query() string {
 	q := url.Values{}
 	for k, vs := range ev.MultiValueQueryStringParameters {
 		for _, v := range vs {
@@ -130,7 +138,7 @@ func (ev *GatewayRequest) path() (string, string) {
 			q.Set(k, v)
 		}
 	}
-	return p, q.Encode()
+	return q.Encode()
 }
 
 func response(rec *httptest.ResponseRecorder) *GatewayResponse {

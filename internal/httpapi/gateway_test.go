@@ -55,6 +55,12 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 		require.Equal(t, j.ID, again.ID, name)
 	}
 
+	// A query given only in the parameters still counts.
+	bad, err := h.api.Gateway(ctx, event(t, `{"httpMethod": "GET", "url": "/v1/jobs", "queryStringParameters": {"limit": "0"},
+		"headers": {"X-Api-Key": "`+secret+`"}}`))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusBadRequest, bad.StatusCode, bad.Body)
+
 	unauth, err := h.api.Gateway(ctx, event(t, `{"httpMethod": "GET", "url": "/v1/jobs"}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusUnauthorized, unauth.StatusCode)

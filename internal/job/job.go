@@ -50,6 +50,9 @@ type Job struct {
 	IdempotencyKey string
 	// DeletedAt is when the owner deleted the job; zero while it stands.
 	DeletedAt time.Time
+	// UploadBy is when the upload window closes: a job still without its
+	// file then fails as upload_missing.
+	UploadBy time.Time
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -192,6 +195,7 @@ func newJob(d Draft, now time.Time) (Job, error) {
 		TelegramMessageID: d.TelegramMessageID,
 		IdempotencyKey:    d.IdempotencyKey,
 		NextRunAt:         now.Add(d.UploadWindow),
+		UploadBy:          now.Add(d.UploadWindow),
 		CreatedAt:         now,
 		UpdatedAt:         now,
 	}, nil

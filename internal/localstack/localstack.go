@@ -108,20 +108,32 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	events := newQueue()
 	objects.OnCreate(func(bucket, key string, _ int64) { events.push(objectEvent(bucket, key)) })
 
+	// An upload whose event was not handled before the last stop is found
+	// again: every source is offered to ingest, which ignores the jobs past
+	// it (one store read each).
+	sources, err := objects.Keys("sources/")
+	if err != nil {
+		log.Warn("could not list the uploads to resume", "error", err.Error())
+	}
+	for _, key := range sources {
+		events.push(objectEvent(Bucket, key))
+	}
+
 	apiSrv := &http.Server{Handler: a.API, ReadHeaderTimeout: 10 * time.Second}
 	s3Srv := &http.Server{Handler: objects.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	var wg sync.WaitGroup
+	var servers, workers sync.WaitGroup
 	serve := func(s *http.Server, l net.Listener) {
-		defer wg.Done()
+		defer servers.Done()
 		if err := s.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("server stopped", "addr", l.Addr().String(), "error", err.Error())
 		}
 	}
-	wg.Add(4)
+	servers.Add(2)
 	go serve(apiSrv, apiLis)
 	go serve(s3Srv, s3lis)
-	go func() { defer wg.Done(); ingestLoop(workCtx, a, events) }()
-	go func() { defer wg.Done(); pollLoop(ctx, workCtx, a, cfg.PollInterval) }()
+	workers.Add(2)
+	go func() { defer workers.Done(); ingestLoop(workCtx, a, events) }()
+	go func() { defer workers.Done(); pollLoop(ctx, workCtx, a, cfg.PollInterval) }()
 
 	if err := announce(ctx, out, cfg, a, tokens, "http://"+apiLis.Addr().String(), objects.URL); err != nil {
 		log.Error("could not make a local token", "error", err.Error())
@@ -129,20 +141,23 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 
 	<-ctx.Done()
 	fmt.Fprintln(out, "shutting down: finishing the work in hand")
-	shutCtx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown)
-	defer cancel()
-	_ = apiSrv.Shutdown(shutCtx)
-	events.close()
-	done := make(chan struct{})
-	go func() {
-		<-shutCtx.Done()
-		stopWork() // the work still running stops, and releases its claims
-		close(done)
-	}()
-	_ = s3Srv.Shutdown(shutCtx)
-	wg.Wait()
-	cancel()
-	<-done
+	// No new jobs; the object store stays up while the work in hand uses it.
+	quick, cancelQuick := context.WithTimeout(context.Background(), time.Second)
+	_ = apiSrv.Shutdown(quick)
+	cancelQuick()
+	events.close() // queued events are still handled; later ones are found again at the next start
+	finished := make(chan struct{})
+	go func() { workers.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(cfg.Shutdown):
+		stopWork() // the work still running stops, and records the end of its attempt
+		<-finished
+	}
+	quick, cancelQuick = context.WithTimeout(context.Background(), time.Second)
+	_ = s3Srv.Shutdown(quick)
+	cancelQuick()
+	servers.Wait()
 	fmt.Fprintln(out, "stopped")
 	return nil
 }

@@ -23,9 +23,6 @@ var (
 	errSizeMismatch  = errs.New(errs.Permanent, "size_mismatch", "the uploaded file is not the size that was announced")
 	errTooLarge      = errs.New(errs.Permanent, "too_large", "the file is larger than the service takes")
 	errInlineTooBig  = errs.New(errs.Permanent, "too_large_for_inline", "the audio is too large to send to the recognizer from this installation")
-	// errNotYetUploaded is transient: an event for an object that storage
-	// does not show yet.
-	errNotYetUploaded = errs.New(errs.Unavailable, "upload_not_visible", "the upload is not visible yet")
 )
 
 // Uploaded handles an object created under sources/: it claims the object's
@@ -47,32 +44,34 @@ func (p *Pipeline) Uploaded(ctx context.Context, key string) error {
 		return nil
 	case errors.Is(err, job.ErrNotClaimable):
 		p.Log.InfoContext(ctx, "upload event for a job that is taken or past ingest; nothing to do", "job_id", id)
+		// A file uploaded to a deleted job's URL is not kept.
+		p.purgeIfDeleted(ctx, job.Job{ID: id})
 		return nil
 	case err != nil:
 		return fmt.Errorf("upload event for job %s: %w", id, err)
 	}
-	p.ingest(ctx, j, true)
+	p.ingest(ctx, j)
 	return nil
 }
 
 // ingest runs the ingest step on a claimed job. A failure ends the attempt
 // by the retry policy; nothing is returned because the job records it.
-func (p *Pipeline) ingest(ctx context.Context, j job.Job, fromEvent bool) {
+func (p *Pipeline) ingest(ctx context.Context, j job.Job) {
 	if p.cfg.Policy.Abandoned(j) {
 		p.settle(ctx, j, errs.New(errs.Unavailable, "attempts_exhausted", "the job failed too many times"))
 		return
 	}
-	j, err := p.runIngest(ctx, j, fromEvent)
+	j, err := p.runIngest(ctx, j)
 	if err != nil {
 		p.jobLog(j).WarnContext(ctx, "ingest failed", "error", err.Error(), "code", errs.CodeOf(err))
 		p.settle(ctx, j, err)
 	}
 }
 
-func (p *Pipeline) runIngest(ctx context.Context, j job.Job, fromEvent bool) (job.Job, error) {
+func (p *Pipeline) runIngest(ctx context.Context, j job.Job) (job.Job, error) {
 	var err error
 	if j.State == job.AwaitingUpload {
-		if j, err = p.accept(ctx, j, fromEvent); err != nil {
+		if j, err = p.accept(ctx, j); err != nil || j.State == job.AwaitingUpload {
 			return j, err
 		}
 	}
@@ -92,13 +91,18 @@ func (p *Pipeline) runIngest(ctx context.Context, j job.Job, fromEvent bool) (jo
 	return p.afterSubmit(ctx, j)
 }
 
-// accept checks the uploaded source against the job and the limits.
-func (p *Pipeline) accept(ctx context.Context, j job.Job, fromEvent bool) (job.Job, error) {
+// accept checks the uploaded source against the job and the limits. A
+// source not there yet is no failure while the upload window is open: the
+// job goes back to waiting until the window closes (an event may come early
+// or twice); after that it is upload_missing.
+func (p *Pipeline) accept(ctx context.Context, j job.Job) (job.Job, error) {
 	info, err := p.Objects.Head(ctx, job.SourceKey(j.ID))
 	switch {
-	case errs.Is(err, errs.NotFound) && fromEvent:
-		return j, errNotYetUploaded
 	case errs.Is(err, errs.NotFound):
+		if wait := j.UploadBy.Sub(p.Clock.Now()); wait > 0 {
+			p.jobLog(j).InfoContext(ctx, "no file yet; waiting for the upload", "upload_by", j.UploadBy)
+			return p.save(ctx, j, job.Next{After: wait})
+		}
 		return j, errUploadMissing // the upload window closed with nothing in it
 	case err != nil:
 		return j, err
@@ -110,7 +114,7 @@ func (p *Pipeline) accept(ctx context.Context, j job.Job, fromEvent bool) (job.J
 		return j, errSizeMismatch
 	}
 	j.State = job.Created
-	return p.Store.Save(ctx, j, job.Next{Keep: true})
+	return p.save(ctx, j, job.Next{Keep: true})
 }
 
 // prepare probes the source and makes the audio the recognizer takes:
@@ -145,7 +149,7 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 	p.jobLog(j).InfoContext(ctx, "audio ready", "duration_ms", j.DurationMs, "segments", len(j.Segments),
 		"pass_through", plan.PassThrough, "container", plan.Container, "probe_container", probe.Container)
 	j.State = job.Converted
-	return p.Store.Save(ctx, j, job.Next{Keep: true})
+	return p.save(ctx, j, job.Next{Keep: true})
 }
 
 // convert streams ffmpeg's output into a multipart upload: no temp file,
@@ -188,7 +192,7 @@ func (p *Pipeline) submit(ctx context.Context, j job.Job) (job.Job, error) {
 		return j, err
 	}
 	j.State = job.Transcribe
-	return p.Store.Save(ctx, j, job.Next{Keep: true})
+	return p.save(ctx, j, job.Next{Keep: true})
 }
 
 // submitMissing submits the segments that have no recognition: all of them
@@ -218,9 +222,8 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 			return j, err
 		}
 		j.Segments[i].OperationID = op
-		var saveErr error
-		if j, saveErr = p.Store.Save(ctx, j, job.Next{Keep: true}); saveErr != nil {
-			return j, saveErr
+		if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
+			return j, err
 		}
 		p.jobLog(j).InfoContext(ctx, "recognition submitted", "segment", sg.Seq, "operation_id", op)
 	}
@@ -270,5 +273,5 @@ func (p *Pipeline) afterSubmit(ctx context.Context, j job.Job) (job.Job, error) 
 			}
 		}
 	}
-	return p.Store.Save(ctx, j, job.Next{After: p.cfg.checkPause(j.DurationMs)})
+	return p.save(ctx, j, job.Next{After: p.cfg.checkPause(j.DurationMs)})
 }

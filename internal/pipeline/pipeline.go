@@ -27,6 +27,7 @@ type Objects interface {
 	Upload(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
 	Put(ctx context.Context, key string, body []byte, contentType string) error
 	Get(ctx context.Context, key string) (io.ReadCloser, error)
+	Delete(ctx context.Context, key string) error
 	URI(key string) string
 }
 
@@ -114,4 +115,46 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 func (p *Pipeline) jobLog(j job.Job) *slog.Logger {
 	return p.Log.With("job_id", j.ID, "state", string(j.State), "attempt", j.Attempts)
+}
+
+// save writes a step's result and returns the job as stored. On failure it
+// returns j as the caller had it, claim included, so the failure can still
+// be recorded on the right job.
+func (p *Pipeline) save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
+	saved, err := p.Store.Save(ctx, j, n)
+	if err != nil {
+		return j, err
+	}
+	return saved, nil
+}
+
+// purgeIfDeleted removes what an attempt made for a job that was deleted
+// under it (its claim was taken away): the source, converted audio, the
+// transcript and recognitions it knows of. Deletion removed what existed
+// then; this removes what the attempt added since.
+func (p *Pipeline) purgeIfDeleted(ctx context.Context, j job.Job) {
+	cur, err := p.Store.Get(ctx, j.ID)
+	if err != nil || !cur.Deleted() {
+		return
+	}
+	log := p.jobLog(j)
+	keys := []string{job.SourceKey(j.ID), job.ResultKey(j.ID)}
+	for _, sg := range j.Segments {
+		if sg.AudioKey != "" && sg.AudioKey != job.SourceKey(j.ID) {
+			keys = append(keys, sg.AudioKey)
+		}
+	}
+	for _, k := range keys {
+		if err := p.Objects.Delete(ctx, k); err != nil {
+			log.WarnContext(ctx, "could not remove a file of a deleted job", "error", err.Error())
+		}
+	}
+	for _, sg := range j.Segments {
+		if sg.OperationID != "" {
+			if err := p.Recognizer.Delete(ctx, sg.OperationID); err != nil {
+				log.WarnContext(ctx, "could not delete a recognition of a deleted job", "operation_id", sg.OperationID, "error", err.Error())
+			}
+		}
+	}
+	log.InfoContext(ctx, "removed what an attempt made for a deleted job")
 }

@@ -54,7 +54,7 @@ func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 			}
 			continue
 		}
-		n, err := p.pollOnce(ctx, &st)
+		n, err := p.pollOnce(ctx, deadline, &st)
 		if err != nil {
 			return st, err
 		}
@@ -67,7 +67,12 @@ func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 	}
 }
 
-func (p *Pipeline) pollOnce(ctx context.Context, st *PollStats) (int, error) {
+// pollOnce checks a batch of due recognitions, then takes due ingest work
+// one job at a time while the call has time to start more. Ingest work can
+// be long (a conversion), so it is claimed only when it will be started at
+// once, and it runs on the call's own context: bounded by the function's
+// timeout, not by the loop's deadline.
+func (p *Pipeline) pollOnce(ctx context.Context, deadline time.Time, st *PollStats) (int, error) {
 	polled, err := p.Store.ClaimDue(ctx, job.Poll, p.cfg.PollBatch)
 	if err != nil {
 		return 0, fmt.Errorf("poll: %w", err)
@@ -78,16 +83,21 @@ func (p *Pipeline) pollOnce(ctx context.Context, st *PollStats) (int, error) {
 			st.Finished++
 		}
 	}
-	swept, err := p.Store.ClaimDue(ctx, job.Ingest, p.cfg.PollBatch)
-	if err != nil {
-		return len(polled), fmt.Errorf("poll: sweep ingest: %w", err)
-	}
-	for _, j := range swept {
+	n := len(polled)
+	for p.Clock.Now().Before(deadline) && ctx.Err() == nil {
+		swept, err := p.Store.ClaimDue(ctx, job.Ingest, 1)
+		if err != nil {
+			return n, fmt.Errorf("poll: sweep ingest: %w", err)
+		}
+		if len(swept) == 0 {
+			break
+		}
+		n++
 		st.Ingested++
-		p.jobLog(j).InfoContext(ctx, "sweep takes the job back into ingest")
-		p.ingest(ctx, j, false)
+		p.jobLog(swept[0]).InfoContext(ctx, "sweep takes the job back into ingest")
+		p.ingest(ctx, swept[0])
 	}
-	return len(polled) + len(swept), nil
+	return n, nil
 }
 
 // poll checks one claimed job's recognitions and reports whether it is done.
@@ -134,9 +144,7 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 			// The recognition itself failed in a way that may pass: drop it,
 			// so the next attempt submits this segment again.
 			j.Segments[i].OperationID = ""
-			if saved, saveErr := p.Store.Save(ctx, j, job.Next{Keep: true}); saveErr == nil {
-				j = saved
-			}
+			j, _ = p.save(ctx, j, job.Next{Keep: true}) // if this fails, the failure is settled on the same claim
 			return false, j, err
 		}
 		if err != nil {
@@ -175,7 +183,7 @@ func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
 	}
 	j.State = job.Done
 	j.ErrorCode, j.ErrorMessage = "", ""
-	done, err := p.Store.Save(ctx, j, job.Next{})
+	done, err := p.save(ctx, j, job.Next{})
 	if err != nil {
 		return err
 	}
@@ -204,6 +212,7 @@ func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
 	switch {
 	case errors.Is(err, job.ErrClaimLost):
 		log.WarnContext(ctx, "claim lost; the new holder carries on", "error", err.Error())
+		p.purgeIfDeleted(ctx, j)
 		return
 	case err != nil:
 		log.ErrorContext(ctx, "could not record the failure; the claim will expire and the job come back", "error", err.Error())

@@ -34,6 +34,7 @@ func testCreate(t *testing.T, open Opener) {
 		requireSameTime(t, e.now(), j.CreatedAt, "created_at")
 		requireSameTime(t, e.now(), j.UpdatedAt, "updated_at")
 		requireSameTime(t, e.now().Add(d.UploadWindow), j.NextRunAt, "next_run_at is the end of the upload window")
+		requireSameTime(t, e.now().Add(d.UploadWindow), j.UploadBy, "upload_by is the end of the upload window")
 
 		require.Equal(t, j, e.mustGet(t, j.ID), "what Create returns is what is stored")
 	})

@@ -23,7 +23,7 @@ func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
 // them and jobValues writes them in this order.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
-	error_code, error_message, idempotency_key, deleted_at, created_at, updated_at`
+	error_code, error_message, idempotency_key, deleted_at, upload_by, created_at, updated_at`
 
 var (
 	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
@@ -40,12 +40,13 @@ func scanJob(r scanner) (job.Job, error) {
 		chat, msg                 sql.NullInt64
 		claimID, claimUntil       sql.NullString
 		idemKey, deletedAt        sql.NullString
+		uploadBy                  sql.NullString
 		nextRun, created, updated string
 		state, source             string
 	)
 	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
 		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
-		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &created, &updated)
+		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &created, &updated)
 	if err != nil {
 		return job.Job{}, err
 	}
@@ -53,12 +54,13 @@ func scanJob(r scanner) (job.Job, error) {
 	j.TelegramChatID, j.TelegramMessageID = chat.Int64, msg.Int64
 	j.ClaimID = claimID.String
 	j.IdempotencyKey = idemKey.String
-	var errT [5]error
+	var errT [6]error
 	j.NextRunAt, errT[0] = parseTime(nextRun)
 	j.ClaimUntil, errT[1] = parseNullTime(claimUntil)
 	j.CreatedAt, errT[2] = parseTime(created)
 	j.UpdatedAt, errT[3] = parseTime(updated)
 	j.DeletedAt, errT[4] = parseNullTime(deletedAt)
+	j.UploadBy, errT[5] = parseNullTime(uploadBy)
 	if err := errors.Join(errT[:]...); err != nil {
 		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
 	}
@@ -69,13 +71,13 @@ func jobValues(j job.Job) []any {
 	return []any{j.ID, string(j.State), string(j.Source), j.OwnerID, j.Language, j.Filename, j.SizeBytes, j.ContentType,
 		j.DurationMs, nullInt(j.TelegramChatID), nullInt(j.TelegramMessageID), j.Attempts, formatTime(j.NextRunAt),
 		nullString(j.ClaimID), nullTime(j.ClaimUntil),
-		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt),
+		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
 		formatTime(j.CreatedAt), formatTime(j.UpdatedAt)}
 }
 
 // stored is j as this store keeps it: times at millisecond precision.
 func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.CreatedAt, &j.UpdatedAt} {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.CreatedAt, &j.UpdatedAt} {
 		if !t.IsZero() {
 			*t = t.UTC().Truncate(time.Millisecond)
 		}
@@ -145,7 +147,10 @@ func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, 
 	err = s.db.tx(ctx, func(tx *sql.Tx) error {
 		j, err = scanJob(tx.QueryRowContext(ctx, selectJob+where, args...))
 		if err == nil {
-			return nil
+			one := []job.Job{j}
+			err = loadSegments(ctx, tx, one)
+			j = one[0]
+			return err
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return translate(err)
@@ -362,6 +367,9 @@ func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) 
 	if len(p.Jobs) > limit {
 		p.Jobs = p.Jobs[:limit]
 		p.Next = p.Jobs[limit-1].ID
+	}
+	if err := loadSegments(ctx, s.db.sql, p.Jobs); err != nil {
+		return job.Page{}, fmt.Errorf("list jobs: %w", err)
 	}
 	return p, nil
 }

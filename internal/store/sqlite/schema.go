@@ -61,6 +61,10 @@ var steps = []string{
 	ALTER TABLE jobs ADD COLUMN idempotency_key TEXT;
 	ALTER TABLE jobs ADD COLUMN deleted_at TEXT;
 	CREATE UNIQUE INDEX jobs_idempotency ON jobs (owner_id, idempotency_key) WHERE idempotency_key IS NOT NULL;`,
+
+	// 4: the end of a job's upload window, kept apart from next_run_at,
+	// which a claim or a pause moves.
+	`ALTER TABLE jobs ADD COLUMN upload_by TEXT;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

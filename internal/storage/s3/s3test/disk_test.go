@@ -34,6 +34,11 @@ func TestOnDiskObjectsOutliveTheServer(t *testing.T) {
 	require.NoError(t, st.Put(ctx, "sources/a", []byte("kept"), "text/plain"))
 	require.Equal(t, []string{"sources/a"}, created)
 
+	require.NoError(t, st.Put(ctx, "results/b.json", []byte("{}"), "application/json"))
+	keys, err := srv.Keys("sources/")
+	require.NoError(t, err)
+	require.Equal(t, []string{"sources/a"}, keys)
+
 	again, _ := start()
 	r, err := again.Get(ctx, "sources/a")
 	require.NoError(t, err)

@@ -145,6 +145,25 @@ func (s *Server) Object(tb testing.TB, key string) []byte {
 	return b
 }
 
+// Keys lists the keys under prefix in Bucket, in key order.
+func (s *Server) Keys(prefix string) ([]string, error) {
+	var keys []string
+	page := gofakes3.ListBucketPage{}
+	for {
+		list, err := s.backend.ListBucket(s.Bucket, &gofakes3.Prefix{HasPrefix: true, Prefix: prefix}, page)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", prefix, err)
+		}
+		for _, c := range list.Contents {
+			keys = append(keys, c.Key)
+		}
+		if !list.IsTruncated || list.NextMarker == "" {
+			return keys, nil
+		}
+		page = gofakes3.ListBucketPage{Marker: list.NextMarker, HasMarker: true}
+	}
+}
+
 // Has reports whether key exists in Bucket.
 func (s *Server) Has(key string) bool {
 	obj, err := s.backend.HeadObject(s.Bucket, key)
