@@ -31,6 +31,28 @@ fuzz: ## run each fuzz target for FUZZTIME (default 5s): request decoding, gatew
 	$(GO) test -run '^$$' -fuzz '^FuzzGatewayPath$$' -fuzztime $(FUZZTIME) ./internal/httpapi
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/ident
 
+# The YDB store's suite against a throwaway local YDB (ydbplatform/local-ydb,
+# in memory; https://ydb.tech/docs/en/reference/docker/start). Without a
+# working Docker it says so and succeeds: the suite itself skips without YDB.
+YDB_IMAGE     ?= ydbplatform/local-ydb:latest
+YDB_CONTAINER ?= transcriber-test-ydb
+
+.PHONY: test-ydb
+test-ydb: ## run the YDB store's contract suite against ydbplatform/local-ydb in Docker (says so and exits 0 without Docker)
+	@if ! docker info >/dev/null 2>&1; then \
+		echo "test-ydb: docker is not available (docker info failed): the YDB suite was not run"; exit 0; fi; \
+	docker rm -f $(YDB_CONTAINER) >/dev/null 2>&1 || true; \
+	docker run -d --rm --name $(YDB_CONTAINER) --hostname localhost \
+		-p 2136:2136 -e GRPC_PORT=2136 -e GRPC_TLS_PORT=2135 -e MON_PORT=8765 \
+		-e YDB_USE_IN_MEMORY_PDISKS=true $(YDB_IMAGE) >/dev/null || exit 1; \
+	trap 'docker stop $(YDB_CONTAINER) >/dev/null 2>&1 || true' EXIT; \
+	echo "test-ydb: waiting for YDB"; ready=; \
+	for i in $$(seq 1 90); do \
+		if docker exec $(YDB_CONTAINER) /health_check >/dev/null 2>&1; then ready=1; break; fi; sleep 2; done; \
+	if [ -z "$$ready" ]; then echo "test-ydb: YDB did not become ready in 3 minutes"; docker logs --tail 50 $(YDB_CONTAINER); exit 1; fi; \
+	YDB_CONNECTION_STRING=grpc://localhost:2136/local YDB_ANONYMOUS_CREDENTIALS=1 \
+		$(GO) test ./internal/store/ydb/ -run . -count=1 -race -v
+
 .PHONY: bench
 bench: ## run the benchmarks and print their ratios
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...

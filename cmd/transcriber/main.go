@@ -2,7 +2,7 @@
 // work.
 //
 //	transcriber local      run the whole service locally
-//	transcriber migrate    create or update the embedded job store under DATA_DIR
+//	transcriber migrate    create or update the job store (YDB, or the embedded one under DATA_DIR)
 //	transcriber token …    issue, list and revoke API tokens
 //
 // Configuration comes from the environment only; see docs/configuration.md.
@@ -17,17 +17,20 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"transcriber/internal/clock"
 	"transcriber/internal/store/sqlite"
+	"transcriber/internal/store/ydb"
 )
 
 const usage = `usage: transcriber <command>
 
 commands:
   local     run the whole service on this machine (see docs/configuration.md)
-  migrate   create or update the embedded job store in $DATA_DIR (default ./data)
-  token create --name NAME   issue an API token (shown once)
+  migrate   create or update the job store: YDB at $YDB_CONNECTION_STRING when set,
+            else the embedded store in $DATA_DIR (default ./data)
+  token create --name NAME   issue an API token (shown once); in YDB when YDB_CONNECTION_STRING is set
   token list                 list tokens (never their secrets)
   token revoke ID            revoke a token
 
@@ -63,6 +66,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "local":
 		return local(ctx, getenv, stdout)
 	case "migrate":
+		if dsn := getenv("YDB_CONNECTION_STRING"); dsn != "" {
+			return migrateYDB(ctx, dsn, stdout)
+		}
 		return migrate(ctx, dataDir(getenv), stdout)
 	case "token":
 		return tokenCmd(ctx, args[1:], getenv, stdout)
@@ -97,5 +103,26 @@ func migrate(ctx context.Context, dir string, stdout io.Writer) error {
 		return fmt.Errorf("close %s: %w", path, err)
 	}
 	_, err = fmt.Fprintf(stdout, "job store %s is at schema version %d\n", path, sqlite.SchemaVersion())
+	return err
+}
+
+// migrateYDB applies the YDB schema steps; credentials come from the YDB_*
+// variables of ydb-go-sdk-auth-environ (docs/configuration.md).
+func migrateYDB(ctx context.Context, dsn string, stdout io.Writer) error {
+	openCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	db, err := ydb.Open(openCtx, dsn, clock.System())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
+	applied, err := ydb.Migrate(ctx, db)
+	for _, name := range applied {
+		fmt.Fprintf(stdout, "applied schema step %s\n", name)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "YDB job store is at schema version %d\n", ydb.SchemaVersion())
 	return err
 }

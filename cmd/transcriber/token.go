@@ -14,6 +14,7 @@ import (
 	"transcriber/internal/apitoken"
 	"transcriber/internal/clock"
 	"transcriber/internal/store/sqlite"
+	"transcriber/internal/store/ydb"
 )
 
 const tokenUsage = `usage:
@@ -33,14 +34,14 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return err
 		}
-		return withTokenStore(ctx, getenv, func(st *sqlite.TokenStore) error {
+		return withTokenStore(ctx, getenv, func(st apitoken.Store) error {
 			return createToken(ctx, st, name, clock.System().Now(), stdout)
 		})
 	case "list":
 		if len(args) != 1 {
 			return tokenUsageError("token list takes no arguments")
 		}
-		return withTokenStore(ctx, getenv, func(st *sqlite.TokenStore) error {
+		return withTokenStore(ctx, getenv, func(st apitoken.Store) error {
 			return listTokens(ctx, st, stdout)
 		})
 	case "revoke":
@@ -52,7 +53,7 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 			// Not echoed: it is a live credential, and this line may end up in a log.
 			return tokenUsageError("that is a token's secret, not its id; `transcriber token list` shows the ids")
 		}
-		return withTokenStore(ctx, getenv, func(st *sqlite.TokenStore) error {
+		return withTokenStore(ctx, getenv, func(st apitoken.Store) error {
 			return revokeToken(ctx, st, id, clock.System().Now(), stdout)
 		})
 	case "help", "-h", "--help":
@@ -88,9 +89,20 @@ func parseCreate(args []string) (string, error) {
 	return *name, nil
 }
 
-// withTokenStore opens the embedded store under the data directory, runs fn
-// on its tokens, and closes it.
-func withTokenStore(ctx context.Context, getenv func(string) string, fn func(*sqlite.TokenStore) error) (err error) {
+// withTokenStore opens the token store — YDB's when YDB_CONNECTION_STRING
+// is set (the cloud's tokens), else the embedded one under the data
+// directory — runs fn on it, and closes it.
+func withTokenStore(ctx context.Context, getenv func(string) string, fn func(apitoken.Store) error) (err error) {
+	if dsn := getenv("YDB_CONNECTION_STRING"); dsn != "" {
+		openCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		db, err := ydb.Open(openCtx, dsn, clock.System())
+		if err != nil {
+			return err
+		}
+		defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
+		return fn(ydb.NewTokenStore(db))
+	}
 	dir := dataDir(getenv)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
@@ -108,7 +120,7 @@ func withTokenStore(ctx context.Context, getenv func(string) string, fn func(*sq
 	return fn(sqlite.NewTokenStore(db))
 }
 
-func createToken(ctx context.Context, st *sqlite.TokenStore, name string, now time.Time, stdout io.Writer) error {
+func createToken(ctx context.Context, st apitoken.Store, name string, now time.Time, stdout io.Writer) error {
 	tok, secret, err := apitoken.New(name, now)
 	if err != nil {
 		return fmt.Errorf("create token: %w", err)
@@ -122,7 +134,7 @@ func createToken(ctx context.Context, st *sqlite.TokenStore, name string, now ti
 	return err
 }
 
-func listTokens(ctx context.Context, st *sqlite.TokenStore, stdout io.Writer) error {
+func listTokens(ctx context.Context, st apitoken.Store, stdout io.Writer) error {
 	list, err := st.List(ctx)
 	if err != nil {
 		return err
@@ -143,7 +155,7 @@ func listTokens(ctx context.Context, st *sqlite.TokenStore, stdout io.Writer) er
 	return w.Flush()
 }
 
-func revokeToken(ctx context.Context, st *sqlite.TokenStore, id string, now time.Time, stdout io.Writer) error {
+func revokeToken(ctx context.Context, st apitoken.Store, id string, now time.Time, stdout io.Writer) error {
 	tok, err := st.Revoke(ctx, id, now)
 	if errors.Is(err, apitoken.ErrNotFound) {
 		if canon, perr := apitoken.ParseID(id); perr == nil {

@@ -2,13 +2,17 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/store/ydb"
 	"transcriber/internal/trigger"
 )
 
@@ -62,15 +66,52 @@ func (i *Instance) Set(a *App) {
 	i.app = a
 }
 
-// ErrNoCloudStore is what a function says until the YDB job store exists:
-// it fails loudly at its first call rather than run without state.
+// ErrNoCloudStore: a function was started without YDB_CONNECTION_STRING.
+// It fails loudly at its first call rather than run without state.
 var ErrNoCloudStore = errs.New(errs.Unavailable, "job_store_missing",
-	"the cloud job store (YDB) is not built yet; the functions cannot run in the cloud until it is")
+	"YDB_CONNECTION_STRING is not set: the functions keep their jobs in YDB")
+
+// ErrSQLiteInCloud: STORE=sqlite in a function. The embedded store is a
+// file on one machine; the functions' instances share nothing but YDB.
+var ErrSQLiteInCloud = errs.New(errs.Invalid, "store_sqlite_in_cloud",
+	"STORE=sqlite is for the local stack (make run); the functions need STORE=ydb (the default)")
+
+// YDBOpenTimeout bounds opening the YDB driver on an instance's first call.
+const YDBOpenTimeout = 10 * time.Second
 
 // CloudStores open the job and token stores the functions use in the
-// cloud.
-func CloudStores(context.Context, func(string) string) (job.Store, apitoken.Store, error) {
-	return nil, nil, ErrNoCloudStore
+// cloud: YDB (STORE=ydb, the default) at YDB_CONNECTION_STRING. Inside
+// Cloud Functions (LAMBDA_TASK_ROOT set) the driver authenticates as the
+// function's service account through the metadata service; elsewhere (a
+// function run by hand against a local YDB) from the YDB_* variables of
+// ydb-go-sdk-auth-environ. It is called once per instance, from
+// Instance.Get: the driver is opened lazily, with a background context and
+// YDBOpenTimeout (the driver outlives the call that opened it), reused by
+// every later call, and opened anew on the next call if opening failed.
+func CloudStores(ctx context.Context, getenv func(string) string) (job.Store, apitoken.Store, error) {
+	switch kind := getenv("STORE"); kind {
+	case "", "ydb":
+	case "sqlite":
+		return nil, nil, ErrSQLiteInCloud
+	default:
+		return nil, nil, errs.New(errs.Invalid, "store_unknown",
+			fmt.Sprintf("STORE=%q: want ydb (the functions' default) or sqlite (the local stack only)", kind))
+	}
+	dsn := getenv("YDB_CONNECTION_STRING")
+	if dsn == "" {
+		return nil, nil, ErrNoCloudStore
+	}
+	creds := ydb.EnvironCredentials
+	if getenv("LAMBDA_TASK_ROOT") != "" {
+		creds = ydb.MetadataCredentials
+	}
+	openCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), YDBOpenTimeout)
+	defer cancel()
+	db, err := ydb.Open(openCtx, dsn, clock.System(), ydb.WithCredentials(creds))
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the job store: %w", err)
+	}
+	return ydb.NewJobStore(db), ydb.NewTokenStore(db), nil
 }
 
 // CloudBuild is how a function builds its App: configuration from getenv

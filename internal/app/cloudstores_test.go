@@ -1,0 +1,36 @@
+package app
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/errs"
+)
+
+func TestCloudStores(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	ctx := context.Background()
+	t.Run("YDB is the default and needs its connection string", func(t *testing.T) {
+		_, _, err := CloudStores(ctx, env())
+		require.ErrorIs(t, err, ErrNoCloudStore)
+		require.Contains(t, errs.MessageOf(err), "YDB_CONNECTION_STRING")
+		_, _, err = CloudStores(ctx, env("STORE", "ydb"))
+		require.ErrorIs(t, err, ErrNoCloudStore)
+	})
+	t.Run("sqlite is for the local stack", func(t *testing.T) {
+		_, _, err := CloudStores(ctx, env("STORE", "sqlite", "YDB_CONNECTION_STRING", "grpc://localhost:2136/local"))
+		require.ErrorIs(t, err, ErrSQLiteInCloud)
+	})
+	t.Run("an unknown store is refused", func(t *testing.T) {
+		_, _, err := CloudStores(ctx, env("STORE", "postgres"))
+		require.Equal(t, errs.Invalid, errs.KindOf(err))
+	})
+}

@@ -1,0 +1,137 @@
+package ydb
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+
+	"transcriber/internal/job"
+)
+
+// ClaimDue claims up to limit due jobs for step: the due selection through
+// jobs_due, the claim rule on each, and the writes, in one transaction. Two
+// pollers that select the same jobs both write them; the first commit wins,
+// the other's locks are invalidated and the SDK runs it again, when those
+// jobs are no longer due.
+func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]job.Job, error) {
+	if err := job.CheckClaimLimit(limit); err != nil {
+		return nil, err
+	}
+	states := liveStates(step.From)
+	if len(states) == 0 {
+		return []job.Job{}, nil
+	}
+	var claimed []job.Job
+	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		claimed = make([]job.Job, 0, limit)
+		now := s.db.now()
+		var due []job.Job
+		err := s.db.rows(ctx, tx, selectDueJobs, dueParams(states, now, limit), func(row query.Row) error {
+			j, err := scanJob(row)
+			due = append(due, j)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(due) == 0 {
+			return nil
+		}
+		if err := s.loadSegments(ctx, tx, due); err != nil {
+			return err
+		}
+		next := make([]job.Job, 0, len(due))
+		for _, cur := range due {
+			j, err := job.ApplyClaim(cur, step, now)
+			if err != nil {
+				return fmt.Errorf("due job %s: %w", cur.ID, err) // the query and the rule disagree: a bug
+			}
+			next = append(next, stored(j))
+		}
+		if err := s.db.exec(ctx, tx, upsertJobs, jobsParams(next...)); err != nil {
+			return err
+		}
+		claimed = next
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim due jobs for %s: %w", step.Name, err)
+	}
+	return claimed, nil
+}
+
+// NextDue returns the earliest next_run_at among the jobs in states: for
+// each live state, the first entry of its range in jobs_due, so an idle
+// poll reads at most one index row per state.
+func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
+	live := liveStates(states)
+	if len(live) == 0 {
+		return time.Time{}, false, nil
+	}
+	var (
+		first time.Time
+		found bool
+	)
+	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		first, found = time.Time{}, false
+		for _, st := range live {
+			err := s.db.rows(ctx, tx, selectNextDue, nextDueParams(st), func(row query.Row) error {
+				var at time.Time
+				if err := row.ScanNamed(query.Named("next_run_at", &at)); err != nil {
+					return fmt.Errorf("read next_run_at: %w", err)
+				}
+				if !at.IsZero() && (!found || at.Before(first)) {
+					first, found = at.UTC(), true
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next due job: %w", err)
+	}
+	return first, found, nil
+}
+
+// List returns one page of an owner's jobs, newest first, through
+// jobs_owner.
+func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) (job.Page, error) {
+	if err := job.CheckListLimit(limit); err != nil {
+		return job.Page{}, err
+	}
+	cursor, err := job.ParseCursor(cursor)
+	if err != nil {
+		return job.Page{}, err
+	}
+	stmt, p := listJobs, listParams(ownerID, cursor, limit+1)
+	if cursor != "" {
+		stmt = listJobsAfter
+	}
+	var page job.Page
+	err = s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		page = job.Page{}
+		err := s.db.rows(ctx, tx, stmt, p, func(row query.Row) error {
+			j, err := scanJob(row)
+			page.Jobs = append(page.Jobs, j)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(page.Jobs) > limit {
+			page.Jobs = page.Jobs[:limit]
+			page.Next = page.Jobs[limit-1].ID
+		}
+		return s.loadSegments(ctx, tx, page.Jobs)
+	})
+	if err != nil {
+		return job.Page{}, fmt.Errorf("list jobs: %w", err)
+	}
+	return page, nil
+}

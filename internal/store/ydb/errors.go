@@ -1,0 +1,78 @@
+package ydb
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/ydb-platform/ydb-go-genproto/protos/Ydb"
+	ydbsdk "github.com/ydb-platform/ydb-go-sdk/v3"
+	"github.com/ydb-platform/ydb-go-sdk/v3/retry"
+
+	"transcriber/internal/errs"
+)
+
+// Codes and messages of the store's own errors. Messages never hold YDB's
+// text: the cause is kept for logs only (errs.Error.Err).
+const (
+	codeUnavailable = "store_unavailable"
+	msgUnavailable  = "the job store is unavailable"
+	codeFailed      = "store_failed"
+)
+
+// errNoDSN: Open was given no connection string.
+var errNoDSN = errs.New(errs.Invalid, "ydb_dsn_missing", "no YDB connection string (YDB_CONNECTION_STRING)")
+
+// translate reads an error of the SDK into the service's vocabulary; it is
+// the one place that does. Errors already classified (the domain's, from
+// inside a transaction) and a cancelled or expired context pass unchanged.
+// What may pass by itself is Unavailable: the transport, an overloaded or
+// unavailable database, an error the SDK would retry (ydb-go-sdk v3.127 has
+// no ydb.IsRetryableError; retry.Check is its verdict, and DoTx gave up
+// retrying), a missing table or database (a schema not yet migrated, a
+// database being created). Anything else is Internal.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var classified *errs.Error
+	if errors.As(err, &classified) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	switch {
+	case isKeyExists(err):
+		// An INSERT found its key taken; the stores check first, so this
+		// is a write that raced past a check.
+		return errs.Wrap(err, errs.Conflict, "store_conflict", "")
+	case ydbsdk.IsTransportError(err),
+		ydbsdk.IsTimeoutError(err),
+		ydbsdk.IsOperationErrorUnavailable(err),
+		ydbsdk.IsOperationErrorOverloaded(err),
+		ydbsdk.IsOperationErrorNotFoundError(err),
+		ydbsdk.IsOperationErrorSchemeError(err),
+		ydbsdk.IsOperationErrorTransactionLocksInvalidated(err),
+		ydbsdk.IsOperationError(err, Ydb.StatusIds_SESSION_EXPIRED, Ydb.StatusIds_BAD_SESSION,
+			Ydb.StatusIds_SESSION_BUSY, Ydb.StatusIds_UNDETERMINED, Ydb.StatusIds_ABORTED,
+			Ydb.StatusIds_CANCELLED, Ydb.StatusIds_TIMEOUT),
+		ydbsdk.IsRatelimiterAcquireError(err),
+		retry.Check(err).MustRetry(true), // the SDK's own verdict: it would retry an idempotent call
+		isClosed(err):
+		return errs.Wrap(err, errs.Unavailable, codeUnavailable, msgUnavailable)
+	}
+	return errs.Wrap(err, errs.Internal, codeFailed, "")
+}
+
+// isKeyExists reports an INSERT onto a key already present: YDB answers
+// PRECONDITION_FAILED ("Conflict with existing key").
+// https://ydb.tech/docs/en/yql/reference/syntax/insert_into
+func isKeyExists(err error) bool {
+	return ydbsdk.IsOperationError(err, Ydb.StatusIds_PRECONDITION_FAILED)
+}
+
+// isClosed reports a call on a closed driver: its session pool is closed.
+// The SDK exports no sentinel for it, so its text is matched; the text
+// stays in the cause, never in a message.
+func isClosed(err error) bool { return strings.Contains(err.Error(), "closed pool") }

@@ -1,0 +1,269 @@
+package ydb
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+	"github.com/ydb-platform/ydb-go-sdk/v3/retry"
+	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
+
+	"transcriber/internal/job"
+)
+
+// JobStore keeps jobs in the jobs and segments tables.
+type JobStore struct{ db *DB }
+
+var _ job.Store = (*JobStore)(nil)
+
+// NewJobStore returns the job store of db.
+func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
+
+// Create records a new job.
+func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
+	j, err := job.NewJob(d, s.db.now())
+	if err != nil {
+		return job.Job{}, err
+	}
+	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		return s.db.exec(ctx, tx, insertJobs, jobsParams(j))
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("create job: %w", err)
+	}
+	return stored(j), nil
+}
+
+// CreateForMessage records the job of a Telegram message once.
+func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, bool, error) {
+	fresh, err := job.NewMessageJob(d, s.db.now())
+	if err != nil {
+		return job.Job{}, false, err
+	}
+	j, created, err := s.createOnce(ctx, fresh, selectMessageJob, insertMessageJob, messageParams(d.TelegramChatID, d.TelegramMessageID))
+	if err != nil {
+		return job.Job{}, false, fmt.Errorf("create job for message %d/%d: %w", d.TelegramChatID, d.TelegramMessageID, err)
+	}
+	return j, created, nil
+}
+
+// CreateOnce records the job of an owner's idempotency key once.
+func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, error) {
+	fresh, err := job.NewKeyedJob(d, s.db.now())
+	if err != nil {
+		return job.Job{}, false, err
+	}
+	j, created, err := s.createOnce(ctx, fresh, selectKeyJob, insertKeyJob, keyParams(d.OwnerID, d.IdempotencyKey))
+	if err != nil {
+		return job.Job{}, false, fmt.Errorf("create job once: %w", err)
+	}
+	return j, created, nil
+}
+
+// createOnce returns the job that selectKey finds for key, or records fresh
+// and its key, in one transaction. Two callers that both find no key both
+// insert; the first commit wins and the other's locks are invalidated, so
+// the SDK runs it again and it finds the winner's job. An INSERT that finds
+// the key already taken is retried the same way.
+func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, selectKey, insertKey string, key params) (j job.Job, created bool, err error) {
+	fresh = stored(fresh)
+	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		j, created = job.Job{}, false
+		var id string
+		err := s.db.rows(ctx, tx, selectKey, key, func(row query.Row) error {
+			return row.ScanNamed(query.Named("job_id", &id))
+		})
+		if err != nil {
+			return err
+		}
+		if id != "" {
+			found, err := s.getJobs(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			j = found
+			return nil
+		}
+		err = s.db.exec(ctx, tx, insertKey, withJobID(key, fresh.ID))
+		if isKeyExists(err) {
+			return retry.RetryableError(err)
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.db.exec(ctx, tx, insertJobs, jobsParams(fresh)); err != nil {
+			return err
+		}
+		j, created = fresh, true
+		return nil
+	})
+	return j, created, err
+}
+
+// getJobs reads job id with its segments inside tx.
+func (s *JobStore) getJobs(ctx context.Context, tx query.TxActor, id string) (job.Job, error) {
+	var (
+		j     job.Job
+		found bool
+	)
+	err := s.db.rows(ctx, tx, selectJob, jobIDParams(id), func(row query.Row) error {
+		var err error
+		j, err = scanJob(row)
+		found = true
+		return err
+	})
+	if err != nil {
+		return job.Job{}, err
+	}
+	if !found {
+		return job.Job{}, job.ErrNotFound
+	}
+	one := []job.Job{j}
+	if err := s.loadSegments(ctx, tx, one); err != nil {
+		return job.Job{}, err
+	}
+	return one[0], nil
+}
+
+// loadSegments fills in the segments of jobs, in one query.
+func (s *JobStore) loadSegments(ctx context.Context, tx query.TxActor, jobs []job.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	at := make(map[string]int, len(jobs))
+	ids := make([]types.Value, len(jobs))
+	for i, j := range jobs {
+		at[j.ID] = i
+		ids[i] = utf8(j.ID)
+		jobs[i].Segments = nil
+	}
+	return s.db.rows(ctx, tx, selectSegments, jobIDsParams(ids), func(row query.Row) error {
+		var r segmentRow
+		if err := row.ScanNamed(segmentDests(&r)...); err != nil {
+			return fmt.Errorf("read segment row: %w", err)
+		}
+		r.Seq = int(r.seq)
+		i := at[r.jobID]
+		jobs[i].Segments = append(jobs[i].Segments, r.Segment)
+		return nil
+	})
+}
+
+// writeSegments replaces the stored segments of j with j.Segments.
+func (s *JobStore) writeSegments(ctx context.Context, tx query.TxActor, j job.Job) error {
+	if err := s.db.exec(ctx, tx, deleteSegments, segmentsOfParams(j.ID)); err != nil {
+		return err
+	}
+	if len(j.Segments) == 0 {
+		return nil
+	}
+	return s.db.exec(ctx, tx, upsertSegments, segmentsParams(j.ID, j.Segments))
+}
+
+// Delete marks a job deleted.
+func (s *JobStore) Delete(ctx context.Context, id string) (job.Job, error) {
+	j, err := s.change(ctx, id, false, func(cur job.Job, now time.Time) (job.Job, error) {
+		return job.ApplyDelete(cur, now), nil
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("delete job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// Get returns a job.
+func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {
+	id, err := job.ParseID(id)
+	if err != nil {
+		return job.Job{}, err
+	}
+	var j job.Job
+	err = s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		var err error
+		j, err = s.getJobs(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("get job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// change reads job id, lets apply decide what it becomes, and writes that
+// (with its segments when withSegments), in one transaction: the
+// conditional update every claim and claim-holder's write is.
+func (s *JobStore) change(ctx context.Context, id string, withSegments bool, apply func(cur job.Job, now time.Time) (job.Job, error)) (job.Job, error) {
+	id, err := job.ParseID(id)
+	if err != nil {
+		return job.Job{}, err
+	}
+	var j job.Job
+	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		j = job.Job{}
+		cur, err := s.getJobs(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		next, err := apply(cur, s.db.now())
+		if err != nil {
+			return err
+		}
+		next = stored(next)
+		if err := s.db.exec(ctx, tx, upsertJobs, jobsParams(next)); err != nil {
+			return err
+		}
+		if withSegments {
+			if err := s.writeSegments(ctx, tx, next); err != nil {
+				return err
+			}
+		}
+		j = next
+		return nil
+	})
+	return j, err
+}
+
+// Claim takes one job for step.
+func (s *JobStore) Claim(ctx context.Context, id string, step job.Step) (job.Job, error) {
+	j, err := s.change(ctx, id, false, func(cur job.Job, now time.Time) (job.Job, error) {
+		return job.ApplyClaim(cur, step, now)
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("claim job %s for %s: %w", id, step.Name, err)
+	}
+	return j, nil
+}
+
+// Save writes a step's result under its claim.
+func (s *JobStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
+	saved, err := s.change(ctx, j.ID, true, func(cur job.Job, now time.Time) (job.Job, error) {
+		return job.ApplySave(cur, j, n, now)
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("save job %s: %w", j.ID, err)
+	}
+	return saved, nil
+}
+
+// Release ends a claim after a failed attempt.
+func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
+	j, err := s.change(ctx, c.JobID, false, func(cur job.Job, now time.Time) (job.Job, error) {
+		return job.ApplyRelease(cur, c, pause, f, now)
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("release job %s: %w", c.JobID, err)
+	}
+	return j, nil
+}
+
+// liveStates are the non-terminal states among states, as parameter values.
+func liveStates(states []job.State) []types.Value {
+	var vs []types.Value
+	for _, st := range states {
+		if !st.Terminal() {
+			vs = append(vs, utf8(string(st)))
+		}
+	}
+	return vs
+}

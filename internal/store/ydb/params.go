@@ -1,0 +1,160 @@
+package ydb
+
+import (
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3/table"
+	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
+
+	"transcriber/internal/apitoken"
+	"transcriber/internal/job"
+)
+
+// params are a statement's parameters in the order they are declared.
+// https://ydb.tech/docs/en/reference/languages-and-apis/go-sdk (query
+// parameters: table.NewQueryParameters, table.ValueParam)
+type params []param
+
+type param struct {
+	name  string // with its $
+	value types.Value
+}
+
+func (p params) build() *table.QueryParameters {
+	opts := make([]table.ParameterOption, len(p))
+	for i, x := range p {
+		opts[i] = table.ValueParam(x.name, x.value)
+	}
+	return table.NewQueryParameters(opts...)
+}
+
+func utf8(s string) types.Value     { return types.UTF8Value(s) }
+func ts(t time.Time) types.Value    { return types.TimestampValueFromTime(t.UTC()) }
+func i64(v int64) types.Value       { return types.Int64Value(v) }
+func uint64Param(n int) types.Value { return types.Uint64Value(uint64(n)) } //nolint:gosec // n is a checked limit, 1..101
+func list(vs []types.Value) types.Value {
+	if len(vs) == 0 {
+		return types.ZeroValue(types.List(types.TypeUTF8))
+	}
+	return types.ListValue(vs...)
+}
+
+// Optional values: a zero Go value is NULL.
+func optUTF8(s string) types.Value {
+	if s == "" {
+		return types.NullValue(types.TypeUTF8)
+	}
+	return types.OptionalValue(types.UTF8Value(s))
+}
+
+func optI64(v int64) types.Value {
+	if v == 0 {
+		return types.NullValue(types.TypeInt64)
+	}
+	return types.OptionalValue(types.Int64Value(v))
+}
+
+func optTS(t time.Time) types.Value {
+	if t.IsZero() {
+		return types.NullValue(types.TypeTimestamp)
+	}
+	return types.OptionalValue(ts(t))
+}
+
+// jobsParams is the $jobs parameter of insertJobs and upsertJobs.
+func jobsParams(jobs ...job.Job) params {
+	vs := make([]types.Value, len(jobs))
+	for i, j := range jobs {
+		vs[i] = jobStruct(stored(j))
+	}
+	return params{{"$jobs", types.ListValue(vs...)}}
+}
+
+// segmentsParams is the $segments parameter of upsertSegments.
+func segmentsParams(jobID string, segs []job.Segment) params {
+	vs := make([]types.Value, len(segs))
+	for i, s := range segs {
+		vs[i] = types.StructValue(
+			types.StructFieldValue("job_id", utf8(jobID)),
+			types.StructFieldValue("seq", types.Int32Value(int32(s.Seq))), //nolint:gosec // a few segments per job
+			types.StructFieldValue("start_ms", i64(s.StartMs)),
+			types.StructFieldValue("duration_ms", i64(s.DurationMs)),
+			types.StructFieldValue("audio_key", utf8(s.AudioKey)),
+			types.StructFieldValue("container", utf8(s.Container)),
+			types.StructFieldValue("operation_id", utf8(s.OperationID)),
+			types.StructFieldValue("done", types.BoolValue(s.Done)),
+		)
+	}
+	return params{{"$segments", types.ListValue(vs...)}}
+}
+
+// tokenParams are the parameters of insertToken.
+func tokenParams(t apitoken.Token) params {
+	return params{
+		{"$hash", utf8(t.Hash)},
+		{"$id", utf8(t.ID)},
+		{"$name", utf8(t.Name)},
+		{"$created_at", ts(t.CreatedAt.UTC().Truncate(time.Millisecond))},
+		{"$revoked_at", optTS(truncMs(t.RevokedAt))},
+	}
+}
+
+func truncMs(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(time.Millisecond)
+}
+
+// The parameters of the other statements, one function each, so the
+// statements/schema agreement test checks what the store really binds.
+
+func jobIDParams(id string) params { return params{{"$id", utf8(id)}} } // selectJob
+
+func jobIDsParams(ids []types.Value) params { return params{{"$job_ids", list(ids)}} } // selectSegments
+
+func segmentsOfParams(jobID string) params { return params{{"$job_id", utf8(jobID)}} } // deleteSegments
+
+func dueParams(states []types.Value, now time.Time, n int) params { // selectDueJobs
+	return params{{"$states", list(states)}, {"$now", ts(now)}, {"$limit", uint64Param(n)}}
+}
+
+func nextDueParams(state types.Value) params { return params{{"$state", state}} } // selectNextDue
+
+func listParams(ownerID, cursor string, n int) params { // listJobs, listJobsAfter
+	if cursor == "" {
+		return params{{"$owner_id", utf8(ownerID)}, {"$limit", uint64Param(n)}}
+	}
+	return params{{"$owner_id", utf8(ownerID)}, {"$id", utf8(cursor)}, {"$limit", uint64Param(n)}}
+}
+
+func messageParams(chatID, messageID int64) params { // selectMessageJob
+	return params{{"$chat_id", i64(chatID)}, {"$message_id", i64(messageID)}}
+}
+
+func keyParams(ownerID, key string) params { // selectKeyJob
+	return params{{"$owner_id", utf8(ownerID)}, {"$idempotency_key", utf8(key)}}
+}
+
+// withJobID is a key's parameters for its INSERT: insertMessageJob,
+// insertKeyJob.
+func withJobID(key params, jobID string) params {
+	return append(key[:len(key):len(key)], param{"$job_id", utf8(jobID)})
+}
+
+func tokenHashParams(hash string) params { return params{{"$hash", utf8(hash)}} } // selectTokenByHash
+
+func tokenIDParams(id string) params { return params{{"$id", utf8(id)}} } // selectTokenByID
+
+func revokeParams(hash string, at time.Time) params { // revokeToken
+	return params{{"$hash", utf8(hash)}, {"$revoked_at", ts(at)}}
+}
+
+// stepParams are the parameters of insertSchemaStep.
+func stepParams(n int, name string, now time.Time) params {
+	return params{
+		{"$step", types.Int32Value(int32(n))}, //nolint:gosec // a handful of steps
+		{"$name", utf8(name)},
+		{"$applied_at", ts(now)},
+	}
+}

@@ -1,0 +1,140 @@
+package ydb
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
+
+	"transcriber/internal/apitoken"
+	"transcriber/internal/job"
+)
+
+// jobRow holds one jobs row as it is read: the job, with the columns whose
+// Go type differs from the scanned one apart.
+type jobRow struct {
+	job.Job
+	state, source string
+	attempts      int32
+}
+
+// jobColumn is one column of the jobs table: its name, the value a job
+// gives it, and where a read row puts it. jobColumnList is the one list;
+// statements.go's jobColumns and jobsStruct name the same columns in the
+// same order (statements_test.go checks).
+type jobColumn struct {
+	name  string
+	value func(j *job.Job) types.Value
+	ref   func(r *jobRow) any
+}
+
+var jobColumnList = []jobColumn{
+	{"id", func(j *job.Job) types.Value { return utf8(j.ID) }, func(r *jobRow) any { return &r.ID }},
+	{"state", func(j *job.Job) types.Value { return utf8(string(j.State)) }, func(r *jobRow) any { return &r.state }},
+	{"source", func(j *job.Job) types.Value { return utf8(string(j.Source)) }, func(r *jobRow) any { return &r.source }},
+	{"owner_id", func(j *job.Job) types.Value { return utf8(j.OwnerID) }, func(r *jobRow) any { return &r.OwnerID }},
+	{"language", func(j *job.Job) types.Value { return utf8(j.Language) }, func(r *jobRow) any { return &r.Language }},
+	{"filename", func(j *job.Job) types.Value { return utf8(j.Filename) }, func(r *jobRow) any { return &r.Filename }},
+	{"size_bytes", func(j *job.Job) types.Value { return i64(j.SizeBytes) }, func(r *jobRow) any { return &r.SizeBytes }},
+	{"content_type", func(j *job.Job) types.Value { return utf8(j.ContentType) }, func(r *jobRow) any { return &r.ContentType }},
+	{"duration_ms", func(j *job.Job) types.Value { return i64(j.DurationMs) }, func(r *jobRow) any { return &r.DurationMs }},
+	{"tg_chat_id", func(j *job.Job) types.Value { return optI64(j.TelegramChatID) }, func(r *jobRow) any { return &r.TelegramChatID }},
+	{"tg_message_id", func(j *job.Job) types.Value { return optI64(j.TelegramMessageID) }, func(r *jobRow) any { return &r.TelegramMessageID }},
+	{"attempts", func(j *job.Job) types.Value { return types.Int32Value(int32(j.Attempts)) }, func(r *jobRow) any { return &r.attempts }}, //nolint:gosec // attempts stay far below 2^31
+	{"next_run_at", func(j *job.Job) types.Value { return ts(j.NextRunAt) }, func(r *jobRow) any { return &r.NextRunAt }},
+	{"claim_id", func(j *job.Job) types.Value { return optUTF8(j.ClaimID) }, func(r *jobRow) any { return &r.ClaimID }},
+	{"claim_until", func(j *job.Job) types.Value { return optTS(j.ClaimUntil) }, func(r *jobRow) any { return &r.ClaimUntil }},
+	{"error_code", func(j *job.Job) types.Value { return utf8(j.ErrorCode) }, func(r *jobRow) any { return &r.ErrorCode }},
+	{"error_message", func(j *job.Job) types.Value { return utf8(j.ErrorMessage) }, func(r *jobRow) any { return &r.ErrorMessage }},
+	{"idempotency_key", func(j *job.Job) types.Value { return optUTF8(j.IdempotencyKey) }, func(r *jobRow) any { return &r.IdempotencyKey }},
+	{"deleted_at", func(j *job.Job) types.Value { return optTS(j.DeletedAt) }, func(r *jobRow) any { return &r.DeletedAt }},
+	{"upload_by", func(j *job.Job) types.Value { return optTS(j.UploadBy) }, func(r *jobRow) any { return &r.UploadBy }},
+	{"created_at", func(j *job.Job) types.Value { return ts(j.CreatedAt) }, func(r *jobRow) any { return &r.CreatedAt }},
+	{"updated_at", func(j *job.Job) types.Value { return ts(j.UpdatedAt) }, func(r *jobRow) any { return &r.UpdatedAt }},
+}
+
+// jobStruct is j as one element of the $jobs parameter.
+func jobStruct(j job.Job) types.Value {
+	fields := make([]types.StructValueOption, len(jobColumnList))
+	for i, c := range jobColumnList {
+		fields[i] = types.StructFieldValue(c.name, c.value(&j))
+	}
+	return types.StructValue(fields...)
+}
+
+// jobDests are where ScanNamed puts a jobs row's columns.
+func jobDests(r *jobRow) []query.NamedDestination {
+	d := make([]query.NamedDestination, len(jobColumnList))
+	for i, c := range jobColumnList {
+		d[i] = query.Named(c.name, c.ref(r))
+	}
+	return d
+}
+
+// finish turns a scanned row into its job: the typed columns, and times in
+// UTC (the SDK hands Timestamps back in the local zone).
+func (r *jobRow) finish() job.Job {
+	j := r.Job
+	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.CreatedAt, &j.UpdatedAt} {
+		if !t.IsZero() {
+			*t = t.UTC()
+		}
+	}
+	return j
+}
+
+func scanJob(row query.Row) (job.Job, error) {
+	var r jobRow
+	if err := row.ScanNamed(jobDests(&r)...); err != nil {
+		return job.Job{}, fmt.Errorf("read job row: %w", err)
+	}
+	return r.finish(), nil
+}
+
+// stored is j as this store keeps it: times in UTC at millisecond
+// precision, as the embedded store keeps them.
+func stored(j job.Job) job.Job {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.CreatedAt, &j.UpdatedAt} {
+		if !t.IsZero() {
+			*t = t.UTC().Truncate(time.Millisecond)
+		}
+	}
+	return j
+}
+
+// segmentRow is one segments row as it is read.
+type segmentRow struct {
+	jobID string
+	seq   int32
+	job.Segment
+}
+
+func segmentDests(r *segmentRow) []query.NamedDestination {
+	return []query.NamedDestination{
+		query.Named("job_id", &r.jobID), query.Named("seq", &r.seq),
+		query.Named("start_ms", &r.StartMs), query.Named("duration_ms", &r.DurationMs),
+		query.Named("audio_key", &r.AudioKey), query.Named("container", &r.Container),
+		query.Named("operation_id", &r.OperationID), query.Named("done", &r.Done),
+	}
+}
+
+// tokenRow is one api_tokens row as it is read.
+type tokenRow struct{ apitoken.Token }
+
+func tokenDests(r *tokenRow) []query.NamedDestination {
+	return []query.NamedDestination{
+		query.Named("hash", &r.Hash), query.Named("id", &r.ID), query.Named("name", &r.Name),
+		query.Named("created_at", &r.CreatedAt), query.Named("revoked_at", &r.RevokedAt),
+	}
+}
+
+func (r *tokenRow) finish() apitoken.Token {
+	t := r.Token
+	t.CreatedAt = t.CreatedAt.UTC()
+	if !t.RevokedAt.IsZero() {
+		t.RevokedAt = t.RevokedAt.UTC()
+	}
+	return t
+}

@@ -1,0 +1,142 @@
+package ydb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+	"github.com/ydb-platform/ydb-go-sdk/v3/sugar"
+
+	"transcriber/internal/errs"
+)
+
+// step is one schema step: a name for people and one DDL statement.
+type step struct {
+	name string
+	ddl  string
+}
+
+// steps are the schema's steps, applied in order by Migrate and recorded
+// in schema_steps by number (1-based). An applied step is never edited: a
+// change is a new step, and docs/database.md changes with it.
+var steps = []step{
+	{"jobs", createJobs},
+	{"segments", createSegments},
+	{"telegram_messages", createTelegramMessages},
+	{"idempotency_keys", createIdempotencyKeys},
+	{"api_tokens", createAPITokens},
+}
+
+// SchemaVersion is the number of schema steps this code knows.
+func SchemaVersion() int { return len(steps) }
+
+// ErrStepApplied: a step Migrate was about to record is recorded already;
+// another migrate ran at the same time. Run it again.
+var ErrStepApplied = errs.New(errs.Conflict, "schema_step_applied", "a schema step is already recorded as applied")
+
+// Migrate brings the schema up to date: it makes schema_steps if missing,
+// then applies each step not recorded there, in order, and records it.
+// DDL runs outside any transaction (YDB keeps schema and data changes
+// apart: https://ydb.tech/docs/en/concepts/transactions); each record is
+// its own transaction, which refuses a step recorded meanwhile. Running
+// Migrate again changes nothing. A database recording a step this program
+// does not know is refused ("run a newer build"). It returns the steps
+// applied now.
+func Migrate(ctx context.Context, db *DB) ([]string, error) {
+	ctx, cancel := db.bound(ctx)
+	defer cancel()
+	if err := db.ensureStepsTable(ctx); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	have, err := db.appliedSteps(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	var applied []string
+	for i, st := range steps {
+		n := i + 1
+		if have[n] {
+			continue
+		}
+		if err := db.driver.Query().Exec(ctx, db.text(st.ddl), query.WithTxControl(query.ImplicitTxControl())); err != nil {
+			return applied, fmt.Errorf("migrate: schema step %d (%s): %w", n, st.name, translate(err))
+		}
+		if err := db.recordStep(ctx, n, st.name); err != nil {
+			return applied, fmt.Errorf("migrate: record schema step %d (%s): %w", n, st.name, err)
+		}
+		applied = append(applied, st.name)
+	}
+	return applied, nil
+}
+
+// ensureStepsTable makes schema_steps unless it exists (and the directory
+// of the tables, when the store has one).
+func (db *DB) ensureStepsTable(ctx context.Context) error {
+	if db.dir != "" {
+		if err := sugar.MakeRecursive(ctx, db.driver, db.dir); err != nil {
+			return translate(err)
+		}
+	}
+	exists, err := sugar.IsTableExists(ctx, db.driver.Scheme(), path.Join(db.driver.Name(), db.dir, "schema_steps"))
+	if err != nil {
+		return translate(err)
+	}
+	if exists {
+		return nil
+	}
+	return translate(db.driver.Query().Exec(ctx, db.text(createSchemaSteps), query.WithTxControl(query.ImplicitTxControl())))
+}
+
+// appliedSteps reads the numbers of the applied steps and refuses a
+// database that has one this program does not know.
+func (db *DB) appliedSteps(ctx context.Context) (map[int]bool, error) {
+	have := map[int]bool{}
+	err := db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		clear(have)
+		return db.rows(ctx, tx, selectSchemaSteps, nil, func(row query.Row) error {
+			var n int32
+			if err := row.ScanNamed(query.Named("step", &n)); err != nil {
+				return fmt.Errorf("read schema step: %w", err)
+			}
+			have[int(n)] = true
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	for n := range have {
+		if n > len(steps) {
+			return nil, fmt.Errorf("the database has schema step %d, newer than this program's %d: run a newer build", n, len(steps))
+		}
+	}
+	return have, nil
+}
+
+// recordStep records step n as applied, unless it is recorded already.
+func (db *DB) recordStep(ctx context.Context, n int, name string) error {
+	return db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		recorded := false
+		err := db.rows(ctx, tx, selectSchemaSteps, nil, func(row query.Row) error {
+			var have int32
+			if err := row.ScanNamed(query.Named("step", &have)); err != nil {
+				return err
+			}
+			recorded = recorded || int(have) == n
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if recorded {
+			return fmt.Errorf("%w: step %d", ErrStepApplied, n)
+		}
+		err = db.exec(ctx, tx, insertSchemaStep, stepParams(n, name, db.now()))
+		if isKeyExists(err) {
+			return errors.Join(ErrStepApplied, err)
+		}
+		return err
+	})
+}

@@ -1,0 +1,293 @@
+package ydb
+
+// Every YQL statement of the store, one named constant each, so the
+// statements/schema agreement test (statements_test.go) can read them all.
+// Each names the YDB documentation page its syntax follows. Statements name
+// tables without a path; Store.text puts a PRAGMA TablePathPrefix in front
+// when the store's tables live in a directory (the tests).
+//
+// Conventions, so the test can check them:
+//   - every parameter is DECLAREd, with the type the Go code binds
+//     (https://ydb.tech/docs/en/yql/reference/syntax/declare);
+//   - a parameter compared with, or written to, a column has the column's
+//     type (Optional<T> only for a column that may be NULL);
+//   - rows are written from a List<Struct<…>> whose field names are the
+//     column names, through AS_TABLE
+//     (https://ydb.tech/docs/en/yql/reference/syntax/select/from_as_table).
+//
+// Types (https://ydb.tech/docs/en/yql/reference/types/primitive): Utf8 text,
+// Int64/Int32 numbers, Bool, Timestamp (microseconds, UTC). Only key columns
+// are NOT NULL: older YDB releases accept NOT NULL on key columns only
+// (https://ydb.tech/docs/en/concepts/datamodel/table), and the store writes
+// every column of a row anyway.
+
+// Schema steps: CREATE TABLE with secondary indexes.
+// https://ydb.tech/docs/en/yql/reference/syntax/create_table/
+// https://ydb.tech/docs/en/yql/reference/syntax/create_table/secondary_index
+const (
+	// createSchemaSteps records the schema steps applied; Migrate makes it
+	// before the first step.
+	createSchemaSteps = `CREATE TABLE schema_steps (
+	step       Int32 NOT NULL,
+	name       Utf8,
+	applied_at Timestamp,
+	PRIMARY KEY (step)
+)`
+
+	// createJobs (step 1): the job and its queue entry in one row. jobs_due
+	// serves due selection and NextDue, jobs_owner a caller's listing; a
+	// global index's key is its columns followed by the table's key (id).
+	createJobs = `CREATE TABLE jobs (
+	id              Utf8 NOT NULL,
+	state           Utf8,
+	source          Utf8,
+	owner_id        Utf8,
+	language        Utf8,
+	filename        Utf8,
+	size_bytes      Int64,
+	content_type    Utf8,
+	duration_ms     Int64,
+	tg_chat_id      Int64,
+	tg_message_id   Int64,
+	attempts        Int32,
+	next_run_at     Timestamp,
+	claim_id        Utf8,
+	claim_until     Timestamp,
+	error_code      Utf8,
+	error_message   Utf8,
+	idempotency_key Utf8,
+	deleted_at      Timestamp,
+	upload_by       Timestamp,
+	created_at      Timestamp,
+	updated_at      Timestamp,
+	INDEX jobs_due GLOBAL SYNC ON (state, next_run_at),
+	INDEX jobs_owner GLOBAL SYNC ON (owner_id, id),
+	PRIMARY KEY (id)
+)`
+
+	// createSegments (step 2): the pieces of a job's audio.
+	createSegments = `CREATE TABLE segments (
+	job_id       Utf8 NOT NULL,
+	seq          Int32 NOT NULL,
+	start_ms     Int64,
+	duration_ms  Int64,
+	audio_key    Utf8,
+	container    Utf8,
+	operation_id Utf8,
+	done         Bool,
+	PRIMARY KEY (job_id, seq)
+)`
+
+	// createTelegramMessages (step 3): one job per Telegram message. YDB has
+	// no partial unique index to lean on, so the message is a key of its own.
+	createTelegramMessages = `CREATE TABLE telegram_messages (
+	chat_id    Int64 NOT NULL,
+	message_id Int64 NOT NULL,
+	job_id     Utf8,
+	PRIMARY KEY (chat_id, message_id)
+)`
+
+	// createIdempotencyKeys (step 4): one job per API caller and key.
+	createIdempotencyKeys = `CREATE TABLE idempotency_keys (
+	owner_id        Utf8 NOT NULL,
+	idempotency_key Utf8 NOT NULL,
+	job_id          Utf8,
+	PRIMARY KEY (owner_id, idempotency_key)
+)`
+
+	// createAPITokens (step 5): API tokens by the hash of their secret;
+	// api_tokens_id finds one by id (Revoke, and Create's uniqueness check).
+	createAPITokens = `CREATE TABLE api_tokens (
+	hash       Utf8 NOT NULL,
+	id         Utf8,
+	name       Utf8,
+	created_at Timestamp,
+	revoked_at Timestamp,
+	INDEX api_tokens_id GLOBAL SYNC ON (id),
+	PRIMARY KEY (hash)
+)`
+)
+
+// Schema bookkeeping.
+const (
+	// selectSchemaSteps lists the applied steps.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/
+	selectSchemaSteps = `SELECT step FROM schema_steps ORDER BY step`
+
+	// insertSchemaStep records a step; INSERT fails if the step is there.
+	// https://ydb.tech/docs/en/yql/reference/syntax/insert_into
+	insertSchemaStep = `DECLARE $step AS Int32;
+DECLARE $name AS Utf8;
+DECLARE $applied_at AS Timestamp;
+INSERT INTO schema_steps (step, name, applied_at) VALUES ($step, $name, $applied_at)`
+)
+
+// jobsStruct is the row type of the jobs table as a parameter: one field
+// per column, in the schema's order.
+const jobsStruct = `List<Struct<
+	id: Utf8, state: Utf8, source: Utf8, owner_id: Utf8, language: Utf8, filename: Utf8,
+	size_bytes: Int64, content_type: Utf8, duration_ms: Int64,
+	tg_chat_id: Optional<Int64>, tg_message_id: Optional<Int64>, attempts: Int32,
+	next_run_at: Timestamp, claim_id: Optional<Utf8>, claim_until: Optional<Timestamp>,
+	error_code: Utf8, error_message: Utf8, idempotency_key: Optional<Utf8>,
+	deleted_at: Optional<Timestamp>, upload_by: Optional<Timestamp>,
+	created_at: Timestamp, updated_at: Timestamp>>`
+
+// jobColumns is the jobs table's columns as statements list them.
+const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
+	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
+	error_code, error_message, idempotency_key, deleted_at, upload_by, created_at, updated_at`
+
+// Jobs.
+const (
+	// insertJobs records new jobs; INSERT fails on an id already there.
+	// https://ydb.tech/docs/en/yql/reference/syntax/insert_into
+	insertJobs = `DECLARE $jobs AS ` + jobsStruct + `;
+INSERT INTO jobs (` + jobColumns + `)
+SELECT ` + jobColumns + ` FROM AS_TABLE($jobs)`
+
+	// upsertJobs writes whole job rows read earlier in the same transaction.
+	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
+	upsertJobs = `DECLARE $jobs AS ` + jobsStruct + `;
+UPSERT INTO jobs (` + jobColumns + `)
+SELECT ` + jobColumns + ` FROM AS_TABLE($jobs)`
+
+	// selectJob reads one job by its key.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/
+	selectJob = `DECLARE $id AS Utf8;
+SELECT ` + jobColumns + `
+FROM jobs WHERE id = $id`
+
+	// selectDueJobs is the due selection through the jobs_due index: live
+	// states, pause over, claim expired (a claim keeps next_run_at at its
+	// expiry, so the claim test only confirms it).
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
+	selectDueJobs = `DECLARE $states AS List<Utf8>;
+DECLARE $now AS Timestamp;
+DECLARE $limit AS Uint64;
+SELECT ` + jobColumns + `
+FROM jobs VIEW jobs_due
+WHERE state IN $states AND next_run_at <= $now AND (claim_until IS NULL OR claim_until <= $now)
+ORDER BY next_run_at, id
+LIMIT $limit`
+
+	// selectNextDue is the earliest next_run_at of one state: the first
+	// entry of the state's range in jobs_due, one row read.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
+	selectNextDue = `DECLARE $state AS Utf8;
+SELECT next_run_at
+FROM jobs VIEW jobs_due
+WHERE state = $state
+ORDER BY next_run_at
+LIMIT 1`
+
+	// listJobs is the first page of an owner's jobs, newest first.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
+	listJobs = `DECLARE $owner_id AS Utf8;
+DECLARE $limit AS Uint64;
+SELECT ` + jobColumns + `
+FROM jobs VIEW jobs_owner
+WHERE owner_id = $owner_id
+ORDER BY id DESC
+LIMIT $limit`
+
+	// listJobsAfter is a following page: the jobs older than the cursor.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
+	listJobsAfter = `DECLARE $owner_id AS Utf8;
+DECLARE $id AS Utf8;
+DECLARE $limit AS Uint64;
+SELECT ` + jobColumns + `
+FROM jobs VIEW jobs_owner
+WHERE owner_id = $owner_id AND id < $id
+ORDER BY id DESC
+LIMIT $limit`
+)
+
+// Segments.
+const (
+	// selectSegments reads the segments of some jobs.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/
+	selectSegments = `DECLARE $job_ids AS List<Utf8>;
+SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done
+FROM segments WHERE job_id IN $job_ids
+ORDER BY job_id, seq`
+
+	// deleteSegments drops a job's segments before its new ones are written.
+	// https://ydb.tech/docs/en/yql/reference/syntax/delete
+	deleteSegments = `DECLARE $job_id AS Utf8;
+DELETE FROM segments WHERE job_id = $job_id`
+
+	// upsertSegments writes a job's segments.
+	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
+	upsertSegments = `DECLARE $segments AS List<Struct<
+	job_id: Utf8, seq: Int32, start_ms: Int64, duration_ms: Int64,
+	audio_key: Utf8, container: Utf8, operation_id: Utf8, done: Bool>>;
+UPSERT INTO segments (job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done)
+SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done FROM AS_TABLE($segments)`
+)
+
+// The keys that make CreateForMessage and CreateOnce return the job made
+// before: read, and inserted with the job when absent, in one transaction.
+const (
+	// selectMessageJob finds the job of a Telegram message.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/
+	selectMessageJob = `DECLARE $chat_id AS Int64;
+DECLARE $message_id AS Int64;
+SELECT job_id FROM telegram_messages WHERE chat_id = $chat_id AND message_id = $message_id`
+
+	// insertMessageJob records the job of a Telegram message.
+	// https://ydb.tech/docs/en/yql/reference/syntax/insert_into
+	insertMessageJob = `DECLARE $chat_id AS Int64;
+DECLARE $message_id AS Int64;
+DECLARE $job_id AS Utf8;
+INSERT INTO telegram_messages (chat_id, message_id, job_id) VALUES ($chat_id, $message_id, $job_id)`
+
+	// selectKeyJob finds the job of an owner's idempotency key.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/
+	selectKeyJob = `DECLARE $owner_id AS Utf8;
+DECLARE $idempotency_key AS Utf8;
+SELECT job_id FROM idempotency_keys WHERE owner_id = $owner_id AND idempotency_key = $idempotency_key`
+
+	// insertKeyJob records the job of an owner's idempotency key.
+	// https://ydb.tech/docs/en/yql/reference/syntax/insert_into
+	insertKeyJob = `DECLARE $owner_id AS Utf8;
+DECLARE $idempotency_key AS Utf8;
+DECLARE $job_id AS Utf8;
+INSERT INTO idempotency_keys (owner_id, idempotency_key, job_id) VALUES ($owner_id, $idempotency_key, $job_id)`
+)
+
+// API tokens.
+const tokenColumns = `hash, id, name, created_at, revoked_at`
+
+const (
+	// insertToken records a token; INSERT fails on a hash already there.
+	// https://ydb.tech/docs/en/yql/reference/syntax/insert_into
+	insertToken = `DECLARE $hash AS Utf8;
+DECLARE $id AS Utf8;
+DECLARE $name AS Utf8;
+DECLARE $created_at AS Timestamp;
+DECLARE $revoked_at AS Optional<Timestamp>;
+INSERT INTO api_tokens (` + tokenColumns + `) VALUES ($hash, $id, $name, $created_at, $revoked_at)`
+
+	// selectTokenByHash finds a token by the hash of its secret.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/
+	selectTokenByHash = `DECLARE $hash AS Utf8;
+SELECT ` + tokenColumns + ` FROM api_tokens WHERE hash = $hash`
+
+	// selectTokenByID finds a token by its id, through api_tokens_id.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
+	selectTokenByID = `DECLARE $id AS Utf8;
+SELECT ` + tokenColumns + ` FROM api_tokens VIEW api_tokens_id WHERE id = $id`
+
+	// selectTokens lists every token, oldest first. Tokens are made by hand,
+	// so the table is small and a full read is fine.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/
+	selectTokens = `SELECT ` + tokenColumns + ` FROM api_tokens ORDER BY id`
+
+	// revokeToken sets the revocation time of a token read as live in the
+	// same transaction.
+	// https://ydb.tech/docs/en/yql/reference/syntax/update
+	revokeToken = `DECLARE $hash AS Utf8;
+DECLARE $revoked_at AS Timestamp;
+UPDATE api_tokens SET revoked_at = $revoked_at WHERE hash = $hash`
+)

@@ -1,0 +1,220 @@
+package ydb
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	ydbtypes "github.com/ydb-platform/ydb-go-sdk/v3/table/types"
+)
+
+// The statements and the schema agree: every column a statement names
+// exists in the table the schema steps create, and every parameter is
+// declared with the column's type and bound by the Go code with the
+// declared type. The statements are read from statements.go itself, so a
+// new statement is checked without being listed anywhere but in bound.
+
+// boundParams are the parameters the store binds to each DML statement,
+// made by the same functions the store calls.
+func boundParams() map[string]params {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	j := fullJob()
+	states := liveStates(nil)
+	states = append(states, utf8("created"))
+	return map[string]params{
+		"selectSchemaSteps": nil,
+		"insertSchemaStep":  stepParams(1, "jobs", now),
+		"insertJobs":        jobsParams(j),
+		"upsertJobs":        jobsParams(j),
+		"selectJob":         jobIDParams(j.ID),
+		"selectDueJobs":     dueParams(states, now, 10),
+		"selectNextDue":     nextDueParams(utf8("created")),
+		"listJobs":          listParams("o", "", 11),
+		"listJobsAfter":     listParams("o", j.ID, 11),
+		"selectSegments":    jobIDsParams([]ydbtypes.Value{utf8(j.ID)}),
+		"deleteSegments":    segmentsOfParams(j.ID),
+		"upsertSegments":    segmentsParams(j.ID, fullSegments()),
+		"selectMessageJob":  messageParams(1, 2),
+		"insertMessageJob":  withJobID(messageParams(1, 2), j.ID),
+		"selectKeyJob":      keyParams("o", "k"),
+		"insertKeyJob":      withJobID(keyParams("o", "k"), j.ID),
+		"insertToken":       tokenParams(fullToken(t0())),
+		"selectTokenByHash": tokenHashParams("h"),
+		"selectTokenByID":   tokenIDParams("i"),
+		"selectTokens":      nil,
+		"revokeToken":       revokeParams("h", now),
+	}
+}
+
+// statementConstants evaluates every string constant of statements.go.
+func statementConstants(t *testing.T) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "statements.go", nil, 0)
+	require.NoError(t, err)
+	info := &types.Info{Defs: map[*ast.Ident]types.Object{}}
+	_, err = (&types.Config{Importer: importer.Default()}).Check("ydb", fset, []*ast.File{f}, info)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for id, obj := range info.Defs {
+		if c, ok := obj.(*types.Const); ok && c.Val().Kind() == constant.String {
+			out[id.Name] = constant.StringVal(c.Val())
+		}
+	}
+	return out
+}
+
+func TestStatementsAgreeWithSchema(t *testing.T) {
+	consts := statementConstants(t)
+	schema, errs := parseSchema(ddlOf(consts))
+	require.Empty(t, errs)
+	bound := boundParams()
+	for name, text := range consts {
+		if strings.HasPrefix(name, "create") || !isStatement(text) {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			p, ok := bound[name]
+			require.True(t, ok, "statement %s has no entry in boundParams", name)
+			require.Empty(t, checkStatement(schema, text, p))
+		})
+	}
+	for name := range bound {
+		require.Contains(t, consts, name, "boundParams names a statement that is gone")
+	}
+}
+
+// The check fails when a column is renamed on one side only, or a
+// parameter is bound with another type than declared.
+func TestStatementsAgreementCatchesDrift(t *testing.T) {
+	consts := statementConstants(t)
+	ddl := ddlOf(consts)
+	schema, _ := parseSchema(ddl)
+
+	t.Run("a statement names a column the schema lacks", func(t *testing.T) {
+		altered := strings.Replace(consts["selectDueJobs"], "claim_until IS NULL", "claim_untl IS NULL", 1)
+		require.NotEqual(t, consts["selectDueJobs"], altered)
+		errs := checkStatement(schema, altered, boundParams()["selectDueJobs"])
+		require.NotEmpty(t, errs)
+		require.Contains(t, fmt.Sprint(errs), "claim_untl")
+	})
+	t.Run("the schema renames a column the statements use", func(t *testing.T) {
+		renamed := slices.Clone(ddl)
+		for i, d := range renamed {
+			renamed[i] = strings.Replace(d, "next_run_at     Timestamp", "run_at          Timestamp", 1)
+		}
+		altered, errs := parseSchema(renamed)
+		require.NotEmpty(t, errs, "the jobs_due index names the old column")
+		for _, stmt := range []string{"selectDueJobs", "upsertJobs", "selectNextDue"} {
+			require.NotEmpty(t, checkStatement(altered, consts[stmt], boundParams()[stmt]), stmt)
+		}
+	})
+	t.Run("a column's type changes in the schema", func(t *testing.T) {
+		retyped := slices.Clone(ddl)
+		for i, d := range retyped {
+			retyped[i] = strings.Replace(d, "attempts        Int32", "attempts        Uint32", 1)
+		}
+		altered, _ := parseSchema(retyped)
+		require.NotEmpty(t, checkStatement(altered, consts["upsertJobs"], boundParams()["upsertJobs"]))
+	})
+	t.Run("the Go code binds another type than declared", func(t *testing.T) {
+		p := slices.Clone(boundParams()["selectDueJobs"])
+		p[2] = param{"$limit", ydbtypes.Int64Value(10)}
+		require.NotEmpty(t, checkStatement(schema, consts["selectDueJobs"], p))
+	})
+	t.Run("a parameter is declared but never bound", func(t *testing.T) {
+		require.NotEmpty(t, checkStatement(schema, consts["selectJob"], nil))
+	})
+}
+
+func ddlOf(consts map[string]string) []string {
+	var ddl []string
+	for name, text := range consts {
+		if strings.HasPrefix(name, "create") {
+			ddl = append(ddl, text)
+		}
+	}
+	slices.Sort(ddl)
+	return ddl
+}
+
+func isStatement(text string) bool {
+	return regexp.MustCompile(`\b(SELECT|INSERT|UPSERT|UPDATE|DELETE)\b`).MatchString(text)
+}
+
+// column is a column of the schema.
+type column struct {
+	typ     string // e.g. Utf8
+	notNull bool
+}
+
+type schemaTable struct {
+	columns map[string]column
+	indexes map[string]bool
+}
+
+var (
+	reCreate = regexp.MustCompile(`CREATE TABLE (\w+) \(`)
+	reColumn = regexp.MustCompile(`^\s*(\w+)\s+(\w+)(\s+NOT NULL)?,?$`)
+	reIndex  = regexp.MustCompile(`INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)`)
+	reKey    = regexp.MustCompile(`PRIMARY KEY \(([^)]*)\)`)
+)
+
+// parseSchema reads CREATE TABLE statements; it reports an index or key
+// naming a column the table lacks.
+func parseSchema(ddl []string) (map[string]schemaTable, []error) {
+	out := map[string]schemaTable{}
+	var errs []error
+	for _, d := range ddl {
+		m := reCreate.FindStringSubmatch(d)
+		if m == nil {
+			errs = append(errs, fmt.Errorf("not a CREATE TABLE: %.40q", d))
+			continue
+		}
+		tb := schemaTable{columns: map[string]column{}, indexes: map[string]bool{}}
+		for _, line := range strings.Split(d, "\n")[1:] {
+			if c := reColumn.FindStringSubmatch(line); c != nil && c[1] != "INDEX" && c[1] != "PRIMARY" {
+				tb.columns[c[1]] = column{typ: c[2], notNull: c[3] != ""}
+			}
+		}
+		for _, ix := range reIndex.FindAllStringSubmatch(d, -1) {
+			tb.indexes[ix[1]] = true
+			errs = append(errs, tb.check(m[1], "index "+ix[1], ix[2])...)
+		}
+		for _, k := range reKey.FindAllStringSubmatch(d, -1) {
+			errs = append(errs, tb.check(m[1], "primary key", k[1])...)
+		}
+		out[m[1]] = tb
+	}
+	return out, errs
+}
+
+func (tb schemaTable) check(name, what, list string) []error {
+	var errs []error
+	for _, c := range splitList(list) {
+		if _, ok := tb.columns[c]; !ok {
+			errs = append(errs, fmt.Errorf("table %s: %s names column %s, which it lacks", name, what, c))
+		}
+	}
+	return errs
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
