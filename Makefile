@@ -57,6 +57,16 @@ test-ydb: ## run the YDB store's contract suite against ydbplatform/local-ydb in
 bench: ## run the benchmarks and print their ratios
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...
 
+# Deployment packages (docs/deploy.md). FFMPEG_BUNDLE_DIR: a directory with
+# static Linux x86-64 ffmpeg and ffprobe for the ingest and poll zips.
+.PHONY: package
+package: ## one zip per function in dist/, as the platform builds it; prints sizes, SHA-256 and upload path
+	GO=$(GO) scripts/package.sh
+
+.PHONY: emulate-build
+emulate-build: package ## build each zip as the platform does (Go 1.23.9, plugin, ycf, cold cache, one CPU), timed
+	GO=$(GO) GO_RUNTIME=$(GO_RUNTIME) scripts/emulate-build.sh
+
 .PHONY: lint
 lint: fmt-check vet golangci-lint tidy-check check-go123 ## every static check
 

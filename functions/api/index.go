@@ -10,7 +10,7 @@ import (
 	"transcriber/internal/httpapi"
 )
 
-var instance = app.Instance{Build: app.CloudBuild(os.Getenv)}
+var instance = app.Instance{Build: app.CloudBuild(os.Getenv, app.NoMedia)}
 
 // Handler answers one API Gateway request (payload format 1.0).
 func Handler(ctx context.Context, ev *httpapi.GatewayRequest) (*httpapi.GatewayResponse, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -44,10 +45,13 @@ type Options struct {
 	// Recognizer replaces the SpeechKit client built from the
 	// configuration (the local stack without credentials).
 	Recognizer pipeline.Recognizer
-	Notifier   pipeline.Notifier
-	Clock      clock.Clock
-	Log        *slog.Logger
-	Sleep      func(ctx context.Context, d time.Duration) error
+	// WithoutMedia builds no media tools: for a function that never
+	// converts (api), whose package ships no ffmpeg.
+	WithoutMedia bool
+	Notifier     pipeline.Notifier
+	Clock        clock.Clock
+	Log          *slog.Logger
+	Sleep        func(ctx context.Context, d time.Duration) error
 }
 
 // NewLogger returns the service's logger: JSON lines on stderr, which Cloud
@@ -85,14 +89,18 @@ func New(cfg Config, opt Options) (*App, error) {
 		}
 		rec, closers = client, append(closers, client.Close)
 	}
-	tools, err := ffmpeg.Locate(cfg.FFmpegPath, cfg.FFprobePath, cfg.TaskRoot)
-	if err != nil {
-		return nil, fmt.Errorf("media tools: %w", err)
+	var media pipeline.Media = noMedia{}
+	if !opt.WithoutMedia {
+		tools, err := ffmpeg.Locate(cfg.FFmpegPath, cfg.FFprobePath, cfg.TaskRoot)
+		if err != nil {
+			return nil, fmt.Errorf("media tools: %w", err)
+		}
+		media = ffmpeg.New(tools, cfg.Media)
 	}
 	p := pipeline.New(pipeline.Deps{
 		Store:      opt.Store,
 		Objects:    objects,
-		Media:      ffmpeg.New(tools, cfg.Media),
+		Media:      media,
 		Recognizer: rec,
 		Notifier:   opt.Notifier,
 		Clock:      clk,
@@ -148,3 +156,18 @@ func (Unconfigured) Result(context.Context, string) (transcript.Transcript, erro
 
 // Delete has nothing to delete.
 func (Unconfigured) Delete(context.Context, string) error { return nil }
+
+// errNoMedia is what a pipeline without media tools answers; only a
+// function built WithoutMedia has one, and it never runs ingest.
+var errNoMedia = errs.New(errs.Internal, "media_tools_missing", "this function has no media tools")
+
+// noMedia is the media of an App built WithoutMedia.
+type noMedia struct{}
+
+func (noMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
+	return ffmpeg.Probe{}, errNoMedia
+}
+func (noMedia) Plan(ffmpeg.Probe) (ffmpeg.Plan, error) { return ffmpeg.Plan{}, errNoMedia }
+func (noMedia) Convert(context.Context, string, ffmpeg.Segment, io.Writer) error {
+	return errNoMedia
+}

@@ -116,7 +116,7 @@ func CloudStores(ctx context.Context, getenv func(string) string) (job.Store, ap
 
 // CloudBuild is how a function builds its App: configuration from getenv
 // (os.Getenv) and the cloud job store.
-func CloudBuild(getenv func(string) string) func(ctx context.Context) (*App, error) {
+func CloudBuild(getenv func(string) string, tune ...func(*Options)) func(ctx context.Context) (*App, error) {
 	return func(ctx context.Context) (*App, error) {
 		cfg, err := FromEnv(getenv)
 		if err != nil {
@@ -126,6 +126,14 @@ func CloudBuild(getenv func(string) string) func(ctx context.Context) (*App, err
 		if err != nil {
 			return nil, err
 		}
-		return New(cfg, Options{Store: jobs, Tokens: tokens})
+		opt := Options{Store: jobs, Tokens: tokens}
+		for _, f := range tune {
+			f(&opt)
+		}
+		return New(cfg, opt)
 	}
 }
+
+// NoMedia is the CloudBuild option of a function that never converts
+// audio (api): its package ships no ffmpeg, so none is looked for.
+func NoMedia(o *Options) { o.WithoutMedia = true }

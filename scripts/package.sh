@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Builds one zip per Cloud Function in dist/<name>.zip, in the layout the
+# platform builds from source (docs/deploy.md):
+#
+#   go.mod, go.sum            as in the repository
+#   index.go                  functions/<name>/index.go, unchanged: entrypoint index.Handler
+#   internal/...              every package of this module the function imports
+#                             (under the ycf tag), at its path: no _test.go, no
+#                             testdata, no main_local.go
+#   bin/ffmpeg, bin/ffprobe   for ingest and poll, from FFMPEG_BUNDLE_DIR (static
+#                             Linux x86-64 binaries; mode 0755 kept)
+#
+# Then prints each zip's size, SHA-256 and upload path (direct ≤ 3.5 MB, via
+# Object Storage ≤ 128 MB; unpacked ≤ 680 MB), failing if a limit is broken.
+#
+#   FUNCTIONS="api ingest poll"    which functions (default: every functions/*/index.go)
+#   FFMPEG_BUNDLE_DIR=DIR          a directory holding static ffmpeg and ffprobe
+#   FFMPEG_FUNCTIONS="ingest poll" which zips get them
+#   DIST=dist                      where the zips go
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+GO=${GO:-go}
+DIST=${DIST:-dist}
+module=$($GO list -m)
+
+if [ -z "${FUNCTIONS:-}" ]; then
+  FUNCTIONS=$(for f in functions/*/index.go; do basename "$(dirname "$f")"; done | tr '\n' ' ')
+fi
+FFMPEG_FUNCTIONS=${FFMPEG_FUNCTIONS-ingest poll}
+needs_ffmpeg() { case " $FFMPEG_FUNCTIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+direct_limit=$((3584 * 1024))          # 3.5 MB: package uploaded with the function
+storage_limit=$((128 * 1024 * 1024))   # 128 MB: package through Object Storage
+unpacked_limit=$((680 * 1024 * 1024))  # 680 MB unpacked
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+zipdir="$work/zipdir"
+$GO build -o "$zipdir" scripts/zipdir/main.go
+
+if [ -n "${FFMPEG_BUNDLE_DIR:-}" ]; then
+  for b in ffmpeg ffprobe; do
+    if [ ! -f "$FFMPEG_BUNDLE_DIR/$b" ] || [ ! -x "$FFMPEG_BUNDLE_DIR/$b" ]; then
+      echo "package: FFMPEG_BUNDLE_DIR=$FFMPEG_BUNDLE_DIR has no executable $b" >&2
+      exit 1
+    fi
+    if command -v file >/dev/null && ! file -L "$FFMPEG_BUNDLE_DIR/$b" | grep -Eq 'statically linked|static-pie linked'; then
+      echo "package: warning: $FFMPEG_BUNDLE_DIR/$b does not look statically linked;" \
+        "the runtime (Ubuntu 22.04, no layers) may lack its libraries" >&2
+    fi
+  done
+fi
+
+mkdir -p "$DIST"
+status=0
+for name in $FUNCTIONS; do
+  src=functions/$name
+  if [ ! -f "$src/index.go" ]; then
+    echo "package: $src/index.go does not exist" >&2
+    exit 1
+  fi
+  stage="$work/$name"
+  mkdir -p "$stage"
+  cp go.mod go.sum "$stage/"
+  cp "$src/index.go" "$stage/index.go"
+
+  # The module's packages the function imports when built as the platform
+  # builds it (ycf tag), the function's own package aside: its index.go is
+  # the zip root.
+  $GO list -tags ycf -deps \
+    -f '{{if not .Standard}}{{.ImportPath}} {{.Dir}} {{join .EmbedFiles " "}}{{end}}' \
+    "./$src" >"$work/$name.deps"
+  while read -r pkg dir embeds; do
+    case "$pkg" in
+      "$module/$src") continue ;;
+      "$module"/*) ;;
+      *) continue ;;
+    esac
+    rel=${dir#"$root"/}
+    mkdir -p "$stage/$rel"
+    # The package's own files only (subdirectories are other packages,
+    # testdata is for tests), tests and local mains left out.
+    find "$dir" -maxdepth 1 -type f ! -name '*_test.go' ! -name main_local.go \
+      -exec cp -p -t "$stage/$rel" {} +
+    # Files it embeds may live in subdirectories.
+    for f in $embeds; do
+      mkdir -p "$stage/$rel/$(dirname "$f")"
+      cp -p "$dir/$f" "$stage/$rel/$f"
+    done
+  done <"$work/$name.deps"
+
+  if needs_ffmpeg "$name"; then
+    if [ -n "${FFMPEG_BUNDLE_DIR:-}" ]; then
+      mkdir -p "$stage/bin"
+      for b in ffmpeg ffprobe; do
+        cp "$FFMPEG_BUNDLE_DIR/$b" "$stage/bin/$b"
+        chmod 0755 "$stage/bin/$b"
+      done
+    else
+      echo "package: WARNING: FFMPEG_BUNDLE_DIR is not set: dist/$name.zip has no bin/ffmpeg" \
+        "or bin/ffprobe and WILL FAIL in the cloud (/tmp is noexec and there are no layers)" >&2
+    fi
+  fi
+
+  # Files get 0644 and directories 0755 whatever the umask; bin/ keeps 0755.
+  find "$stage" -type d -exec chmod 0755 {} +
+  find "$stage" -type f ! -path "$stage/bin/*" -exec chmod 0644 {} +
+
+  out="$DIST/$name.zip"
+  rm -f "$out"
+  "$zipdir" create "$out" "$stage"
+
+  size=$(stat -c %s "$out")
+  unpacked=$("$zipdir" list "$out" | awk '$1 == "unpacked" {print $2}')
+  sum=$(sha256sum "$out" | cut -d' ' -f1)
+  if [ "$size" -le "$direct_limit" ]; then
+    path="direct upload (≤ 3.5 MB)"
+  elif [ "$size" -le "$storage_limit" ]; then
+    path="needs Object Storage (> 3.5 MB, ≤ 128 MB)"
+  else
+    path="TOO LARGE: over the 128 MB limit"
+    status=1
+  fi
+  if [ "$unpacked" -gt "$unpacked_limit" ]; then
+    path="$path; TOO LARGE unpacked: over 680 MB"
+    status=1
+  fi
+  files=$("$zipdir" list "$out" | grep -vc '^unpacked ')
+  printf '%s: %d bytes (%s files, %d unpacked), sha256 %s, %s\n' \
+    "$out" "$size" "$files" "$unpacked" "$sum" "$path"
+done
+exit "$status"
