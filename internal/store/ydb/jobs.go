@@ -163,13 +163,7 @@ func (s *JobStore) writeSegments(ctx context.Context, tx query.TxActor, j job.Jo
 
 // Delete marks a job deleted.
 func (s *JobStore) Delete(ctx context.Context, id string) (job.Job, error) {
-	j, err := s.change(ctx, id, false, func(cur job.Job, now time.Time) (job.Job, error) {
-		return job.ApplyDelete(cur, now), nil
-	})
-	if err != nil {
-		return job.Job{}, fmt.Errorf("delete job %s: %w", id, err)
-	}
-	return j, nil
+	return job.Change(s.change).Delete(ctx, id)
 }
 
 // Get returns a job.
@@ -226,35 +220,17 @@ func (s *JobStore) change(ctx context.Context, id string, withSegments bool, app
 
 // Claim takes one job for step.
 func (s *JobStore) Claim(ctx context.Context, id string, step job.Step) (job.Job, error) {
-	j, err := s.change(ctx, id, false, func(cur job.Job, now time.Time) (job.Job, error) {
-		return job.ApplyClaim(cur, step, now)
-	})
-	if err != nil {
-		return job.Job{}, fmt.Errorf("claim job %s for %s: %w", id, step.Name, err)
-	}
-	return j, nil
+	return job.Change(s.change).Claim(ctx, id, step)
 }
 
 // Save writes a step's result under its claim.
 func (s *JobStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
-	saved, err := s.change(ctx, j.ID, true, func(cur job.Job, now time.Time) (job.Job, error) {
-		return job.ApplySave(cur, j, n, now)
-	})
-	if err != nil {
-		return job.Job{}, fmt.Errorf("save job %s: %w", j.ID, err)
-	}
-	return saved, nil
+	return job.Change(s.change).Save(ctx, j, n)
 }
 
 // Release ends a claim after a failed attempt.
 func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
-	j, err := s.change(ctx, c.JobID, false, func(cur job.Job, now time.Time) (job.Job, error) {
-		return job.ApplyRelease(cur, c, pause, f, now)
-	})
-	if err != nil {
-		return job.Job{}, fmt.Errorf("release job %s: %w", c.JobID, err)
-	}
-	return j, nil
+	return job.Change(s.change).Release(ctx, c, pause, f)
 }
 
 // liveStates are the non-terminal states among states, as parameter values.

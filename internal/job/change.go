@@ -1,0 +1,53 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Change is the one primitive a store supplies for every write under the
+// rules: read job id, let apply decide what it becomes at now, and write
+// that (with its segments when withSegments), all in one transaction. The
+// store's Claim, Save, Release and Delete are Change's methods, so each
+// store writes the transaction once and the rules and error wording live
+// here.
+type Change func(ctx context.Context, id string, withSegments bool, apply func(cur Job, now time.Time) (Job, error)) (Job, error)
+
+// Claim is Store.Claim over c.
+func (c Change) Claim(ctx context.Context, id string, step Step) (Job, error) {
+	j, err := c(ctx, id, false, func(cur Job, now time.Time) (Job, error) { return ApplyClaim(cur, step, now) })
+	if err != nil {
+		return Job{}, fmt.Errorf("claim job %s for %s: %w", id, step.Name, err)
+	}
+	return j, nil
+}
+
+// Save is Store.Save over c.
+func (c Change) Save(ctx context.Context, j Job, n Next) (Job, error) {
+	saved, err := c(ctx, j.ID, true, func(cur Job, now time.Time) (Job, error) { return ApplySave(cur, j, n, now) })
+	if err != nil {
+		return Job{}, fmt.Errorf("save job %s: %w", j.ID, err)
+	}
+	return saved, nil
+}
+
+// Release is Store.Release over c.
+func (c Change) Release(ctx context.Context, cl Claim, pause time.Duration, f Failure) (Job, error) {
+	j, err := c(ctx, cl.JobID, false, func(cur Job, now time.Time) (Job, error) {
+		return ApplyRelease(cur, cl, pause, f, now)
+	})
+	if err != nil {
+		return Job{}, fmt.Errorf("release job %s: %w", cl.JobID, err)
+	}
+	return j, nil
+}
+
+// Delete is Store.Delete over c.
+func (c Change) Delete(ctx context.Context, id string) (Job, error) {
+	j, err := c(ctx, id, false, func(cur Job, now time.Time) (Job, error) { return ApplyDelete(cur, now), nil })
+	if err != nil {
+		return Job{}, fmt.Errorf("delete job %s: %w", id, err)
+	}
+	return j, nil
+}
