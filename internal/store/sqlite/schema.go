@@ -65,6 +65,33 @@ var steps = []string{
 	// 4: the end of a job's upload window, kept apart from next_run_at,
 	// which a claim or a pause moves.
 	`ALTER TABLE jobs ADD COLUMN upload_by TEXT;`,
+
+	// 5: what the Telegram bot keeps besides jobs (botstate.Store): each
+	// chat's settings, and the messages it posts, keyed by the Telegram
+	// message they answer. telegram_deliveries_due serves ClaimDue.
+	`CREATE TABLE telegram_chats (
+		chat_id    INTEGER PRIMARY KEY,
+		language   TEXT    NOT NULL DEFAULT '',
+		format     TEXT    NOT NULL DEFAULT '',
+		auto       TEXT    NOT NULL DEFAULT '',
+		ui_lang    TEXT    NOT NULL DEFAULT '',
+		blocked_at TEXT,
+		updated_at TEXT    NOT NULL
+	);
+	CREATE TABLE telegram_deliveries (
+		chat_id     INTEGER NOT NULL,
+		message_id  INTEGER NOT NULL,
+		part        TEXT    NOT NULL,
+		job_id      TEXT    NOT NULL DEFAULT '',
+		state       TEXT    NOT NULL,
+		sent_id     INTEGER NOT NULL DEFAULT 0,
+		attempts    INTEGER NOT NULL,
+		next_at     TEXT    NOT NULL,
+		lease_until TEXT    NOT NULL,
+		updated_at  TEXT    NOT NULL,
+		PRIMARY KEY (chat_id, message_id, part)
+	);
+	CREATE INDEX telegram_deliveries_due ON telegram_deliveries (state, next_at, chat_id, message_id, part);`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

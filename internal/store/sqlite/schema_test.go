@@ -11,6 +11,7 @@ import (
 
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/telegram/botstate"
 )
 
 // A database made by an older build is brought up to date, its rows intact.
@@ -43,6 +44,72 @@ func TestOpenAppliesTheMissingSteps(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, job.Created, j.State)
 	require.Empty(t, j.Segments)
+}
+
+// A database of schema version 4, the last before the bot's tables, gains
+// them (step 5) with its jobs intact, and the bot state store works on it.
+func TestOpenAddsTheBotTablesToAVersion4Database(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v4.db")
+	raw, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	for _, step := range steps[:4] {
+		_, err = raw.ExecContext(ctx, step)
+		require.NoError(t, err)
+	}
+	_, err = raw.ExecContext(ctx, "PRAGMA user_version = 4")
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+	db, err := Open(ctx, path, clock.NewFake(now))
+	require.NoError(t, err)
+	defer db.Close()
+	j, _, err := NewJobStore(db).CreateForMessage(ctx, job.Draft{
+		Source: job.SourceTelegram, Filename: "voice.ogg", SizeBytes: 10, ContentType: "audio/ogg",
+		TelegramChatID: -100123, TelegramMessageID: 7,
+	})
+	require.NoError(t, err)
+
+	var version int
+	require.NoError(t, db.sql.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version))
+	require.Equal(t, 5, version)
+	for _, table := range []string{"telegram_chats", "telegram_deliveries"} {
+		var n int
+		require.NoError(t, db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table).Scan(&n))
+		require.Equal(t, 1, n, table)
+	}
+
+	bot := NewBotState(db)
+	c, err := bot.UpdateChat(ctx, -100123, now, func(c *botstate.Chat) { c.Language = "ru-RU" })
+	require.NoError(t, err)
+	require.Equal(t, "ru-RU", c.Language)
+	d, taken, err := bot.Begin(ctx, botstate.Key{ChatID: -100123, MessageID: 7, Part: "result"}, j.ID, now, time.Minute)
+	require.NoError(t, err)
+	require.True(t, taken)
+	require.Equal(t, j.ID, d.JobID)
+}
+
+// ClaimDue's selection reads the telegram_deliveries_due index, in its
+// order, with no sort of its own.
+func TestClaimDueUsesTheDueIndex(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), clock.System())
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+selectDueDeliveries, "pending", "x", "x", 10)
+	require.NoError(t, err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &notUsed, &detail))
+		plan = append(plan, detail)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, plan, 1, "%q", plan)
+	require.Contains(t, plan[0], "USING INDEX telegram_deliveries_due (state=? AND next_at<?)")
 }
 
 func TestOpenRefusesANewerSchema(t *testing.T) {

@@ -27,6 +27,8 @@ var steps = []step{
 	{"telegram_messages", createTelegramMessages},
 	{"idempotency_keys", createIdempotencyKeys},
 	{"api_tokens", createAPITokens},
+	{"telegram_chats", createTelegramChats},           // botstate_statements.go
+	{"telegram_deliveries", createTelegramDeliveries}, // botstate_statements.go
 }
 
 // SchemaVersion is the number of schema steps this code knows.

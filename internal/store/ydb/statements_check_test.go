@@ -136,6 +136,11 @@ func checkStatement(schema map[string]schemaTable, text string, bound params) []
 		for i, name := range cols {
 			p := strings.TrimPrefix(vals[i], "$")
 			used[p] = true
+			if p != name {
+				// Columns of one type written in the wrong order would pass
+				// the type check; the names catch them.
+				fail("column %s is written from $%s: a VALUES parameter is named after its column", name, p)
+			}
 			if cc, ok := col(name); ok && !writes(cc, declared[p]) {
 				fail("column %s (%s) is written from $%s (%s)", name, cc.typ, p, declared[p])
 			}

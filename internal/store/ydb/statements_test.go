@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,14 +22,17 @@ import (
 // The statements and the schema agree: every column a statement names
 // exists in the table the schema steps create, and every parameter is
 // declared with the column's type and bound by the Go code with the
-// declared type. The statements are read from statements.go itself, so a
-// new statement is checked without being listed anywhere but in bound.
+// declared type. The statements are read from the statement files
+// themselves (statements.go, botstate_statements.go: every *statements.go
+// of the package), so a new statement is checked without being listed
+// anywhere but in bound.
 
 // boundParams are the parameters the store binds to each DML statement,
 // made by the same functions the store calls.
 func boundParams() map[string]params {
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	j := fullJob()
+	c, d := fullChat(), fullDelivery()
 	states := liveStates(nil)
 	states = append(states, utf8("created"))
 	return map[string]params{
@@ -53,17 +57,41 @@ func boundParams() map[string]params {
 		"selectTokenByID":   tokenIDParams("i"),
 		"selectTokens":      nil,
 		"revokeToken":       revokeParams("h", now),
+
+		"selectChat":           chatIDParams(c.ID),
+		"upsertChat":           chatParams(c),
+		"deleteChat":           chatIDParams(c.ID),
+		"insertDeliveries":     deliveriesParams(d),
+		"upsertDeliveries":     deliveriesParams(d, d),
+		"selectDelivery":       deliveryKeyParams(d.Key),
+		"selectDueDeliveries":  dueDeliveriesParams(now, 10),
+		"deleteChatDeliveries": chatIDParams(d.ChatID),
 	}
 }
 
-// statementConstants evaluates every string constant of statements.go.
+// statementFiles are the files that hold the store's statements.
+func statementFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*statements.go")
+	require.NoError(t, err)
+	require.Contains(t, files, "statements.go")
+	require.Contains(t, files, "botstate_statements.go")
+	return files
+}
+
+// statementConstants evaluates every string constant of the statement
+// files.
 func statementConstants(t *testing.T) map[string]string {
 	t.Helper()
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "statements.go", nil, 0)
-	require.NoError(t, err)
+	var files []*ast.File
+	for _, name := range statementFiles(t) {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		files = append(files, f)
+	}
 	info := &types.Info{Defs: map[*ast.Ident]types.Object{}}
-	_, err = (&types.Config{Importer: importer.Default()}).Check("ydb", fset, []*ast.File{f}, info)
+	_, err := (&types.Config{Importer: importer.Default()}).Check("ydb", fset, files, info)
 	require.NoError(t, err)
 	out := map[string]string{}
 	for id, obj := range info.Defs {

@@ -18,6 +18,8 @@ import (
 	"transcriber/internal/ident"
 	"transcriber/internal/job"
 	"transcriber/internal/job/jobstoretest"
+	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/telegram/botstate/botstatetest"
 )
 
 // The contract suites run against a real YDB when YDB_CONNECTION_STRING
@@ -75,6 +77,13 @@ func TestJobStoreContract(t *testing.T) {
 	jobstoretest.Run(t, func(t *testing.T, clk clock.Clock) (job.Store, func()) {
 		db := testDB(t, clk)
 		return NewJobStore(db), func() { require.NoError(t, db.Close(context.Background())) }
+	})
+}
+
+func TestBotStateContract(t *testing.T) {
+	requireYDB(t)
+	botstatetest.Run(t, func(t *testing.T) botstate.Store {
+		return NewBotState(testDB(t, clock.NewFake(botstatetest.Base)))
 	})
 }
 

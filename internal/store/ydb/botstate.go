@@ -1,0 +1,286 @@
+package ydb
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+	"github.com/ydb-platform/ydb-go-sdk/v3/retry"
+
+	"transcriber/internal/telegram/botstate"
+)
+
+// BotState keeps the Telegram bot's chats and deliveries in the
+// telegram_chats and telegram_deliveries tables. Every read-check-write is
+// one DoTx, as a job claim is: the row is read, the port's rule applied
+// (botstate_rules.go), and the row written; a concurrent writer of the same
+// row invalidates the transaction's locks and the SDK runs it again.
+type BotState struct{ db *DB }
+
+var _ botstate.Store = (*BotState)(nil)
+
+// NewBotState returns the bot state store of db.
+func NewBotState(db *DB) *BotState { return &BotState{db: db} }
+
+// Chat returns a chat's settings; a chat never seen has the zero settings.
+func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
+	var c botstate.Chat
+	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		var err error
+		c, _, err = s.getChat(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return botstate.Chat{}, fmt.Errorf("get chat %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// getChat reads a chat inside tx: Chat{ID: id} and found false when it has
+// no row.
+func (s *BotState) getChat(ctx context.Context, tx query.TxActor, id int64) (c botstate.Chat, found bool, err error) {
+	c = botstate.Chat{ID: id}
+	err = s.db.rows(ctx, tx, selectChat, chatIDParams(id), func(row query.Row) error {
+		var err error
+		c, err = scanChat(row)
+		found = true
+		return err
+	})
+	return c, found, err
+}
+
+// UpdateChat applies change to a chat's settings and writes them, in one
+// transaction. When the transaction is run again (its locks invalidated by
+// a concurrent update of the chat), change runs again on the settings read
+// anew: it must depend on nothing but its argument.
+func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, change func(*botstate.Chat)) (botstate.Chat, error) {
+	if err := checkNow(now); err != nil {
+		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
+	}
+	var c botstate.Chat
+	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		c = botstate.Chat{}
+		cur, _, err := s.getChat(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		next, err := changeChat(cur, now, change)
+		if err != nil {
+			return err
+		}
+		if err := s.db.exec(ctx, tx, upsertChat, chatParams(next)); err != nil {
+			return err
+		}
+		c = next
+		return nil
+	})
+	if err != nil {
+		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// getDelivery reads one delivery inside tx; found is false when there is
+// none.
+func (s *BotState) getDelivery(ctx context.Context, tx query.TxActor, k botstate.Key) (d botstate.Delivery, found bool, err error) {
+	err = s.db.rows(ctx, tx, selectDelivery, deliveryKeyParams(k), func(row query.Row) error {
+		var err error
+		d, err = scanDelivery(row)
+		found = true
+		return err
+	})
+	return d, found, err
+}
+
+// insert records a delivery read as absent in the same transaction. An
+// INSERT that finds the key taken (a concurrent Begin or Schedule committed
+// it since the read) is retried: run again, the transaction finds it.
+func (s *BotState) insert(ctx context.Context, tx query.TxActor, d botstate.Delivery) error {
+	err := s.db.exec(ctx, tx, insertDeliveries, deliveriesParams(d))
+	if isKeyExists(err) {
+		return retry.RetryableError(err)
+	}
+	return err
+}
+
+// Begin takes a delivery for sending, creating it when not yet recorded,
+// in one transaction. Of two senders that both read the delivery as free,
+// the first to commit takes it; the other's locks are invalidated, and run
+// again it finds the delivery held.
+func (s *BotState) Begin(ctx context.Context, k botstate.Key, jobID string, now time.Time, lease time.Duration) (botstate.Delivery, bool, error) {
+	if err := firstErr(checkKey(k), checkNow(now), checkLease(lease)); err != nil {
+		return botstate.Delivery{}, false, fmt.Errorf("begin delivery: %w", err)
+	}
+	var (
+		d     botstate.Delivery
+		taken bool
+	)
+	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		d, taken = botstate.Delivery{}, false
+		cur, found, err := s.getDelivery(ctx, tx, k)
+		if err != nil {
+			return err
+		}
+		if !found {
+			fresh := newDelivery(k, jobID, now, lease)
+			if err := s.insert(ctx, tx, fresh); err != nil {
+				return err
+			}
+			d, taken = fresh, true
+			return nil
+		}
+		next, ok := beginDelivery(cur, now, lease)
+		if ok {
+			if err := s.db.exec(ctx, tx, upsertDeliveries, deliveriesParams(next)); err != nil {
+				return err
+			}
+		}
+		d, taken = next, ok
+		return nil
+	})
+	if err != nil {
+		return botstate.Delivery{}, false, fmt.Errorf("begin delivery %s: %w", keyText(k), err)
+	}
+	return d, taken, nil
+}
+
+// Schedule records a pending delivery for later unless it is recorded, in
+// one transaction.
+func (s *BotState) Schedule(ctx context.Context, k botstate.Key, jobID string, at, now time.Time) (botstate.Delivery, error) {
+	if err := firstErr(checkKey(k), checkNow(now), checkAt(at)); err != nil {
+		return botstate.Delivery{}, fmt.Errorf("schedule delivery: %w", err)
+	}
+	var d botstate.Delivery
+	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		d = botstate.Delivery{}
+		cur, found, err := s.getDelivery(ctx, tx, k)
+		if err != nil {
+			return err
+		}
+		if found {
+			d = cur
+			return nil
+		}
+		fresh := scheduledDelivery(k, jobID, at, now)
+		if err := s.insert(ctx, tx, fresh); err != nil {
+			return err
+		}
+		d = fresh
+		return nil
+	})
+	if err != nil {
+		return botstate.Delivery{}, fmt.Errorf("schedule delivery %s: %w", keyText(k), err)
+	}
+	return d, nil
+}
+
+// Finish records the outcome of a send, in one transaction.
+func (s *BotState) Finish(ctx context.Context, k botstate.Key, o botstate.Outcome, now time.Time) (botstate.Delivery, error) {
+	if err := firstErr(checkKey(k), checkNow(now), checkOutcome(o)); err != nil {
+		return botstate.Delivery{}, fmt.Errorf("finish delivery: %w", err)
+	}
+	var d botstate.Delivery
+	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		d = botstate.Delivery{}
+		cur, found, err := s.getDelivery(ctx, tx, k)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return botstate.ErrNotFound
+		}
+		next := finishDelivery(cur, o, now)
+		if err := s.db.exec(ctx, tx, upsertDeliveries, deliveriesParams(next)); err != nil {
+			return err
+		}
+		d = next
+		return nil
+	})
+	if err != nil {
+		return botstate.Delivery{}, fmt.Errorf("finish delivery %s: %w", keyText(k), err)
+	}
+	return d, nil
+}
+
+// Get returns a delivery.
+func (s *BotState) Get(ctx context.Context, k botstate.Key) (botstate.Delivery, error) {
+	if err := checkKey(k); err != nil {
+		return botstate.Delivery{}, fmt.Errorf("get delivery: %w", err)
+	}
+	var (
+		d     botstate.Delivery
+		found bool
+	)
+	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		var err error
+		d, found, err = s.getDelivery(ctx, tx, k)
+		return err
+	})
+	if err == nil && !found {
+		err = botstate.ErrNotFound
+	}
+	if err != nil {
+		return botstate.Delivery{}, fmt.Errorf("get delivery %s: %w", keyText(k), err)
+	}
+	return d, nil
+}
+
+// ClaimDue takes up to limit due deliveries: the selection through
+// telegram_deliveries_due, the take of each, and the writes, in one
+// transaction. Two sweepers that select the same deliveries both write
+// them; the first commit wins, the other's locks are invalidated and the
+// SDK runs it again, when those deliveries are held.
+func (s *BotState) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]botstate.Delivery, error) {
+	if err := firstErr(checkNow(now), checkLease(lease), checkLimit(limit)); err != nil {
+		return nil, fmt.Errorf("claim due deliveries: %w", err)
+	}
+	now = truncMs(now)
+	var claimed []botstate.Delivery
+	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		claimed = make([]botstate.Delivery, 0, limit)
+		var due []botstate.Delivery
+		err := s.db.rows(ctx, tx, selectDueDeliveries, dueDeliveriesParams(now, limit), func(row query.Row) error {
+			d, err := scanDelivery(row)
+			due = append(due, d)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(due) == 0 {
+			return nil
+		}
+		next := make([]botstate.Delivery, 0, len(due))
+		for _, cur := range due {
+			d, ok := beginDelivery(cur, now, lease)
+			if !ok {
+				return fmt.Errorf("due delivery %s is not takeable", keyText(cur.Key)) // the query and the rule disagree: a bug
+			}
+			next = append(next, d)
+		}
+		if err := s.db.exec(ctx, tx, upsertDeliveries, deliveriesParams(next...)); err != nil {
+			return err
+		}
+		claimed = next
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim due deliveries: %w", err)
+	}
+	return claimed, nil
+}
+
+// ForgetChat removes a chat's settings and deliveries, in one transaction.
+func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
+	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		if err := s.db.exec(ctx, tx, deleteChatDeliveries, chatIDParams(chatID)); err != nil {
+			return err
+		}
+		return s.db.exec(ctx, tx, deleteChat, chatIDParams(chatID))
+	})
+	if err != nil {
+		return fmt.Errorf("forget chat %d: %w", chatID, err)
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package ydb
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	ydbtypes "github.com/ydb-platform/ydb-go-sdk/v3/table/types"
+)
+
+// The bot's tables are schema steps, after the jobs' and the tokens', and
+// every table the statement files create is a step.
+func TestEveryTableIsASchemaStep(t *testing.T) {
+	consts := statementConstants(t)
+	var ddl []string
+	for name, text := range consts {
+		if strings.HasPrefix(name, "create") && name != "createSchemaSteps" {
+			ddl = append(ddl, text)
+		}
+	}
+	var stepDDL []string
+	for _, st := range steps {
+		stepDDL = append(stepDDL, st.ddl)
+	}
+	require.ElementsMatch(t, ddl, stepDDL)
+	require.Equal(t, "telegram_chats", steps[5].name)
+	require.Equal(t, createTelegramChats, steps[5].ddl)
+	require.Equal(t, "telegram_deliveries", steps[6].name)
+	require.Equal(t, createTelegramDeliveries, steps[6].ddl)
+	require.Equal(t, 7, SchemaVersion())
+
+	schema, errs := parseSchema(ddlOf(consts))
+	require.Empty(t, errs)
+	chats, deliveries := schema["telegram_chats"], schema["telegram_deliveries"]
+	require.Equal(t, column{typ: "Int64", notNull: true}, chats.columns["chat_id"])
+	require.Len(t, chats.columns, 7)
+	require.Equal(t, column{typ: "Timestamp"}, chats.columns["blocked_at"])
+	for _, key := range []string{"chat_id", "message_id", "part"} {
+		require.True(t, deliveries.columns[key].notNull, "key column %s is NOT NULL", key)
+	}
+	require.Len(t, deliveries.columns, 10)
+	require.True(t, deliveries.indexes["telegram_deliveries_due"])
+}
+
+// The agreement check catches drift in the bot's statements as it does in
+// the jobs': a column renamed on one side only, a type changed, a parameter
+// bound with another type than declared, or not bound at all, and a row's
+// values written to the wrong columns.
+func TestBotStateStatementsAgreementCatchesDrift(t *testing.T) {
+	consts := statementConstants(t)
+	ddl := ddlOf(consts)
+	schema, _ := parseSchema(ddl)
+	bound := boundParams()
+	for _, name := range []string{"selectChat", "upsertChat", "deleteChat", "insertDeliveries", "upsertDeliveries",
+		"selectDelivery", "selectDueDeliveries", "deleteChatDeliveries"} {
+		require.Empty(t, checkStatement(schema, consts[name], bound[name]), "%s as written agrees", name)
+	}
+
+	t.Run("a statement names a column the schema lacks", func(t *testing.T) {
+		for name, edit := range map[string][2]string{
+			"selectDueDeliveries":  {"lease_until <= $now", "lease_untl <= $now"},
+			"selectDelivery":       {"AND part = $part", "AND prt = $part"},
+			"upsertChat":           {"ui_lang, blocked_at", "uilang, blocked_at"},
+			"deleteChatDeliveries": {"WHERE chat_id", "WHERE chat"},
+		} {
+			altered := strings.Replace(consts[name], edit[0], edit[1], 1)
+			require.NotEqual(t, consts[name], altered, name)
+			errs := checkStatement(schema, altered, bound[name])
+			require.NotEmpty(t, errs, name)
+		}
+		altered := strings.Replace(consts["upsertDeliveries"], "SELECT chat_id, message_id, part, job_id, state, sent_id",
+			"SELECT chat_id, message_id, part, job, state, sent_id", 1)
+		require.NotEqual(t, consts["upsertDeliveries"], altered)
+		require.NotEmpty(t, checkStatement(schema, altered, bound["upsertDeliveries"]))
+	})
+
+	t.Run("the schema renames a column the statements use", func(t *testing.T) {
+		renamed := slices.Clone(ddl)
+		for i, d := range renamed {
+			renamed[i] = strings.Replace(d, "next_at     Timestamp", "due_at      Timestamp", 1)
+		}
+		altered, errs := parseSchema(renamed)
+		require.NotEmpty(t, errs, "the telegram_deliveries_due index names the old column")
+		require.Contains(t, fmt.Sprint(errs), "next_at")
+		for _, stmt := range []string{"selectDueDeliveries", "insertDeliveries", "upsertDeliveries", "selectDelivery"} {
+			require.NotEmpty(t, checkStatement(altered, consts[stmt], bound[stmt]), stmt)
+		}
+
+		renamed = slices.Clone(ddl)
+		for i, d := range renamed {
+			renamed[i] = strings.Replace(d, "ui_lang    Utf8", "ui_locale  Utf8", 1)
+		}
+		altered, _ = parseSchema(renamed)
+		for _, stmt := range []string{"selectChat", "upsertChat"} {
+			require.NotEmpty(t, checkStatement(altered, consts[stmt], bound[stmt]), stmt)
+		}
+	})
+
+	t.Run("a column's type changes in the schema", func(t *testing.T) {
+		for old, typ := range map[string]string{
+			"attempts    Int32":     "attempts    Uint32",
+			"sent_id     Int64":     "sent_id     Uint64",
+			"lease_until Timestamp": "lease_until Datetime",
+		} {
+			retyped := slices.Clone(ddl)
+			for i, d := range retyped {
+				retyped[i] = strings.Replace(d, old, typ, 1)
+			}
+			altered, _ := parseSchema(retyped)
+			require.NotEmpty(t, checkStatement(altered, consts["upsertDeliveries"], bound["upsertDeliveries"]), old)
+		}
+		retyped := slices.Clone(ddl)
+		for i, d := range retyped {
+			retyped[i] = strings.Replace(d, "blocked_at Timestamp", "blocked_at Datetime", 1)
+		}
+		altered, _ := parseSchema(retyped)
+		require.NotEmpty(t, checkStatement(altered, consts["upsertChat"], bound["upsertChat"]))
+
+		retyped = slices.Clone(ddl)
+		for i, d := range retyped {
+			retyped[i] = strings.Replace(d, "chat_id    Int64 NOT NULL", "chat_id    Uint64 NOT NULL", 1)
+		}
+		altered, _ = parseSchema(retyped)
+		for _, stmt := range []string{"selectChat", "deleteChat"} {
+			require.NotEmpty(t, checkStatement(altered, consts[stmt], bound[stmt]), stmt)
+		}
+	})
+
+	t.Run("a key column may not be written from an optional", func(t *testing.T) {
+		altered := strings.Replace(consts["upsertChat"], "DECLARE $chat_id AS Int64;", "DECLARE $chat_id AS Optional<Int64>;", 1)
+		p := slices.Clone(bound["upsertChat"])
+		p[0] = param{"$chat_id", ydbtypes.OptionalValue(ydbtypes.Int64Value(1))}
+		require.NotEmpty(t, checkStatement(schema, altered, p))
+	})
+
+	t.Run("the Go code binds another type than declared", func(t *testing.T) {
+		p := slices.Clone(bound["selectDueDeliveries"])
+		p[2] = param{"$limit", ydbtypes.Int64Value(10)}
+		require.NotEmpty(t, checkStatement(schema, consts["selectDueDeliveries"], p))
+
+		p = slices.Clone(bound["selectDelivery"])
+		p[0] = param{"$chat_id", ydbtypes.Int32Value(1)}
+		require.NotEmpty(t, checkStatement(schema, consts["selectDelivery"], p))
+
+		p = slices.Clone(bound["upsertChat"])
+		p[5] = param{"$blocked_at", ydbtypes.TimestampValueFromTime(t0())} // not optional
+		require.NotEmpty(t, checkStatement(schema, consts["upsertChat"], p))
+
+		d := fullDelivery()
+		s := deliveryStruct(d)
+		fields, err := ydbtypes.StructFields(s)
+		require.NoError(t, err)
+		var opts []ydbtypes.StructValueOption
+		for name, v := range fields {
+			if name == "attempts" {
+				v = ydbtypes.Int64Value(3)
+			}
+			opts = append(opts, ydbtypes.StructFieldValue(name, v))
+		}
+		p = params{{"$deliveries", ydbtypes.ListValue(ydbtypes.StructValue(opts...))}}
+		require.NotEmpty(t, checkStatement(schema, consts["upsertDeliveries"], p), "a struct field of another type")
+	})
+
+	t.Run("a parameter is declared but never bound", func(t *testing.T) {
+		require.NotEmpty(t, checkStatement(schema, consts["selectDelivery"], bound["selectDelivery"][:2]))
+		require.NotEmpty(t, checkStatement(schema, consts["deleteChat"], nil))
+		require.NotEmpty(t, checkStatement(schema, consts["upsertChat"], bound["upsertChat"][:6]))
+	})
+
+	t.Run("the Go code binds a parameter not declared", func(t *testing.T) {
+		p := append(slices.Clone(bound["selectChat"]), param{"$part", utf8("x")})
+		require.NotEmpty(t, checkStatement(schema, consts["selectChat"], p))
+	})
+
+	t.Run("values written to the wrong columns", func(t *testing.T) {
+		altered := strings.Replace(consts["upsertChat"], "VALUES ($chat_id, $language, $format,", "VALUES ($chat_id, $format, $language,", 1)
+		require.NotEqual(t, consts["upsertChat"], altered)
+		errs := checkStatement(schema, altered, bound["upsertChat"])
+		require.NotEmpty(t, errs, "two Utf8 columns swapped")
+		require.Contains(t, fmt.Sprint(errs), "$format")
+
+		altered = strings.Replace(consts["upsertDeliveries"], "SELECT chat_id, message_id,", "SELECT message_id, chat_id,", 1)
+		require.NotEqual(t, consts["upsertDeliveries"], altered)
+		require.NotEmpty(t, checkStatement(schema, altered, bound["upsertDeliveries"]), "two Int64 columns swapped")
+	})
+
+	t.Run("a view of an index the table lacks", func(t *testing.T) {
+		altered := strings.Replace(consts["selectDueDeliveries"], "VIEW telegram_deliveries_due", "VIEW deliveries_due", 1)
+		require.NotEmpty(t, checkStatement(schema, altered, bound["selectDueDeliveries"]))
+	})
+}
