@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"transcriber/internal/app"
@@ -27,6 +28,11 @@ func local(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
 				return fmt.Errorf("%s: want a duration such as 5s", name)
 			}
+		}
+	}
+	if v := getenv("TELEGRAM_POLL"); v != "" {
+		if lc.TelegramPoll, err = strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("TELEGRAM_POLL: want true or false")
 		}
 	}
 	return localstack.Run(ctx, lc, stdout)

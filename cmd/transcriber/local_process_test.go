@@ -20,6 +20,8 @@ import (
 	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
 
 	"transcriber/internal/speechkit/speechkittest"
+	"transcriber/internal/telegram"
+	"transcriber/internal/telegram/telegramtest"
 )
 
 // localProc is a running `transcriber local`, started as its own process.
@@ -199,12 +201,15 @@ func TestLocalStackProcess(t *testing.T) {
 	}
 	note := voiceNote(t)
 	sk := speechkittest.Start(t)
+	tg := telegramtest.Start(t)
 	bin := buildBinary(t)
 	data := t.TempDir()
 	env := []string{
 		"DATA_DIR=" + data, "HTTP_ADDR=127.0.0.1:0", "LOCAL_S3_ADDR=127.0.0.1:0", "POLL_INTERVAL=200ms",
 		"SHUTDOWN_TIMEOUT=1s", "SPEECHKIT_ENDPOINT=" + sk.Addr(), "SPEECHKIT_OPERATION_ENDPOINT=" + sk.Addr(),
 		"SPEECHKIT_INSECURE=true", "SPEECHKIT_API_KEY=" + speechkittest.TestKey, "LOG_LEVEL=debug",
+		"TELEGRAM_BOT_TOKEN=" + telegramtest.Token, "TELEGRAM_API_URL=" + tg.URL,
+		"TELEGRAM_WEBHOOK_SECRET=" + procWebhookSecret, "TELEGRAM_ALLOWED_USERS=*",
 	}
 
 	p := startLocal(t, bin, env)
@@ -219,6 +224,14 @@ func TestLocalStackProcess(t *testing.T) {
 		require.Contains(t, body, "ривет", f)
 	}
 	require.Equal(t, 1, sk.RecognizeCalls())
+
+	// A voice note through the webhook route comes back in the chat.
+	noteBytes, err := os.ReadFile(note)
+	require.NoError(t, err)
+	tg.AddFile("note-1", noteBytes)
+	p.webhook(telegramtest.Voice(1, 601, 5, "note-1", len(noteBytes), "ru"))
+	p.waitChat(tg, 1)
+	require.Equal(t, 2, sk.RecognizeCalls())
 
 	// A recognition that outlasts the process: stop it mid-job.
 	sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
@@ -237,8 +250,53 @@ func TestLocalStackProcess(t *testing.T) {
 	}
 
 	sk.FinishAll()
-	again := startLocal(t, bin, env)
+	// This time updates come by long polling.
+	again := startLocal(t, bin, append(env, "TELEGRAM_POLL=true"))
 	require.Empty(t, again.token, "a token is handed out only at the first start")
 	again.waitState(token, slow.ID, "done")
-	require.Equal(t, 2, sk.RecognizeCalls(), "the interrupted job was not submitted again")
+	require.Equal(t, 3, sk.RecognizeCalls(), "the interrupted job was not submitted again")
+
+	sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan { return speechkittest.DefaultPlan() })
+	tg.AddFile("note-2", noteBytes)
+	tg.Queue(telegramtest.Voice(2, 602, 6, "note-2", len(noteBytes), "en"))
+	again.waitChat(tg, 2)
+	require.NoError(t, again.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, <-again.exited, "a clean exit on SIGTERM: %s", again.output)
+	for _, out := range []*syncBuffer{p.output, again.output} {
+		require.NotContains(t, out.String(), telegramtest.Token, "the bot token reached the log")
+	}
+}
+
+const procWebhookSecret = "process-test-secret"
+
+// webhook posts an update to the process's webhook route, as Telegram does.
+func (p *localProc) webhook(update []byte) {
+	p.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, p.api+telegram.WebhookPath, bytes.NewReader(update))
+	require.NoError(p.t, err)
+	req.Header.Set(telegram.SecretHeader, procWebhookSecret)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(p.t, err)
+	_ = resp.Body.Close()
+	require.Equal(p.t, http.StatusOK, resp.StatusCode, "log: %s", p.output)
+}
+
+// waitChat waits until n transcripts have reached the fake Bot API as
+// edits of status messages.
+func (p *localProc) waitChat(tg *telegramtest.Server, n int) {
+	p.t.Helper()
+	deadline := time.Now().Add(45 * time.Second) //nolint:forbidigo // a real process runs on real time
+	for {
+		got := 0
+		for _, c := range tg.Calls("editMessageText") {
+			if strings.Contains(c.Params["text"], "ривет") {
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		require.True(p.t, time.Now().Before(deadline), "%d of %d transcripts in the chat; calls: %+v; log: %s", got, n, tg.Calls(), p.output) //nolint:forbidigo // as above
+		time.Sleep(100 * time.Millisecond)
+	}
 }

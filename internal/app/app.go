@@ -18,6 +18,8 @@ import (
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3"
+	"transcriber/internal/telegram"
+	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/transcript"
 )
 
@@ -32,6 +34,9 @@ type App struct {
 	Pipeline   *pipeline.Pipeline
 	// API is the HTTP API; nil when no token store was given.
 	API *httpapi.API
+	// Bot is the Telegram bot; nil without TELEGRAM_BOT_TOKEN or a bot
+	// state store.
+	Bot *telegram.Bot
 
 	closers []func() error
 }
@@ -42,6 +47,9 @@ type App struct {
 type Options struct {
 	Store  job.Store
 	Tokens apitoken.Store
+	// BotState keeps the Telegram bot's chats and deliveries; with
+	// TELEGRAM_BOT_TOKEN set it makes the bot.
+	BotState botstate.Store
 	// Recognizer replaces the SpeechKit client built from the
 	// configuration (the local stack without credentials).
 	Recognizer pipeline.Recognizer
@@ -97,20 +105,45 @@ func New(cfg Config, opt Options) (*App, error) {
 		}
 		media = ffmpeg.New(tools, cfg.Media)
 	}
-	p := pipeline.New(pipeline.Deps{
+	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, closers: closers}
+	ns := notifiers{}
+	if opt.Notifier != nil {
+		ns = append(ns, opt.Notifier)
+	}
+	if cfg.Telegram.Token != "" && opt.BotState != nil {
+		tg := cfg.Telegram
+		tg.ValidLanguage = speechkit.ValidLanguage
+		if tg.DefaultLanguage == "" {
+			tg.DefaultLanguage = cfg.Pipeline.DefaultLanguage
+		}
+		if tg.MaxSourceBytes == 0 {
+			tg.MaxSourceBytes = cfg.Pipeline.MaxSourceBytes
+		}
+		a.Bot, err = telegram.New(telegram.Deps{
+			Jobs: opt.Store, State: opt.BotState, Objects: objects, Recognitions: rec,
+			Clock: clk, Log: log, Sleep: opt.Sleep,
+		}, tg)
+		if err != nil {
+			return nil, err
+		}
+		ns = append(ns, a.Bot)
+	}
+	a.Pipeline = pipeline.New(pipeline.Deps{
 		Store:      opt.Store,
 		Objects:    objects,
 		Media:      media,
 		Recognizer: rec,
-		Notifier:   opt.Notifier,
+		Notifier:   ns,
 		Clock:      clk,
 		Log:        log,
 		Sleep:      opt.Sleep,
 	}, cfg.Pipeline)
-	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Pipeline: p, closers: closers}
 	if opt.Tokens != nil {
 		api := cfg.API
 		api.ValidLanguage = speechkit.ValidLanguage
+		if len(api.UploadLinkSecret) == 0 {
+			api.UploadLinkSecret = cfg.Telegram.UploadLinkSecret
+		}
 		if api.DefaultLanguage == "" {
 			api.DefaultLanguage = cfg.Pipeline.DefaultLanguage
 		}
@@ -119,6 +152,25 @@ func New(cfg Config, opt Options) (*App, error) {
 		}, api)
 	}
 	return a, nil
+}
+
+// notifiers tells each of its notifiers in turn.
+type notifiers []pipeline.Notifier
+
+func (ns notifiers) Moved(ctx context.Context, j job.Job) error {
+	var all []error
+	for _, n := range ns {
+		all = append(all, n.Moved(ctx, j))
+	}
+	return errors.Join(all...)
+}
+
+func (ns notifiers) Finished(ctx context.Context, j job.Job) error {
+	var all []error
+	for _, n := range ns {
+		all = append(all, n.Finished(ctx, j))
+	}
+	return errors.Join(all...)
 }
 
 // Close releases the instance's connections.

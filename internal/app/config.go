@@ -17,6 +17,8 @@ import (
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3"
+	"transcriber/internal/telegram"
+	"transcriber/internal/uploadlink"
 )
 
 // Config is everything the service is told from outside. Each variable and
@@ -29,7 +31,10 @@ type Config struct {
 	Media                             ffmpeg.Config
 	Pipeline                          pipeline.Config
 	API                               httpapi.Config
-	LogLevel                          slog.Level
+	// Telegram is the bot's configuration; the bot runs only where
+	// TELEGRAM_BOT_TOKEN is set.
+	Telegram telegram.Config
+	LogLevel slog.Level
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in an
@@ -72,6 +77,25 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			CORSOrigins:  r.list("CORS_ALLOWED_ORIGINS"),
 		},
 	}
+	c.Telegram = telegram.Config{
+		Token:            r.str("TELEGRAM_BOT_TOKEN", ""),
+		WebhookSecret:    r.str("TELEGRAM_WEBHOOK_SECRET", ""),
+		APIURL:           r.str("TELEGRAM_API_URL", telegram.DefaultAPIURL),
+		DefaultLanguage:  c.Pipeline.DefaultLanguage,
+		PublicURL:        r.str("PUBLIC_URL", ""),
+		UploadLinkSecret: r.secret("UPLOAD_LINK_SECRET", uploadlink.MinSecretLen),
+	}
+	if allowed, err := telegram.ParseAllowed(r.get("TELEGRAM_ALLOWED_USERS")); err != nil {
+		r.errs = append(r.errs, err)
+	} else {
+		c.Telegram.Allowed = allowed
+	}
+	if c.Telegram.Token != "" && c.Telegram.WebhookSecret != "" && !validSecretToken(c.Telegram.WebhookSecret) {
+		r.errs = append(r.errs, errors.New("TELEGRAM_WEBHOOK_SECRET: want 1 to 256 characters of A-Z, a-z, 0-9, _ and - (what setWebhook takes)"))
+	}
+	if len(c.Telegram.UploadLinkSecret) > 0 && c.Telegram.PublicURL == "" {
+		r.errs = append(r.errs, errors.New("PUBLIC_URL: needed with UPLOAD_LINK_SECRET, to make upload links"))
+	}
 	if lvl := r.str("LOG_LEVEL", "info"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			r.errs = append(r.errs, fmt.Errorf("LOG_LEVEL: %q is not debug, info, warn or error", lvl))
@@ -90,6 +114,34 @@ func (r *envReader) str(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// secret reads a secret of at least minLen bytes; its value is never
+// echoed.
+func (r *envReader) secret(name string, minLen int) []byte {
+	v := r.get(name)
+	if v == "" {
+		return nil
+	}
+	if len(v) < minLen {
+		r.errs = append(r.errs, fmt.Errorf("%s: want at least %d characters (e.g. openssl rand -hex 32)", name, minLen))
+		return nil
+	}
+	return []byte(v)
+}
+
+// validSecretToken reports whether s is a secret_token setWebhook takes.
+func validSecretToken(s string) bool {
+	if len(s) == 0 || len(s) > 256 {
+		return false
+	}
+	for _, c := range s {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *envReader) list(name string) []string {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +23,7 @@ import (
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/storage/s3/s3test"
 	"transcriber/internal/store/sqlite"
+	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/transcript"
 	"transcriber/internal/trigger"
 )
@@ -40,6 +39,7 @@ type stack struct {
 	sk     *speechkittest.Server
 	store  job.Store
 	tokens apitoken.Store
+	bots   botstate.Store
 	clk    *clock.Fake
 	events chan []byte
 	ended  *endings
@@ -61,6 +61,7 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	t.Cleanup(func() { _ = db.Close() })
 	st.store = sqlite.NewJobStore(db)
 	st.tokens = sqlite.NewTokenStore(db)
+	st.bots = sqlite.NewBotState(db)
 
 	// The in-process S3 server plays the Object Storage trigger: each object
 	// created under sources/ becomes the event JSON the platform sends.
@@ -81,9 +82,10 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	st.app, err = app.New(cfg, app.Options{
 		Store:    st.store,
 		Tokens:   st.tokens,
+		BotState: st.bots,
 		Notifier: st.ended,
 		Clock:    st.clk,
-		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Log:      logs.Logger(t),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			st.clk.Advance(d)
 			return ctx.Err()
@@ -99,6 +101,8 @@ type endings struct {
 	mu    sync.Mutex
 	state map[string][]job.State
 }
+
+func (e *endings) Moved(context.Context, job.Job) error { return nil }
 
 func (e *endings) Finished(_ context.Context, j job.Job) error {
 	e.mu.Lock()

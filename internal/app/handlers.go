@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -10,9 +11,11 @@ import (
 	"transcriber/internal/apitoken"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
+	"transcriber/internal/httpapi"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/store/ydb"
+	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/trigger"
 )
 
@@ -32,7 +35,30 @@ func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 		level = slog.LevelDebug // an idle minute is not news
 	}
 	a.Log.Log(ctx, level, "poll done", "checked", st.Checked, "finished", st.Finished, "ingested", st.Ingested)
+	if a.Bot != nil {
+		// Deliveries that failed or were never handed over; one indexed
+		// read when there are none.
+		n, serr := a.Bot.Sweep(ctx)
+		if n > 0 || serr != nil {
+			a.Log.InfoContext(ctx, "delivery sweep done", "delivered", n)
+		}
+		err = errors.Join(err, serr)
+	}
 	return err
+}
+
+// ErrNoBot: the telegram function was called where the bot is not
+// configured.
+var ErrNoBot = errs.New(errs.Unavailable, "telegram_not_configured",
+	"the Telegram bot is not configured here (set TELEGRAM_BOT_TOKEN and TELEGRAM_WEBHOOK_SECRET)")
+
+// OnTelegram serves an API Gateway request to the Telegram webhook: the
+// telegram function.
+func (a *App) OnTelegram(ctx context.Context, ev *httpapi.GatewayRequest) (*httpapi.GatewayResponse, error) {
+	if a.Bot == nil {
+		return nil, ErrNoBot
+	}
+	return httpapi.ServeGateway(ctx, a.Bot, a.Log, ev)
 }
 
 // Instance holds one function instance's App, built on the first call and
@@ -79,7 +105,14 @@ var ErrSQLiteInCloud = errs.New(errs.Invalid, "store_sqlite_in_cloud",
 // YDBOpenTimeout bounds opening the YDB driver on an instance's first call.
 const YDBOpenTimeout = 10 * time.Second
 
-// CloudStores open the job and token stores the functions use in the
+// Stores are what an instance keeps its state in.
+type Stores struct {
+	Jobs   job.Store
+	Tokens apitoken.Store
+	Bot    botstate.Store
+}
+
+// CloudStores open the job, token and bot stores the functions use in the
 // cloud: YDB (STORE=ydb, the default) at YDB_CONNECTION_STRING. Inside
 // Cloud Functions (LAMBDA_TASK_ROOT set) the driver authenticates as the
 // function's service account through the metadata service; elsewhere (a
@@ -88,18 +121,18 @@ const YDBOpenTimeout = 10 * time.Second
 // Instance.Get: the driver is opened lazily, with a background context and
 // YDBOpenTimeout (the driver outlives the call that opened it), reused by
 // every later call, and opened anew on the next call if opening failed.
-func CloudStores(ctx context.Context, getenv func(string) string) (job.Store, apitoken.Store, error) {
+func CloudStores(ctx context.Context, getenv func(string) string) (Stores, error) {
 	switch kind := getenv("STORE"); kind {
 	case "", "ydb":
 	case "sqlite":
-		return nil, nil, ErrSQLiteInCloud
+		return Stores{}, ErrSQLiteInCloud
 	default:
-		return nil, nil, errs.New(errs.Invalid, "store_unknown",
+		return Stores{}, errs.New(errs.Invalid, "store_unknown",
 			fmt.Sprintf("STORE=%q: want ydb (the functions' default) or sqlite (the local stack only)", kind))
 	}
 	dsn := getenv("YDB_CONNECTION_STRING")
 	if dsn == "" {
-		return nil, nil, ErrNoCloudStore
+		return Stores{}, ErrNoCloudStore
 	}
 	creds := ydb.EnvironCredentials
 	if getenv("LAMBDA_TASK_ROOT") != "" {
@@ -109,9 +142,9 @@ func CloudStores(ctx context.Context, getenv func(string) string) (job.Store, ap
 	defer cancel()
 	db, err := ydb.Open(openCtx, dsn, clock.System(), ydb.WithCredentials(creds))
 	if err != nil {
-		return nil, nil, fmt.Errorf("open the job store: %w", err)
+		return Stores{}, fmt.Errorf("open the job store: %w", err)
 	}
-	return ydb.NewJobStore(db), ydb.NewTokenStore(db), nil
+	return Stores{Jobs: ydb.NewJobStore(db), Tokens: ydb.NewTokenStore(db), Bot: ydb.NewBotState(db)}, nil
 }
 
 // CloudBuild is how a function builds its App: configuration from getenv
@@ -122,11 +155,11 @@ func CloudBuild(getenv func(string) string, tune ...func(*Options)) func(ctx con
 		if err != nil {
 			return nil, err
 		}
-		jobs, tokens, err := CloudStores(ctx, getenv)
+		stores, err := CloudStores(ctx, getenv)
 		if err != nil {
 			return nil, err
 		}
-		opt := Options{Store: jobs, Tokens: tokens}
+		opt := Options{Store: stores.Jobs, Tokens: stores.Tokens, BotState: stores.Bot}
 		for _, f := range tune {
 			f(&opt)
 		}

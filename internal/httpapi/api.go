@@ -61,6 +61,10 @@ type Config struct {
 	// CORSOrigins are the browser origins allowed to call the API; "*"
 	// allows any. Empty: no CORS headers.
 	CORSOrigins []string
+	// UploadLinkSecret keys the one-time upload links the Telegram bot
+	// hands out for files too large for it (package uploadlink). Empty:
+	// the upload page's routes answer 404.
+	UploadLinkSecret []byte
 }
 
 func (c Config) withDefaults() Config {
@@ -109,6 +113,11 @@ var Routes = []Route{
 	{Method: http.MethodGet, Path: "/v1/jobs/{id}", Auth: true, handler: (*API).getJob},
 	{Method: http.MethodDelete, Path: "/v1/jobs/{id}", Auth: true, handler: (*API).deleteJob},
 	{Method: http.MethodGet, Path: "/v1/jobs/{id}/transcript", Auth: true, handler: (*API).transcript},
+	// The upload page for a Telegram file too large for the bot: the
+	// link's token is the credential (upload_page.go).
+	{Method: http.MethodGet, Path: "/upload/{id}", handler: (*API).uploadPage},
+	{Method: http.MethodPost, Path: "/upload/{id}", handler: (*API).signUpload},
+	{Method: http.MethodGet, Path: "/upload/{id}/status", handler: (*API).uploadStatus},
 }
 
 // New returns the API.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/base64"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -49,16 +50,23 @@ type GatewayResponse struct {
 // Gateway serves an API Gateway event with the same routes the local stack
 // serves over net/http.
 func (a *API) Gateway(ctx context.Context, ev *GatewayRequest) (*GatewayResponse, error) {
+	return ServeGateway(ctx, a, a.Log, ev)
+}
+
+// ServeGateway serves an API Gateway event (payload format 1.0) with h, as
+// net/http would serve the request: how a function behind API Gateway runs
+// a plain HTTP handler (the API, the Telegram webhook).
+func ServeGateway(ctx context.Context, h http.Handler, log *slog.Logger, ev *GatewayRequest) (*GatewayResponse, error) {
 	rec := httptest.NewRecorder()
 	if ev == nil {
 		ev = &GatewayRequest{}
 	}
 	r, err := ev.request(ctx)
 	if err != nil {
-		writeError(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), a.Log, err)
+		writeError(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), log, err)
 		return response(rec), nil
 	}
-	a.ServeHTTP(rec, r)
+	h.ServeHTTP(rec, r)
 	return response(rec), nil
 }
 

@@ -245,26 +245,8 @@ func (a *API) deleteJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	if j, err = a.Jobs.Delete(r.Context(), j.ID); err != nil {
 		return err
 	}
-	keys := []string{job.SourceKey(j.ID), job.ResultKey(j.ID)}
-	for _, sg := range j.Segments {
-		if sg.AudioKey != job.SourceKey(j.ID) {
-			keys = append(keys, sg.AudioKey)
-		}
-	}
 	log := a.Log.With("job_id", j.ID)
-	for _, k := range keys {
-		if err := a.Objects.Delete(r.Context(), k); err != nil {
-			log.WarnContext(r.Context(), "could not delete a file of a deleted job", "error", err.Error())
-		}
-	}
-	for _, sg := range j.Segments {
-		if sg.OperationID == "" {
-			continue
-		}
-		if err := a.Recognitions.Delete(r.Context(), sg.OperationID); err != nil {
-			log.WarnContext(r.Context(), "could not delete a recognition of a deleted job", "operation_id", sg.OperationID, "error", err.Error())
-		}
-	}
+	job.Purge(r.Context(), a.Objects, a.Recognitions, a.Log, j)
 	log.InfoContext(r.Context(), "job deleted")
 	writeJSON(w, http.StatusOK, a.view(j))
 	return nil

@@ -8,6 +8,8 @@ package localstack
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +25,9 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/storage/s3/s3test"
 	"transcriber/internal/store/sqlite"
+	"transcriber/internal/telegram"
 	"transcriber/internal/trigger"
+	"transcriber/internal/uploadlink"
 )
 
 // Config is the local stack's own configuration; the service's is in App.
@@ -36,6 +40,10 @@ type Config struct {
 	// Shutdown is how long in-flight work may run on after Ctrl-C before
 	// it is stopped and its claims released (default 10s).
 	Shutdown time.Duration
+	// TelegramPoll takes the bot's updates by long polling (getUpdates)
+	// instead of waiting for them at the webhook route (TELEGRAM_POLL): a
+	// real bot from a machine without a public URL.
+	TelegramPoll bool
 }
 
 // Bucket is the local object store's one bucket.
@@ -83,13 +91,24 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 
 	acfg := cfg.App
 	acfg.S3 = objects.Config()
+	apiURL := "http://" + apiLis.Addr().String()
+	if acfg.Telegram.PublicURL == "" {
+		acfg.Telegram.PublicURL = apiURL
+	}
+	if len(acfg.Telegram.UploadLinkSecret) == 0 {
+		if acfg.Telegram.UploadLinkSecret, err = localSecret(filepath.Join(cfg.DataDir, LinkSecretFile)); err != nil {
+			_ = s3lis.Close()
+			_ = apiLis.Close()
+			return err
+		}
+	}
 	// SpeechKit cannot read a local object store: the audio goes in the
 	// request (up to pipeline.DefaultMaxInlineBytes).
 	acfg.Pipeline.InlineAudio = true
 	if acfg.Pipeline.PollFor == 0 {
 		acfg.Pipeline.PollFor = cfg.PollInterval
 	}
-	opt := app.Options{Store: sqlite.NewJobStore(db), Tokens: tokens, Log: log}
+	opt := app.Options{Store: sqlite.NewJobStore(db), Tokens: tokens, BotState: sqlite.NewBotState(db), Log: log}
 	if !recognitionConfigured(acfg) {
 		opt.Recognizer = app.Unconfigured{}
 	}
@@ -119,7 +138,12 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		events.push(objectEvent(Bucket, key))
 	}
 
-	apiSrv := &http.Server{Handler: a.API, ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", a.API)
+	if a.Bot != nil {
+		mux.Handle(http.MethodPost+" "+telegram.WebhookPath, a.Bot)
+	}
+	apiSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s3Srv := &http.Server{Handler: objects.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	var servers, workers sync.WaitGroup
 	serve := func(s *http.Server, l net.Listener) {
@@ -134,8 +158,17 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	workers.Add(2)
 	go func() { defer workers.Done(); ingestLoop(workCtx, a, events) }()
 	go func() { defer workers.Done(); pollLoop(ctx, workCtx, a, cfg.PollInterval) }()
+	if a.Bot != nil && cfg.TelegramPoll {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			if err := a.Bot.LongPoll(ctx); err != nil {
+				log.Error("Telegram long polling stopped", "error", err.Error())
+			}
+		}()
+	}
 
-	if err := announce(ctx, out, cfg, a, tokens, "http://"+apiLis.Addr().String(), objects.URL); err != nil {
+	if err := announce(ctx, out, cfg, a, tokens, apiURL, objects.URL); err != nil {
 		log.Error("could not make a local token", "error", err.Error())
 	}
 
@@ -190,6 +223,14 @@ func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens
 	} else {
 		fmt.Fprintln(out, "  recognition: NOT CONFIGURED — set SPEECHKIT_API_KEY (and SPEECHKIT_FOLDER_ID) to transcribe; until then jobs fail with recognition_not_configured")
 	}
+	switch {
+	case a.Bot == nil:
+		fmt.Fprintln(out, "  telegram: not configured — set TELEGRAM_BOT_TOKEN (and TELEGRAM_WEBHOOK_SECRET, TELEGRAM_ALLOWED_USERS) to run the bot")
+	case cfg.TelegramPoll:
+		fmt.Fprintln(out, "  telegram: taking updates by long polling (TELEGRAM_POLL=true)")
+	default:
+		fmt.Fprintf(out, "  telegram: webhook at %s%s\n", api, telegram.WebhookPath)
+	}
 	list, err := tokens.List(ctx)
 	if err != nil {
 		return err
@@ -216,6 +257,26 @@ func endpointOrDefault(e string) string {
 		return "stt.api.cloud.yandex.net:443"
 	}
 	return e
+}
+
+// LinkSecretFile keeps the local stack's upload link secret under the data
+// directory, so links stay valid across restarts.
+const LinkSecretFile = "upload-link.secret"
+
+// localSecret reads the secret kept at path, making one on the first start.
+func localSecret(path string) ([]byte, error) {
+	if b, err := os.ReadFile(path); err == nil && len(b) >= uploadlink.MinSecretLen {
+		return b, nil
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, err
+	}
+	secret := []byte(hex.EncodeToString(raw))
+	if err := os.WriteFile(path, secret, 0o600); err != nil {
+		return nil, fmt.Errorf("upload link secret: %w", err)
+	}
+	return secret, nil
 }
 
 // objectEvent is the ObjectCreate event Object Storage's trigger sends.

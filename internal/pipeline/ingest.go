@@ -114,7 +114,10 @@ func (p *Pipeline) accept(ctx context.Context, j job.Job) (job.Job, error) {
 		return j, errSizeMismatch
 	}
 	j.State = job.Created
-	return p.save(ctx, j, job.Next{Keep: true})
+	if j, err = p.save(ctx, j, job.Next{Keep: true}); err == nil {
+		p.moved(ctx, j)
+	}
+	return j, err
 }
 
 // prepare probes the source and makes the audio the recognizer takes:
@@ -192,7 +195,10 @@ func (p *Pipeline) submit(ctx context.Context, j job.Job) (job.Job, error) {
 		return j, err
 	}
 	j.State = job.Transcribe
-	return p.save(ctx, j, job.Next{Keep: true})
+	if j, err = p.save(ctx, j, job.Next{Keep: true}); err == nil {
+		p.moved(ctx, j)
+	}
+	return j, err
 }
 
 // submitMissing submits the segments that have no recognition: all of them

@@ -47,10 +47,14 @@ type Recognizer interface {
 	Delete(ctx context.Context, operationID string) error
 }
 
-// Notifier hears about jobs that ended: done, failed or dead. The Telegram
-// and API flows implement it to deliver results; an error is logged, and the
-// job stays as it ended.
+// Notifier hears about jobs that move and end: the Telegram bot edits its
+// status message and delivers the result. Moved is called after a step
+// saved a new state (created: the file is accepted; transcribe: it is being
+// recognized), Finished once a job ended (done, failed or dead). An error is
+// logged, and the job stays as it is: delivery keeps its own record and
+// retries (internal/telegram).
 type Notifier interface {
+	Moved(ctx context.Context, j job.Job) error
 	Finished(ctx context.Context, j job.Job) error
 }
 
@@ -97,6 +101,7 @@ func New(d Deps, cfg Config) *Pipeline {
 
 type noNotifier struct{}
 
+func (noNotifier) Moved(context.Context, job.Job) error    { return nil }
 func (noNotifier) Finished(context.Context, job.Job) error { return nil }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -138,23 +143,6 @@ func (p *Pipeline) purgeIfDeleted(ctx context.Context, j job.Job) {
 		return
 	}
 	log := p.jobLog(j)
-	keys := []string{job.SourceKey(j.ID), job.ResultKey(j.ID)}
-	for _, sg := range j.Segments {
-		if sg.AudioKey != "" && sg.AudioKey != job.SourceKey(j.ID) {
-			keys = append(keys, sg.AudioKey)
-		}
-	}
-	for _, k := range keys {
-		if err := p.Objects.Delete(ctx, k); err != nil {
-			log.WarnContext(ctx, "could not remove a file of a deleted job", "error", err.Error())
-		}
-	}
-	for _, sg := range j.Segments {
-		if sg.OperationID != "" {
-			if err := p.Recognizer.Delete(ctx, sg.OperationID); err != nil {
-				log.WarnContext(ctx, "could not delete a recognition of a deleted job", "operation_id", sg.OperationID, "error", err.Error())
-			}
-		}
-	}
+	job.Purge(ctx, p.Objects, p.Recognizer, p.Log, j)
 	log.InfoContext(ctx, "removed what an attempt made for a deleted job")
 }

@@ -224,6 +224,13 @@ func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
 	}
 }
 
+// moved tells the notifier a step saved a new state.
+func (p *Pipeline) moved(ctx context.Context, j job.Job) {
+	if err := p.Notifier.Moved(ctx, j); err != nil {
+		p.jobLog(j).WarnContext(ctx, "could not report progress", "error", err.Error())
+	}
+}
+
 func (p *Pipeline) notify(ctx context.Context, j job.Job) {
 	if err := p.Notifier.Finished(ctx, j); err != nil {
 		p.jobLog(j).WarnContext(ctx, "could not notify", "error", err.Error())

@@ -10,6 +10,12 @@
 //
 // OnCreate stands in for Object Storage's ObjectCreate trigger: the local
 // stack and the end-to-end tests use it to start ingest when an upload lands.
+//
+// It answers browsers as a bucket with an open CORS rule does: a preflight
+// from any origin is allowed, and every response to a request with an
+// Origin carries Access-Control-Allow-Origin and exposes ETag, so a page
+// served from another origin (the API's upload page) can PUT to a
+// presigned URL.
 package s3test
 
 import (
@@ -94,7 +100,7 @@ func newServer(bucket string, backend gofakes3.Backend) (*Server, error) {
 			return nil, fmt.Errorf("create bucket %q: %w", bucket, err)
 		}
 	}
-	s.handler = s.watch(gofakes3.New(backend).Server())
+	s.handler = withCORS(s.watch(gofakes3.New(backend).Server()))
 	return s, nil
 }
 
@@ -196,6 +202,37 @@ func (s *Server) PendingUploads(tb testing.TB) int {
 		tb.Fatalf("s3test: list multipart uploads: %v", err)
 	}
 	return len(list.Uploads)
+}
+
+// withCORS answers a CORS preflight itself and lets any origin read any
+// response, as a bucket whose CORS rule allows every origin, method and
+// header does. (gofakes3 answers a preflight, but sets no
+// Access-Control-Allow-Origin on the request that follows, so a browser
+// would refuse the answer to its PUT.)
+func withCORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD, PUT, POST, DELETE")
+			if hdr := r.Header.Get("Access-Control-Request-Headers"); hdr != "" {
+				h.Set("Access-Control-Allow-Headers", hdr)
+			}
+			h.Set("Access-Control-Max-Age", "600")
+			h.Add("Vary", "Access-Control-Request-Method")
+			h.Add("Vary", "Access-Control-Request-Headers")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		h.Set("Access-Control-Expose-Headers", "ETag")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // watch wraps the S3 handler to call the OnCreate hooks.

@@ -1,0 +1,309 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed" // the upload page
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"transcriber/internal/apitoken"
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/uploadlink"
+)
+
+// The one-time upload page: a Telegram file too large for the bot to fetch
+// (over 20 MB) is uploaded by its sender from a browser, through the link
+// the bot replies with (package uploadlink). The routes take no API token:
+// the link's token, an HMAC of the job id, is the credential. A missing or
+// wrong token, and a job that is not a Telegram job, answer the same 404 as
+// a job that does not exist, so a link cannot be probed.
+//
+// The page's script finds its routes from its own address (the path and the
+// query with the token), so the HTML carries no token, and the page is
+// served with Referrer-Policy: no-referrer so the address never leaves in a
+// Referer header.
+
+//go:embed upload_page.html
+var uploadPageSource string
+
+var (
+	uploadPage = template.Must(template.New("upload").Parse(uploadPageSource))
+	// pageScriptHash and pageStyleHash are the CSP hashes of the page's one
+	// inline script and one inline style, taken from the page as rendered:
+	// nothing in them depends on the job, so they are the same every time.
+	pageScriptHash, pageStyleHash = pageHashes()
+)
+
+// The upload link's errors. A link that does not open is job_not_found, the
+// same answer for every reason.
+var (
+	errLinkNotFound    = job.ErrNotFound
+	errLinksOff        = errs.New(errs.NotFound, codeRouteNotFound, "no such route")
+	errLinkDeleted     = errs.New(errs.Conflict, "job_deleted", "the job was deleted; send the file to the bot again")
+	errLinkExpired     = errs.New(errs.Conflict, "link_expired", "this upload link has expired; send the file to the bot again")
+	errAlreadyUploaded = errs.New(errs.Conflict, "already_uploaded", "the file was already uploaded; this link now shows only the job's progress")
+)
+
+// uploadMissing is the pipeline's error code for a job whose upload window
+// closed without its file.
+const uploadMissing = "upload_missing"
+
+// linkedJob returns the Telegram job the request's link names, checking the
+// link's token (query t) in constant time before the store is read.
+func (a *API) linkedJob(r *http.Request) (job.Job, error) {
+	if len(a.cfg.UploadLinkSecret) == 0 {
+		return job.Job{}, errLinksOff
+	}
+	id := r.PathValue("id")
+	if !uploadlink.Valid(a.cfg.UploadLinkSecret, id, r.URL.Query().Get("t")) {
+		return job.Job{}, errLinkNotFound
+	}
+	canon, err := job.ParseID(id)
+	if err != nil {
+		return job.Job{}, errLinkNotFound
+	}
+	j, err := a.Jobs.Get(r.Context(), canon)
+	if errs.Is(err, errs.NotFound) {
+		return job.Job{}, errLinkNotFound
+	}
+	if err != nil {
+		return job.Job{}, err
+	}
+	if j.Source != job.SourceTelegram {
+		return job.Job{}, errLinkNotFound
+	}
+	return j, nil
+}
+
+// uploadClosed tells why the job no longer takes its file; nil while it
+// does: awaiting its upload, not deleted, and its upload window open.
+func uploadClosed(j job.Job, now time.Time) error {
+	switch {
+	case j.Deleted():
+		return errLinkDeleted
+	case j.State == job.AwaitingUpload && !j.UploadBy.IsZero() && !now.Before(j.UploadBy):
+		return errLinkExpired
+	case j.State == job.AwaitingUpload:
+		return nil
+	case j.ErrorCode == uploadMissing:
+		return errLinkExpired
+	}
+	return errAlreadyUploaded
+}
+
+// pageData is what the page shows of the job.
+type pageData struct {
+	Filename  string
+	SizeBytes int64
+	SizeEN    string
+	SizeRU    string
+	State     job.State
+	Closed    string // why the upload is closed, an error code; empty while open
+	Error     string // the job's failure, in words
+}
+
+func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
+	j, err := a.linkedJob(r)
+	if err != nil {
+		return err
+	}
+	d := pageData{Filename: j.Filename, SizeBytes: j.SizeBytes, State: j.State, Error: failure(j)}
+	if d.Filename == "" {
+		d.Filename = "—"
+	}
+	d.SizeEN, d.SizeRU = sizeText(j.SizeBytes)
+	connect := "'self'"
+	if closed := uploadClosed(j, a.Clock.Now()); closed != nil {
+		d.Closed = errs.CodeOf(closed)
+	} else {
+		// The page PUTs the file to Object Storage: its origin is the one
+		// the presigned URL will name.
+		origin, err := a.storageOrigin(r, j)
+		if err != nil {
+			return err
+		}
+		connect += " " + origin
+	}
+	var b bytes.Buffer
+	if err := uploadPage.Execute(&b, d); err != nil {
+		return fmt.Errorf("render the upload page: %w", err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src '"+pageScriptHash+"'; style-src '"+pageStyleHash+
+		"'; connect-src "+connect+"; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b.Bytes())
+	return nil
+}
+
+// storageOrigin is the scheme, host and port the job's upload URL names.
+func (a *API) storageOrigin(r *http.Request, j job.Job) (string, error) {
+	put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), max(j.SizeBytes, 1), j.ContentType, a.cfg.UploadURLTTL)
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(put.URL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", fmt.Errorf("the upload URL has no origin")
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
+// uploadLinkRequest is the body of POST /upload/{id}.
+type uploadLinkRequest struct {
+	SizeBytes   int64  `json:"size_bytes"`
+	ContentType string `json:"content_type,omitempty"`
+}
+
+type uploadLinkView struct {
+	Upload uploadView `json:"upload"`
+}
+
+// signUpload answers the page with a presigned PUT for the job's source,
+// while the job still waits for it.
+func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
+	j, err := a.linkedJob(r)
+	if err != nil {
+		return err
+	}
+	if err := uploadClosed(j, a.Clock.Now()); err != nil {
+		return err
+	}
+	req, err := a.decodeUploadLink(r)
+	if err != nil {
+		return err
+	}
+	size := j.SizeBytes
+	switch {
+	case size > 0 && req.SizeBytes != size:
+		return errs.New(errs.Invalid, "size_mismatch", fmt.Sprintf(
+			"the file picked is %d bytes, but the file sent to the bot is %d bytes: pick that same file", req.SizeBytes, size))
+	case size == 0 && req.SizeBytes > a.cfg.MaxSourceBytes:
+		return errTooLarge
+	case size == 0:
+		size = req.SizeBytes // Telegram did not say; the signature holds the file to what the page read
+	}
+	put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), size, j.ContentType, a.cfg.UploadURLTTL)
+	if err != nil {
+		return err
+	}
+	a.Log.InfoContext(r.Context(), "upload link signed an upload", "job_id", j.ID)
+	writeJSON(w, http.StatusOK, uploadLinkView{Upload: uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}})
+	return nil
+}
+
+// decodeUploadLink reads the page's request: a JSON object of known fields,
+// within the body limit. content_type is what the browser says of the file;
+// it is checked but not signed: the job's own type is (upload.headers).
+func (a *API) decodeUploadLink(r *http.Request) (uploadLinkRequest, error) {
+	var req uploadLinkRequest
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return req, errs.New(errs.Invalid, codeUnsupportedType, "send the request as application/json")
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, a.cfg.MaxBodyBytes+1))
+	if err != nil {
+		return req, errs.Wrap(err, errs.Invalid, "body_unreadable", "the request body could not be read")
+	}
+	if int64(len(body)) > a.cfg.MaxBodyBytes {
+		return req, errs.New(errs.Invalid, codeBodyTooLarge, fmt.Sprintf("the request body is over %d bytes", a.cfg.MaxBodyBytes))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, errs.Wrap(err, errs.Invalid, "bad_json", jsonProblem(err))
+	}
+	if dec.More() {
+		return req, errs.New(errs.Invalid, "bad_json", "the body must be one JSON object")
+	}
+	if req.SizeBytes <= 0 {
+		return req, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
+	}
+	if req.ContentType != "" {
+		if _, _, err := mime.ParseMediaType(req.ContentType); err != nil || len(req.ContentType) > 255 {
+			return req, errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
+		}
+	}
+	return req, nil
+}
+
+// linkStatusView is all the status route shows: nothing that names
+// anything but this job's progress.
+type linkStatusView struct {
+	State        job.State `json:"state"`
+	Progress     int       `json:"progress"`
+	ErrorMessage string    `json:"error_message,omitempty"`
+}
+
+func (a *API) uploadStatus(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
+	j, err := a.linkedJob(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, linkStatusView{State: j.State, Progress: progress(j), ErrorMessage: failure(j)})
+	return nil
+}
+
+// failure is the job's failure in words, when it failed.
+func failure(j job.Job) string {
+	if j.State != job.Failed && j.State != job.Dead {
+		return ""
+	}
+	if j.ErrorMessage == "" {
+		return "the transcription failed"
+	}
+	return j.ErrorMessage
+}
+
+// sizeText is a size for people, in English and in Russian.
+func sizeText(n int64) (en, ru string) {
+	if n <= 0 {
+		return "unknown", "неизвестен"
+	}
+	mb := fmt.Sprintf("%.1f", float64(n)/(1<<20))
+	return fmt.Sprintf("%s MB (%d bytes)", mb, n), fmt.Sprintf("%s МБ (%d байт)", strings.Replace(mb, ".", ",", 1), n)
+}
+
+// pageHashes renders the page once and returns the CSP sources of its
+// inline script and style.
+func pageHashes() (script, style string) {
+	var b bytes.Buffer
+	if err := uploadPage.Execute(&b, pageData{}); err != nil {
+		panic(fmt.Sprintf("upload page: %v", err))
+	}
+	return cspHash(inline(b.String(), "script")), cspHash(inline(b.String(), "style"))
+}
+
+// inline returns the text of the page's one <tag> element.
+func inline(page, tag string) string {
+	_, rest, ok := strings.Cut(page, "<"+tag+">")
+	if !ok {
+		panic("upload page: no <" + tag + ">")
+	}
+	text, _, ok := strings.Cut(rest, "</"+tag+">")
+	if !ok {
+		panic("upload page: <" + tag + "> is not closed")
+	}
+	return text
+}
+
+func cspHash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}

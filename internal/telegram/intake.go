@@ -1,0 +1,375 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/uploadlink"
+)
+
+// Parts of the deliveries the bot records for a Telegram message.
+const (
+	partStatus  = "status"  // the status message, edited as the job moves
+	partResult  = "result"  // the transcript or the failure
+	partRefusal = "refusal" // the one refusal to a user not allowed
+	partReply   = "reply"   // a command's answer
+)
+
+// media is the file a message carries, if it is one the bot transcribes.
+type media struct {
+	FileID      string
+	Size        int64 // 0 when Telegram did not say
+	ContentType string
+	Filename    string
+}
+
+// mediaOf returns the message's voice, audio, video, video note, or
+// document with an audio or video type.
+func mediaOf(m *models.Message) (media, bool) {
+	switch {
+	case m == nil:
+	case m.Voice != nil:
+		return media{m.Voice.FileID, m.Voice.FileSize, orDefault(m.Voice.MimeType, "audio/ogg"), "voice.ogg"}, true
+	case m.Audio != nil:
+		return media{m.Audio.FileID, m.Audio.FileSize, orDefault(m.Audio.MimeType, "audio/mpeg"), m.Audio.FileName}, true
+	case m.Video != nil:
+		return media{m.Video.FileID, m.Video.FileSize, orDefault(m.Video.MimeType, "video/mp4"), m.Video.FileName}, true
+	case m.VideoNote != nil:
+		return media{m.VideoNote.FileID, int64(m.VideoNote.FileSize), "video/mp4", "video_note.mp4"}, true
+	case m.Document != nil:
+		ct := strings.ToLower(m.Document.MimeType)
+		if strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/") {
+			return media{m.Document.FileID, m.Document.FileSize, ct, m.Document.FileName}, true
+		}
+	}
+	return media{}, false
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// command splits "/cmd@bot arg" into "cmd" and "arg"; not a command is "".
+func command(text string) (string, string) {
+	if !strings.HasPrefix(text, "/") {
+		return "", ""
+	}
+	word, arg, _ := strings.Cut(strings.TrimSpace(text[1:]), " ")
+	word, _, _ = strings.Cut(word, "@")
+	return strings.ToLower(word), strings.TrimSpace(arg)
+}
+
+func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
+	if m.From == nil || m.From.IsBot {
+		return nil
+	}
+	l := langOf(m.From.LanguageCode)
+	cmd, arg := command(m.Text)
+	med, isMedia := mediaOf(m)
+	chat, err := b.State.Chat(ctx, m.Chat.ID)
+	if err != nil {
+		return err
+	}
+	auto := chat.Auto == botstate.AutoOn || (chat.Auto == botstate.AutoDefault && private(m.Chat))
+	addressed := cmd != "" || (isMedia && auto) || private(m.Chat)
+	if !addressed {
+		return nil // group chatter; not for the bot
+	}
+	if !b.cfg.Allowed.Allows(m.From.ID) {
+		return b.refuse(ctx, m, l)
+	}
+	if chat, err = b.remember(ctx, m.Chat.ID, chat, l); err != nil {
+		return err
+	}
+	switch {
+	case cmd != "":
+		return b.command(ctx, m, cmd, arg, chat, l)
+	case isMedia:
+		return b.intake(ctx, m, med, chat, l)
+	case private(m.Chat):
+		return b.reply(ctx, m, b.helpText(l), nil)
+	}
+	return nil
+}
+
+// remember records the chat's reply language, and that it writes again
+// (which lifts a block found by a delivery), when either changed.
+func (b *Bot) remember(ctx context.Context, chatID int64, c botstate.Chat, l lang) (botstate.Chat, error) {
+	if c.UILang == string(l) && c.BlockedAt.IsZero() {
+		return c, nil
+	}
+	return b.State.UpdateChat(ctx, chatID, b.Clock.Now(), func(c *botstate.Chat) {
+		c.UILang = string(l)
+		c.BlockedAt = time.Time{}
+	})
+}
+
+func (b *Bot) refuse(ctx context.Context, m *models.Message, l lang) error {
+	b.Log.InfoContext(ctx, "refused a user not allowed", "user_id", m.From.ID, "chat_id", m.Chat.ID)
+	return b.postOnce(ctx, key(m, partRefusal), "", func(ctx context.Context) (*models.Message, error) {
+		return b.api.SendMessage(ctx, replyTo(m, txtRefusal.f(l, m.From.ID)))
+	})
+}
+
+// reply answers a message once, however often Telegram delivers it.
+func (b *Bot) reply(ctx context.Context, m *models.Message, text string, markup models.ReplyMarkup) error {
+	return b.postOnce(ctx, key(m, partReply), "", func(ctx context.Context) (*models.Message, error) {
+		p := replyTo(m, text)
+		p.ReplyMarkup = markup
+		return b.api.SendMessage(ctx, p)
+	})
+}
+
+func key(m *models.Message, part string) botstate.Key {
+	return botstate.Key{ChatID: m.Chat.ID, MessageID: int64(m.ID), Part: part}
+}
+
+func replyTo(m *models.Message, text string) *bot.SendMessageParams {
+	return &bot.SendMessageParams{
+		ChatID:          m.Chat.ID,
+		Text:            text,
+		ReplyParameters: &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true},
+	}
+}
+
+// errBusy: another call is sending the same delivery right now (Telegram
+// sent the update twice at once). The update is answered 5xx, so if that
+// call fails, the update comes back.
+var errBusy = errs.New(errs.Unavailable, "delivery_busy", "another call is sending this message")
+
+// postOnce sends a message for delivery k unless it was sent already, and
+// records the outcome. A 403 (the user blocked the bot) is final for the
+// chat; other failures leave the delivery to the next delivery of the
+// update and return the error.
+func (b *Bot) postOnce(ctx context.Context, k botstate.Key, jobID string, send func(context.Context) (*models.Message, error)) error {
+	d, taken, err := b.State.Begin(ctx, k, jobID, b.Clock.Now(), b.cfg.DeliveryLease)
+	if err != nil {
+		return err
+	}
+	if !taken {
+		if d.State == botstate.Pending {
+			return errBusy
+		}
+		return nil
+	}
+	msg, err := withRetry(ctx, b, send)
+	if err == nil {
+		_, err = b.State.Finish(ctx, k, botstate.Outcome{State: botstate.Sent, SentID: int64(msg.ID)}, b.Clock.Now())
+		return err
+	}
+	if errors.Is(err, bot.ErrorForbidden) {
+		return b.blocked(ctx, k)
+	}
+	// The update comes again: the delivery is free for it at once, and
+	// otherwise the sweep drops it after a while.
+	o := botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)}
+	if _, ferr := b.State.Finish(ctx, k, o, b.Clock.Now()); ferr != nil {
+		b.Log.WarnContext(ctx, "could not record a failed send", "error", ferr.Error())
+	}
+	return classify(err)
+}
+
+// blocked records that the chat blocked the bot and drops the delivery.
+func (b *Bot) blocked(ctx context.Context, k botstate.Key) error {
+	b.Log.InfoContext(ctx, "the bot is blocked in this chat; delivery stops", "chat_id", k.ChatID)
+	now := b.Clock.Now()
+	if _, err := b.State.UpdateChat(ctx, k.ChatID, now, func(c *botstate.Chat) { c.BlockedAt = now }); err != nil {
+		return err
+	}
+	_, err := b.State.Finish(ctx, k, botstate.Outcome{State: botstate.Abandoned}, now)
+	return err
+}
+
+// withRetry calls send, waiting out a 429 when Telegram asks for a short
+// enough pause.
+func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
+	for i := 0; ; i++ {
+		v, err := send(ctx)
+		var tooMany *bot.TooManyRequestsError
+		if err == nil || !errors.As(err, &tooMany) || i == 3 {
+			return v, err
+		}
+		wait := time.Duration(tooMany.RetryAfter) * time.Second
+		if wait > b.cfg.MaxRetryWait {
+			return v, err
+		}
+		if wait <= 0 {
+			wait = time.Second
+		}
+		b.Log.InfoContext(ctx, "Telegram asks to slow down; waiting", "retry_after_s", tooMany.RetryAfter)
+		if serr := b.Sleep(ctx, wait); serr != nil {
+			return v, err
+		}
+	}
+}
+
+// classify gives a Bot API error its errs kind: what Telegram refuses
+// (400, 403, 404) is permanent, the rest may pass.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var tooMany *bot.TooManyRequestsError
+	switch {
+	case errors.As(err, &tooMany):
+		return errs.Wrap(err, errs.Unavailable, "telegram_rate_limited", "Telegram asked to slow down")
+	case errors.Is(err, bot.ErrorBadRequest), errors.Is(err, bot.ErrorForbidden), errors.Is(err, bot.ErrorNotFound), errors.Is(err, bot.ErrorUnauthorized):
+		return errs.Wrap(err, errs.Permanent, "telegram_refused", "Telegram refused the request")
+	}
+	if errs.KindOf(err) != errs.Internal {
+		return err
+	}
+	return errs.Wrap(err, errs.Unavailable, "telegram_unavailable", "Telegram could not be reached")
+}
+
+// intake makes (or finds) the job for a media message, answers with its
+// status message, and brings the file into storage: fetched from
+// Telegram when the Bot API lets a bot download it, or by the sender
+// through an upload link.
+func (b *Bot) intake(ctx context.Context, m *models.Message, med media, chat botstate.Chat, l lang) error {
+	switch {
+	case med.Size > b.cfg.MaxSourceBytes:
+		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
+			return b.api.SendMessage(ctx, replyTo(m, txtTooLarge.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxSourceBytes))))
+		})
+	case med.Size > b.cfg.MaxDownloadBytes && len(b.cfg.UploadLinkSecret) == 0:
+		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
+			return b.api.SendMessage(ctx, replyTo(m, txtNoLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes))))
+		})
+	}
+	byLink := med.Size > b.cfg.MaxDownloadBytes
+	window := b.cfg.DownloadWindow
+	if byLink {
+		window = b.cfg.LinkWindow
+	}
+	j, created, err := b.Jobs.CreateForMessage(ctx, job.Draft{
+		Source:            job.SourceTelegram,
+		OwnerID:           ownerID(m.Chat.ID),
+		Language:          chat.Language,
+		Filename:          med.Filename,
+		SizeBytes:         med.Size,
+		ContentType:       med.ContentType,
+		TelegramChatID:    m.Chat.ID,
+		TelegramMessageID: int64(m.ID),
+		UploadWindow:      window,
+	})
+	if err != nil {
+		return err
+	}
+	log := b.Log.With("job_id", j.ID, "chat_id", m.Chat.ID, "message_id", m.ID)
+	if created {
+		log.InfoContext(ctx, "job made for a message", "size_bytes", med.Size, "content_type", med.ContentType, "by_link", byLink)
+	}
+	if j.Deleted() {
+		return nil
+	}
+	now := b.Clock.Now()
+	if _, err := b.State.Schedule(ctx, botstate.Key{ChatID: m.Chat.ID, MessageID: int64(m.ID), Part: partResult}, j.ID, now.Add(b.cfg.ResultCheck), now); err != nil {
+		return err
+	}
+	status := txtReceived.in(l)
+	if byLink {
+		link := uploadlink.URL(b.cfg.PublicURL, b.cfg.UploadLinkSecret, j.ID)
+		status = txtLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes), humanDuration(l, int(b.cfg.LinkWindow.Hours())), link)
+	}
+	if err := b.postOnce(ctx, key(m, partStatus), j.ID, func(ctx context.Context) (*models.Message, error) {
+		p := replyTo(m, status)
+		p.LinkPreviewOptions = &models.LinkPreviewOptions{IsDisabled: bot.True()}
+		return b.api.SendMessage(ctx, p)
+	}); err != nil {
+		return err
+	}
+	if byLink || j.State != job.AwaitingUpload {
+		return nil
+	}
+	return b.fetch(ctx, j, med)
+}
+
+// fetch streams the message's file from Telegram into the job's source
+// object, whose creation starts ingest. A file already there is not
+// fetched again.
+func (b *Bot) fetch(ctx context.Context, j job.Job, med media) error {
+	if info, err := b.Objects.Head(ctx, job.SourceKey(j.ID)); err == nil && info.Size > 0 {
+		return nil
+	} else if err != nil && !errs.Is(err, errs.NotFound) {
+		return err
+	}
+	f, err := b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID})
+	if err != nil {
+		return classify(b.scrubbed(err))
+	}
+	if f.FileSize > b.cfg.MaxDownloadBytes {
+		return errs.New(errs.Permanent, "telegram_file_too_big", "Telegram says the file is larger than a bot may download")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.api.FileDownloadLink(f), nil)
+	if err != nil {
+		return errs.New(errs.Internal, "telegram_download", "the file's download link could not be made")
+	}
+	resp, err := b.HTTPClient.Do(req)
+	if err != nil {
+		return errs.New(errs.Unavailable, "telegram_download", "the file could not be downloaded from Telegram: "+b.scrub(unwrapURL(err)))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		kind := errs.Unavailable
+		if resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
+			kind = errs.Permanent
+		}
+		return errs.New(kind, "telegram_download", fmt.Sprintf("Telegram answered %d to the file download", resp.StatusCode))
+	}
+	body := &capped{r: resp.Body, left: b.cfg.MaxDownloadBytes}
+	n, err := b.Objects.Upload(ctx, job.SourceKey(j.ID), body, med.ContentType)
+	if err != nil {
+		return b.scrubbed(err)
+	}
+	b.Log.InfoContext(ctx, "file fetched from Telegram", "job_id", j.ID, "size_bytes", n)
+	return nil
+}
+
+// unwrapURL is a transport error's text without the URL (which carries the
+// token).
+func unwrapURL(err error) string {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) && ue.Unwrap() != nil {
+		return ue.Unwrap().Error()
+	}
+	return err.Error()
+}
+
+// capped reads at most left bytes and fails past them, so a body larger
+// than announced aborts the upload instead of landing cut short.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+var errCapped = errs.New(errs.Permanent, "telegram_file_too_big", "the file from Telegram is larger than a bot may download")
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, errCapped
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return n, errCapped
+	}
+	return n, err
+}

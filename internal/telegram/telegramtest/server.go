@@ -1,0 +1,337 @@
+// Package telegramtest is a Bot API server for tests: it answers the
+// methods the bot uses as Telegram does (multipart or JSON requests, the
+// {"ok": …} envelope, error codes with retry_after), serves getFile and file
+// downloads, hands out queued updates to getUpdates, and records every call.
+// Failures are scripted per method: a 429 with retry_after, a 403, a 400.
+package telegramtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Token is the bot token the server accepts. It is shaped like a real one so
+// a test that scans logs for it finds it if it leaks.
+const Token = "123456789:AAF-test-token-do-not-log-0123456789ab"
+
+// Call is one recorded Bot API call.
+type Call struct {
+	Method string
+	Params map[string]string // form or JSON fields; objects as their JSON text
+	File   []byte            // an uploaded document's bytes
+	Name   string            // its file name
+}
+
+// Int is a numeric parameter, 0 when absent.
+func (c Call) Int(name string) int64 {
+	n, _ := strconv.ParseInt(c.Params[name], 10, 64)
+	return n
+}
+
+// ReplyTo is the message id in reply_parameters, 0 when absent.
+func (c Call) ReplyTo() int64 {
+	var rp struct {
+		MessageID int64 `json:"message_id"`
+	}
+	_ = json.Unmarshal([]byte(c.Params["reply_parameters"]), &rp)
+	return rp.MessageID
+}
+
+// Failure is a scripted error answer.
+type Failure struct {
+	Code        int // 429, 403, 400, 500 …
+	Description string
+	RetryAfter  int // seconds, with 429
+}
+
+// Server is the fake Bot API.
+type Server struct {
+	*httptest.Server
+	t *testing.T
+
+	mu      sync.Mutex
+	calls   []Call
+	files   map[string]file // by file id
+	fail    map[string][]Failure
+	updates []json.RawMessage
+	nextID  int64
+	gone    map[int64]bool // message ids deleted by the user
+}
+
+type file struct {
+	path string
+	data []byte
+}
+
+// Start runs a server until the test ends.
+func Start(t *testing.T) *Server {
+	s := &Server{t: t, files: map[string]file{}, fail: map[string][]Failure{}, nextID: 1000, gone: map[int64]bool{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// AddFile makes a file downloadable by getFile under id.
+func (s *Server) AddFile(id string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[id] = file{path: "documents/" + id, data: data}
+}
+
+// Fail makes the next calls of method fail, one failure per call.
+func (s *Server) Fail(method string, f ...Failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[method] = append(s.fail[method], f...)
+}
+
+// Delete marks a message deleted: editing it, or replying to it without
+// allow_sending_without_reply, fails as Telegram fails.
+func (s *Server) Delete(messageID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gone[messageID] = true
+}
+
+// Queue adds an update for getUpdates.
+func (s *Server) Queue(update []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.updates = append(s.updates, update)
+}
+
+// Calls returns the calls so far, of the named methods (all when none).
+func (s *Server) Calls(methods ...string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if len(methods) == 0 || contains(methods, c.Method) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"+Token+"/"); ok {
+		s.download(w, rest)
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/bot"+Token+"/")
+	if !ok {
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"ok": false, "error_code": 401, "description": "Unauthorized"})
+		return
+	}
+	c, err := readCall(r, rest)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + err.Error()})
+		return
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	var f *Failure
+	if q := s.fail[c.Method]; len(q) > 0 {
+		f, s.fail[c.Method] = &q[0], q[1:]
+	}
+	s.mu.Unlock()
+	if f != nil {
+		body := map[string]any{"ok": false, "error_code": f.Code, "description": f.Description}
+		if f.RetryAfter > 0 {
+			body["parameters"] = map[string]any{"retry_after": f.RetryAfter}
+		}
+		writeJSON(w, f.Code, body)
+		return
+	}
+	s.answer(w, c)
+}
+
+func (s *Server) answer(w http.ResponseWriter, c Call) {
+	ok := func(result any) { writeJSON(w, http.StatusOK, map[string]any{"ok": true, "result": result}) }
+	bad := func(desc string) {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + desc})
+	}
+	chat := c.Int("chat_id")
+	switch c.Method {
+	case "sendMessage", "sendDocument":
+		if rt := c.ReplyTo(); rt != 0 && s.isGone(rt) && !strings.Contains(c.Params["reply_parameters"], `"allow_sending_without_reply":true`) {
+			bad("message to be replied not found")
+			return
+		}
+		ok(s.message(chat, c.Params["text"]))
+	case "editMessageText":
+		id := c.Int("message_id")
+		if s.isGone(id) {
+			bad("message to edit not found")
+			return
+		}
+		ok(map[string]any{"message_id": id, "date": 1, "chat": map[string]any{"id": chat, "type": "private"}, "text": c.Params["text"]})
+	case "getFile":
+		s.mu.Lock()
+		f, found := s.files[c.Params["file_id"]]
+		s.mu.Unlock()
+		if !found {
+			bad("invalid file_id")
+			return
+		}
+		ok(map[string]any{"file_id": c.Params["file_id"], "file_unique_id": "u" + c.Params["file_id"], "file_size": len(f.data), "file_path": f.path})
+	case "answerCallbackQuery", "deleteMessage", "setWebhook", "deleteWebhook":
+		ok(true)
+	case "getUpdates":
+		s.mu.Lock()
+		offset := c.Int("offset")
+		var out []json.RawMessage
+		for _, u := range s.updates {
+			var id struct {
+				UpdateID int64 `json:"update_id"`
+			}
+			_ = json.Unmarshal(u, &id)
+			if id.UpdateID >= offset {
+				out = append(out, u)
+			}
+		}
+		s.mu.Unlock()
+		if out == nil {
+			out = []json.RawMessage{}
+		}
+		ok(out)
+	default:
+		bad("method not found in the fake: " + c.Method)
+	}
+}
+
+func (s *Server) isGone(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gone[id]
+}
+
+func (s *Server) message(chat int64, text string) map[string]any {
+	s.mu.Lock()
+	s.nextID++
+	id := s.nextID
+	s.mu.Unlock()
+	return map[string]any{"message_id": id, "date": 1, "chat": map[string]any{"id": chat, "type": "private"}, "text": text}
+}
+
+func (s *Server) download(w http.ResponseWriter, path string) {
+	s.mu.Lock()
+	var data []byte
+	for _, f := range s.files {
+		if f.path == path {
+			data = f.data
+		}
+	}
+	s.mu.Unlock()
+	if data == nil {
+		http.NotFound(w, nil)
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	_, _ = w.Write(data)
+}
+
+// readCall decodes a call's parameters from a multipart form (how the
+// go-telegram/bot client sends every method), a URL-encoded form, or JSON.
+func readCall(r *http.Request, method string) (Call, error) {
+	c := Call{Method: method, Params: map[string]string{}}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "multipart/form-data":
+		if err := r.ParseMultipartForm(64 << 20); err != nil {
+			return c, err
+		}
+		for k, v := range r.MultipartForm.Value {
+			c.Params[k] = v[0]
+		}
+		for _, fhs := range r.MultipartForm.File {
+			f, err := fhs[0].Open()
+			if err != nil {
+				return c, err
+			}
+			c.File, err = io.ReadAll(f)
+			_ = f.Close()
+			if err != nil {
+				return c, err
+			}
+			c.Name = fhs[0].Filename
+		}
+	case "application/json":
+		var m map[string]json.RawMessage
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			return c, err
+		}
+		for k, v := range m {
+			var str string
+			if json.Unmarshal(v, &str) == nil {
+				c.Params[k] = str
+			} else {
+				c.Params[k] = string(v)
+			}
+		}
+	default:
+		if err := r.ParseForm(); err != nil {
+			return c, err
+		}
+		for k, v := range r.Form {
+			c.Params[k] = v[0]
+		}
+	}
+	return c, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Voice is an update with a voice message of the given file from user in
+// their private chat (chat id = user id).
+func Voice(updateID, user, messageID int64, fileID string, size int, langCode string) []byte {
+	return []byte(fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"date":1,`+
+		`"from":{"id":%d,"is_bot":false,"first_name":"T","language_code":%q},`+
+		`"chat":{"id":%d,"type":"private"},"voice":{"file_id":%q,"file_unique_id":"u%s","duration":4,"mime_type":"audio/ogg","file_size":%d}}}`,
+		updateID, messageID, user, langCode, user, fileID, fileID, size))
+}
+
+// Video is an update with a video of the given size.
+func Video(updateID, user, messageID int64, fileID string, size int64) []byte {
+	return []byte(fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"date":1,`+
+		`"from":{"id":%d,"is_bot":false,"first_name":"T","language_code":"en"},`+
+		`"chat":{"id":%d,"type":"private"},"video":{"file_id":%q,"file_unique_id":"u%s","width":64,"height":48,"duration":4,"mime_type":"video/mp4","file_name":"clip.mp4","file_size":%d}}}`,
+		updateID, messageID, user, user, fileID, fileID, size))
+}
+
+// Text is an update with a text message (a command) in a chat of chatType.
+func Text(updateID, user, chat, messageID int64, chatType, text string) []byte {
+	b, _ := json.Marshal(text)
+	return []byte(fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"date":1,`+
+		`"from":{"id":%d,"is_bot":false,"first_name":"T","language_code":"en"},`+
+		`"chat":{"id":%d,"type":%q},"text":%s}}`, updateID, messageID, user, chat, chatType, b))
+}
+
+// Button is an update with a press of an inline button with data under
+// message messageID in chat.
+func Button(updateID, user, chat, messageID int64, data string) []byte {
+	return []byte(fmt.Sprintf(`{"update_id":%d,"callback_query":{"id":"cb%d","from":{"id":%d,"is_bot":false,"first_name":"T"},`+
+		`"chat_instance":"ci","data":%q,"message":{"message_id":%d,"date":1,"chat":{"id":%d,"type":"private"},"text":"?"}}}`,
+		updateID, updateID, user, data, messageID, chat))
+}

@@ -1,0 +1,213 @@
+package telegram
+
+import (
+	"fmt"
+	"strings"
+
+	"transcriber/internal/job"
+)
+
+// lang is the language of the bot's replies: Russian for a user whose
+// Telegram speaks Russian (or a related language most such users read),
+// English otherwise.
+type lang string
+
+const (
+	en lang = "en"
+	ru lang = "ru"
+)
+
+// langOf picks the reply language from a user's language_code.
+func langOf(code string) lang {
+	code = strings.ToLower(code)
+	for _, p := range []string{"ru", "uk", "be", "kk"} {
+		if code == p || strings.HasPrefix(code, p+"-") {
+			return ru
+		}
+	}
+	return en
+}
+
+// text is one message in both languages.
+type text struct{ en, ru string }
+
+func (t text) in(l lang) string {
+	if l == ru {
+		return t.ru
+	}
+	return t.en
+}
+
+func (t text) f(l lang, args ...any) string { return fmt.Sprintf(t.in(l), args...) }
+
+var (
+	txtReceived = text{
+		"Got it — transcribing…",
+		"Принято — расшифровываю…",
+	}
+	txtConverting = text{
+		"Preparing the audio…",
+		"Готовлю аудио…",
+	}
+	txtRecognizing = text{
+		"Recognizing speech…",
+		"Распознаю речь…",
+	}
+	txtLongDone = text{
+		"Done: the transcript is in the file below.",
+		"Готово: расшифровка в файле ниже.",
+	}
+	txtNoSpeech = text{
+		"I heard no speech in this recording.",
+		"В этой записи я не услышал речи.",
+	}
+	txtRefusal = text{
+		"Sorry, this bot is private. Ask its owner to add your id (%d) to the allowed users.",
+		"Извините, это закрытый бот. Попросите владельца добавить ваш id (%d) в список разрешённых.",
+	}
+	txtLink = text{
+		"This file is %s — more than Telegram lets a bot download (%s). Upload it here instead; the link works for %s and only for this file:\n%s\nThe transcript will come to this chat.",
+		"Файл весит %s — больше, чем Telegram разрешает скачать боту (%s). Загрузите его по ссылке; она действует %s и только для этого файла:\n%s\nРасшифровка придёт в этот чат.",
+	}
+	txtTooLarge = text{
+		"This file is %s; the largest file I take is %s.",
+		"Файл весит %s; я принимаю файлы до %s.",
+	}
+	txtNoLink = text{
+		"This file is %s — more than Telegram lets a bot download (%s), and uploads by link are not set up here. Send a shorter or smaller recording.",
+		"Файл весит %s — больше, чем Telegram разрешает скачать боту (%s), а загрузка по ссылке здесь не настроена. Пришлите запись покороче или поменьше.",
+	}
+	txtNotMedia = text{
+		"Reply /transcribe to a voice message, audio, video or a video note.",
+		"Ответьте /transcribe на голосовое, аудио, видео или кружок.",
+	}
+	txtHelp = text{
+		"I turn speech into text. Send or forward a voice message, audio, video, a video note, or an audio/video file.\n\n" +
+			"• Short recordings come back in a few seconds, as a reply. Long ones come as a file (/formats: txt, srt or vtt).\n" +
+			"• Files up to %s I fetch myself; for larger ones (up to %s) I give you a one-time upload link.\n" +
+			"• Recognition language: %s (/lang to change it for this chat).\n" +
+			"• In groups I transcribe voice messages when /auto is on, or when someone replies /transcribe to one.\n\n" +
+			"Privacy: your files and transcripts are kept only to do the work and are deleted after a few days. /forget deletes everything of this chat now.",
+		"Я превращаю речь в текст. Пришлите или перешлите голосовое, аудио, видео, кружок или аудио/видеофайл.\n\n" +
+			"• Короткие записи возвращаются через несколько секунд ответом. Длинные — файлом (/formats: txt, srt или vtt).\n" +
+			"• Файлы до %s я скачиваю сам; для больших (до %s) дам одноразовую ссылку для загрузки.\n" +
+			"• Язык распознавания: %s (/lang меняет его для этого чата).\n" +
+			"• В группах я расшифровываю голосовые, когда включён /auto, или когда кто-то отвечает /transcribe на сообщение.\n\n" +
+			"Приватность: файлы и расшифровки хранятся только для работы и удаляются через несколько дней. /forget удаляет всё из этого чата сразу.",
+	}
+	txtLangIs = text{
+		"Recognition language for this chat: %s. Change it with /lang <code>, e.g. /lang en-US; /lang default goes back to %s.",
+		"Язык распознавания в этом чате: %s. Сменить: /lang <код>, например /lang en-US; /lang default вернёт %s.",
+	}
+	txtLangSet = text{
+		"Recognition language for this chat is now %s.",
+		"Теперь язык распознавания в этом чате: %s.",
+	}
+	txtLangBad = text{
+		"I don't know the language %q. Try a code such as ru-RU, en-US, de-DE, or auto.",
+		"Я не знаю языка %q. Попробуйте код вроде ru-RU, en-US, de-DE или auto.",
+	}
+	txtFormats = text{
+		"Long transcripts come as a file. Its format now: %s. Choose:",
+		"Длинные расшифровки приходят файлом. Сейчас формат: %s. Выберите:",
+	}
+	txtFormatSet = text{
+		"Long transcripts will come as %s.",
+		"Длинные расшифровки будут приходить в формате %s.",
+	}
+	txtAutoIs = text{
+		"Automatic transcription in this chat is %s. /auto on or /auto off changes it.",
+		"Автоматическая расшифровка в этом чате: %s. /auto on или /auto off меняет это.",
+	}
+	txtOn      = text{"on", "включена"}
+	txtOff     = text{"off", "выключена"}
+	txtForgetQ = text{
+		"Delete all of this chat's recordings, transcripts and jobs? This cannot be undone.",
+		"Удалить все записи, расшифровки и задания этого чата? Это необратимо.",
+	}
+	txtForgetYes  = text{"Yes, delete", "Да, удалить"}
+	txtForgetNo   = text{"Cancel", "Отмена"}
+	txtForgotten  = text{"Deleted: %d jobs with their files, and this chat's settings.", "Удалено: заданий — %d, с их файлами, и настройки чата."}
+	txtCancelled  = text{"Nothing was deleted.", "Ничего не удалено."}
+	txtUnknownCmd = text{
+		"I don't know that command. /help lists what I do.",
+		"Такой команды я не знаю. /help — что я умею.",
+	}
+)
+
+// failureText says in plain words what went wrong with a job and what to
+// do, by the job's error code. A code without its own words gets the job's
+// own message and a general suggestion.
+func failureText(l lang, j job.Job) string {
+	t, ok := failures[j.ErrorCode]
+	if !ok {
+		msg := j.ErrorMessage
+		if msg == "" {
+			msg = j.ErrorCode
+		}
+		return text{
+			"I could not transcribe this recording: %s. Please try again later.",
+			"Не удалось расшифровать запись: %s. Попробуйте позже ещё раз.",
+		}.f(l, msg)
+	}
+	return t.in(l)
+}
+
+var failures = map[string]text{
+	"upload_missing": {
+		"The file never reached me. Please send it again.",
+		"Файл до меня не дошёл. Пришлите его ещё раз.",
+	},
+	"empty_file": {"The file is empty.", "Файл пустой."},
+	"too_large": {
+		"The file is larger than I take.",
+		"Файл больше, чем я принимаю.",
+	},
+	"size_mismatch": {
+		"The uploaded file is not the one you sent me. Open the link again and pick the same file.",
+		"Загружен не тот файл, что вы прислали. Откройте ссылку ещё раз и выберите тот же файл.",
+	},
+	"no_audio_stream": {
+		"There is no sound in this file.",
+		"В этом файле нет звука.",
+	},
+	"unreadable_media": {
+		"This file is not audio or video I can read.",
+		"Этот файл — не аудио и не видео, которое я могу прочитать.",
+	},
+	"too_long": {
+		"The recording is longer than I take. Cut it into parts and send them one by one.",
+		"Запись длиннее, чем я принимаю. Разрежьте её на части и пришлите по одной.",
+	},
+	"recognition_not_configured": {
+		"Speech recognition is not set up on this installation yet. Tell the bot's owner.",
+		"Распознавание речи здесь ещё не настроено. Сообщите владельцу бота.",
+	},
+	"attempts_exhausted": {
+		"Something kept failing on my side. Please send the recording again later.",
+		"У меня что-то раз за разом ломалось. Пришлите запись ещё раз позже.",
+	},
+}
+
+// humanBytes writes a size the way people read it: 20 MB, 1.5 GB.
+func humanBytes(n int64) string {
+	const mb = 1 << 20
+	switch {
+	case n >= 1<<30:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<30))) + " GB"
+	case n >= mb:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/mb)) + " MB"
+	default:
+		return fmt.Sprintf("%d KB", (n+1023)/1024)
+	}
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
+
+// humanDuration writes a window in whole hours: "24 h".
+func humanDuration(l lang, hours int) string {
+	if l == ru {
+		return fmt.Sprintf("%d ч", hours)
+	}
+	return fmt.Sprintf("%d h", hours)
+}
