@@ -7,6 +7,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -52,4 +53,21 @@ func (f *Fake) Advance(d time.Duration) time.Time {
 	defer f.mu.Unlock()
 	f.now = f.now.Add(d)
 	return f.now
+}
+
+// Sleep waits for d, or until ctx ends, and returns ctx's error if it
+// ended first. It is the default of every Sleep a package takes as a
+// dependency; tests pass one that moves a Fake instead.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

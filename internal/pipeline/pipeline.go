@@ -88,7 +88,7 @@ func New(d Deps, cfg Config) *Pipeline {
 		d.Log = slog.Default()
 	}
 	if d.Sleep == nil {
-		d.Sleep = sleep
+		d.Sleep = clock.Sleep
 	}
 	if d.Notifier == nil {
 		d.Notifier = noNotifier{}
@@ -103,20 +103,6 @@ type noNotifier struct{}
 
 func (noNotifier) Moved(context.Context, job.Job) error    { return nil }
 func (noNotifier) Finished(context.Context, job.Job) error { return nil }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 func (p *Pipeline) jobLog(j job.Job) *slog.Logger {
 	return p.Log.With("job_id", j.ID, "state", string(j.State), "attempt", j.Attempts)

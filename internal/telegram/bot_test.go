@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3"
@@ -533,4 +534,54 @@ func decode(t *testing.T, raw []byte) *models.Update {
 	var u models.Update
 	require.NoError(t, json.Unmarshal(raw, &u))
 	return &u
+}
+
+func TestProgressEditsAreSpacedOut(t *testing.T) {
+	h := newHarness(t)
+	h.tg.AddFile("f1", []byte("voice"))
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(1, user, 10, "f1", 5, "en")))
+	j, err := h.jobs.Claim(h.ctx, h.jobsOf(user)[0].ID, job.Ingest)
+	require.NoError(t, err)
+	j.State = job.Created
+	require.NoError(t, h.bot.Moved(h.ctx, j))
+	require.Empty(t, h.tg.Calls("editMessageText"), "within 3 s of the status message: no edit")
+
+	h.clk.Advance(telegram.DefaultStatusEvery)
+	require.NoError(t, h.bot.Moved(h.ctx, j))
+	j.State = job.Transcribe
+	require.NoError(t, h.bot.Moved(h.ctx, j))
+	h.clk.Advance(telegram.DefaultStatusEvery)
+	require.NoError(t, h.bot.Moved(h.ctx, j))
+	require.Equal(t, []string{"Preparing the audio…", "Recognizing speech…"}, texts(h.tg.Calls("editMessageText")))
+}
+
+// failingJobs is a job store whose CreateForMessage fails while down is set.
+type failingJobs struct {
+	job.Store
+	down bool
+}
+
+func (f *failingJobs) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, bool, error) {
+	if f.down {
+		return job.Job{}, false, errs.New(errs.Unavailable, "store_unavailable", "the job store is unavailable")
+	}
+	return f.Store.CreateForMessage(ctx, d)
+}
+
+func TestStoreFailureAnswers5xxAndTheRedeliveryMakesTheJob(t *testing.T) {
+	h := newHarness(t)
+	jobs := &failingJobs{Store: h.jobs, down: true}
+	var err error
+	h.bot, err = telegram.New(telegram.Deps{Jobs: jobs, State: h.state, Objects: h.obj, Clock: h.clk, Log: testLog(t)},
+		telegram.Config{Token: telegramtest.Token, WebhookSecret: secret, APIURL: h.tg.URL, Allowed: telegram.Allowed{Everyone: true}})
+	require.NoError(t, err)
+	h.server.Config.Handler = h.bot
+	h.tg.AddFile("f1", []byte("voice"))
+	up := telegramtest.Voice(1, user, 10, "f1", 5, "en")
+	require.Equal(t, http.StatusServiceUnavailable, h.post(up))
+	require.Empty(t, h.tg.Calls("sendMessage"), "no reply before the job is recorded")
+	jobs.down = false
+	require.Equal(t, http.StatusOK, h.post(up))
+	require.Len(t, h.jobsOf(user), 1)
+	require.Len(t, h.tg.Calls("sendMessage"), 1)
 }

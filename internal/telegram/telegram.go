@@ -216,7 +216,7 @@ func New(d Deps, cfg Config) (*Bot, error) {
 		d.HTTPClient = &http.Client{}
 	}
 	if d.Sleep == nil {
-		d.Sleep = sleep
+		d.Sleep = clock.Sleep
 	}
 	b := &Bot{Deps: d, cfg: cfg}
 	api, err := bot.New(cfg.Token,
@@ -256,20 +256,6 @@ func (b *Bot) scrubbed(err error) error {
 		return err
 	}
 	return errs.New(errs.KindOf(err), errs.CodeOf(err), msg)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // ownerID is the job owner of a chat's jobs: the chat, so /forget finds

@@ -114,7 +114,7 @@ func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 // UpdateChat applies change to a chat's settings and writes them, in one
 // write transaction.
 func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, change func(*botstate.Chat)) (botstate.Chat, error) {
-	if err := checkNow(now); err != nil {
+	if err := botstate.ValidateChatUpdate(now); err != nil {
 		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
 	}
 	var c botstate.Chat
@@ -126,7 +126,7 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 		if err != nil {
 			return translate(err)
 		}
-		if c, err = changeChat(cur, now, change); err != nil {
+		if c, err = botstate.ApplyChatUpdate(cur, now, change); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, upsertChat, chatValues(c)...)
@@ -150,88 +150,49 @@ func getDelivery(ctx context.Context, q queryer, k botstate.Key) (d botstate.Del
 	return d, true, nil
 }
 
-// Begin takes a delivery for sending, creating it when not yet recorded,
-// in one write transaction.
-func (s *BotState) Begin(ctx context.Context, k botstate.Key, jobID string, now time.Time, lease time.Duration) (botstate.Delivery, bool, error) {
-	if err := firstErr(checkKey(k), checkNow(now), checkLease(lease)); err != nil {
-		return botstate.Delivery{}, false, fmt.Errorf("begin delivery: %w", err)
-	}
-	var (
-		d     botstate.Delivery
-		taken bool
-	)
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+// change is botstate.Change over one write transaction: the delivery is
+// read, apply decides, and what it decides is inserted or updated.
+func (s *BotState) change(ctx context.Context, k botstate.Key,
+	apply func(cur botstate.Delivery, found bool) (botstate.Delivery, bool, error),
+) (d botstate.Delivery, wrote bool, err error) {
+	err = s.db.tx(ctx, func(tx *sql.Tx) error {
 		cur, found, err := getDelivery(ctx, tx, k)
 		if err != nil {
 			return err
 		}
-		if !found {
-			d, taken = newDelivery(k, jobID, now, lease), true
-			_, err := tx.ExecContext(ctx, insertDelivery, deliveryValues(d)...)
-			return translate(err)
+		if d, wrote, err = apply(cur, found); err != nil || !wrote {
+			return err
 		}
-		if d, taken = beginDelivery(cur, now, lease); !taken {
-			return nil
+		if found {
+			_, err = tx.ExecContext(ctx, updateDelivery, append(deliveryValues(d), keyArgs(k)...)...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertDelivery, deliveryValues(d)...)
 		}
-		_, err = tx.ExecContext(ctx, updateDelivery, append(deliveryValues(d), keyArgs(k)...)...)
 		return translate(err)
 	})
-	if err != nil {
-		return botstate.Delivery{}, false, fmt.Errorf("begin delivery %s: %w", keyText(k), err)
-	}
-	return d, taken, nil
+	return d, wrote, err
+}
+
+// Begin takes a delivery for sending, creating it when not yet recorded,
+// in one write transaction.
+func (s *BotState) Begin(ctx context.Context, k botstate.Key, jobID string, now time.Time, lease time.Duration) (botstate.Delivery, bool, error) {
+	return botstate.Change(s.change).Begin(ctx, k, jobID, now, lease)
 }
 
 // Schedule records a pending delivery for later unless it is recorded, in
 // one write transaction.
 func (s *BotState) Schedule(ctx context.Context, k botstate.Key, jobID string, at, now time.Time) (botstate.Delivery, error) {
-	if err := firstErr(checkKey(k), checkNow(now), checkAt(at)); err != nil {
-		return botstate.Delivery{}, fmt.Errorf("schedule delivery: %w", err)
-	}
-	var d botstate.Delivery
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		cur, found, err := getDelivery(ctx, tx, k)
-		if err != nil || found {
-			d = cur
-			return err
-		}
-		d = scheduledDelivery(k, jobID, at, now)
-		_, err = tx.ExecContext(ctx, insertDelivery, deliveryValues(d)...)
-		return translate(err)
-	})
-	if err != nil {
-		return botstate.Delivery{}, fmt.Errorf("schedule delivery %s: %w", keyText(k), err)
-	}
-	return d, nil
+	return botstate.Change(s.change).Schedule(ctx, k, jobID, at, now)
 }
 
 // Finish records the outcome of a send, in one write transaction.
 func (s *BotState) Finish(ctx context.Context, k botstate.Key, o botstate.Outcome, now time.Time) (botstate.Delivery, error) {
-	if err := firstErr(checkKey(k), checkNow(now), checkOutcome(o)); err != nil {
-		return botstate.Delivery{}, fmt.Errorf("finish delivery: %w", err)
-	}
-	var d botstate.Delivery
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		cur, found, err := getDelivery(ctx, tx, k)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return botstate.ErrNotFound
-		}
-		d = finishDelivery(cur, o, now)
-		_, err = tx.ExecContext(ctx, updateDelivery, append(deliveryValues(d), keyArgs(k)...)...)
-		return translate(err)
-	})
-	if err != nil {
-		return botstate.Delivery{}, fmt.Errorf("finish delivery %s: %w", keyText(k), err)
-	}
-	return d, nil
+	return botstate.Change(s.change).Finish(ctx, k, o, now)
 }
 
 // Get returns a delivery.
 func (s *BotState) Get(ctx context.Context, k botstate.Key) (botstate.Delivery, error) {
-	if err := checkKey(k); err != nil {
+	if err := botstate.ValidateKey(k); err != nil {
 		return botstate.Delivery{}, fmt.Errorf("get delivery: %w", err)
 	}
 	d, found, err := getDelivery(ctx, s.db.sql, k)
@@ -239,7 +200,7 @@ func (s *BotState) Get(ctx context.Context, k botstate.Key) (botstate.Delivery, 
 		err = botstate.ErrNotFound
 	}
 	if err != nil {
-		return botstate.Delivery{}, fmt.Errorf("get delivery %s: %w", keyText(k), err)
+		return botstate.Delivery{}, fmt.Errorf("get delivery %d/%d/%s: %w", k.ChatID, k.MessageID, k.Part, err)
 	}
 	return d, nil
 }
@@ -248,7 +209,7 @@ func (s *BotState) Get(ctx context.Context, k botstate.Key) (botstate.Delivery, 
 // telegram_deliveries_due and the writes, in one write transaction, so no
 // other caller selects them meanwhile.
 func (s *BotState) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]botstate.Delivery, error) {
-	if err := firstErr(checkNow(now), checkLease(lease), checkLimit(limit)); err != nil {
+	if err := botstate.ValidateClaim(now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}
 	claimed := make([]botstate.Delivery, 0, limit)
@@ -274,9 +235,9 @@ func (s *BotState) ClaimDue(ctx context.Context, now time.Time, lease time.Durat
 			return translate(err)
 		}
 		for _, cur := range due {
-			d, taken := beginDelivery(cur, now, lease)
-			if !taken {
-				return fmt.Errorf("due delivery %s is not takeable", keyText(cur.Key)) // the query and the rule disagree: a bug
+			d, err := botstate.ApplyClaim(cur, now, lease)
+			if err != nil {
+				return err
 			}
 			if _, err := tx.ExecContext(ctx, updateDelivery, append(deliveryValues(d), keyArgs(d.Key)...)...); err != nil {
 				return translate(err)
@@ -305,145 +266,4 @@ func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
 		return fmt.Errorf("forget chat %d: %w", chatID, err)
 	}
 	return nil
-}
-
-// The rules of the port, applied to a delivery or chat read inside a write
-// transaction. The cloud store has the same (internal/store/ydb,
-// botstate_rules.go); the contract suite holds both to them. Times are kept
-// as the store keeps them: UTC, milliseconds.
-
-// ms is t as this store keeps it.
-func ms(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return t.UTC().Truncate(time.Millisecond)
-}
-
-func keyText(k botstate.Key) string { return fmt.Sprintf("%d/%d/%s", k.ChatID, k.MessageID, k.Part) }
-
-// firstErr is the first of errs that is not nil.
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkKey(k botstate.Key) error {
-	switch {
-	case k.ChatID == 0:
-		return fmt.Errorf("%w: no chat id", botstate.ErrInvalid)
-	case k.MessageID == 0:
-		return fmt.Errorf("%w: no message id", botstate.ErrInvalid)
-	case k.Part == "":
-		return fmt.Errorf("%w: no part", botstate.ErrInvalid)
-	case len(k.Part) > botstate.MaxPartLen:
-		return fmt.Errorf("%w: part longer than %d bytes", botstate.ErrInvalid, botstate.MaxPartLen)
-	}
-	return nil
-}
-
-func checkNow(now time.Time) error {
-	if now.IsZero() {
-		return fmt.Errorf("%w: no time given", botstate.ErrInvalid)
-	}
-	return nil
-}
-
-func checkAt(at time.Time) error {
-	if at.IsZero() {
-		return fmt.Errorf("%w: no due time given", botstate.ErrInvalid)
-	}
-	return nil
-}
-
-func checkLease(lease time.Duration) error {
-	if lease <= 0 {
-		return fmt.Errorf("%w: lease %s is not positive", botstate.ErrInvalid, lease)
-	}
-	return nil
-}
-
-func checkLimit(limit int) error {
-	if limit < 1 || limit > botstate.MaxClaimLimit {
-		return fmt.Errorf("%w: limit %d is out of 1..%d", botstate.ErrInvalid, limit, botstate.MaxClaimLimit)
-	}
-	return nil
-}
-
-func checkOutcome(o botstate.Outcome) error {
-	switch o.State {
-	case botstate.Sent, botstate.Abandoned:
-		return nil
-	case botstate.Pending:
-		if o.NextAt.IsZero() {
-			return fmt.Errorf("%w: pending without NextAt", botstate.ErrInvalid)
-		}
-		return nil
-	}
-	return fmt.Errorf("%w: unknown state %q", botstate.ErrInvalid, o.State)
-}
-
-// changeChat is cur after change, stamped at now.
-func changeChat(cur botstate.Chat, now time.Time, change func(*botstate.Chat)) (botstate.Chat, error) {
-	c := cur
-	change(&c)
-	if c.ID != cur.ID {
-		return botstate.Chat{}, fmt.Errorf("%w: the change altered the chat id", botstate.ErrInvalid)
-	}
-	c.BlockedAt, c.UpdatedAt = ms(c.BlockedAt), ms(now)
-	return c, nil
-}
-
-// newDelivery is the delivery Begin creates: pending, taken once.
-func newDelivery(k botstate.Key, jobID string, now time.Time, lease time.Duration) botstate.Delivery {
-	until := ms(now.Add(lease))
-	return botstate.Delivery{Key: k, JobID: jobID, State: botstate.Pending, Attempts: 1,
-		NextAt: until, LeaseUntil: until, UpdatedAt: ms(now)}
-}
-
-// scheduledDelivery is the delivery Schedule creates: pending, due at at,
-// not taken.
-func scheduledDelivery(k botstate.Key, jobID string, at, now time.Time) botstate.Delivery {
-	now = ms(now)
-	return botstate.Delivery{Key: k, JobID: jobID, State: botstate.Pending, NextAt: ms(at), LeaseUntil: now, UpdatedAt: now}
-}
-
-// beginDelivery takes cur at now if it is pending and its lease has run
-// out (Begin's takeover, and ClaimDue's take); taken is false otherwise,
-// with cur unchanged.
-func beginDelivery(cur botstate.Delivery, now time.Time, lease time.Duration) (botstate.Delivery, bool) {
-	now = ms(now)
-	if cur.State != botstate.Pending || cur.LeaseUntil.After(now) {
-		return cur, false
-	}
-	d := cur
-	d.Attempts++
-	d.LeaseUntil = ms(now.Add(lease))
-	d.UpdatedAt = now
-	return d, true
-}
-
-// finishDelivery records o on cur at now. A final delivery keeps its state;
-// a Sent outcome with a SentID still records it (an edit that posted anew).
-func finishDelivery(cur botstate.Delivery, o botstate.Outcome, now time.Time) botstate.Delivery {
-	now = ms(now)
-	d := cur
-	switch {
-	case d.State == botstate.Pending:
-		d.State = o.State
-		if o.SentID != 0 {
-			d.SentID = o.SentID
-		}
-		if o.State == botstate.Pending {
-			d.NextAt = ms(o.NextAt)
-		}
-	case o.State == botstate.Sent && o.SentID != 0:
-		d.SentID = o.SentID
-	}
-	d.LeaseUntil, d.UpdatedAt = now, now
-	return d
 }

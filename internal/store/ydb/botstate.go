@@ -14,7 +14,7 @@ import (
 // BotState keeps the Telegram bot's chats and deliveries in the
 // telegram_chats and telegram_deliveries tables. Every read-check-write is
 // one DoTx, as a job claim is: the row is read, the port's rule applied
-// (botstate_rules.go), and the row written; a concurrent writer of the same
+// (internal/telegram/botstate, rules.go), and the row written; a concurrent writer of the same
 // row invalidates the transaction's locks and the SDK runs it again.
 type BotState struct{ db *DB }
 
@@ -28,7 +28,7 @@ func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 	var c botstate.Chat
 	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
 		var err error
-		c, _, err = s.getChat(ctx, tx, id)
+		c, err = s.getChat(ctx, tx, id)
 		return err
 	})
 	if err != nil {
@@ -37,17 +37,13 @@ func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 	return c, nil
 }
 
-// getChat reads a chat inside tx: Chat{ID: id} and found false when it has
-// no row.
-func (s *BotState) getChat(ctx context.Context, tx query.TxActor, id int64) (c botstate.Chat, found bool, err error) {
-	c = botstate.Chat{ID: id}
-	err = s.db.rows(ctx, tx, selectChat, chatIDParams(id), func(row query.Row) error {
-		var err error
-		c, err = scanChat(row)
-		found = true
-		return err
-	})
-	return c, found, err
+// getChat reads a chat inside tx: Chat{ID: id} when it has no row.
+func (s *BotState) getChat(ctx context.Context, tx query.TxActor, id int64) (botstate.Chat, error) {
+	c, found, err := readOne(ctx, s.db, tx, selectChat, chatIDParams(id), scanChat)
+	if !found {
+		c = botstate.Chat{ID: id}
+	}
+	return c, err
 }
 
 // UpdateChat applies change to a chat's settings and writes them, in one
@@ -55,17 +51,17 @@ func (s *BotState) getChat(ctx context.Context, tx query.TxActor, id int64) (c b
 // a concurrent update of the chat), change runs again on the settings read
 // anew: it must depend on nothing but its argument.
 func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, change func(*botstate.Chat)) (botstate.Chat, error) {
-	if err := checkNow(now); err != nil {
+	if err := botstate.ValidateChatUpdate(now); err != nil {
 		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
 	}
 	var c botstate.Chat
 	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
 		c = botstate.Chat{}
-		cur, _, err := s.getChat(ctx, tx, id)
+		cur, err := s.getChat(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		next, err := changeChat(cur, now, change)
+		next, err := botstate.ApplyChatUpdate(cur, now, change)
 		if err != nil {
 			return err
 		}
@@ -84,13 +80,19 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 // getDelivery reads one delivery inside tx; found is false when there is
 // none.
 func (s *BotState) getDelivery(ctx context.Context, tx query.TxActor, k botstate.Key) (d botstate.Delivery, found bool, err error) {
-	err = s.db.rows(ctx, tx, selectDelivery, deliveryKeyParams(k), func(row query.Row) error {
+	return readOne(ctx, s.db, tx, selectDelivery, deliveryKeyParams(k), scanDelivery)
+}
+
+// readOne reads the row stmt selects by its key inside tx, with scan;
+// found is false when there is none.
+func readOne[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, p params, scan func(query.Row) (T, error)) (v T, found bool, err error) {
+	err = db.rows(ctx, tx, stmt, p, func(row query.Row) error {
 		var err error
-		d, err = scanDelivery(row)
+		v, err = scan(row)
 		found = true
 		return err
 	})
-	return d, found, err
+	return v, found, err
 }
 
 // insert records a delivery read as absent in the same transaction. An
@@ -104,108 +106,58 @@ func (s *BotState) insert(ctx context.Context, tx query.TxActor, d botstate.Deli
 	return err
 }
 
-// Begin takes a delivery for sending, creating it when not yet recorded,
-// in one transaction. Of two senders that both read the delivery as free,
-// the first to commit takes it; the other's locks are invalidated, and run
-// again it finds the delivery held.
-func (s *BotState) Begin(ctx context.Context, k botstate.Key, jobID string, now time.Time, lease time.Duration) (botstate.Delivery, bool, error) {
-	if err := firstErr(checkKey(k), checkNow(now), checkLease(lease)); err != nil {
-		return botstate.Delivery{}, false, fmt.Errorf("begin delivery: %w", err)
-	}
-	var (
-		d     botstate.Delivery
-		taken bool
-	)
-	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		d, taken = botstate.Delivery{}, false
+// change is botstate.Change over one transaction: the delivery is read,
+// apply decides, and what it decides is inserted (insert) or upserted. Of
+// two callers that both read the delivery as free, the first to commit
+// wins; the other's locks are invalidated, and run again, apply sees the
+// delivery as the first wrote it.
+func (s *BotState) change(ctx context.Context, k botstate.Key,
+	apply func(cur botstate.Delivery, found bool) (botstate.Delivery, bool, error),
+) (d botstate.Delivery, wrote bool, err error) {
+	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		d, wrote = botstate.Delivery{}, false
 		cur, found, err := s.getDelivery(ctx, tx, k)
 		if err != nil {
 			return err
 		}
-		if !found {
-			fresh := newDelivery(k, jobID, now, lease)
-			if err := s.insert(ctx, tx, fresh); err != nil {
-				return err
-			}
-			d, taken = fresh, true
-			return nil
+		next, write, err := apply(cur, found)
+		switch {
+		case err != nil:
+			return err
+		case write && found:
+			err = s.db.exec(ctx, tx, upsertDeliveries, deliveriesParams(next))
+		case write:
+			err = s.insert(ctx, tx, next)
 		}
-		next, ok := beginDelivery(cur, now, lease)
-		if ok {
-			if err := s.db.exec(ctx, tx, upsertDeliveries, deliveriesParams(next)); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
-		d, taken = next, ok
+		d, wrote = next, write
 		return nil
 	})
-	if err != nil {
-		return botstate.Delivery{}, false, fmt.Errorf("begin delivery %s: %w", keyText(k), err)
-	}
-	return d, taken, nil
+	return d, wrote, err
+}
+
+// Begin takes a delivery for sending, creating it when not yet recorded,
+// in one transaction.
+func (s *BotState) Begin(ctx context.Context, k botstate.Key, jobID string, now time.Time, lease time.Duration) (botstate.Delivery, bool, error) {
+	return botstate.Change(s.change).Begin(ctx, k, jobID, now, lease)
 }
 
 // Schedule records a pending delivery for later unless it is recorded, in
 // one transaction.
 func (s *BotState) Schedule(ctx context.Context, k botstate.Key, jobID string, at, now time.Time) (botstate.Delivery, error) {
-	if err := firstErr(checkKey(k), checkNow(now), checkAt(at)); err != nil {
-		return botstate.Delivery{}, fmt.Errorf("schedule delivery: %w", err)
-	}
-	var d botstate.Delivery
-	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		d = botstate.Delivery{}
-		cur, found, err := s.getDelivery(ctx, tx, k)
-		if err != nil {
-			return err
-		}
-		if found {
-			d = cur
-			return nil
-		}
-		fresh := scheduledDelivery(k, jobID, at, now)
-		if err := s.insert(ctx, tx, fresh); err != nil {
-			return err
-		}
-		d = fresh
-		return nil
-	})
-	if err != nil {
-		return botstate.Delivery{}, fmt.Errorf("schedule delivery %s: %w", keyText(k), err)
-	}
-	return d, nil
+	return botstate.Change(s.change).Schedule(ctx, k, jobID, at, now)
 }
 
 // Finish records the outcome of a send, in one transaction.
 func (s *BotState) Finish(ctx context.Context, k botstate.Key, o botstate.Outcome, now time.Time) (botstate.Delivery, error) {
-	if err := firstErr(checkKey(k), checkNow(now), checkOutcome(o)); err != nil {
-		return botstate.Delivery{}, fmt.Errorf("finish delivery: %w", err)
-	}
-	var d botstate.Delivery
-	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		d = botstate.Delivery{}
-		cur, found, err := s.getDelivery(ctx, tx, k)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return botstate.ErrNotFound
-		}
-		next := finishDelivery(cur, o, now)
-		if err := s.db.exec(ctx, tx, upsertDeliveries, deliveriesParams(next)); err != nil {
-			return err
-		}
-		d = next
-		return nil
-	})
-	if err != nil {
-		return botstate.Delivery{}, fmt.Errorf("finish delivery %s: %w", keyText(k), err)
-	}
-	return d, nil
+	return botstate.Change(s.change).Finish(ctx, k, o, now)
 }
 
 // Get returns a delivery.
 func (s *BotState) Get(ctx context.Context, k botstate.Key) (botstate.Delivery, error) {
-	if err := checkKey(k); err != nil {
+	if err := botstate.ValidateKey(k); err != nil {
 		return botstate.Delivery{}, fmt.Errorf("get delivery: %w", err)
 	}
 	var (
@@ -221,7 +173,7 @@ func (s *BotState) Get(ctx context.Context, k botstate.Key) (botstate.Delivery, 
 		err = botstate.ErrNotFound
 	}
 	if err != nil {
-		return botstate.Delivery{}, fmt.Errorf("get delivery %s: %w", keyText(k), err)
+		return botstate.Delivery{}, fmt.Errorf("get delivery %d/%d/%s: %w", k.ChatID, k.MessageID, k.Part, err)
 	}
 	return d, nil
 }
@@ -232,7 +184,7 @@ func (s *BotState) Get(ctx context.Context, k botstate.Key) (botstate.Delivery, 
 // them; the first commit wins, the other's locks are invalidated and the
 // SDK runs it again, when those deliveries are held.
 func (s *BotState) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]botstate.Delivery, error) {
-	if err := firstErr(checkNow(now), checkLease(lease), checkLimit(limit)); err != nil {
+	if err := botstate.ValidateClaim(now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}
 	now = truncMs(now)
@@ -253,9 +205,9 @@ func (s *BotState) ClaimDue(ctx context.Context, now time.Time, lease time.Durat
 		}
 		next := make([]botstate.Delivery, 0, len(due))
 		for _, cur := range due {
-			d, ok := beginDelivery(cur, now, lease)
-			if !ok {
-				return fmt.Errorf("due delivery %s is not takeable", keyText(cur.Key)) // the query and the rule disagree: a bug
+			d, err := botstate.ApplyClaim(cur, now, lease)
+			if err != nil {
+				return err
 			}
 			next = append(next, d)
 		}

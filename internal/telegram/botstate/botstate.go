@@ -15,6 +15,8 @@
 //
 // The package imports only errs; the stores (internal/store/sqlite,
 // internal/store/ydb) implement Store, and botstatetest is their contract.
+// The rules of Store are here too (rules.go), as pure functions (ApplyBegin
+// and the rest) that every store runs inside its own transaction.
 package botstate
 
 import (
