@@ -8,10 +8,11 @@ import (
 	"os"
 
 	"transcriber/internal/app"
+	"transcriber/internal/app/withbot"
 	"transcriber/internal/trigger"
 )
 
-var instance = app.Instance{Build: app.CloudBuild(os.Getenv)}
+var instance = app.Instance{Build: app.CloudBuild(os.Getenv, withbot.Option)}
 
 // Response is what the function answers the trigger.
 type Response struct {

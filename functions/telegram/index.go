@@ -9,10 +9,11 @@ import (
 	"os"
 
 	"transcriber/internal/app"
+	"transcriber/internal/app/withbot"
 	"transcriber/internal/httpapi"
 )
 
-var instance = app.Instance{Build: app.CloudBuild(os.Getenv, app.NoMedia)}
+var instance = app.Instance{Build: app.CloudBuild(os.Getenv, app.NoMedia, withbot.Option)}
 
 // Handler answers one webhook request from Telegram, passed on by API
 // Gateway (payload format 1.0).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -18,7 +19,6 @@ import (
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3"
-	"transcriber/internal/telegram"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/transcript"
 )
@@ -34,9 +34,12 @@ type App struct {
 	Pipeline   *pipeline.Pipeline
 	// API is the HTTP API; nil when no token store was given.
 	API *httpapi.API
-	// Bot is the Telegram bot; nil without TELEGRAM_BOT_TOKEN or a bot
-	// state store.
-	Bot *telegram.Bot
+	// Bot is the Telegram bot; nil without TELEGRAM_BOT_TOKEN, a bot
+	// state store or Options.MakeBot.
+	Bot Bot
+	// Clock and Sleep are the instance's time, for what is built on it.
+	Clock clock.Clock
+	Sleep func(ctx context.Context, d time.Duration) error
 
 	closers []func() error
 }
@@ -48,8 +51,12 @@ type Options struct {
 	Store  job.Store
 	Tokens apitoken.Store
 	// BotState keeps the Telegram bot's chats and deliveries; with
-	// TELEGRAM_BOT_TOKEN set it makes the bot.
+	// TELEGRAM_BOT_TOKEN set and MakeBot given it makes the bot.
 	BotState botstate.Store
+	// MakeBot builds the bot on the App's core (internal/app/withbot): a
+	// function without a bot leaves it nil and never compiles the Bot API
+	// client.
+	MakeBot func(a *App, state botstate.Store) (Bot, error)
 	// Recognizer replaces the SpeechKit client built from the
 	// configuration (the local stack without credentials).
 	Recognizer pipeline.Recognizer
@@ -105,13 +112,13 @@ func New(cfg Config, opt Options) (*App, error) {
 		}
 		media = ffmpeg.New(tools, cfg.Media)
 	}
-	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, closers: closers}
+	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Clock: clk, Sleep: opt.Sleep, closers: closers}
 	ns := notifiers{}
 	if opt.Notifier != nil {
 		ns = append(ns, opt.Notifier)
 	}
-	if cfg.Telegram.Token != "" && opt.BotState != nil {
-		tg := cfg.Telegram
+	if cfg.Telegram.Token != "" && opt.BotState != nil && opt.MakeBot != nil {
+		tg := &a.Config.Telegram
 		tg.ValidLanguage = speechkit.ValidLanguage
 		if tg.DefaultLanguage == "" {
 			tg.DefaultLanguage = cfg.Pipeline.DefaultLanguage
@@ -119,11 +126,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		if tg.MaxSourceBytes == 0 {
 			tg.MaxSourceBytes = cfg.Pipeline.MaxSourceBytes
 		}
-		a.Bot, err = telegram.New(telegram.Deps{
-			Jobs: opt.Store, State: opt.BotState, Objects: objects, Recognitions: rec,
-			Clock: clk, Log: log, Sleep: opt.Sleep,
-		}, tg)
-		if err != nil {
+		if a.Bot, err = opt.MakeBot(a, opt.BotState); err != nil {
 			return nil, err
 		}
 		ns = append(ns, a.Bot)
@@ -152,6 +155,14 @@ func New(cfg Config, opt Options) (*App, error) {
 		}, api)
 	}
 	return a, nil
+}
+
+// Bot is the Telegram bot as the App uses it: the webhook, the pipeline's
+// notifier, and the delivery sweep the timer runs.
+type Bot interface {
+	http.Handler
+	pipeline.Notifier
+	Sweep(ctx context.Context) (int, error)
 }
 
 // notifiers tells each of its notifiers in turn.

@@ -17,7 +17,7 @@ import (
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3"
-	"transcriber/internal/telegram"
+	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/uploadlink"
 )
 
@@ -33,7 +33,7 @@ type Config struct {
 	API                               httpapi.Config
 	// Telegram is the bot's configuration; the bot runs only where
 	// TELEGRAM_BOT_TOKEN is set.
-	Telegram telegram.Config
+	Telegram tgconf.Config
 	LogLevel slog.Level
 }
 
@@ -77,15 +77,15 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			CORSOrigins:  r.list("CORS_ALLOWED_ORIGINS"),
 		},
 	}
-	c.Telegram = telegram.Config{
+	c.Telegram = tgconf.Config{
 		Token:            r.str("TELEGRAM_BOT_TOKEN", ""),
 		WebhookSecret:    r.str("TELEGRAM_WEBHOOK_SECRET", ""),
-		APIURL:           r.str("TELEGRAM_API_URL", telegram.DefaultAPIURL),
+		APIURL:           r.str("TELEGRAM_API_URL", tgconf.DefaultAPIURL),
 		DefaultLanguage:  c.Pipeline.DefaultLanguage,
 		PublicURL:        r.str("PUBLIC_URL", ""),
 		UploadLinkSecret: r.secret("UPLOAD_LINK_SECRET", uploadlink.MinSecretLen),
 	}
-	if allowed, err := telegram.ParseAllowed(r.get("TELEGRAM_ALLOWED_USERS")); err != nil {
+	if allowed, err := tgconf.ParseAllowed(r.get("TELEGRAM_ALLOWED_USERS")); err != nil {
 		r.errs = append(r.errs, err)
 	} else {
 		c.Telegram.Allowed = allowed

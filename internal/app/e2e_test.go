@@ -17,6 +17,7 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/app"
+	"transcriber/internal/app/withbot"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
@@ -83,6 +84,7 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 		Store:    st.store,
 		Tokens:   st.tokens,
 		BotState: st.bots,
+		MakeBot:  withbot.Make,
 		Notifier: st.ended,
 		Clock:    st.clk,
 		Log:      logs.Logger(t),

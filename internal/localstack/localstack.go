@@ -22,6 +22,7 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/app"
+	"transcriber/internal/app/withbot"
 	"transcriber/internal/clock"
 	"transcriber/internal/storage/s3/s3test"
 	"transcriber/internal/store/sqlite"
@@ -109,6 +110,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		acfg.Pipeline.PollFor = cfg.PollInterval
 	}
 	opt := app.Options{Store: sqlite.NewJobStore(db), Tokens: tokens, BotState: sqlite.NewBotState(db), Log: log}
+	withbot.Option(&opt)
 	if !recognitionConfigured(acfg) {
 		opt.Recognizer = app.Unconfigured{}
 	}
@@ -158,11 +160,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	workers.Add(2)
 	go func() { defer workers.Done(); ingestLoop(workCtx, a, events) }()
 	go func() { defer workers.Done(); pollLoop(ctx, workCtx, a, cfg.PollInterval) }()
-	if a.Bot != nil && cfg.TelegramPoll {
+	if poller, ok := a.Bot.(interface{ LongPoll(context.Context) error }); ok && cfg.TelegramPoll {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			if err := a.Bot.LongPoll(ctx); err != nil {
+			if err := poller.LongPoll(ctx); err != nil {
 				log.Error("Telegram long polling stopped", "error", err.Error())
 			}
 		}()

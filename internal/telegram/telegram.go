@@ -35,6 +35,7 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/telegram/tgconf"
 )
 
 // Objects is the object storage the bot streams files into and reads
@@ -62,133 +63,29 @@ type Deps struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Config holds the bot's settings; see docs/configuration.md and
-// docs/settings.md for each number and where it comes from.
-type Config struct {
-	// Token is the bot's token from @BotFather (TELEGRAM_BOT_TOKEN).
-	Token string
-	// WebhookSecret is the secret_token given to setWebhook; Telegram sends
-	// it in X-Telegram-Bot-Api-Secret-Token (TELEGRAM_WEBHOOK_SECRET).
-	WebhookSecret string
-	// APIURL is the Bot API server (TELEGRAM_API_URL).
-	APIURL string
-	// Allowed says who may use the bot (TELEGRAM_ALLOWED_USERS).
-	Allowed Allowed
-	// DefaultLanguage is the recognition language of a chat without /lang.
-	DefaultLanguage string
-	// ValidLanguage tells the recognizer's language codes.
-	ValidLanguage func(string) bool
-	// PublicURL is the API's public base URL, where upload links point.
-	PublicURL string
-	// UploadLinkSecret signs upload links (UPLOAD_LINK_SECRET). Without it
-	// files over MaxDownloadBytes are refused.
-	UploadLinkSecret []byte
-	// MaxDownloadBytes is the largest file the Bot API lets a bot download.
-	MaxDownloadBytes int64
-	// MaxSourceBytes is the largest file a job takes (via an upload link).
-	MaxSourceBytes int64
-	// DownloadWindow is how long a job made from a message waits for its
-	// file when the bot fetches it: past it, with no file, the job fails.
-	DownloadWindow time.Duration
-	// LinkWindow is how long an upload link stays usable.
-	LinkWindow time.Duration
-	// StatusEvery is the least time between two edits of a status message.
-	StatusEvery time.Duration
-	// DeliveryLease is how long a sender holds a delivery.
-	DeliveryLease time.Duration
-	// ResultCheck is how long after intake the timer's sweep first looks
-	// whether a job's result was delivered, and how often after that while
-	// the job runs: the net under a delivery the pipeline's call never made
-	// (it crashed between finishing the job and telling the bot).
-	ResultCheck time.Duration
-	// MaxRetryWait is the longest 429 retry_after waited out in the call;
-	// a longer one leaves the delivery to the sweep.
-	MaxRetryWait time.Duration
-}
+// Config is the bot's configuration (tgconf.Config): a package of its own,
+// so the configuration loader does not pull in the Bot API client.
+type Config = tgconf.Config
 
-// Defaults of Config; docs/settings.md says where each comes from.
+// Allowed is the allow-list (tgconf.Allowed).
+type Allowed = tgconf.Allowed
+
+// ParseAllowed reads TELEGRAM_ALLOWED_USERS (tgconf.ParseAllowed).
+func ParseAllowed(s string) (Allowed, error) { return tgconf.ParseAllowed(s) }
+
+// Defaults and limits; tgconf says where each comes from.
 const (
-	DefaultAPIURL           = "https://api.telegram.org"
-	DefaultMaxDownloadBytes = 20 << 20 // Bot API getFile limit
-	DefaultDownloadWindow   = 15 * time.Minute
-	DefaultLinkWindow       = 24 * time.Hour
-	DefaultStatusEvery      = 3 * time.Second
-	DefaultDeliveryLease    = 2 * time.Minute
-	DefaultResultCheck      = 30 * time.Minute
-	DefaultMaxRetryWait     = 30 * time.Second
-	// MaxMessageRunes is the longest text message (sendMessage: 4096
-	// characters after entities parsing).
-	MaxMessageRunes = 4096
-	// MaxCaptionRunes is the longest caption of a document.
-	MaxCaptionRunes = 1024
+	DefaultAPIURL           = tgconf.DefaultAPIURL
+	DefaultMaxDownloadBytes = tgconf.DefaultMaxDownloadBytes
+	DefaultDownloadWindow   = tgconf.DefaultDownloadWindow
+	DefaultLinkWindow       = tgconf.DefaultLinkWindow
+	DefaultStatusEvery      = tgconf.DefaultStatusEvery
+	DefaultDeliveryLease    = tgconf.DefaultDeliveryLease
+	DefaultResultCheck      = tgconf.DefaultResultCheck
+	DefaultMaxRetryWait     = tgconf.DefaultMaxRetryWait
+	MaxMessageRunes         = tgconf.MaxMessageRunes
+	MaxCaptionRunes         = tgconf.MaxCaptionRunes
 )
-
-func (c Config) withDefaults() Config {
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	if c.DefaultLanguage == "" {
-		c.DefaultLanguage = "ru-RU"
-	}
-	if c.ValidLanguage == nil {
-		c.ValidLanguage = func(string) bool { return true }
-	}
-	if c.MaxDownloadBytes == 0 {
-		c.MaxDownloadBytes = DefaultMaxDownloadBytes
-	}
-	if c.MaxSourceBytes == 0 {
-		c.MaxSourceBytes = 5 << 30
-	}
-	if c.DownloadWindow == 0 {
-		c.DownloadWindow = DefaultDownloadWindow
-	}
-	if c.LinkWindow == 0 {
-		c.LinkWindow = DefaultLinkWindow
-	}
-	if c.StatusEvery == 0 {
-		c.StatusEvery = DefaultStatusEvery
-	}
-	if c.DeliveryLease == 0 {
-		c.DeliveryLease = DefaultDeliveryLease
-	}
-	if c.ResultCheck == 0 {
-		c.ResultCheck = DefaultResultCheck
-	}
-	if c.MaxRetryWait == 0 {
-		c.MaxRetryWait = DefaultMaxRetryWait
-	}
-	return c
-}
-
-// Allowed is the allow-list: user ids, or everyone.
-type Allowed struct {
-	Everyone bool
-	Users    map[int64]bool
-}
-
-// ParseAllowed reads TELEGRAM_ALLOWED_USERS: "*" for everyone, or user ids
-// separated by commas. Empty allows nobody: the bot then refuses politely,
-// which is safer than answering the whole of Telegram by accident.
-func ParseAllowed(s string) (Allowed, error) {
-	a := Allowed{Users: map[int64]bool{}}
-	for _, f := range strings.Split(s, ",") {
-		switch f = strings.TrimSpace(f); f {
-		case "":
-		case "*":
-			a.Everyone = true
-		default:
-			id, err := strconv.ParseInt(f, 10, 64)
-			if err != nil || id <= 0 {
-				return Allowed{}, fmt.Errorf("TELEGRAM_ALLOWED_USERS: %q is not a user id (want ids separated by commas, or *)", f)
-			}
-			a.Users[id] = true
-		}
-	}
-	return a, nil
-}
-
-// Allows reports whether the user may use the bot.
-func (a Allowed) Allows(userID int64) bool { return a.Everyone || a.Users[userID] }
 
 // Bot is the Telegram bot of one instance.
 type Bot struct {
@@ -199,7 +96,7 @@ type Bot struct {
 
 // New returns the bot. No network call is made.
 func New(d Deps, cfg Config) (*Bot, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if cfg.Token == "" {
 		return nil, errs.New(errs.Invalid, "telegram_token_missing", "TELEGRAM_BOT_TOKEN is not set")
 	}

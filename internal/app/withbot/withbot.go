@@ -1,0 +1,27 @@
+// Package withbot adds the Telegram bot to an App: the option the telegram,
+// ingest and poll functions and the local stack pass to app.CloudBuild or
+// app.New. It is apart from internal/app so that the api function, which
+// has no bot, does not compile the Bot API client.
+package withbot
+
+import (
+	"transcriber/internal/app"
+	"transcriber/internal/telegram"
+	"transcriber/internal/telegram/botstate"
+)
+
+// Option makes the App build its bot where TELEGRAM_BOT_TOKEN is set.
+func Option(o *app.Options) { o.MakeBot = Make }
+
+// Make builds the bot on the App's core.
+func Make(a *app.App, state botstate.Store) (app.Bot, error) {
+	return telegram.New(telegram.Deps{
+		Jobs:         a.Store,
+		State:        state,
+		Objects:      a.Objects,
+		Recognitions: a.Recognizer,
+		Clock:        a.Clock,
+		Log:          a.Log,
+		Sleep:        a.Sleep,
+	}, a.Config.Telegram)
+}
