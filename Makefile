@@ -57,11 +57,24 @@ test-ydb: ## run the YDB store's contract suite against ydbplatform/local-ydb in
 bench: ## run the benchmarks and print their ratios
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...
 
-# Deployment packages (docs/deploy.md). FFMPEG_BUNDLE_DIR: a directory with
-# static Linux x86-64 ffmpeg and ffprobe for the ingest and poll zips.
+# Deployment packages (docs/deploy.md). The ingest and poll zips carry a
+# static Linux x86-64 ffmpeg and ffprobe: John Van Sickle's build of FFmpeg
+# 7.0.2, pinned by its SHA-256, downloaded once into FFMPEG_CACHE and
+# verified (scripts/ffmpeg-bundle.sh). Offline: FFMPEG_ARCHIVE=<path to the
+# same .tar.xz>. Another build: set FFMPEG_URL and FFMPEG_SHA256 together.
+FFMPEG_URL          ?= https://johnvansickle.com/ffmpeg/releases/ffmpeg-7.0.2-amd64-static.tar.xz
+FFMPEG_URL_FALLBACK ?= https://johnvansickle.com/ffmpeg/old-releases/ffmpeg-7.0.2-amd64-static.tar.xz
+FFMPEG_SHA256       ?= abda8d77ce8309141f83ab8edf0596834087c52467f6badf376a6a2a4c87cf67
+FFMPEG_CACHE        ?= $(HOME)/.cache/transcriber
+export FFMPEG_URL FFMPEG_URL_FALLBACK FFMPEG_SHA256 FFMPEG_CACHE
+
 .PHONY: package
-package: ## one zip per function in dist/, as the platform builds it; prints sizes, SHA-256 and upload path
+package: ## one zip per function in dist/ with the verified ffmpeg bundle; prints sizes, SHA-256 and upload path
 	GO=$(GO) scripts/package.sh
+
+.PHONY: ffmpeg-bundle
+ffmpeg-bundle: ## download (once) and verify the pinned static ffmpeg build; prints where it is
+	@scripts/ffmpeg-bundle.sh
 
 .PHONY: emulate-build
 emulate-build: package ## build each zip as the platform does (Go 1.23.9, plugin, ycf, cold cache, one CPU), timed

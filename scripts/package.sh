@@ -7,14 +7,21 @@
 #   internal/...              every package of this module the function imports
 #                             (under the ycf tag), at its path: no _test.go, no
 #                             testdata, no main_local.go
-#   bin/ffmpeg, bin/ffprobe   for ingest and poll, from FFMPEG_BUNDLE_DIR (static
-#                             Linux x86-64 binaries; mode 0755 kept)
+#   bin/ffmpeg, bin/ffprobe   for ingest and poll: the static Linux x86-64 build
+#                             the Makefile pins by URL and SHA-256, downloaded
+#                             once and verified by scripts/ffmpeg-bundle.sh
+#                             (FFMPEG_ARCHIVE=PATH for a local copy); mode 0755
 #
 # Then prints each zip's size, SHA-256 and upload path (direct ≤ 3.5 MB, via
 # Object Storage ≤ 128 MB; unpacked ≤ 680 MB), failing if a limit is broken.
 #
 #   FUNCTIONS="api ingest poll"    which functions (default: every functions/*/index.go)
-#   FFMPEG_BUNDLE_DIR=DIR          a directory holding static ffmpeg and ffprobe
+#   FFMPEG_BUNDLE_DIR=DIR          a directory holding static ffmpeg and ffprobe,
+#                                  instead of the pinned archive
+#   FFMPEG_OPTIONAL=1              when the archive cannot be had (no network),
+#                                  build the zips without it and say so, instead
+#                                  of failing (CI on a machine that cannot reach
+#                                  the archive's host)
 #   FFMPEG_FUNCTIONS="ingest poll" which zips get them
 #   DIST=dist                      where the zips go
 set -euo pipefail
@@ -41,6 +48,21 @@ trap 'rm -rf "$work"' EXIT
 zipdir="$work/zipdir"
 $GO build -o "$zipdir" scripts/zipdir/main.go
 
+if [ -z "${FFMPEG_BUNDLE_DIR:-}" ] && [ -n "$FFMPEG_FUNCTIONS" ]; then
+  set +e
+  FFMPEG_BUNDLE_DIR=$(scripts/ffmpeg-bundle.sh)
+  got=$?
+  set -e
+  if [ "$got" -eq 3 ] && [ "${FFMPEG_OPTIONAL:-}" = 1 ]; then
+    FFMPEG_BUNDLE_DIR=
+    echo "package: the ffmpeg archive could not be had (FFMPEG_OPTIONAL=1): the zips of" \
+      "$FFMPEG_FUNCTIONS are built WITHOUT bin/ffmpeg and bin/ffprobe; their sizes below are" \
+      "without the about 150 MB unpacked (45 MB zipped) the bundle adds, and they must not be deployed" >&2
+  elif [ "$got" -ne 0 ]; then
+    echo "package: no ffmpeg bundle (see above); FFMPEG_ARCHIVE=PATH uses a local copy of the archive" >&2
+    exit 1
+  fi
+fi
 if [ -n "${FFMPEG_BUNDLE_DIR:-}" ]; then
   for b in ffmpeg ffprobe; do
     if [ ! -f "$FFMPEG_BUNDLE_DIR/$b" ] || [ ! -x "$FFMPEG_BUNDLE_DIR/$b" ]; then
@@ -100,8 +122,8 @@ for name in $FUNCTIONS; do
         chmod 0755 "$stage/bin/$b"
       done
     else
-      echo "package: WARNING: FFMPEG_BUNDLE_DIR is not set: dist/$name.zip has no bin/ffmpeg" \
-        "or bin/ffprobe and WILL FAIL in the cloud (/tmp is noexec and there are no layers)" >&2
+      echo "package: WARNING: dist/$name.zip has no bin/ffmpeg or bin/ffprobe and WILL FAIL" \
+        "in the cloud (/tmp is noexec and there are no layers)" >&2
     fi
   fi
 
