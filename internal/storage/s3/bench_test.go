@@ -20,9 +20,8 @@ import (
 // BenchmarkUploadMemory uploads 64 MiB from a generator and reports what the
 // upload holds: peak-heap-MiB is the highest HeapInuse seen above the
 // starting one, alloc-MiB/op is what one upload allocates in all (the part
-// buffers and the first part's growth: it does not grow with the size), and
-// bound-MiB is the bound Config.Concurrency documents, (Concurrency+2.25) x
-// PartSize. The server discards what it receives, so its memory does not
+// buffers: it does not grow with the size), and bound-MiB is the bound
+// Config.Concurrency documents, (Concurrency+1) x PartSize. The server discards what it receives, so its memory does not
 // count. It prints numbers; it asserts nothing about them.
 //
 //	go test -run '^$' -bench UploadMemory -benchtime 1x ./internal/storage/s3/
@@ -57,7 +56,7 @@ func BenchmarkUploadMemory(b *testing.B) {
 			}
 			b.ReportMetric(float64(peak)/mib, "peak-heap-MiB")
 			b.ReportMetric(float64(allocated)/float64(b.N)/mib, "alloc-MiB/op")
-			b.ReportMetric((float64(tc.conc)+2.25)*float64(tc.part)/mib, "bound-MiB")
+			b.ReportMetric((float64(tc.conc)+1)*float64(tc.part)/mib, "bound-MiB")
 		})
 	}
 }

@@ -8,11 +8,6 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-
 	"transcriber/internal/errs"
 )
 
@@ -29,7 +24,7 @@ const (
 )
 
 // The messages: fixed sentences, fit for a person, that never quote the
-// SDK, a key, the bucket or a URL.
+// store, a key, the bucket or a URL.
 const (
 	msgNotFound      = "the file was not found in storage"
 	msgUnavailable   = "file storage is unavailable; try again later"
@@ -39,7 +34,7 @@ const (
 )
 
 // S3 error codes by what they mean to us. A HEAD answer has no body, so its
-// code is the SDK's name for the status ("NotFound", "Forbidden").
+// code is the status's name ("NotFound", "Forbidden"; see apiError).
 var (
 	notFoundCodes = map[string]bool{"NoSuchKey": true, "NotFound": true}
 	deniedCodes   = map[string]bool{
@@ -55,14 +50,13 @@ var (
 		// multipart upload; uploading again may pass.
 		"NoSuchUpload": true,
 	}
-	sdkRetryable = retry.IsErrorRetryables(retry.DefaultRetryables)
 )
 
-// translate classifies an SDK error from operation op ("head", "upload", …)
-// as an errs.Error. The SDK error, which holds the request URL, goes only
-// into the cause, prefixed with op for the logs; the Message is fixed. An
-// error that is already classified (a reader's, given to Upload) keeps its
-// kind, code and message.
+// translate classifies an error from operation op ("head", "upload", …) as
+// an errs.Error. The error, which may hold the request URL or the store's
+// message, goes only into the cause, prefixed with op for the logs; the
+// Message is fixed. An error that is already classified (a reader's, given
+// to Upload) keeps its kind, code and message.
 func translate(err error, op string) error {
 	if err == nil {
 		return nil
@@ -86,7 +80,7 @@ func translate(err error, op string) error {
 	}
 }
 
-// class is what an SDK error means to us; translate turns it into an
+// class is what an error means to us; translate turns it into an
 // errs.Error.
 type class uint8
 
@@ -98,6 +92,14 @@ const (
 	classUnavailable              // may pass by itself: throttling, 5xx, network
 )
 
+// The methods classify reads an error by: the store's answer (apiError) has
+// them, and so have the AWS SDK's errors, whose shapes the tests still use.
+type (
+	codedError    interface{ ErrorCode() string }
+	statusError   interface{ HTTPStatusCode() int }
+	connectionErr interface{ ConnectionError() bool }
+)
+
 // classify sorts err into a class. A missing bucket is not the object's
 // absence (NotFound would fail a job for good) but a configuration to fix,
 // like refused keys: both become Unavailable with codes of their own.
@@ -105,9 +107,9 @@ func classify(err error) class {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return classUnavailable
 	}
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		code := apiErr.ErrorCode()
+	var coded codedError
+	if errors.As(err, &coded) {
+		code := coded.ErrorCode()
 		switch {
 		case notFoundCodes[code]:
 			return classNotFound
@@ -115,15 +117,15 @@ func classify(err error) class {
 			return classNoBucket
 		case deniedCodes[code]:
 			return classDenied
-		case unavailableCodes[code]:
+		case unavailableCodes[code], retryCodes[code]:
 			return classUnavailable
 		}
 	}
-	// The SDK reports a request that got no answer as a response error
-	// with status 0, so the status decides only when there is one.
-	var respErr *smithyhttp.ResponseError
-	if errors.As(err, &respErr) {
-		switch status := respErr.HTTPStatusCode(); {
+	// A request that got no answer has no status (or 0), so the status
+	// decides only when there is one.
+	var withStatus statusError
+	if errors.As(err, &withStatus) {
+		switch status := withStatus.HTTPStatusCode(); {
 		case status == http.StatusNotFound:
 			return classNotFound
 		case status == http.StatusForbidden || status == http.StatusUnauthorized:
@@ -134,10 +136,10 @@ func classify(err error) class {
 	}
 	// No answer from the store: the request could not be sent, or the
 	// connection broke, or timed out.
-	var sendErr *smithyhttp.RequestSendError
+	var conn connectionErr
 	var netErr net.Error
-	if errors.As(err, &sendErr) || errors.As(err, &netErr) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || sdkRetryable.IsErrorRetryable(err) == aws.TrueTernary {
+	if (errors.As(err, &conn) && conn.ConnectionError()) || errors.As(err, &netErr) ||
+		errors.Is(err, io.ErrUnexpectedEOF) {
 		return classUnavailable
 	}
 	return classOther

@@ -3,12 +3,9 @@ package s3
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"transcriber/internal/errs"
 )
@@ -43,10 +40,11 @@ type Presigned struct {
 // the size it sends. ExpiresAt is the signing time (the Store's clock, to
 // the second, as SigV4 writes it) plus ttl in whole seconds.
 //
-// A size of 0 is errs.Invalid (empty_file: the SDK would leave a zero length
-// unsigned), above MaxPutSize errs.Invalid (object_too_large); a ttl outside
-// 1s..MaxPresignTTL, a negative size or an empty key is errs.Internal: the
-// caller's bug.
+// A size of 0 is errs.Invalid (empty_file: an empty file has nothing to
+// transcribe, and SigV4 leaves a zero length unsigned), above MaxPutSize
+// errs.Invalid (object_too_large); a ttl outside 1s..MaxPresignTTL, a
+// negative size or an empty key is errs.Internal: the caller's bug. ctx is
+// not used: presigning makes no request.
 func (s *Store) PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (Presigned, error) {
 	if err := checkPresign(key, ttl); err != nil {
 		return Presigned{}, err
@@ -55,42 +53,27 @@ func (s *Store) PresignPut(ctx context.Context, key string, size int64, contentT
 		return Presigned{}, errs.New(errs.Internal, codeFailed, "a negative upload size cannot be signed")
 	}
 	if size == 0 {
-		// The SDK leaves a zero Content-Length unsigned, which would let
-		// the URL take any size; an empty file has nothing to transcribe.
+		// SigV4 signs Content-Length only when it is more than zero, which
+		// would let the URL take any size; an empty file has nothing to
+		// transcribe.
 		return Presigned{}, errs.New(errs.Invalid, codeEmpty, "the file is empty")
 	}
 	if size > MaxPutSize {
 		return Presigned{}, errs.New(errs.Invalid, codeTooLarge, "the file is larger than the 5 GiB one upload may carry")
 	}
-	in := &awss3.PutObjectInput{
-		Bucket:        aws.String(s.bucket),
-		Key:           aws.String(key),
-		ContentLength: aws.Int64(size),
-	}
+	req := s.presignRequest(http.MethodPut, key, "PutObject")
+	// Signed as the SDK's PresignPutObject signs ContentLength and
+	// ContentType: the store refuses any other length or type.
+	req.ContentLength = size
+	headers := map[string]string{"Content-Length": strconv.FormatInt(size, 10)}
 	if contentType != "" {
-		in.ContentType = aws.String(contentType)
+		req.Header.Set("Content-Type", contentType)
+		headers["Content-Type"] = contentType
 	}
 	now := s.signingTime()
-	req, err := s.presign.PresignPutObject(ctx, in, s.presignOptions(now, ttl))
-	if err != nil {
-		return Presigned{}, translate(err, "presign put")
-	}
-	headers := make(map[string]string, len(req.SignedHeader))
-	for name, values := range req.SignedHeader {
-		name = http.CanonicalHeaderKey(name)
-		if name == "Host" || len(values) == 0 {
-			continue
-		}
-		headers[name] = values[0]
-	}
-	// The size limit rests on the signature; never hand out a URL without it.
-	if headers["Content-Length"] != strconv.FormatInt(size, 10) ||
-		(contentType != "" && headers["Content-Type"] != contentType) {
-		return Presigned{}, errs.New(errs.Internal, codeFailed, "the upload URL came out without its size or type signed")
-	}
 	return Presigned{
-		Method:    req.Method,
-		URL:       req.URL,
+		Method:    http.MethodPut,
+		URL:       s.signer.presign(req, ttl, now),
 		Headers:   headers,
 		ExpiresAt: now.Add(ttl.Truncate(time.Second)),
 	}, nil
@@ -103,12 +86,18 @@ func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (
 	if err := checkPresign(key, ttl); err != nil {
 		return "", err
 	}
-	in := &awss3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
-	req, err := s.presign.PresignGetObject(ctx, in, s.presignOptions(s.signingTime(), ttl))
-	if err != nil {
-		return "", translate(err, "presign get")
+	req := s.presignRequest(http.MethodGet, key, "GetObject")
+	return s.signer.presign(req, ttl, s.signingTime()), nil
+}
+
+// presignRequest is the request a presigned URL stands for: method on key,
+// with the operation's name in x-id as the SDK writes it.
+func (s *Store) presignRequest(method, key, op string) *http.Request {
+	return &http.Request{
+		Method: method,
+		URL:    s.objectURL(key, url.Values{"x-id": {op}}),
+		Header: http.Header{},
 	}
-	return req.URL, nil
 }
 
 func checkPresign(key string, ttl time.Duration) error {
@@ -121,26 +110,7 @@ func checkPresign(key string, ttl time.Duration) error {
 	return nil
 }
 
-// signingTime is the clock's now to the second, which is all SigV4 keeps.
-func (s *Store) signingTime() time.Time { return s.clock.Now().Truncate(time.Second) }
-
-func (s *Store) presignOptions(at time.Time, ttl time.Duration) func(*awss3.PresignOptions) {
-	return func(o *awss3.PresignOptions) {
-		o.Expires = ttl
-		o.Presigner = clockPresigner{signer: s.signer, at: at}
-	}
-}
-
-// clockPresigner signs at a time we chose rather than the SDK's, so that
+// signingTime is the clock's now to the second, which is all SigV4 keeps:
 // X-Amz-Date and Presigned.ExpiresAt come from the same clock reading (and a
 // test's fake clock shows in the URL).
-type clockPresigner struct {
-	signer *v4.Signer
-	at     time.Time
-}
-
-func (p clockPresigner) PresignHTTP(ctx context.Context, creds aws.Credentials, r *http.Request,
-	payloadHash, service, region string, _ time.Time, optFns ...func(*v4.SignerOptions),
-) (string, http.Header, error) {
-	return p.signer.PresignHTTP(ctx, creds, r, payloadHash, service, region, p.at, optFns...)
-}
+func (s *Store) signingTime() time.Time { return s.clock.Now().Truncate(time.Second) }

@@ -1,18 +1,27 @@
 // Package s3 is the Object Storage adapter: uploads, downloads, presigned
-// URLs and object metadata on Yandex Object Storage through its S3 API, with
-// aws-sdk-go-v2.
+// URLs and object metadata on Yandex Object Storage through its S3 API.
 //
-// The SDK is configured by hand (no shared config files, no environment):
-// static keys, an explicit endpoint and region, checksums only when an
-// operation requires them (S3-compatible stores often reject the CRC32
-// headers the SDK adds by default), and the SDK's standard retryer with a
-// fixed number of attempts.
+// It is a small S3 client of its own on net/http: AWS Signature Version 4
+// (sigv4.go), requests with retries and S3's XML error answers
+// (client.go), the few S3 operations the service uses (object.go,
+// presign.go) and multipart uploads (upload.go). It used to be
+// aws-sdk-go-v2, whose compilation alone took about a fifth of a
+// function's plugin build (docs/architecture.md, "Build budget"); the
+// package's tests still check its signatures against the SDK's signer.
+//
+// The client is configured by hand: static keys, an explicit endpoint and
+// region, no checksums beyond the SHA-256 of each payload that SigV4 signs
+// (S3-compatible stores often reject the CRC32 headers recent SDKs add), and
+// a fixed number of attempts per request with jittered exponential backoff,
+// as the SDK's standard retryer did.
 //
 // Every error a Store returns is classified through the errs vocabulary by
 // one function, translate. The errs.Error Message is always one of a few
-// fixed sentences: SDK errors carry full URLs (bucket, key, sometimes a
-// signature), so they go only into the wrapped cause, which is for logs.
-// The codes are:
+// fixed sentences: transport errors carry full URLs (bucket and key) and
+// the store's answers quote keys, so they go only into the wrapped cause,
+// which is for logs. No error text ever holds a signature or the secret key:
+// requests are signed in headers, which errors do not quote, and a
+// presigned URL is never sent by the Store. The codes are:
 //
 //	object_not_found       errs.NotFound     the object (or its bucket, on HEAD) does not exist
 //	storage_unavailable    errs.Unavailable  throttling, 5xx, timeouts, broken connections
@@ -24,19 +33,16 @@
 package s3
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"time"
 
 	"transcriber/internal/clock"
 )
@@ -52,14 +58,17 @@ const (
 	// its buffers with room to spare.
 	DefaultPartSize int64 = 8 << 20
 	// MinPartSize is S3's smallest part (all parts but the last).
-	MinPartSize int64 = manager.MinUploadPartSize
+	MinPartSize int64 = 5 << 20
+	// maxParts is the most parts one multipart upload may have (S3 and
+	// Yandex).
+	maxParts = 10_000
 	// DefaultConcurrency is how many parts are uploaded at once.
 	DefaultConcurrency = 2
-	// DefaultMaxAttempts is how many times the SDK tries one request (the
-	// first try included) before the error reaches the caller: the SDK's own
-	// standard, enough for a blip; longer outages are the job retry
+	// DefaultMaxAttempts is how many times a Store tries one request (the
+	// first try included) before the error reaches the caller: the AWS
+	// SDKs' standard, enough for a blip; longer outages are the job retry
 	// policy's business (internal/job), which waits minutes, not seconds.
-	DefaultMaxAttempts = retry.DefaultMaxAttempts
+	DefaultMaxAttempts = 3
 )
 
 // Config configures a Store. Only Bucket and the keys are required.
@@ -76,83 +85,137 @@ type Config struct {
 	PartSize int64
 	// Concurrency is how many parts Upload sends at once, default
 	// DefaultConcurrency. Each Upload in flight holds at most Concurrency+1
-	// part buffers from the uploader's pool plus the first part, which the
-	// uploader reads with io.ReadAll before it knows the upload is multipart
-	// (up to 1.25 PartSize): about (Concurrency+2.25)*PartSize, 34 MiB with
-	// the defaults. BenchmarkUploadMemory measures it.
+	// part buffers (the parts being sent and the one being read): with the
+	// defaults 24 MiB, none of it kept once the upload is over.
+	// BenchmarkUploadMemory measures it.
 	Concurrency int
-	// MaxAttempts is how many times the SDK tries one request, default
-	// DefaultMaxAttempts (3); 1 turns retries off.
+	// MaxAttempts is how many times a Store tries one request, default
+	// DefaultMaxAttempts (3); 1 turns retries off. Retried are answers of
+	// 500, 502, 503, 504 and 429, throttling and timeout error codes, and
+	// requests that got no answer, unless ctx ended.
 	MaxAttempts int
 
-	Clock      clock.Clock  // signing time and ExpiresAt of presigned URLs; default clock.System()
-	HTTPClient *http.Client // optional; default the SDK's client
+	// Clock gives the signing time and ExpiresAt of presigned URLs; default
+	// clock.System(). The Store's own requests are signed with the real
+	// time whatever Clock says: the store refuses a request more than 15
+	// minutes off (RequestTimeTooSkewed), and a test's fake clock would be.
+	Clock      clock.Clock
+	HTTPClient *http.Client // optional; default a client of the Store's own (see New)
 }
 
 // Store reads and writes objects in one bucket. It is safe for concurrent
-// use; make one per process and keep it.
+// use; make one per process and keep it: it holds one HTTP client and its
+// connections.
 type Store struct {
-	client  *awss3.Client
-	presign *awss3.PresignClient
-	// The SDK deprecates manager for feature/s3/transfermanager, which is
-	// still v0.x and would pull aws-sdk-go-v2/config into go.mod; manager
-	// v1.22.4 is the pinned, Go 1.23 build.
-	uploader *manager.Uploader //nolint:staticcheck // deprecated; see the comment above
-	signer   *v4.Signer
-	clock    clock.Clock
-	bucket   string
-	endpoint string // scheme://host, no trailing slash
+	http        *http.Client
+	signer      signer
+	clock       clock.Clock // presigned URLs
+	wallClock   clock.Clock // requests: always the real time
+	bucket      string
+	endpoint    string // scheme://host, no trailing slash
+	scheme      string
+	host        string // the endpoint's host[:port]
+	virtualHost bool   // bucket.host/key rather than host/bucket/key
+	partSize    int64
+	concurrency int
+	maxAttempts int
+
+	// sleep waits between attempts; tests replace it.
+	sleep func(ctx context.Context, d time.Duration) error
+	// onUploadDone, if set, learns how many part buffers an Upload made
+	// (tests check the memory bound).
+	onUploadDone func(buffers int)
 }
 
 // bucketName is S3's rule for bucket names (Yandex's too), loosened only in
 // not checking for IP-address-looking names.
 var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 
-// New checks cfg, fills in its defaults and builds the SDK client. It makes
-// no network call, so a wrong key or bucket shows up on first use, as
+// New checks cfg, fills in its defaults and builds the client. It makes no
+// network call, so a wrong key or bucket shows up on first use, as
 // storage_access_denied or storage_bucket_missing.
+//
+// Without Config.HTTPClient the Store makes its own, with the SDK's
+// transport settings: proxy from the environment, 30 s to connect, 10 s for
+// TLS (1.2 at least), up to 10 idle connections to the store kept 90 s,
+// HTTP/2 when the store offers it. It follows no redirect: S3 redirects
+// only a request sent to the wrong region or host, an error to surface, not
+// to follow with a signature made for another host.
 func New(cfg Config) (*Store, error) {
 	cfg, err := withDefaults(cfg)
 	if err != nil {
 		return nil, err
 	}
-	opts := awss3.Options{
-		Region:       cfg.Region,
-		BaseEndpoint: aws.String(cfg.Endpoint),
-		UsePathStyle: cfg.PathStyle,
-		Credentials:  credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, ""),
-		// Since s3 v1.73 the SDK sends CRC32 checksums (and asks for them
-		// back) by default; S3-compatible stores may reject or lack them.
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = cfg.MaxAttempts
-		}),
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil { // cleanEndpoint parsed it already
+		return nil, fmt.Errorf("s3: endpoint %q: %w", cfg.Endpoint, err)
 	}
-	if cfg.HTTPClient != nil {
-		opts.HTTPClient = cfg.HTTPClient
+	client := cfg.HTTPClient
+	if client == nil {
+		client = defaultHTTPClient()
 	}
-	client := awss3.New(opts)
-	return &Store{
-		client:  client,
-		presign: awss3.NewPresignClient(client),
-		uploader: manager.NewUploader(client, func(u *manager.Uploader) { //nolint:staticcheck // as on Store.uploader
-			u.PartSize = cfg.PartSize
-			u.Concurrency = cfg.Concurrency
-			u.LeavePartsOnError = false // abort the multipart upload on error
-			// The uploader has its own checksum switch; left alone it adds
-			// CRC32 to every part whatever the client says.
-			u.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		}),
-		// The same signer the SDK builds for S3 (no double escaping of
-		// the path), driven by our clock when presigning.
-		signer: v4.NewSigner(func(o *v4.SignerOptions) {
-			o.DisableURIPathEscaping = true
-		}),
-		clock:    cfg.Clock,
-		bucket:   cfg.Bucket,
-		endpoint: cfg.Endpoint,
-	}, nil
+	st := &Store{
+		http: client,
+		signer: signer{
+			keyID:  cfg.AccessKeyID,
+			secret: cfg.SecretAccessKey,
+			region: cfg.Region,
+		},
+		clock:       cfg.Clock,
+		wallClock:   clock.System(),
+		bucket:      cfg.Bucket,
+		endpoint:    cfg.Endpoint,
+		scheme:      u.Scheme,
+		host:        u.Host,
+		virtualHost: virtualHosted(cfg.Bucket, u, cfg.PathStyle),
+		partSize:    cfg.PartSize,
+		concurrency: cfg.Concurrency,
+		maxAttempts: cfg.MaxAttempts,
+		sleep:       clock.Sleep,
+	}
+	return st, nil
+}
+
+func defaultHTTPClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          100,
+			MaxIdleConnsPerHost:   10,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// virtualHosted tells whether requests go to bucket.host/key, as the SDK
+// decides with a custom endpoint: not when PathStyle asks for path style,
+// not when the endpoint's host is an IP address, and with a dotted bucket
+// name only over plain HTTP (a dotted name breaks the TLS certificate's
+// wildcard).
+func virtualHosted(bucket string, endpoint *url.URL, pathStyle bool) bool {
+	if pathStyle || net.ParseIP(endpoint.Hostname()) != nil {
+		return false
+	}
+	if !strings.Contains(bucket, ".") {
+		return true
+	}
+	if endpoint.Scheme != "http" || net.ParseIP(bucket) != nil {
+		return false
+	}
+	for _, label := range strings.Split(bucket, ".") {
+		if len(label) < 3 { // the SDK's rule for each label of a dotted name
+			return false
+		}
+	}
+	return true
 }
 
 func withDefaults(cfg Config) (Config, error) {
@@ -201,7 +264,7 @@ func withDefaults(cfg Config) (Config, error) {
 }
 
 // cleanEndpoint accepts scheme://host[:port] with an optional trailing slash:
-// a path would be silently dropped by the SDK and then missing from URI.
+// a path would be silently dropped from requests and then missing from URI.
 func cleanEndpoint(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -1,0 +1,307 @@
+package s3
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Retries: which answers are worth another attempt, and how long to wait
+// before it. These are the AWS SDK's standard retryer's rules (its status
+// codes, its timeout and throttling error codes, its backoff), plus 429 and
+// InternalError, which S3 documents as worth a retry.
+const (
+	// maxBackoff caps the pause between two attempts.
+	maxBackoff = 20 * time.Second
+	// expectContinueOver is the body size from which a request asks for
+	// "100 Continue" first, so a refused request does not send its body
+	// (the SDK's threshold).
+	expectContinueOver = 2 << 20
+	// errorBodyLimit is the most of an error answer's body read.
+	errorBodyLimit = 64 << 10
+	// userAgent names the client in the store's logs.
+	userAgent = "transcriber-s3"
+)
+
+var (
+	retryStatus = map[int]bool{
+		http.StatusInternalServerError: true, http.StatusBadGateway: true,
+		http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true,
+		http.StatusTooManyRequests: true,
+	}
+	retryCodes = map[string]bool{
+		"RequestTimeout": true, "RequestTimeoutException": true,
+		"InternalError": true, "ServiceUnavailable": true,
+		// Throttling.
+		"Throttling": true, "ThrottlingException": true, "ThrottledException": true,
+		"RequestThrottledException": true, "TooManyRequestsException": true,
+		"ProvisionedThroughputExceededException": true, "TransactionInProgressException": true,
+		"RequestLimitExceeded": true, "BandwidthLimitExceeded": true, "LimitExceededException": true,
+		"RequestThrottled": true, "SlowDown": true, "PriorRequestNotComplete": true,
+		"EC2ThrottledException": true,
+	}
+)
+
+// request is one S3 request on one object of the Store's bucket. do builds
+// and signs a new http.Request from it for each attempt.
+type request struct {
+	method string
+	key    string
+	query  url.Values  // sub-resources and parameters
+	header http.Header // signed with the rest
+	body   []byte      // sent as is, hashed for the signature; nil for none
+
+	// open makes send return a successful answer with its body unread
+	// (Get); Store.open sets it.
+	open bool
+	// read, if set, reads a successful answer (do closes its body after).
+	// Its error counts as the attempt's: a 200 whose body is an S3 error
+	// document is retried like any other error.
+	read func(*http.Response) error
+}
+
+// do sends rq, up to the Store's MaxAttempts times while the error is worth
+// a retry and ctx lasts, and reads a successful answer with rq.read. An
+// answer other than 2xx is an *apiError. Transport errors are *url.Error,
+// which quote the URL: the bucket and the key, never a signature (requests
+// are signed in headers).
+func (s *Store) do(ctx context.Context, rq *request) error {
+	resp, err := s.send(ctx, rq)
+	if resp != nil { // only with rq.open
+		closeBody(resp)
+	}
+	return err
+}
+
+// open is do for a request whose answer's body the caller reads (and
+// closes).
+func (s *Store) open(ctx context.Context, rq *request) (*http.Response, error) {
+	rq.open = true
+	return s.send(ctx, rq)
+}
+
+// send is do's loop; it returns the answer only with rq.open.
+func (s *Store) send(ctx context.Context, rq *request) (*http.Response, error) {
+	hash := emptySHA256
+	if len(rq.body) > 0 {
+		sum := sha256.Sum256(rq.body)
+		hash = hex.EncodeToString(sum[:])
+	}
+	for attempt := 1; ; attempt++ {
+		resp, err := s.attempt(ctx, rq, hash)
+		if err == nil {
+			return resp, nil
+		}
+		if attempt >= s.maxAttempts || ctx.Err() != nil || !retryable(err) {
+			return nil, err
+		}
+		if s.sleep(ctx, backoff(attempt)) != nil {
+			return nil, err // ctx ended while waiting: the last answer tells more
+		}
+	}
+}
+
+// attempt sends rq once.
+func (s *Store) attempt(ctx context.Context, rq *request, payloadHash string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, rq.method, s.objectURL(rq.key, rq.query).String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	for name, values := range rq.header {
+		req.Header[name] = append([]string(nil), values...)
+	}
+	// The SDK's choice: no transparent gzip, so a body is the object's bytes.
+	req.Header.Set("Accept-Encoding", "identity")
+	var guard *bodyGuard
+	if len(rq.body) > 0 {
+		guard = &bodyGuard{}
+		req.Body = guard.reader(rq.body)
+		req.GetBody = func() (io.ReadCloser, error) { return guard.reader(rq.body), nil }
+		req.ContentLength = int64(len(rq.body))
+	}
+	s.signer.sign(req, payloadHash, s.wallClock.Now())
+	req.Header.Set("User-Agent", userAgent)
+	if len(rq.body) > expectContinueOver {
+		req.Header.Set("Expect", "100-continue")
+	}
+
+	resp, err := s.http.Do(req)
+	if guard != nil {
+		// The transport may still hold the body after Do returns; rq.body
+		// may be a part buffer about to be refilled.
+		guard.revoke()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer closeBody(resp)
+		return nil, readError(resp)
+	}
+	if rq.open {
+		return resp, nil
+	}
+	defer closeBody(resp)
+	if rq.read != nil {
+		if err := rq.read(resp); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// closeBody drains a little of what is left (so the connection can be
+// reused) and closes the body.
+func closeBody(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, errorBodyLimit))
+	_ = resp.Body.Close()
+}
+
+// objectURL is key's URL on the endpoint, virtual-hosted or path style,
+// with its segments escaped as S3 signs them.
+func (s *Store) objectURL(key string, query url.Values) *url.URL {
+	u := &url.URL{Scheme: s.scheme, Host: s.host, Path: "/" + key, RawPath: "/" + escapeKey(key)}
+	if s.virtualHost {
+		u.Host = s.bucket + "." + s.host
+	} else {
+		u.Path = "/" + s.bucket + u.Path
+		u.RawPath = "/" + s.bucket + u.RawPath
+	}
+	if len(query) > 0 {
+		u.RawQuery = canonicalQuery(query)
+	}
+	return u
+}
+
+// backoff is the pause after the attempt-th attempt failed, as the SDK's
+// standard retryer waits: a random duration below 2^attempt seconds, and
+// maxBackoff once that would pass it.
+func backoff(attempt int) time.Duration {
+	if attempt >= 5 { // 2^5 s > maxBackoff
+		return maxBackoff
+	}
+	return time.Duration(rand.Float64() * float64(time.Duration(1<<attempt)*time.Second))
+}
+
+// retryable tells whether another attempt may get another answer.
+func retryable(err error) bool {
+	var apiErr *apiError
+	if errors.As(err, &apiErr) {
+		return retryStatus[apiErr.Status] || retryCodes[apiErr.Code]
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return false
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// apiError is the store's answer to a request that failed: its status and
+// S3's error code and message. A HEAD answer has no body, so its code is
+// the status's name without spaces ("NotFound", "Forbidden"), as the SDK
+// named it.
+type apiError struct {
+	Status    int
+	Code      string
+	Message   string
+	RequestID string
+}
+
+func (e *apiError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "status %d, code %s", e.Status, e.Code)
+	if e.RequestID != "" {
+		b.WriteString(", request id ")
+		b.WriteString(e.RequestID)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// ErrorCode and HTTPStatusCode are how classify reads an answer (the SDK's
+// errors have the same methods).
+func (e *apiError) ErrorCode() string   { return e.Code }
+func (e *apiError) HTTPStatusCode() int { return e.Status }
+
+// errorDocument is S3's error body.
+type errorDocument struct {
+	XMLName   xml.Name
+	Code      string `xml:"Code"`
+	Message   string `xml:"Message"`
+	RequestID string `xml:"RequestId"`
+}
+
+// readError reads a failed answer's body into an *apiError.
+func readError(resp *http.Response) *apiError {
+	e := &apiError{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Amz-Request-Id")}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	var doc errorDocument
+	if len(body) > 0 && xml.Unmarshal(body, &doc) == nil && doc.XMLName.Local == "Error" {
+		e.Code, e.Message = strings.TrimSpace(doc.Code), strings.TrimSpace(doc.Message)
+		if doc.RequestID != "" {
+			e.RequestID = doc.RequestID
+		}
+	}
+	if e.Code == "" {
+		e.Code = strings.ReplaceAll(http.StatusText(resp.StatusCode), " ", "")
+	}
+	if e.Code == "" {
+		e.Code = "UnknownError"
+	}
+	return e
+}
+
+// errBodyRevoked is what a request body reads once its request is over.
+var errBodyRevoked = errors.New("s3: request body read after its request ended")
+
+// bodyGuard hands out readers of one buffer until it is revoked; after
+// that they fail, and none is reading the buffer any more.
+type bodyGuard struct {
+	mu      sync.Mutex
+	revoked bool
+}
+
+func (g *bodyGuard) reader(b []byte) io.ReadCloser { return &guardedReader{g: g, b: b} }
+
+func (g *bodyGuard) revoke() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.revoked = true
+}
+
+type guardedReader struct {
+	g   *bodyGuard
+	b   []byte
+	off int
+}
+
+func (r *guardedReader) Read(p []byte) (int, error) {
+	r.g.mu.Lock()
+	defer r.g.mu.Unlock()
+	if r.g.revoked {
+		return 0, errBodyRevoked
+	}
+	if r.off >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *guardedReader) Close() error { return nil }

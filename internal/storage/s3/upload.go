@@ -1,0 +1,346 @@
+package s3
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// abortTimeout bounds the clean-up of a failed multipart upload, which runs
+// on a fresh context (see Upload).
+const abortTimeout = 10 * time.Second
+
+// Upload streams r to key and returns the number of bytes stored. It reads
+// r once, in parts of Config.PartSize, and sends up to Config.Concurrency
+// parts at once, so memory stays bounded whatever r's length (see
+// Config.Concurrency). A stream of at most one part is sent with one PUT,
+// so an empty r makes an empty object. On error nothing is left behind: the
+// multipart upload is aborted, even when ctx was cancelled (always with a
+// fresh context of its own, for up to 10 s). An error from r itself keeps
+// its classification if it has one.
+func (s *Store) Upload(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
+	if err := checkKey(key); err != nil {
+		return 0, err
+	}
+	// The part buffers live as long as the upload: none is kept idle
+	// between uploads, where the memory is ffmpeg's.
+	bufs := &partBuffers{size: s.partSize}
+	if s.onUploadDone != nil {
+		defer func() { s.onUploadDone(bufs.made) }()
+	}
+	first := bufs.get()
+	n, eof, err := readPart(r, first)
+	if err != nil {
+		return 0, translate(err, "upload")
+	}
+	var second []byte
+	var m int
+	if !eof {
+		// A full first part: the upload is multipart unless nothing follows.
+		second = bufs.get()
+		if m, eof, err = readPart(r, second); err != nil {
+			return 0, translate(err, "upload")
+		}
+	}
+	if m == 0 {
+		if err := s.putObject(ctx, key, first[:n], contentType); err != nil {
+			return 0, translate(err, "upload")
+		}
+		return int64(n), nil
+	}
+
+	id, err := s.initiate(ctx, key, contentType)
+	if err != nil {
+		return 0, translate(err, "upload")
+	}
+	up := &multipartUpload{store: s, bufs: bufs, key: key, id: id}
+	total, err := up.run(ctx, r, []filledPart{{first, n}, {second, m}}, eof)
+	if err == nil {
+		err = s.complete(ctx, key, id, up.completed)
+	}
+	if err != nil {
+		s.abort(ctx, key, id)
+		return 0, translate(err, "upload")
+	}
+	return total, nil
+}
+
+// partBuffers hands out the part buffers of one upload, making a new one
+// only when none is free: the upload's reading and sending bound how many
+// are out at once (Concurrency+1).
+type partBuffers struct {
+	size int64
+	mu   sync.Mutex
+	free [][]byte
+	made int // buffers allocated
+}
+
+func (p *partBuffers) get() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free = p.free[:n-1]
+		return b
+	}
+	p.made++
+	return make([]byte, p.size)
+}
+
+func (p *partBuffers) put(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, b)
+}
+
+// readPart fills b from r. eof tells that r ended after the n bytes read
+// (a full b with eof false may still be all there is); an error other than
+// io.EOF is r's, wrapped.
+func readPart(r io.Reader, b []byte) (n int, eof bool, err error) {
+	for n < len(b) {
+		var k int
+		k, err = r.Read(b[n:])
+		n += k
+		if errors.Is(err, io.EOF) {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, fmt.Errorf("read upload data: %w", err)
+		}
+	}
+	return n, false, nil
+}
+
+// filledPart is a part buffer holding n bytes of the stream.
+type filledPart struct {
+	buf []byte
+	n   int
+}
+
+// completedPart is a part the store has, for CompleteMultipartUpload.
+type completedPart struct {
+	XMLName    xml.Name `xml:"Part"`
+	ETag       string   `xml:"ETag"`
+	PartNumber int      `xml:"PartNumber"`
+}
+
+// multipartUpload sends the parts of one multipart upload.
+type multipartUpload struct {
+	store *Store
+	bufs  *partBuffers
+	key   string
+	id    string
+
+	mu        sync.Mutex
+	err       error // the first error; it cancels the parts in flight
+	completed []completedPart
+}
+
+// run sends ready (read already) and then the rest of r as parts numbered
+// from 1, at most Concurrency at once, reading the next part while they go.
+// eof tells that r has nothing after ready. It returns the bytes sent, or
+// the first error met (r's, a part's, or ctx's).
+func (u *multipartUpload) run(ctx context.Context, r io.Reader, ready []filledPart, eof bool) (int64, error) {
+	s := u.store
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fail := func(err error) {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.err == nil {
+			u.err = err
+			cancel()
+		}
+	}
+
+	slots := make(chan struct{}, s.concurrency)
+	var wg sync.WaitGroup
+	var total int64
+	num := 0
+	for {
+		if len(ready) == 0 {
+			if eof {
+				break
+			}
+			if err := ctx.Err(); err != nil {
+				fail(err)
+				break
+			}
+			buf := u.bufs.get()
+			n, end, err := readPart(r, buf)
+			if err != nil || n == 0 {
+				u.bufs.put(buf)
+				if err != nil {
+					fail(err)
+				}
+				break
+			}
+			ready, eof = append(ready, filledPart{buf, n}), end
+		}
+		part := ready[0]
+		ready = ready[1:]
+		if num == maxParts {
+			u.bufs.put(part.buf)
+			fail(fmt.Errorf("s3: the stream is longer than %d parts of %d bytes", maxParts, s.partSize))
+			break
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if err := ctx.Err(); err != nil { // a part failed, or ctx ended
+			u.bufs.put(part.buf)
+			fail(err)
+			break
+		}
+		num++
+		total += int64(part.n)
+		wg.Add(1)
+		go func(num int, part filledPart) {
+			defer wg.Done()
+			defer func() { <-slots }()
+			defer u.bufs.put(part.buf)
+			etag, err := s.uploadPart(ctx, u.key, u.id, num, part.buf[:part.n])
+			if err != nil {
+				fail(err)
+				return
+			}
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			u.completed = append(u.completed, completedPart{ETag: etag, PartNumber: num})
+		}(num, part)
+	}
+	wg.Wait()
+
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.err != nil {
+		return 0, u.err
+	}
+	slices.SortFunc(u.completed, func(a, b completedPart) int { return a.PartNumber - b.PartNumber })
+	return total, nil
+}
+
+// initiate starts a multipart upload (CreateMultipartUpload) and returns
+// its id.
+func (s *Store) initiate(ctx context.Context, key, contentType string) (string, error) {
+	rq := &request{method: http.MethodPost, key: key, query: url.Values{"uploads": {""}}}
+	if contentType != "" {
+		rq.header = http.Header{"Content-Type": {contentType}}
+	}
+	var id string
+	rq.read = func(resp *http.Response) error {
+		var out struct {
+			UploadID string `xml:"UploadId"`
+		}
+		if err := decodeResult(resp, "InitiateMultipartUploadResult", &out); err != nil {
+			return err
+		}
+		if out.UploadID == "" {
+			return errors.New("s3: the store started a multipart upload without an upload id")
+		}
+		id = out.UploadID
+		return nil
+	}
+	if err := s.do(ctx, rq); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// uploadPart sends one part and returns its ETag.
+func (s *Store) uploadPart(ctx context.Context, key, uploadID string, num int, data []byte) (string, error) {
+	var etag string
+	err := s.do(ctx, &request{
+		method: http.MethodPut,
+		key:    key,
+		query: url.Values{
+			"partNumber": {strconv.Itoa(num)},
+			"uploadId":   {uploadID},
+			"x-id":       {"UploadPart"},
+		},
+		header: http.Header{"Content-Type": {defaultContentType}},
+		body:   data,
+		read: func(resp *http.Response) error {
+			etag = resp.Header.Get("ETag")
+			if etag == "" {
+				return fmt.Errorf("s3: the store took part %d without an ETag", num)
+			}
+			return nil
+		},
+	})
+	return etag, err
+}
+
+// complete ends a multipart upload (CompleteMultipartUpload) with parts, in
+// order.
+func (s *Store) complete(ctx context.Context, key, uploadID string, parts []completedPart) error {
+	body, err := xml.Marshal(struct {
+		XMLName xml.Name        `xml:"http://s3.amazonaws.com/doc/2006-03-01/ CompleteMultipartUpload"`
+		Parts   []completedPart `xml:"Part"`
+	}{Parts: parts})
+	if err != nil {
+		return fmt.Errorf("s3: complete multipart upload: %w", err)
+	}
+	return s.do(ctx, &request{
+		method: http.MethodPost,
+		key:    key,
+		query:  url.Values{"uploadId": {uploadID}},
+		header: http.Header{"Content-Type": {"application/xml"}},
+		body:   body,
+		read: func(resp *http.Response) error {
+			// S3 may answer 200 and then report a failure in the body.
+			var out struct{}
+			return decodeResult(resp, "CompleteMultipartUploadResult", &out)
+		},
+	})
+}
+
+// abort ends a multipart upload and drops its parts, on a fresh context:
+// ctx may be what failed the upload.
+func (s *Store) abort(ctx context.Context, key, uploadID string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+	defer cancel()
+	// Best effort: a lifecycle rule for incomplete multipart uploads is the
+	// backstop, and the caller's error is the upload's, not this one's.
+	_ = s.do(ctx, &request{
+		method: http.MethodDelete,
+		key:    key,
+		query:  url.Values{"uploadId": {uploadID}, "x-id": {"AbortMultipartUpload"}},
+	})
+}
+
+// decodeResult decodes a successful answer's XML body, whose root element
+// must be want; a root of Error is S3 reporting a failure with a 200, and
+// becomes an *apiError.
+func decodeResult(resp *http.Response, want string, out any) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	if err != nil {
+		return err
+	}
+	var root struct{ XMLName xml.Name }
+	if err := xml.Unmarshal(body, &root); err != nil {
+		return fmt.Errorf("s3: the store's answer is not the XML expected (%s): %w", want, err)
+	}
+	switch root.XMLName.Local {
+	case want:
+		if err := xml.Unmarshal(body, out); err != nil {
+			return fmt.Errorf("s3: the store's answer is not the XML expected (%s): %w", want, err)
+		}
+		return nil
+	case "Error":
+		var doc errorDocument
+		_ = xml.Unmarshal(body, &doc)
+		return &apiError{Status: resp.StatusCode, Code: doc.Code, Message: doc.Message, RequestID: doc.RequestID}
+	default:
+		return fmt.Errorf("s3: the store answered <%s>, not <%s>", root.XMLName.Local, want)
+	}
+}
