@@ -93,8 +93,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if c.Telegram.Token != "" && c.Telegram.WebhookSecret != "" && !validSecretToken(c.Telegram.WebhookSecret) {
 		r.errs = append(r.errs, errors.New("TELEGRAM_WEBHOOK_SECRET: want 1 to 256 characters of A-Z, a-z, 0-9, _ and - (what setWebhook takes)"))
 	}
-	if len(c.Telegram.UploadLinkSecret) > 0 && c.Telegram.PublicURL == "" {
-		r.errs = append(r.errs, errors.New("PUBLIC_URL: needed with UPLOAD_LINK_SECRET, to make upload links"))
+	if u := c.Telegram.PublicURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		r.errs = append(r.errs, errors.New("PUBLIC_URL: want an http(s) URL such as https://d5d….apigw.yandexcloud.net"))
 	}
 	if lvl := r.str("LOG_LEVEL", "info"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {

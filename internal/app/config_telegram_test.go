@@ -34,6 +34,8 @@ func TestTelegramConfigFromEnv(t *testing.T) {
 	require.NotContains(t, err.Error(), "short-secret-value", "a secret is never echoed")
 
 	_, err = FromEnv(envOf("UPLOAD_LINK_SECRET", secret))
+	require.NoError(t, err, "without PUBLIC_URL the bot takes its address from the webhook request")
+	_, err = FromEnv(envOf("PUBLIC_URL", "api.example"))
 	require.ErrorContains(t, err, "PUBLIC_URL")
 
 	_, err = FromEnv(envOf("TELEGRAM_BOT_TOKEN", "1:abc", "TELEGRAM_WEBHOOK_SECRET", "has spaces and !"))

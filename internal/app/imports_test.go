@@ -21,7 +21,7 @@ func TestFunctionsImportOnlyWhatTheyUse(t *testing.T) {
 	forbidden := map[string][]string{
 		// Never in a function: the embedded store is for the local stack,
 		// test servers are for tests.
-		"*": {"modernc.org/sqlite", "github.com/johannesboyne/gofakes3", "transcriber/internal/localstack", "/speechkittest", "/s3test", "/telegramtest"},
+		"*": {"github.com/aws", "modernc.org/sqlite", "github.com/johannesboyne/gofakes3", "transcriber/internal/localstack", "/speechkittest", "/s3test", "/telegramtest"},
 		// The api function has no bot.
 		"api": {"github.com/go-telegram/bot", "transcriber/internal/telegram", "transcriber/internal/app/withbot"},
 	}

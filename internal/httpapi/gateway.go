@@ -105,6 +105,10 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 			r.Header.Set(k, v)
 		}
 	}
+	// net/http keeps the host apart from the headers: the gateway's
+	// domain, which the bot's upload links point to.
+	r.Host = r.Header.Get("Host")
+	r.Header.Del("Host")
 	r.ContentLength = int64(len(body))
 	r.RemoteAddr = ev.RequestContext.Identity.SourceIP
 	return r, nil

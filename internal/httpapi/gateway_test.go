@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"testing"
 
@@ -74,4 +75,20 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 	empty, err := h.api.Gateway(ctx, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusBadRequest, empty.StatusCode)
+}
+
+func TestGatewayHostIsTheRequestsHost(t *testing.T) {
+	var host, header string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, header = r.Host, r.Header.Get("Host")
+		w.WriteHeader(http.StatusNoContent)
+	})
+	resp, err := httpapi.ServeGateway(context.Background(), h, slog.Default(), &httpapi.GatewayRequest{
+		HTTPMethod: http.MethodPost, Path: "/telegram/webhook",
+		Headers: map[string]string{"Host": "d5d.apigw.yandexcloud.net"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.Equal(t, "d5d.apigw.yandexcloud.net", host)
+	require.Empty(t, header, "as net/http serves it: the host is not a header")
 }

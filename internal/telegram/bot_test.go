@@ -585,3 +585,23 @@ func TestStoreFailureAnswers5xxAndTheRedeliveryMakesTheJob(t *testing.T) {
 	require.Len(t, h.jobsOf(user), 1)
 	require.Len(t, h.tg.Calls("sendMessage"), 1)
 }
+
+func TestUploadLinkPointsWhereTheWebhookWasCalled(t *testing.T) {
+	h := newHarness(t, func(c *telegram.Config) { c.PublicURL = "" })
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Video(1, user, 30, "big", 30<<20)))
+	text := h.tg.Calls("sendMessage")[0].Params["text"]
+	require.Contains(t, text, h.server.URL+"/upload/", "the local server's own address, over http")
+
+	// Behind API Gateway: the gateway's domain, over https.
+	req, err := http.NewRequest(http.MethodPost, h.server.URL+telegram.WebhookPath,
+		bytes.NewReader(telegramtest.Video(2, user, 31, "big2", 30<<20)))
+	require.NoError(t, err)
+	req.Host = "d5dexample.apigw.yandexcloud.net"
+	req.Header.Set(telegram.SecretHeader, secret)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	text = h.tg.Calls("sendMessage")[1].Params["text"]
+	require.Contains(t, text, "https://d5dexample.apigw.yandexcloud.net/upload/")
+}

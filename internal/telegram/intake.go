@@ -246,7 +246,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, med media, chat bot
 		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
 			return b.api.SendMessage(ctx, replyTo(m, txtTooLarge.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxSourceBytes))))
 		})
-	case med.Size > b.cfg.MaxDownloadBytes && len(b.cfg.UploadLinkSecret) == 0:
+	case med.Size > b.cfg.MaxDownloadBytes && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == ""):
 		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
 			return b.api.SendMessage(ctx, replyTo(m, txtNoLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes))))
 		})
@@ -283,7 +283,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, med media, chat bot
 	}
 	status := txtReceived.in(l)
 	if byLink {
-		link := uploadlink.URL(b.cfg.PublicURL, b.cfg.UploadLinkSecret, j.ID)
+		link := uploadlink.URL(b.publicBase(ctx), b.cfg.UploadLinkSecret, j.ID)
 		status = txtLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes), humanDuration(l, int(b.cfg.LinkWindow.Hours())), link)
 	}
 	if err := b.postOnce(ctx, key(m, partStatus), j.ID, func(ctx context.Context) (*models.Message, error) {

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"strings"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -50,7 +52,8 @@ func (b *Bot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusBadRequest, "the update is not valid JSON")
 		return
 	}
-	if err := b.Process(r.Context(), &upd); err != nil {
+	ctx := context.WithValue(r.Context(), baseKey{}, requestBase(r))
+	if err := b.Process(ctx, &upd); err != nil {
 		if retryable(err) {
 			b.Log.WarnContext(r.Context(), "update not handled; Telegram will send it again",
 				"update_id", upd.ID, "error", b.scrub(err.Error()), "code", errs.CodeOf(err))
@@ -77,6 +80,43 @@ func retryable(err error) bool {
 		return true
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+type baseKey struct{}
+
+// requestBase is the public address a webhook request came to: the
+// gateway's domain in the cloud. Telegram calls webhooks only over HTTPS,
+// so https unless the request itself says otherwise (the local stack).
+func requestBase(r *http.Request) string {
+	if r.Host == "" || strings.ContainsAny(r.Host, "/\\@ ") {
+		return ""
+	}
+	scheme := "https"
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	} else if r.TLS == nil && isLoopback(r.Host) {
+		scheme = "http"
+	}
+	return scheme + "://" + r.Host
+}
+
+func isLoopback(host string) bool {
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	ip := net.ParseIP(h)
+	return h == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// publicBase is where upload links point: PUBLIC_URL, or the address the
+// update came to.
+func (b *Bot) publicBase(ctx context.Context) string {
+	if b.cfg.PublicURL != "" {
+		return b.cfg.PublicURL
+	}
+	base, _ := ctx.Value(baseKey{}).(string)
+	return base
 }
 
 // outcome carries a handler's error out of ProcessUpdate, whose handlers

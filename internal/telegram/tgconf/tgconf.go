@@ -27,7 +27,9 @@ type Config struct {
 	DefaultLanguage string
 	// ValidLanguage tells the recognizer's language codes.
 	ValidLanguage func(string) bool
-	// PublicURL is the API's public base URL, where upload links point.
+	// PublicURL is the API's public base URL, where upload links point
+	// (PUBLIC_URL). Empty: the address the webhook request came to, which
+	// behind API Gateway is the gateway's, where the upload page is served.
 	PublicURL string
 	// UploadLinkSecret signs upload links (UPLOAD_LINK_SECRET). Without it
 	// files over MaxDownloadBytes are refused.
