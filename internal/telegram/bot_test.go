@@ -605,3 +605,60 @@ func TestUploadLinkPointsWhereTheWebhookWasCalled(t *testing.T) {
 	text = h.tg.Calls("sendMessage")[1].Params["text"]
 	require.Contains(t, text, "https://d5dexample.apigw.yandexcloud.net/upload/")
 }
+
+func TestAnotherBotsCommandIsNotAnswered(t *testing.T) {
+	h := newHarness(t)
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Text(1, user, -100777, 5, "supergroup", "/start@some_other_bot")))
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Text(2, 999, -100777, 6, "supergroup", "/x@some_other_bot")))
+	require.Empty(t, h.tg.Calls("sendMessage"), "neither help nor a refusal for another bot's command")
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Text(3, user, -100777, 7, "supergroup", "/help@"+telegramtest.Username)))
+	require.Len(t, h.tg.Calls("sendMessage"), 1)
+	require.Len(t, h.tg.Calls("getMe"), 1, "the bot's name is asked once")
+}
+
+func TestALongJobsResultIsNotGivenUpByTheLooksAtIt(t *testing.T) {
+	h := newHarness(t)
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Video(1, user, 30, "big", 30<<20)))
+	j := h.jobsOf(user)[0]
+	for i := 0; i < 30; i++ { // 15 hours of looks at a job still waiting for its file
+		h.clk.Advance(telegram.DefaultResultCheck)
+		_, err := h.bot.Sweep(h.ctx)
+		require.NoError(t, err)
+	}
+	j = h.finish(j, "at last")
+	h.tg.Fail("editMessageText", telegramtest.Failure{Code: 502, Description: "Bad Gateway"})
+	require.Error(t, h.bot.Finished(h.ctx, j), "the first try fails")
+	h.clk.Advance(time.Minute)
+	n, err := h.bot.Sweep(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the failure is retried, not given up")
+	edits := h.tg.Calls("editMessageText")
+	require.Equal(t, "at last", edits[len(edits)-1].Params["text"])
+}
+
+func TestAMigratedGroupIsNotRetried(t *testing.T) {
+	h := newHarness(t)
+	h.tg.AddFile("f1", []byte("voice"))
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(1, user, 10, "f1", 5, "en")))
+	j := h.finish(h.jobsOf(user)[0], "hello")
+	h.tg.Fail("editMessageText", telegramtest.Failure{Code: 400, Description: "Bad Request: group chat was upgraded to a supergroup chat"})
+	h.tg.Fail("sendMessage", telegramtest.Failure{Code: 400, Description: "Bad Request: group chat was upgraded to a supergroup chat"})
+	require.Error(t, h.bot.Finished(h.ctx, j))
+	h.clk.Advance(time.Hour)
+	n, err := h.bot.Sweep(h.ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
+
+func TestABrokenDownloadCarriesNoToken(t *testing.T) {
+	h := newHarness(t)
+	h.tg.AddFile("f1", []byte("voice"))
+	h.tg.CutDownloads()
+	err := h.bot.Process(h.ctx, decode(t, telegramtest.Voice(1, user, 10, "f1", 5, "en")))
+	require.Error(t, err, "the download broke off")
+	require.Len(t, h.tg.Calls("getFile"), 1, "it got as far as the download link")
+	require.NotContains(t, err.Error(), telegramtest.Token)
+	require.NotContains(t, err.Error(), strings.SplitN(telegramtest.Token, ":", 2)[1])
+	require.Contains(t, err.Error(), "downloaded from Telegram")
+	require.Equal(t, http.StatusServiceUnavailable, h.post(telegramtest.Voice(2, user, 11, "f1", 5, "en")), "Telegram sends it again")
+}

@@ -23,9 +23,15 @@ import (
 // job moves, Finished delivers an ended job. Both run in the ingest and poll
 // functions; Sweep, on the timer, delivers what they could not.
 
-// MaxDeliveryAttempts is how many times a result is tried before it is
-// given up (with a pause that doubles from a minute: about 8.5 hours).
-const MaxDeliveryAttempts = 10
+// DeliveryGiveUp is how long after a job ended its result is still tried:
+// past it, a delivery that fails again is given up. Looks at a job that
+// had not ended yet do not count against it.
+const DeliveryGiveUp = 12 * time.Hour
+
+// sweepBudget is the time a sweep leaves itself before its context's
+// deadline: it takes no new delivery when less than that is left, so the
+// one it holds is recorded before the call ends.
+const sweepBudget = 15 * time.Second
 
 // Moved edits a Telegram job's status message to say where the job is,
 // at most once every StatusEvery. Progress is a courtesy: a failed edit is
@@ -65,7 +71,7 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	if err != nil && !notModified(err) {
 		return classify(b.scrubbed(err))
 	}
-	_, err = b.State.Finish(ctx, k, botstate.Outcome{State: botstate.Sent}, now)
+	_, err = b.record(ctx, k, botstate.Outcome{State: botstate.Sent})
 	return err
 }
 
@@ -80,7 +86,8 @@ func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	if err != nil || !taken {
 		return err
 	}
-	return b.deliver(ctx, j, d)
+	_, err = b.deliver(ctx, j, d)
+	return err
 }
 
 // Sweep delivers the results that are due: those whose delivery failed and
@@ -89,62 +96,67 @@ func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 func (b *Bot) Sweep(ctx context.Context) (int, error) {
 	sent := 0
 	for ctx.Err() == nil {
-		due, err := b.State.ClaimDue(ctx, b.Clock.Now(), b.cfg.DeliveryLease, 20)
+		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < b.cfg.DeliveryLease+sweepBudget {
+			return sent, nil // no time to finish another within its lease
+		}
+		// One at a time: a delivery's lease covers only the send in hand,
+		// so an overlapping timer call never finds one held too long.
+		due, err := b.State.ClaimDue(ctx, b.Clock.Now(), b.cfg.DeliveryLease, 1)
 		if err != nil || len(due) == 0 {
 			return sent, err
 		}
-		for _, d := range due {
-			if d.Part != partResult || d.JobID == "" {
-				// A status or a reply whose send failed: the update it
-				// answers was delivered again, or never will be.
-				b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
-				continue
-			}
-			j, err := b.Jobs.Get(ctx, d.JobID)
-			if errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()) {
-				b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
-				continue
-			}
-			if err != nil {
-				b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
-				return sent, err
-			}
-			if err := b.deliver(ctx, j, d); err != nil {
-				b.Log.WarnContext(ctx, "delivery failed", "job_id", j.ID, "error", b.scrub(err.Error()))
-				continue
-			}
-			if j.State.Terminal() {
-				sent++
-			}
+		d := due[0]
+		if d.Part != partResult || d.JobID == "" {
+			// A status or a reply whose send failed: the update it
+			// answers was delivered again, or never will be.
+			b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+			continue
+		}
+		j, err := b.Jobs.Get(ctx, d.JobID)
+		if errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()) {
+			b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+			continue
+		}
+		if err != nil {
+			b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
+			return sent, err
+		}
+		delivered, err := b.deliver(ctx, j, d)
+		if err != nil {
+			b.Log.WarnContext(ctx, "delivery failed", "job_id", j.ID, "error", b.scrub(err.Error()))
+			continue
+		}
+		if delivered {
+			sent++
 		}
 	}
 	return sent, nil
 }
 
 func (b *Bot) finish(ctx context.Context, k botstate.Key, o botstate.Outcome) {
-	if _, err := b.State.Finish(ctx, k, o, b.Clock.Now()); err != nil {
+	if _, err := b.record(ctx, k, o); err != nil {
 		b.Log.WarnContext(ctx, "could not record a delivery", "chat_id", k.ChatID, "part", k.Part, "error", err.Error())
 	}
 }
 
 // deliver sends the result of job j under delivery d, which the caller
-// holds, and records the outcome.
-func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) error {
+// holds, records the outcome, and reports whether it sent the result.
+func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool, error) {
 	log := b.Log.With("job_id", j.ID, "chat_id", j.TelegramChatID)
 	if !j.State.Terminal() {
 		// Not ended yet: look again later.
 		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)})
-		return nil
+		return false, nil
 	}
 	chat, err := b.State.Chat(ctx, j.TelegramChatID)
 	if err != nil {
 		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
-		return err
+		return false, err
 	}
 	if !chat.BlockedAt.IsZero() {
 		log.InfoContext(ctx, "not delivered: the bot is blocked in this chat")
 		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
-		return nil
+		return false, nil
 	}
 	status := int64(0)
 	if st, err := b.State.Get(ctx, botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partStatus}); err == nil && st.State == botstate.Sent {
@@ -156,38 +168,35 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) error
 	} else {
 		sentID, err = b.sendOrEdit(ctx, j, status, failureText(chatLang(chat), j))
 	}
+	// Time since the job ended, not attempts, decides: the sweep's looks at
+	// a job still running took the delivery too.
+	since := b.Clock.Now().Sub(j.UpdatedAt)
 	switch {
 	case err == nil:
 		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts)
 		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Sent, SentID: sentID})
-		return nil
+		return true, nil
 	case errors.Is(err, bot.ErrorForbidden):
-		return b.blocked(ctx, d.Key)
-	case errs.KindOf(classify(err)) == errs.Permanent, d.Attempts >= MaxDeliveryAttempts:
-		log.ErrorContext(ctx, "result not delivered; giving up", "error", b.scrub(err.Error()), "attempt", d.Attempts)
+		return false, b.blocked(ctx, d.Key)
+	case errs.KindOf(classify(err)) == errs.Permanent, since >= DeliveryGiveUp:
+		log.ErrorContext(ctx, "result not delivered; giving up", "error", b.scrub(err.Error()), "since_end", since.String())
 		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
-		return classify(b.scrubbed(err))
+		return false, classify(b.scrubbed(err))
 	}
-	next := b.Clock.Now().Add(retryPause(d.Attempts))
+	next := b.Clock.Now().Add(retryPause(since))
 	var tooMany *bot.TooManyRequestsError
 	if errors.As(err, &tooMany) {
 		next = b.Clock.Now().Add(time.Duration(tooMany.RetryAfter) * time.Second)
 	}
 	b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: next})
-	return classify(b.scrubbed(err))
+	return false, classify(b.scrubbed(err))
 }
 
-// retryPause is the wait before a delivery's next try: a minute, doubling
-// with each attempt, at most an hour.
-func retryPause(attempts int) time.Duration {
-	p := time.Minute
-	for i := 1; i < attempts && p < time.Hour; i++ {
-		p *= 2
-	}
-	if p > time.Hour {
-		p = time.Hour
-	}
-	return p
+// retryPause is the wait before a delivery's next try, by how long the
+// job has been waiting for it: as long again, within a minute and an hour,
+// so tries double in spacing until DeliveryGiveUp.
+func retryPause(since time.Duration) time.Duration {
+	return min(max(since, time.Minute), time.Hour)
 }
 
 // sendResult delivers a transcript: into the status message when it fits

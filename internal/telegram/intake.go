@@ -63,14 +63,44 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// command splits "/cmd@bot arg" into "cmd" and "arg"; not a command is "".
-func command(text string) (string, string) {
+// command splits "/cmd@bot arg" into "cmd", "arg" and "bot" (empty when
+// the command names no bot); not a command is "".
+func command(text string) (cmd, arg, to string) {
 	if !strings.HasPrefix(text, "/") {
-		return "", ""
+		return "", "", ""
 	}
 	word, arg, _ := strings.Cut(strings.TrimSpace(text[1:]), " ")
-	word, _, _ = strings.Cut(word, "@")
-	return strings.ToLower(word), strings.TrimSpace(arg)
+	word, to, _ = strings.Cut(word, "@")
+	return strings.ToLower(word), strings.TrimSpace(arg), to
+}
+
+// forUs reports whether a command addressed "@to" is this bot's: one
+// without an address is everyone's, so ours too.
+func (b *Bot) forUs(ctx context.Context, to string) (bool, error) {
+	if to == "" {
+		return true, nil
+	}
+	name, err := b.username(ctx)
+	if err != nil {
+		return false, err
+	}
+	return strings.EqualFold(to, name), nil
+}
+
+// username is the bot's own @username, asked of Telegram once per
+// instance (getMe), the first time a command names a bot.
+func (b *Bot) username(ctx context.Context) (string, error) {
+	b.me.Lock()
+	defer b.me.Unlock()
+	if b.me.name != "" {
+		return b.me.name, nil
+	}
+	u, err := withRetry(ctx, b, func(ctx context.Context) (*models.User, error) { return b.api.GetMe(ctx) })
+	if err != nil {
+		return "", classify(b.scrubbed(err))
+	}
+	b.me.name = u.Username
+	return u.Username, nil
 }
 
 func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
@@ -78,7 +108,16 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 		return nil
 	}
 	l := langOf(m.From.LanguageCode)
-	cmd, arg := command(m.Text)
+	cmd, arg, to := command(m.Text)
+	if cmd != "" {
+		ours, err := b.forUs(ctx, to)
+		if err != nil {
+			return err
+		}
+		if !ours {
+			return nil // another bot's command, in a group
+		}
+	}
 	med, isMedia := mediaOf(m)
 	chat, err := b.State.Chat(ctx, m.Chat.ID)
 	if err != nil {
@@ -168,7 +207,7 @@ func (b *Bot) postOnce(ctx context.Context, k botstate.Key, jobID string, send f
 	}
 	msg, err := withRetry(ctx, b, send)
 	if err == nil {
-		_, err = b.State.Finish(ctx, k, botstate.Outcome{State: botstate.Sent, SentID: int64(msg.ID)}, b.Clock.Now())
+		_, err = b.record(ctx, k, botstate.Outcome{State: botstate.Sent, SentID: int64(msg.ID)})
 		return err
 	}
 	if errors.Is(err, bot.ErrorForbidden) {
@@ -177,7 +216,7 @@ func (b *Bot) postOnce(ctx context.Context, k botstate.Key, jobID string, send f
 	// The update comes again: the delivery is free for it at once, and
 	// otherwise the sweep drops it after a while.
 	o := botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)}
-	if _, ferr := b.State.Finish(ctx, k, o, b.Clock.Now()); ferr != nil {
+	if _, ferr := b.record(ctx, k, o); ferr != nil {
 		b.Log.WarnContext(ctx, "could not record a failed send", "error", ferr.Error())
 	}
 	return classify(err)
@@ -190,25 +229,48 @@ func (b *Bot) blocked(ctx context.Context, k botstate.Key) error {
 	if _, err := b.State.UpdateChat(ctx, k.ChatID, now, func(c *botstate.Chat) { c.BlockedAt = now }); err != nil {
 		return err
 	}
-	_, err := b.State.Finish(ctx, k, botstate.Outcome{State: botstate.Abandoned}, now)
+	_, err := b.record(ctx, k, botstate.Outcome{State: botstate.Abandoned})
 	return err
 }
 
-// withRetry calls send, waiting out a 429 when Telegram asks for a short
-// enough pause.
+// recordTimeout bounds recording a send's outcome after the call's own
+// context has ended.
+const recordTimeout = 5 * time.Second
+
+// record writes a send's outcome even when the call's context has ended
+// (a timeout, a cancelled request) after the send: unrecorded, a sent
+// message would be sent again once its lease ran out.
+func (b *Bot) record(ctx context.Context, k botstate.Key, o botstate.Outcome) (botstate.Delivery, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	return b.State.Finish(rctx, k, o, b.Clock.Now())
+}
+
+// callTimeout bounds one Bot API call, so a hung connection cannot outlast
+// a delivery's lease.
+const callTimeout = 40 * time.Second
+
+// withRetry calls send, each call bounded by callTimeout, waiting out a
+// 429 when Telegram asks for a pause short enough, and never past the
+// context's deadline.
 func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
 	for i := 0; ; i++ {
-		v, err := send(ctx)
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		v, err := send(cctx)
+		cancel()
 		var tooMany *bot.TooManyRequestsError
-		if err == nil || !errors.As(err, &tooMany) || i == 3 {
+		if err == nil || !errors.As(err, &tooMany) || i == 2 {
 			return v, err
 		}
 		wait := time.Duration(tooMany.RetryAfter) * time.Second
+		if wait <= 0 {
+			wait = time.Second
+		}
 		if wait > b.cfg.MaxRetryWait {
 			return v, err
 		}
-		if wait <= 0 {
-			wait = time.Second
+		if d, ok := ctx.Deadline(); ok && b.Clock.Now().Add(wait+callTimeout).After(d) {
+			return v, err // no time to wait and call again
 		}
 		b.Log.InfoContext(ctx, "Telegram asks to slow down; waiting", "retry_after_s", tooMany.RetryAfter)
 		if serr := b.Sleep(ctx, wait); serr != nil {
@@ -223,10 +285,17 @@ func classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	var tooMany *bot.TooManyRequestsError
+	var (
+		tooMany  *bot.TooManyRequestsError
+		migrated *bot.MigrateError
+	)
 	switch {
 	case errors.As(err, &tooMany):
 		return errs.Wrap(err, errs.Unavailable, "telegram_rate_limited", "Telegram asked to slow down")
+	case errors.As(err, &migrated):
+		// The group became a supergroup with another id; the old one takes
+		// no more messages.
+		return errs.Wrap(err, errs.Permanent, "telegram_chat_migrated", "the group moved to a new chat id")
 	case errors.Is(err, bot.ErrorBadRequest), errors.Is(err, bot.ErrorForbidden), errors.Is(err, bot.ErrorNotFound), errors.Is(err, bot.ErrorUnauthorized):
 		return errs.Wrap(err, errs.Permanent, "telegram_refused", "Telegram refused the request")
 	}

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-telegram/bot"
@@ -92,6 +93,10 @@ type Bot struct {
 	Deps
 	cfg Config
 	api *bot.Bot
+	me  struct {
+		sync.Mutex
+		name string // the bot's @username, once known
+	}
 }
 
 // New returns the bot. No network call is made.

@@ -7,6 +7,7 @@ package telegramtest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -21,6 +22,9 @@ import (
 // Token is the bot token the server accepts. It is shaped like a real one so
 // a test that scans logs for it finds it if it leaks.
 const Token = "123456789:AAF-test-token-do-not-log-0123456789ab"
+
+// Username is the bot's @username that getMe answers.
+const Username = "transcriber_bot"
 
 // Call is one recorded Bot API call.
 type Call struct {
@@ -64,6 +68,7 @@ type Server struct {
 	updates []json.RawMessage
 	nextID  int64
 	gone    map[int64]bool // message ids deleted by the user
+	cut     bool           // file downloads break off mid-answer
 }
 
 type file struct {
@@ -99,6 +104,14 @@ func (s *Server) Delete(messageID int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gone[messageID] = true
+}
+
+// CutDownloads makes file downloads break off: the connection closes
+// before the answer, as a dropped network does.
+func (s *Server) CutDownloads() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cut = true
 }
 
 // Queue adds an update for getUpdates.
@@ -192,6 +205,8 @@ func (s *Server) answer(w http.ResponseWriter, c Call) {
 			return
 		}
 		ok(map[string]any{"file_id": c.Params["file_id"], "file_unique_id": "u" + c.Params["file_id"], "file_size": len(f.data), "file_path": f.path})
+	case "getMe":
+		ok(map[string]any{"id": 123456789, "is_bot": true, "first_name": "Transcriber", "username": Username})
 	case "answerCallbackQuery", "deleteMessage", "setWebhook", "deleteWebhook":
 		ok(true)
 	case "getUpdates":
@@ -244,6 +259,15 @@ func (s *Server) download(w http.ResponseWriter, path string) {
 		http.NotFound(w, nil)
 		return
 	}
+	s.mu.Lock()
+	cut := s.cut
+	s.mu.Unlock()
+	if hj, ok := w.(http.Hijacker); ok && cut {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	_, _ = w.Write(data)
 }
@@ -255,7 +279,9 @@ func readCall(r *http.Request, method string) (Call, error) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch ct {
 	case "multipart/form-data":
-		if err := r.ParseMultipartForm(64 << 20); err != nil {
+		if err := r.ParseMultipartForm(64 << 20); errors.Is(err, io.EOF) {
+			return c, nil // a method without parameters (getMe) sends an empty form
+		} else if err != nil {
 			return c, err
 		}
 		for k, v := range r.MultipartForm.Value {

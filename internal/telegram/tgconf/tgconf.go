@@ -64,7 +64,7 @@ const (
 	DefaultDownloadWindow   = 15 * time.Minute
 	DefaultLinkWindow       = 24 * time.Hour
 	DefaultStatusEvery      = 3 * time.Second
-	DefaultDeliveryLease    = 2 * time.Minute
+	DefaultDeliveryLease    = 5 * time.Minute
 	DefaultResultCheck      = 30 * time.Minute
 	DefaultMaxRetryWait     = 30 * time.Second
 	// MaxMessageRunes is the longest text message (sendMessage: 4096
