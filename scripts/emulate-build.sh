@@ -21,6 +21,12 @@
 #                                 wall time on a machine with two CPUs; each
 #                                 build still has one CPU to itself
 #   GO_RUNTIME=go1.23.9           the runtime's toolchain
+#   TIME_LIMIT=fail               fail when the zip as shipped is estimated over
+#                                 the limit; TIME_LIMIT=warn only says so (CI:
+#                                 a shared machine's timings vary by a third
+#                                 from run to run, so there a time over the
+#                                 limit is reported, and only a failed build
+#                                 fails)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -141,7 +147,7 @@ for name in $FUNCTIONS; do
       status=1
       echo "emulate-build: $label: the build failed:" >&2
       grep -v '^Command exited' "$work/log" >&2 || true
-    elif [ "$est" -gt "$limit" ] && [ "$variant" = shipped ]; then
+    elif [ "$est" -gt "$limit" ] && [ "$variant" = shipped ] && [ "${TIME_LIMIT:-fail}" != warn ]; then
       result="FAIL (over ${limit} s at half a CPU)"
       status=1
     elif [ "$est" -gt "$limit" ]; then
