@@ -10,13 +10,7 @@ import (
 )
 
 func TestCloudStores(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
-	}
+	env := envOf
 	ctx := context.Background()
 	t.Run("YDB is the default and needs its connection string", func(t *testing.T) {
 		_, err := CloudStores(ctx, env())

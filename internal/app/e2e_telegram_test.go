@@ -19,6 +19,7 @@ import (
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/telegram"
 	"transcriber/internal/telegram/telegramtest"
+	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"
 )
 
@@ -39,7 +40,7 @@ func newBotStack(t *testing.T) *botStack {
 		c.Telegram.Token = telegramtest.Token
 		c.Telegram.WebhookSecret = webhookSecret
 		c.Telegram.APIURL = tg.URL
-		c.Telegram.Allowed = telegram.Allowed{Everyone: true}
+		c.Telegram.Allowed = tgconf.Allowed{Everyone: true}
 		c.Telegram.PublicURL = "http://" + api.Listener.Addr().String()
 		c.Telegram.UploadLinkSecret = []byte(strings.Repeat("u", 32))
 	})

@@ -27,6 +27,7 @@ import (
 	"transcriber/internal/telegram"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
+	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"
 )
 
@@ -52,7 +53,7 @@ type harness struct {
 	server *httptest.Server
 }
 
-func newHarness(t *testing.T, tune ...func(*telegram.Config)) *harness {
+func newHarness(t *testing.T, tune ...func(*tgconf.Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, ctx: context.Background()}
 	h.tg = telegramtest.Start(t)
@@ -67,9 +68,9 @@ func newHarness(t *testing.T, tune ...func(*telegram.Config)) *harness {
 	cfg.Clock = h.clk
 	h.obj, err = s3.New(cfg)
 	require.NoError(t, err)
-	allowed, err := telegram.ParseAllowed(fmt.Sprint(user))
+	allowed, err := tgconf.ParseAllowed(fmt.Sprint(user))
 	require.NoError(t, err)
-	c := telegram.Config{
+	c := tgconf.Config{
 		Token:            telegramtest.Token,
 		WebhookSecret:    secret,
 		APIURL:           h.tg.URL,
@@ -213,9 +214,9 @@ func TestUserNotAllowedIsRefusedOnceAndGetsNoJob(t *testing.T) {
 }
 
 func TestEveryoneAllowedWithStar(t *testing.T) {
-	h := newHarness(t, func(c *telegram.Config) {
+	h := newHarness(t, func(c *tgconf.Config) {
 		var err error
-		c.Allowed, err = telegram.ParseAllowed("*")
+		c.Allowed, err = tgconf.ParseAllowed("*")
 		require.NoError(t, err)
 	})
 	h.tg.AddFile("f1", []byte("voice"))
@@ -224,14 +225,14 @@ func TestEveryoneAllowedWithStar(t *testing.T) {
 }
 
 func TestParseAllowed(t *testing.T) {
-	a, err := telegram.ParseAllowed(" 1, 22 ,333")
+	a, err := tgconf.ParseAllowed(" 1, 22 ,333")
 	require.NoError(t, err)
 	require.True(t, a.Allows(22))
 	require.False(t, a.Allows(4))
-	none, err := telegram.ParseAllowed("")
+	none, err := tgconf.ParseAllowed("")
 	require.NoError(t, err)
 	require.False(t, none.Allows(1), "an empty list allows nobody")
-	_, err = telegram.ParseAllowed("1,bob")
+	_, err = tgconf.ParseAllowed("1,bob")
 	require.ErrorContains(t, err, "bob")
 }
 
@@ -264,7 +265,7 @@ func TestLongTranscriptComesAsADocument(t *testing.T) {
 	require.Len(t, docs, 1)
 	require.Equal(t, "transcript.txt", docs[0].Name)
 	require.True(t, strings.Contains(string(docs[0].File), long), "the document holds the whole transcript")
-	require.LessOrEqual(t, len([]rune(docs[0].Params["caption"])), telegram.MaxCaptionRunes)
+	require.LessOrEqual(t, len([]rune(docs[0].Params["caption"])), tgconf.MaxCaptionRunes)
 	require.True(t, strings.HasPrefix(docs[0].Params["caption"], "abcd abcd"))
 	require.EqualValues(t, 10, docs[0].ReplyTo())
 	edits := h.tg.Calls("editMessageText")
@@ -331,7 +332,7 @@ func TestSweepDeliversWhatThePipelineNeverHandedOver(t *testing.T) {
 	h.tg.AddFile("f1", []byte("voice"))
 	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(1, user, 10, "f1", 5, "en")))
 	h.finish(h.jobsOf(user)[0], "never handed over") // and Finished is not called: a crash
-	h.clk.Advance(telegram.DefaultResultCheck)
+	h.clk.Advance(tgconf.DefaultResultCheck)
 	n, err := h.bot.Sweep(h.ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
@@ -397,7 +398,7 @@ func TestLargeVideoGetsAnUploadLink(t *testing.T) {
 	j := jobs[0]
 	require.Equal(t, job.AwaitingUpload, j.State)
 	require.EqualValues(t, 30<<20, j.SizeBytes)
-	require.Equal(t, h.clk.Now().Add(telegram.DefaultLinkWindow), j.UploadBy)
+	require.Equal(t, h.clk.Now().Add(tgconf.DefaultLinkWindow), j.UploadBy)
 	sends := h.tg.Calls("sendMessage")
 	require.Len(t, sends, 1)
 	require.Contains(t, sends[0].Params["text"], "https://api.example/upload/"+j.ID+"?t=")
@@ -405,7 +406,7 @@ func TestLargeVideoGetsAnUploadLink(t *testing.T) {
 }
 
 func TestLargeFileWithoutUploadLinksIsRefusedPlainly(t *testing.T) {
-	h := newHarness(t, func(c *telegram.Config) { c.UploadLinkSecret = nil })
+	h := newHarness(t, func(c *tgconf.Config) { c.UploadLinkSecret = nil })
 	require.Equal(t, http.StatusOK, h.post(telegramtest.Video(1, user, 30, "big", 30<<20)))
 	require.Empty(t, h.jobsOf(user))
 	require.Contains(t, h.tg.Calls("sendMessage")[0].Params["text"], "not set up")
@@ -524,7 +525,7 @@ func TestLongPollStopsWhenAWebhookIsSet(t *testing.T) {
 }
 
 func TestDownloadErrorsCarryNoToken(t *testing.T) {
-	h := newHarness(t, func(c *telegram.Config) { c.APIURL = "http://127.0.0.1:1" })
+	h := newHarness(t, func(c *tgconf.Config) { c.APIURL = "http://127.0.0.1:1" })
 	err := h.bot.Process(h.ctx, decode(t, telegramtest.Voice(1, user, 10, "f1", 5, "en")))
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), telegramtest.Token)
@@ -546,11 +547,11 @@ func TestProgressEditsAreSpacedOut(t *testing.T) {
 	require.NoError(t, h.bot.Moved(h.ctx, j))
 	require.Empty(t, h.tg.Calls("editMessageText"), "within 3 s of the status message: no edit")
 
-	h.clk.Advance(telegram.DefaultStatusEvery)
+	h.clk.Advance(tgconf.DefaultStatusEvery)
 	require.NoError(t, h.bot.Moved(h.ctx, j))
 	j.State = job.Transcribe
 	require.NoError(t, h.bot.Moved(h.ctx, j))
-	h.clk.Advance(telegram.DefaultStatusEvery)
+	h.clk.Advance(tgconf.DefaultStatusEvery)
 	require.NoError(t, h.bot.Moved(h.ctx, j))
 	require.Equal(t, []string{"Preparing the audio…", "Recognizing speech…"}, texts(h.tg.Calls("editMessageText")))
 }
@@ -573,7 +574,7 @@ func TestStoreFailureAnswers5xxAndTheRedeliveryMakesTheJob(t *testing.T) {
 	jobs := &failingJobs{Store: h.jobs, down: true}
 	var err error
 	h.bot, err = telegram.New(telegram.Deps{Jobs: jobs, State: h.state, Objects: h.obj, Clock: h.clk, Log: testLog(t)},
-		telegram.Config{Token: telegramtest.Token, WebhookSecret: secret, APIURL: h.tg.URL, Allowed: telegram.Allowed{Everyone: true}})
+		tgconf.Config{Token: telegramtest.Token, WebhookSecret: secret, APIURL: h.tg.URL, Allowed: tgconf.Allowed{Everyone: true}})
 	require.NoError(t, err)
 	h.server.Config.Handler = h.bot
 	h.tg.AddFile("f1", []byte("voice"))
@@ -587,7 +588,7 @@ func TestStoreFailureAnswers5xxAndTheRedeliveryMakesTheJob(t *testing.T) {
 }
 
 func TestUploadLinkPointsWhereTheWebhookWasCalled(t *testing.T) {
-	h := newHarness(t, func(c *telegram.Config) { c.PublicURL = "" })
+	h := newHarness(t, func(c *tgconf.Config) { c.PublicURL = "" })
 	require.Equal(t, http.StatusOK, h.post(telegramtest.Video(1, user, 30, "big", 30<<20)))
 	text := h.tg.Calls("sendMessage")[0].Params["text"]
 	require.Contains(t, text, h.server.URL+"/upload/", "the local server's own address, over http")
@@ -621,7 +622,7 @@ func TestALongJobsResultIsNotGivenUpByTheLooksAtIt(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.post(telegramtest.Video(1, user, 30, "big", 30<<20)))
 	j := h.jobsOf(user)[0]
 	for i := 0; i < 30; i++ { // 15 hours of looks at a job still waiting for its file
-		h.clk.Advance(telegram.DefaultResultCheck)
+		h.clk.Advance(tgconf.DefaultResultCheck)
 		_, err := h.bot.Sweep(h.ctx)
 		require.NoError(t, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"
 )
 
@@ -216,7 +217,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 	if plain == "" || t.Empty() {
 		return b.sendOrEdit(ctx, j, status, txtNoSpeech.in(l))
 	}
-	if utf8.RuneCountInString(plain) <= MaxMessageRunes {
+	if utf8.RuneCountInString(plain) <= tgconf.MaxMessageRunes {
 		return b.sendOrEdit(ctx, j, status, plain)
 	}
 	f, _ := transcript.ParseFormat(formatOf(chat))
@@ -246,7 +247,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 // caption is a document's caption: the transcript's first lines, cut at a
 // line or word under the caption limit.
 func caption(plain string) string {
-	const limit = MaxCaptionRunes - 1 // room for the ellipsis
+	const limit = tgconf.MaxCaptionRunes - 1 // room for the ellipsis
 	if utf8.RuneCountInString(plain) <= limit {
 		return plain
 	}

@@ -64,34 +64,10 @@ type Deps struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Config is the bot's configuration (tgconf.Config): a package of its own,
-// so the configuration loader does not pull in the Bot API client.
-type Config = tgconf.Config
-
-// Allowed is the allow-list (tgconf.Allowed).
-type Allowed = tgconf.Allowed
-
-// ParseAllowed reads TELEGRAM_ALLOWED_USERS (tgconf.ParseAllowed).
-func ParseAllowed(s string) (Allowed, error) { return tgconf.ParseAllowed(s) }
-
-// Defaults and limits; tgconf says where each comes from.
-const (
-	DefaultAPIURL           = tgconf.DefaultAPIURL
-	DefaultMaxDownloadBytes = tgconf.DefaultMaxDownloadBytes
-	DefaultDownloadWindow   = tgconf.DefaultDownloadWindow
-	DefaultLinkWindow       = tgconf.DefaultLinkWindow
-	DefaultStatusEvery      = tgconf.DefaultStatusEvery
-	DefaultDeliveryLease    = tgconf.DefaultDeliveryLease
-	DefaultResultCheck      = tgconf.DefaultResultCheck
-	DefaultMaxRetryWait     = tgconf.DefaultMaxRetryWait
-	MaxMessageRunes         = tgconf.MaxMessageRunes
-	MaxCaptionRunes         = tgconf.MaxCaptionRunes
-)
-
 // Bot is the Telegram bot of one instance.
 type Bot struct {
 	Deps
-	cfg Config
+	cfg tgconf.Config
 	api *bot.Bot
 	me  struct {
 		sync.Mutex
@@ -100,7 +76,7 @@ type Bot struct {
 }
 
 // New returns the bot. No network call is made.
-func New(d Deps, cfg Config) (*Bot, error) {
+func New(d Deps, cfg tgconf.Config) (*Bot, error) {
 	cfg = cfg.WithDefaults()
 	if cfg.Token == "" {
 		return nil, errs.New(errs.Invalid, "telegram_token_missing", "TELEGRAM_BOT_TOKEN is not set")

@@ -7,23 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/job"
+	"transcriber/internal/racetest"
 )
 
 // race starts fn in Racers goroutines at once and waits for them all.
-func race(fn func(i int)) {
-	var start, done sync.WaitGroup
-	start.Add(1)
-	for i := 0; i < Racers; i++ {
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			start.Wait()
-			fn(i)
-		}()
-	}
-	start.Done()
-	done.Wait()
-}
+func race(fn func(i int)) { racetest.Run(Racers, fn) }
 
 func testRaces(t *testing.T, open Opener) {
 	t.Run("of claimers of one job exactly one wins", func(t *testing.T) {

@@ -8,24 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/racetest"
 	"transcriber/internal/telegram/botstate"
 )
 
 // race starts fn in Racers goroutines at once and waits for them all.
-func race(fn func(i int)) {
-	var start, done sync.WaitGroup
-	start.Add(1)
-	for i := 0; i < Racers; i++ {
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			start.Wait()
-			fn(i)
-		}()
-	}
-	start.Done()
-	done.Wait()
-}
+func race(fn func(i int)) { racetest.Run(Racers, fn) }
 
 // setFlag marks racer i in flags, a string of Racers '0' or '1' (empty is
 // all '0'). It depends on nothing but its argument, as a change given to
