@@ -57,7 +57,7 @@ func TestUploadBecomesATranscript(t *testing.T) {
 			sg := got.Segments[0]
 			require.Equal(t, tc.container, sg.Container)
 			if tc.passThrough {
-				require.Equal(t, job.SourceKey(j.ID), sg.AudioKey, "passed through untouched")
+				require.Equal(t, job.AcceptedKey(j.ID), sg.AudioKey, "passed through untouched, from the accepted copy")
 			} else {
 				require.Equal(t, job.AudioKey(j.ID, 0), sg.AudioKey)
 				info, err := st.app.Objects.Head(st.ctx, sg.AudioKey)

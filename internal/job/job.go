@@ -77,6 +77,12 @@ type Segment struct {
 // so they never hold anything a sender chose.
 func SourceKey(id string) string { return "sources/" + id }
 
+// AcceptedKey is where ingest keeps the source it accepted: a server-side
+// copy of SourceKey made once the upload passed its checks, so a later PUT
+// through the same presigned URL cannot change what is probed, converted or
+// recognized. No client is ever given a URL to write it.
+func AcceptedKey(id string) string { return "audio/" + id + "/source" }
+
 // AudioKey is where the seq-th converted piece of a job's audio goes.
 func AudioKey(id string, seq int) string { return fmt.Sprintf("audio/%s/%03d.ogg", id, seq) }
 

@@ -113,17 +113,30 @@ func (p *Pipeline) accept(ctx context.Context, j job.Job) (job.Job, error) {
 	case j.SizeBytes > 0 && info.Size != j.SizeBytes:
 		return j, errSizeMismatch
 	}
-	j.State = job.Created
-	if j, err = p.save(ctx, j, job.Next{Keep: true}); err == nil {
-		p.moved(ctx, j)
+	// Pin what was checked: the presigned PUT stays valid for its whole
+	// TTL, so the upload's key can be written again after this point. The
+	// copy is made only if the source still has the ETag just read, and
+	// everything after reads the copy, which no client can write.
+	if err := p.Objects.Copy(ctx, job.SourceKey(j.ID), job.AcceptedKey(j.ID), info.ETag); err != nil {
+		return j, err
 	}
-	return j, err
+	j.State = job.Created
+	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
+		return j, err
+	}
+	// The upload's key is not read again; a failure here leaves it to the
+	// bucket's lifecycle rule.
+	if err := p.Objects.Delete(ctx, job.SourceKey(j.ID)); err != nil {
+		p.jobLog(j).WarnContext(ctx, "could not remove the accepted upload's original", "error", err.Error())
+	}
+	p.moved(ctx, j)
+	return j, nil
 }
 
 // prepare probes the source and makes the audio the recognizer takes:
 // the source itself, or converted pieces streamed from ffmpeg to storage.
 func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
-	src, err := p.Objects.PresignGet(ctx, job.SourceKey(j.ID), p.cfg.SourceURLTTL)
+	src, err := p.Objects.PresignGet(ctx, job.AcceptedKey(j.ID), p.cfg.SourceURLTTL)
 	if err != nil {
 		return j, err
 	}
@@ -140,7 +153,7 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 	for i, sg := range plan.Segments {
 		j.Segments[i] = job.Segment{Seq: i, StartMs: sg.StartMs, DurationMs: sg.DurationMs, Container: plan.Container}
 		if plan.PassThrough {
-			j.Segments[i].AudioKey = job.SourceKey(j.ID)
+			j.Segments[i].AudioKey = job.AcceptedKey(j.ID)
 			continue
 		}
 		key := job.AudioKey(j.ID, i)

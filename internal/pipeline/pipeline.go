@@ -24,6 +24,7 @@ import (
 type Objects interface {
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
 	Head(ctx context.Context, key string) (s3.ObjectInfo, error)
+	Copy(ctx context.Context, src, dst, ifMatch string) error
 	Upload(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
 	Put(ctx context.Context, key string, body []byte, contentType string) error
 	Get(ctx context.Context, key string) (io.ReadCloser, error)

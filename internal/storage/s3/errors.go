@@ -21,6 +21,7 @@ const (
 	codeFailed        = "storage_failed"
 	codeTooLarge      = "object_too_large"
 	codeEmpty         = "empty_file"
+	codeChanged       = "storage_object_changed"
 )
 
 // The messages: fixed sentences, fit for a person, that never quote the
@@ -31,6 +32,7 @@ const (
 	msgAccessDenied  = "file storage refused the service's credentials; its storage settings need fixing"
 	msgBucketMissing = "the service's storage bucket does not exist; its storage settings need fixing"
 	msgFailed        = "file storage failed"
+	msgChanged       = "the file changed in storage while it was being read; it will be read again"
 )
 
 // S3 error codes by what they mean to us. A HEAD answer has no body, so its
@@ -75,6 +77,8 @@ func translate(err error, op string) error {
 		return errs.Wrap(cause, errs.Unavailable, codeBucketMissing, msgBucketMissing)
 	case classUnavailable:
 		return errs.Wrap(cause, errs.Unavailable, codeUnavailable, msgUnavailable)
+	case classChanged:
+		return errs.Wrap(cause, errs.Unavailable, codeChanged, msgChanged)
 	default:
 		return errs.Wrap(cause, errs.Internal, codeFailed, msgFailed)
 	}
@@ -90,6 +94,7 @@ const (
 	classDenied                   // our keys or the bucket policy refuse us
 	classNoBucket                 // the configured bucket is not there
 	classUnavailable              // may pass by itself: throttling, 5xx, network
+	classChanged                  // a precondition on the object's ETag failed: it was replaced
 )
 
 // The methods classify reads an error by: the store's answer (apiError) has
@@ -115,6 +120,8 @@ func classify(err error) class {
 			return classNotFound
 		case code == "NoSuchBucket":
 			return classNoBucket
+		case code == "PreconditionFailed":
+			return classChanged
 		case deniedCodes[code]:
 			return classDenied
 		case unavailableCodes[code], retryCodes[code]:
@@ -128,6 +135,8 @@ func classify(err error) class {
 		switch status := withStatus.HTTPStatusCode(); {
 		case status == http.StatusNotFound:
 			return classNotFound
+		case status == http.StatusPreconditionFailed:
+			return classChanged
 		case status == http.StatusForbidden || status == http.StatusUnauthorized:
 			return classDenied
 		case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500:

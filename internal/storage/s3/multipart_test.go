@@ -284,6 +284,8 @@ func TestVirtualHostedRequests(t *testing.T) {
 	require.Equal(t, genBytes(t, 5*mib+1), srv.Object(t, key+".big"))
 	info, err := st.Head(ctx, key)
 	require.NoError(t, err)
+	require.NotEmpty(t, info.ETag, "the store names the content")
+	info.ETag = ""
 	require.Equal(t, s3.ObjectInfo{Size: 5, ContentType: "text/plain"}, info)
 	require.NoError(t, st.Delete(ctx, key))
 	require.False(t, srv.Has(key))

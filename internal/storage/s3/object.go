@@ -2,12 +2,14 @@ package s3
 
 import (
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"transcriber/internal/errs"
 )
@@ -16,6 +18,9 @@ import (
 type ObjectInfo struct {
 	Size        int64
 	ContentType string
+	// ETag names the object's content as the store answered it, quotes
+	// included: Copy's ifMatch takes it as it is.
+	ETag string
 }
 
 // defaultContentType is what a PUT without a type says it sends (the SDK
@@ -32,7 +37,7 @@ func (s *Store) Head(ctx context.Context, key string) (ObjectInfo, error) {
 		method: http.MethodHead,
 		key:    key,
 		read: func(resp *http.Response) error {
-			info = ObjectInfo{Size: max(resp.ContentLength, 0), ContentType: resp.Header.Get("Content-Type")}
+			info = ObjectInfo{Size: max(resp.ContentLength, 0), ContentType: resp.Header.Get("Content-Type"), ETag: resp.Header.Get("ETag")}
 			if v := resp.Header.Get("Content-Length"); v != "" {
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil || n < 0 {
@@ -72,6 +77,50 @@ func (s *Store) putObject(ctx context.Context, key string, body []byte, contentT
 		header: http.Header{"Content-Type": {contentType}},
 		body:   body,
 	})
+}
+
+// Copy makes dst a copy of src inside the bucket, on the store's side: no
+// byte passes through this process. With ifMatch (an ETag as Head returns
+// it) the store copies only if src still has that ETag, so what is copied
+// is exactly what was looked at; otherwise the error has the code
+// storage_object_changed (errs.Unavailable: look again and retry). A
+// missing src is errs.NotFound.
+//
+// S3 may answer a copy with 200 and an error document in the body, when the
+// copy failed after the answer began; that is read as the error it is.
+func (s *Store) Copy(ctx context.Context, src, dst, ifMatch string) error {
+	if err := checkKey(src); err != nil {
+		return err
+	}
+	if err := checkKey(dst); err != nil {
+		return err
+	}
+	h := http.Header{"X-Amz-Copy-Source": {"/" + s.bucket + "/" + escapeKey(src)}}
+	if ifMatch != "" {
+		h.Set("X-Amz-Copy-Source-If-Match", ifMatch)
+	}
+	err := s.do(ctx, &request{
+		method: http.MethodPut,
+		key:    dst,
+		query:  url.Values{"x-id": {"CopyObject"}},
+		header: h,
+		read:   readCopyResult,
+	})
+	return translate(err, "copy")
+}
+
+// readCopyResult reads a copy's 200 answer: a CopyObjectResult, or an
+// Error document for a copy that failed once the answer had begun.
+func readCopyResult(resp *http.Response) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	if err != nil {
+		return err
+	}
+	var doc errorDocument
+	if xml.Unmarshal(body, &doc) == nil && doc.XMLName.Local == "Error" {
+		return &apiError{Status: resp.StatusCode, Code: strings.TrimSpace(doc.Code), Message: strings.TrimSpace(doc.Message), RequestID: doc.RequestID}
+	}
+	return nil
 }
 
 // Get opens the object for reading; the caller closes it. A missing object

@@ -86,6 +86,8 @@ func TestPresignPut(t *testing.T) {
 
 		info, err := st.Head(ctx, "jobs/1/input")
 		require.NoError(t, err)
+		require.NotEmpty(t, info.ETag, "the store names the content")
+		info.ETag = ""
 		require.Equal(t, s3.ObjectInfo{Size: int64(len(body)), ContentType: "audio/ogg"}, info)
 		require.Equal(t, body, srv.Object(t, "jobs/1/input"))
 		require.Equal(t, []createdEvent{{srv.Bucket, "jobs/1/input", int64(len(body))}}, created())
