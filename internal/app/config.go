@@ -64,16 +64,16 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		FFprobePath: r.str("FFPROBE_PATH", ""),
 		TaskRoot:    r.str("LAMBDA_TASK_ROOT", ""),
 		Media: ffmpeg.Config{
-			MaxDuration:   r.duration("MAX_AUDIO_DURATION", 0),
-			SegmentLength: r.duration("SEGMENT_LENGTH", 0),
+			MaxDuration:   r.duration("MAX_AUDIO_DURATION", limitMaxDuration),
+			SegmentLength: r.duration("SEGMENT_LENGTH", limitSegmentLength),
 		},
 		Pipeline: pipeline.Config{
 			DefaultLanguage: r.str("DEFAULT_LANGUAGE", ""),
 			InlineAudio:     r.boolean("SPEECHKIT_INLINE_AUDIO", false),
-			PollFor:         r.duration("POLL_FOR", 0),
+			PollFor:         r.duration("POLL_FOR", limitPollFor),
 		},
 		API: httpapi.Config{
-			UploadURLTTL: r.duration("UPLOAD_URL_TTL", 0),
+			UploadURLTTL: r.duration("UPLOAD_URL_TTL", limitUploadURLTTL),
 			CORSOrigins:  r.list("CORS_ALLOWED_ORIGINS"),
 		},
 	}
@@ -167,15 +167,49 @@ func (r *envReader) boolean(name string, def bool) bool {
 	return b
 }
 
-func (r *envReader) duration(name string, def time.Duration) time.Duration {
+// bounds is the range a duration setting must fall in, and why: a value
+// outside it cannot work, so the service refuses to start with it rather
+// than fail on every request (docs/settings.md lists each range).
+type bounds struct {
+	min, max time.Duration
+	why      string // why max is the limit
+}
+
+// The ranges of the duration settings. Empty or 0 takes the default.
+var (
+	// A presigned URL lives at most 7 days (SigV4), and a minute is the
+	// least in which anyone starts an upload.
+	limitUploadURLTTL = bounds{time.Minute, s3.MaxPresignTTL, "the longest a presigned URL can live (SigV4)"}
+	// 24 h of audio converts in about 8 min at the measured 190× real
+	// time: the ingest function's 10-minute limit leaves no room for more.
+	limitMaxDuration = bounds{time.Second, 24 * time.Hour, "the longest recording one ingest call can convert within its 10-minute limit"}
+	// SpeechKit takes at most 4 h per file; a piece under a minute would
+	// make a 6-hour recording hundreds of recognitions.
+	limitSegmentLength = bounds{time.Minute, 4 * time.Hour, "SpeechKit's limit of 4 hours per file"}
+	// A poll call runs inside the function's timeout (at most 10 min on
+	// Cloud Functions) and needs a few seconds to do anything.
+	limitPollFor = bounds{5 * time.Second, 10 * time.Minute, "the longest a function call may run on Cloud Functions"}
+)
+
+// duration reads a duration within b; empty or 0 is 0 (the default).
+func (r *envReader) duration(name string, b bounds) time.Duration {
 	v := r.get(name)
 	if v == "" {
-		return def
+		return 0
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
+	switch {
+	case err != nil || d < 0:
 		r.errs = append(r.errs, fmt.Errorf("%s: want a duration such as 90s or 4h", name))
-		return def
+		return 0
+	case d == 0:
+		return 0
+	case d < b.min:
+		r.errs = append(r.errs, fmt.Errorf("%s: %s is shorter than %s, the least that can work", name, v, b.min))
+		return 0
+	case d > b.max:
+		r.errs = append(r.errs, fmt.Errorf("%s: %s is longer than %s, %s", name, v, b.max, b.why))
+		return 0
 	}
 	return d
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -136,6 +137,9 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	if j.State == job.AwaitingUpload && !j.Deleted() {
 		put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), j.SizeBytes, j.ContentType, a.cfg.UploadURLTTL)
 		if err != nil {
+			if created {
+				a.discard(r.Context(), j)
+			}
 			return err
 		}
 		v.Upload = &uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}
@@ -147,6 +151,16 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	w.Header().Set("Location", "/v1/jobs/"+j.ID)
 	writeJSON(w, status, v)
 	return nil
+}
+
+// discard deletes a job just made whose answer cannot be given, so no job
+// is left waiting for an upload nobody can make. The caller's error is the
+// one answered; a failure here is logged, and the sweep ends the job when
+// its upload window closes.
+func (a *API) discard(ctx context.Context, j job.Job) {
+	if _, err := a.Jobs.Delete(ctx, j.ID); err != nil {
+		a.Log.WarnContext(ctx, "could not delete a job whose upload URL failed", "job_id", j.ID, "error", err.Error())
+	}
 }
 
 // ownJob returns the caller's job named in the path. Another caller's job

@@ -1,0 +1,46 @@
+package app
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A setting that cannot work is refused at start, naming the variable,
+// rather than accepted and then failing every request that uses it.
+func TestDurationSettingsOutsideTheirRangeAreRefused(t *testing.T) {
+	refused := []struct{ name, value, says string }{
+		// The presign limit: with 200h every POST /v1/jobs answered 500.
+		{"UPLOAD_URL_TTL", "200h", "longest a presigned URL can live"},
+		{"UPLOAD_URL_TTL", "5s", "shorter than 1m0s"},
+		{"MAX_AUDIO_DURATION", "25h", "10-minute limit"},
+		{"SEGMENT_LENGTH", "4h1m", "4 hours per file"},
+		{"SEGMENT_LENGTH", "30s", "shorter than 1m0s"},
+		{"POLL_FOR", "11m", "function call"},
+		{"POLL_FOR", "-1s", "want a duration"},
+		{"UPLOAD_URL_TTL", "soon", "want a duration"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
+			_, err := FromEnv(envOf(tc.name, tc.value))
+			require.Error(t, err)
+			require.ErrorContains(t, err, tc.name+":")
+			require.ErrorContains(t, err, tc.says)
+		})
+	}
+}
+
+func TestDurationSettingsAtTheirEdgesAreTaken(t *testing.T) {
+	c, err := FromEnv(envOf("UPLOAD_URL_TTL", "168h", "MAX_AUDIO_DURATION", "24h", "SEGMENT_LENGTH", "4h",
+		"POLL_FOR", "5s"))
+	require.NoError(t, err)
+	require.Equal(t, 7*24*time.Hour, c.API.UploadURLTTL)
+	require.Equal(t, 24*time.Hour, c.Media.MaxDuration)
+	require.Equal(t, 4*time.Hour, c.Media.SegmentLength)
+	require.Equal(t, 5*time.Second, c.Pipeline.PollFor)
+
+	c, err = FromEnv(envOf("UPLOAD_URL_TTL", "0"))
+	require.NoError(t, err)
+	require.Zero(t, c.API.UploadURLTTL, "0 takes the default")
+}
