@@ -96,6 +96,12 @@ resource "yandex_storage_bucket_iam_binding" "data_viewer" {
 
 # The functions' S3 client and presigned URLs use the presigner's static key:
 # read, write, delete and multipart uploads in the data bucket, nothing else.
+# This is also what lets ingest pin an accepted upload: a server-side copy
+# (S3 CopyObject) of sources/<id> to audio/<id>/source reads the source and
+# writes the copy, then sources/<id> is deleted, all in the data bucket with
+# this key (storage.editor: "any operation with buckets and objects"). The
+# ingest account's own storage.viewer above is only for SpeechKit, which
+# reads the audio, the copy included, with the submitting account.
 resource "yandex_storage_bucket_iam_binding" "data_editor" {
   bucket  = yandex_storage_bucket.data.bucket
   role    = "storage.editor"
@@ -124,6 +130,8 @@ resource "yandex_resourcemanager_folder_iam_member" "trigger_invoker" {
 }
 
 # Triggers: writing an event that exhausted its retries to a dead-letter queue.
+# The trigger's dlq block names an account "with rights to write messages to
+# the queue"; that is ymq.writer.
 resource "yandex_resourcemanager_folder_iam_member" "trigger_dlq_writer" {
   folder_id = var.folder_id
   role      = "ymq.writer"
@@ -153,6 +161,19 @@ resource "yandex_resourcemanager_folder_iam_member" "deployer_storage" {
   member    = local.member.deployer
 }
 
+# Lifecycle rules and CORS are bucket settings that Object Storage's role
+# reference gives to storage.configurer ("manage the settings of object
+# lifecycles, static website hosting, access policy, and CORS"); its role
+# chart does not place that role under storage.editor, so the deployer holds
+# both.
+resource "yandex_resourcemanager_folder_iam_member" "deployer_storage_config" {
+  folder_id = var.folder_id
+  role      = "storage.configurer"
+  member    = local.member.deployer
+}
+
+# Creating the dead-letter queues (ymq.writer may create queues), setting
+# their attributes and deleting them (only ymq.admin may).
 resource "yandex_resourcemanager_folder_iam_member" "deployer_ymq" {
   folder_id = var.folder_id
   role      = "ymq.admin"

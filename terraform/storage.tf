@@ -2,6 +2,11 @@
 # bucket that holds the function zips. Both are made with the deployer's
 # static key (iam.tf); bucket names are global, so they carry the folder id.
 
+# Both buckets are private: that is Object Storage's default, so neither sets
+# `acl` (the provider deprecates the argument in favour of
+# yandex_storage_bucket_grant; a test in terraform/tftest keeps it unset).
+# Access is by IAM roles (iam.tf) and presigned URLs only.
+
 locals {
   data_bucket   = "${var.name_prefix}-data-${var.folder_id}"
   deploy_bucket = "${var.name_prefix}-deploy-${var.folder_id}"
@@ -21,7 +26,6 @@ resource "yandex_storage_bucket" "data" {
   bucket        = local.data_bucket
   access_key    = local.s3_keys.access_key
   secret_key    = local.s3_keys.secret_key
-  acl           = "private"
   force_destroy = var.force_destroy_buckets
 
   # How long objects live, by prefix (docs/deploy.md, "Lifecycle rules"). The
@@ -41,6 +45,11 @@ resource "yandex_storage_bucket" "data" {
     abort_incomplete_multipart_upload_days = 1
   }
 
+  # audio/ holds the converted pieces (job.AudioKey) and, since ingest pins
+  # what it checked, the accepted source itself: a server-side copy of
+  # sources/<id> at audio/<id>/source (job.AcceptedKey), after which ingest
+  # deletes sources/<id>. A copy is a new object, so its 3 days count from the
+  # copy. A test checks that every key the code writes has a rule.
   lifecycle_rule {
     id      = "expire-audio"
     enabled = true
@@ -74,14 +83,16 @@ resource "yandex_storage_bucket" "data" {
     max_age_seconds = 3600
   }
 
-  depends_on = [yandex_resourcemanager_folder_iam_member.deployer_storage]
+  depends_on = [
+    yandex_resourcemanager_folder_iam_member.deployer_storage,
+    yandex_resourcemanager_folder_iam_member.deployer_storage_config,
+  ]
 }
 
 resource "yandex_storage_bucket" "deploy" {
   bucket        = local.deploy_bucket
   access_key    = local.s3_keys.access_key
   secret_key    = local.s3_keys.secret_key
-  acl           = "private"
   force_destroy = var.force_destroy_buckets
 
   depends_on = [yandex_resourcemanager_folder_iam_member.deployer_storage]

@@ -24,6 +24,12 @@ resource "yandex_message_queue" "poll_dlq" {
 
 # Every object created under sources/ (job.SourceKey) starts ingest, one
 # object per call: a conversion may take most of the function's timeout.
+# batch_size 1 sends each event on its own; batch_cutoff is the longest a
+# batch waits to fill, 1-60 s (the provider requires it; the CLI reference
+# gives the range and the default, 1 s); with batch_size 1 a batch is full
+# with its first event. A test in terraform/tftest checks both. The copy
+# ingest makes of an accepted upload goes to audio/ (job.AcceptedKey),
+# outside the prefix, so it starts nothing.
 resource "yandex_function_trigger" "ingest" {
   folder_id   = var.folder_id
   name        = "${var.name_prefix}-ingest"
@@ -34,7 +40,7 @@ resource "yandex_function_trigger" "ingest" {
     prefix       = "sources/"
     create       = true
     batch_size   = "1"
-    batch_cutoff = "0"
+    batch_cutoff = "1"
   }
 
   function {

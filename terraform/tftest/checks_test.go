@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -17,6 +18,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
+	"gopkg.in/yaml.v3"
 )
 
 // The checks below take the parsed configuration and return what is wrong
@@ -610,6 +612,14 @@ func checkTriggers(c *config, sourcePrefix string) []string {
 			if v, _ := literal(st, "create"); v != "true" {
 				bad = append(bad, addr+": does not fire on create")
 			}
+			// One object per call; batch_cutoff, which the provider
+			// requires, is 1-60 s (the CLI reference's range).
+			if v, _ := literal(st, "batch_size"); v != "1" {
+				bad = append(bad, fmt.Sprintf("%s: batch_size %q, want 1 (one upload per call)", addr, v))
+			}
+			if v, _ := literal(st, "batch_cutoff"); !inRange(v, 1, 60) {
+				bad = append(bad, fmt.Sprintf("%s: batch_cutoff %q, want 1-60 seconds", addr, v))
+			}
 			if b := attr(st, "bucket_id"); b == nil || !refersTo(b.Expr, "yandex_storage_bucket.data") {
 				bad = append(bad, addr+": not on the data bucket")
 			}
@@ -800,6 +810,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// inRange reports whether s is a whole number in [lo, hi].
+func inRange(s string, lo, hi int) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= lo && n <= hi
+}
+
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {
@@ -807,4 +823,281 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// --- buckets, roles and who can read what -------------------------------------
+
+// checkNoBucketACL: no bucket sets acl. The provider deprecates the
+// argument (use yandex_storage_bucket_grant) and private, the only ACL the
+// buckets need, is Object Storage's default.
+func checkNoBucketACL(c *config) []string {
+	var bad []string
+	bs := c.resources("yandex_storage_bucket")
+	for _, label := range sortedKeys(bs) {
+		if attr(bs[label].Body, "acl") != nil {
+			bad = append(bad, fmt.Sprintf("yandex_storage_bucket.%s sets acl: deprecated, and private is the default", label))
+		}
+	}
+	return bad
+}
+
+// checkKeysExpire: every object key the code writes to the bucket falls
+// under a lifecycle rule that expires it, so nothing the code leaves behind
+// stays for ever.
+func checkKeysExpire(c *config, bucket string, keys []string) []string {
+	b, ok := c.resources("yandex_storage_bucket")[bucket]
+	if !ok {
+		return []string{"no yandex_storage_bucket." + bucket}
+	}
+	var prefixes []string
+	for _, r := range blocksOf(b.Body, "lifecycle_rule") {
+		var p string
+		if fs := blocksOf(r.Body, "filter"); len(fs) == 1 {
+			p, _ = literal(fs[0].Body, "prefix")
+		} else {
+			p, _ = literal(r.Body, "prefix")
+		}
+		exp := blocksOf(r.Body, "expiration")
+		if len(exp) != 1 {
+			continue
+		}
+		if days, ok := literal(exp[0].Body, "days"); ok && days != "0" {
+			prefixes = append(prefixes, p)
+		}
+	}
+	var bad []string
+	for _, k := range keys {
+		covered := false
+		for _, p := range prefixes {
+			covered = covered || strings.HasPrefix(k, p)
+		}
+		if !covered {
+			bad = append(bad, fmt.Sprintf("yandex_storage_bucket.%s: no lifecycle rule expires %s (rules expire %v)", bucket, k, prefixes))
+		}
+	}
+	return bad
+}
+
+// documentedRoles are the roles the configuration may grant: each is in
+// Yandex Cloud's role reference (yandex.cloud/en/docs/iam/roles-reference);
+// docs/deploy.md, "Roles and their sources", gives each one's source and
+// why it is granted. A role not in this list is a typo or a role nobody
+// checked.
+var documentedRoles = map[string]bool{
+	"ydb.editor":                true,
+	"ai.speechkit-stt.user":     true,
+	"storage.viewer":            true,
+	"storage.editor":            true,
+	"storage.configurer":        true,
+	"functions.functionInvoker": true,
+	"ymq.writer":                true,
+	"ymq.admin":                 true,
+	"lockbox.payloadViewer":     true,
+}
+
+// checkRoles: every role granted is a literal in documentedRoles.
+func checkRoles(c *config, known map[string]bool) []string {
+	var bad []string
+	for _, b := range c.blocks {
+		if b.Type != "resource" || attr(b.Body, "role") == nil {
+			continue
+		}
+		addr := b.Labels[0] + "." + b.Labels[1]
+		role, ok := literal(b.Body, "role")
+		switch {
+		case !ok:
+			bad = append(bad, addr+": role is not a literal")
+		case !known[role]:
+			bad = append(bad, fmt.Sprintf("%s: role %q is not one of the documented roles (docs/deploy.md, \"Roles and their sources\")", addr, role))
+		}
+	}
+	return bad
+}
+
+// resourceRef is the resource of a type that an expression refers to
+// ("yandex_lockbox_secret.s3_key" -> "s3_key"), or "".
+func resourceRef(e hclsyntax.Expression, typ string) string {
+	for _, tr := range e.Variables() {
+		if tr.RootName() == typ && len(tr) > 1 {
+			if a, ok := tr[1].(hcl.TraverseAttr); ok {
+				return a.Name
+			}
+		}
+	}
+	return ""
+}
+
+// accountOf resolves one IAM member expression to the service account it
+// names: local.member.<k> (local.member maps each key of local.sa to
+// "serviceAccount:<id>", and local.sa maps it to a service account's id), or
+// an expression that refers to yandex_iam_service_account.<name> itself.
+func (c *config) accountOf(e hclsyntax.Expression) string {
+	if tr, diags := hcl.AbsTraversalForExpr(e); !diags.HasErrors() && tr.RootName() == "local" && len(tr) == 3 {
+		m, ok1 := tr[1].(hcl.TraverseAttr)
+		k, ok2 := tr[2].(hcl.TraverseAttr)
+		if ok1 && ok2 && m.Name == "member" {
+			if sa, ok := c.locals["sa"]; ok {
+				if obj, ok := sa.Expr.(*hclsyntax.ObjectConsExpr); ok {
+					for _, it := range obj.Items {
+						if kv, diags := it.KeyExpr.Value(nil); !diags.HasErrors() && kv.Type() == cty.String && kv.AsString() == k.Name {
+							return resourceRef(it.ValueExpr, "yandex_iam_service_account")
+						}
+					}
+				}
+			}
+			return ""
+		}
+	}
+	return resourceRef(e, "yandex_iam_service_account")
+}
+
+// grantees lists the service accounts a binding's members (a list) or a
+// member's member names.
+func (c *config) grantees(b *hclsyntax.Body) []string {
+	var out []string
+	if m := attr(b, "member"); m != nil {
+		if a := c.accountOf(m.Expr); a != "" {
+			out = append(out, a)
+		}
+	}
+	if ms := attr(b, "members"); ms != nil {
+		if tup, ok := ms.Expr.(*hclsyntax.TupleConsExpr); ok {
+			for _, e := range tup.Exprs {
+				if a := c.accountOf(e); a != "" {
+					out = append(out, a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// granted reports whether a resource of one of the types, on the target
+// (its targetAttr refers to target), grants one of the roles to the
+// account.
+func (c *config) granted(types []string, targetAttr, target, account string, roles ...string) bool {
+	for _, typ := range types {
+		for _, b := range c.resources(typ) {
+			t := attr(b.Body, targetAttr)
+			if t == nil || !refersTo(t.Expr, target) {
+				continue
+			}
+			role, _ := literal(b.Body, "role")
+			if !contains(roles, role) {
+				continue
+			}
+			if contains(c.grantees(b.Body), account) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkSecretAccess: each function's account may read every Lockbox secret
+// the function is given (lockbox.payloadViewer on that secret); otherwise
+// the function version would not get its environment.
+func checkSecretAccess(c *config) []string {
+	var bad []string
+	lockboxBindings := []string{"yandex_lockbox_secret_iam_binding", "yandex_lockbox_secret_iam_member"}
+	fns := c.resources("yandex_function")
+	for _, label := range sortedKeys(fns) {
+		fn := fns[label]
+		addr := "yandex_function." + label
+		sa := attr(fn.Body, "service_account_id")
+		if sa == nil {
+			bad = append(bad, addr+": no service_account_id")
+			continue
+		}
+		account := resourceRef(sa.Expr, "yandex_iam_service_account")
+		for _, s := range blocksOf(fn.Body, "secrets") {
+			name, _ := literal(s.Body, "environment_variable")
+			id := attr(s.Body, "id")
+			secret := ""
+			if id != nil {
+				secret = resourceRef(id.Expr, "yandex_lockbox_secret")
+			}
+			if secret == "" {
+				bad = append(bad, fmt.Sprintf("%s: the secret for %s is not a yandex_lockbox_secret of this configuration", addr, name))
+				continue
+			}
+			if !c.granted(lockboxBindings, "secret_id", "yandex_lockbox_secret."+secret, account, "lockbox.payloadViewer") {
+				bad = append(bad, fmt.Sprintf("%s: its account (yandex_iam_service_account.%s) has no lockbox.payloadViewer on yandex_lockbox_secret.%s, which gives it %s",
+					addr, account, secret, name))
+			}
+		}
+	}
+	return bad
+}
+
+// checkS3KeyAccess: the static key every function signs its Object Storage
+// requests with (S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY from Lockbox) is
+// written to that secret by a yandex_iam_service_account_static_access_key
+// whose account may read, write and delete in the data bucket: ingest reads
+// sources/<id>, copies it to audio/<id>/source and deletes the original with
+// it; the others write and delete results and audio.
+func checkS3KeyAccess(c *config) []string {
+	var bad []string
+	// Which account's key each Lockbox secret receives.
+	keyOwner := map[string]string{}
+	keys := c.resources("yandex_iam_service_account_static_access_key")
+	for _, label := range sortedKeys(keys) {
+		k := keys[label]
+		sa := attr(k.Body, "service_account_id")
+		for _, o := range blocksOf(k.Body, "output_to_lockbox") {
+			if s := attr(o.Body, "secret_id"); s != nil && sa != nil {
+				keyOwner[resourceRef(s.Expr, "yandex_lockbox_secret")] = resourceRef(sa.Expr, "yandex_iam_service_account")
+			}
+		}
+	}
+	bucketBindings := []string{"yandex_storage_bucket_iam_binding", "yandex_storage_bucket_iam_member"}
+	fns := c.resources("yandex_function")
+	for _, label := range sortedKeys(fns) {
+		addr := "yandex_function." + label
+		for _, s := range blocksOf(fns[label].Body, "secrets") {
+			name, _ := literal(s.Body, "environment_variable")
+			if name != "S3_ACCESS_KEY_ID" && name != "S3_SECRET_ACCESS_KEY" {
+				continue
+			}
+			secret := ""
+			if id := attr(s.Body, "id"); id != nil {
+				secret = resourceRef(id.Expr, "yandex_lockbox_secret")
+			}
+			owner, ok := keyOwner[secret]
+			if !ok {
+				bad = append(bad, fmt.Sprintf("%s: %s comes from yandex_lockbox_secret.%s, which no static access key is written to", addr, name, secret))
+				continue
+			}
+			if !c.granted(bucketBindings, "bucket", "yandex_storage_bucket.data", owner, "storage.editor", "storage.admin") {
+				bad = append(bad, fmt.Sprintf("%s: %s is the key of yandex_iam_service_account.%s, which cannot write and delete in the data bucket (storage.editor on yandex_storage_bucket.data)",
+					addr, name, owner))
+			}
+		}
+	}
+	return bad
+}
+
+// --- the OpenAPI document's API Gateway extensions ----------------------------
+
+// checkSpecExtensions: the document's top-level API Gateway settings are
+// under x-yc-apigateway, the one top-level extension API Gateway documents
+// (its cors rule among them); x-yc-apigateway-cors belongs to a path, and at
+// the top level the gateway would not read it as the gateway-wide rule.
+func checkSpecExtensions(doc string) []string {
+	var spec map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &spec); err != nil {
+		return []string{"docs/openapi.yaml: " + err.Error()}
+	}
+	var bad []string
+	for _, k := range sortedKeys(spec) {
+		if strings.HasPrefix(k, "x-yc-") && k != "x-yc-apigateway" {
+			bad = append(bad, fmt.Sprintf("docs/openapi.yaml: top-level %s is not an API Gateway setting; gateway-wide settings go under x-yc-apigateway", k))
+		}
+	}
+	top, _ := spec["x-yc-apigateway"].(map[string]any)
+	cors, _ := top["cors"].(map[string]any)
+	if _, ok := cors["origin"]; !ok {
+		bad = append(bad, "docs/openapi.yaml: no x-yc-apigateway.cors rule with an origin (the gateway answers no preflight)")
+	}
+	return bad
 }

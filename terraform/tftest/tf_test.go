@@ -116,6 +116,38 @@ func TestBucketAndTriggerUseTheJobKeys(t *testing.T) {
 		prefixOf(job.AudioKey(id, 0), id),
 		prefixOf(job.ResultKey(id), id),
 	}))
+	// Every key the code writes expires, the accepted copy of an upload
+	// included; that copy is outside the trigger's prefix, so making it
+	// starts no second ingest.
+	require.Empty(t, checkKeysExpire(c, "data", jobKeys(id)))
+	require.False(t, strings.HasPrefix(job.AcceptedKey(id), source), "the accepted copy %s would start ingest again", job.AcceptedKey(id))
+}
+
+// jobKeys is every object key a job's files take in the data bucket, as
+// the code lists them (job.FileKeys) for a job with one converted piece.
+func jobKeys(id string) []string {
+	return job.FileKeys(job.Job{ID: id, Segments: []job.Segment{{AudioKey: job.AudioKey(id, 0)}}})
+}
+
+// No bucket sets the deprecated acl.
+func TestBucketsSetNoACL(t *testing.T) {
+	_, c := load(t)
+	require.Empty(t, checkNoBucketACL(c))
+}
+
+// Every role granted is one the role reference documents.
+func TestRolesAreDocumented(t *testing.T) {
+	_, c := load(t)
+	require.Empty(t, checkRoles(c, documentedRoles))
+}
+
+// Each function's account can read the Lockbox secrets it is given, and the
+// S3 key they use may read, write and delete in the data bucket (ingest's
+// copy of sources/<id> to audio/<id>/source and the delete after it).
+func TestFunctionsCanUseTheirSecretsAndTheBucket(t *testing.T) {
+	_, c := load(t)
+	require.Empty(t, checkSecretAccess(c))
+	require.Empty(t, checkS3KeyAccess(c))
 }
 
 func TestGatewayServesTheOpenAPIDocument(t *testing.T) {
@@ -123,6 +155,7 @@ func TestGatewayServesTheOpenAPIDocument(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "openapi.yaml"))
 	require.NoError(t, err)
 	require.Empty(t, checkGateway(c, string(doc)))
+	require.Empty(t, checkSpecExtensions(string(doc)))
 }
 
 // The webhook Terraform registers is the path the bot serves.
@@ -250,6 +283,54 @@ func TestChecksCanFail(t *testing.T) {
 	t.Run("lifecycle prefix", func(t *testing.T) {
 		c := mutate(t, src, "storage.tf", `prefix = "audio/"`, `prefix = "audios/"`)
 		requireReported(t, checkLifecycle(c, "data", []string{"sources/", "audio/", "results/"}), "lifecycle rules cover [audios/ results/ sources/]")
+	})
+
+	t.Run("lifecycle misses the accepted copy", func(t *testing.T) {
+		c := mutate(t, src, "storage.tf", `prefix = "audio/"`, `prefix = "audio/pieces/"`)
+		requireReported(t, checkKeysExpire(c, "data", jobKeys("01jobid")), "no lifecycle rule expires audio/01jobid/source")
+	})
+
+	t.Run("bucket sets acl", func(t *testing.T) {
+		c := mutate(t, src, "storage.tf",
+			"  bucket        = local.deploy_bucket\n",
+			"  bucket        = local.deploy_bucket\n  acl           = \"private\"\n")
+		requireReported(t, checkNoBucketACL(c), "yandex_storage_bucket.deploy sets acl")
+	})
+
+	t.Run("batch_cutoff out of range", func(t *testing.T) {
+		c := mutate(t, src, "triggers.tf", `batch_cutoff = "1"`, `batch_cutoff = "0"`)
+		requireReported(t, checkTriggers(c, "sources/"), `yandex_function_trigger.ingest: batch_cutoff "0", want 1-60 seconds`)
+	})
+
+	t.Run("batched uploads", func(t *testing.T) {
+		c := mutate(t, src, "triggers.tf", `batch_size   = "1"`, `batch_size   = "10"`)
+		requireReported(t, checkTriggers(c, "sources/"), `yandex_function_trigger.ingest: batch_size "10", want 1`)
+	})
+
+	t.Run("undocumented role", func(t *testing.T) {
+		c := mutate(t, src, "iam.tf", `role      = "ymq.writer"`, `role      = "ymq.sender"`)
+		requireReported(t, checkRoles(c, documentedRoles), `yandex_resourcemanager_folder_iam_member.trigger_dlq_writer: role "ymq.sender"`)
+	})
+
+	t.Run("a function that cannot read its secret", func(t *testing.T) {
+		c := mutate(t, src, "lockbox.tf",
+			"members   = [local.member.telegram, local.member.ingest, local.member.poll]",
+			"members   = [local.member.telegram, local.member.poll]")
+		requireReported(t, checkSecretAccess(c),
+			"yandex_function.ingest: its account (yandex_iam_service_account.ingest) has no lockbox.payloadViewer on yandex_lockbox_secret.bot_token, which gives it TELEGRAM_BOT_TOKEN")
+	})
+
+	t.Run("the S3 key cannot write the data bucket", func(t *testing.T) {
+		c := mutate(t, src, "iam.tf", `role    = "storage.editor"`, `role    = "storage.viewer"`)
+		requireReported(t, checkS3KeyAccess(c),
+			"yandex_function.ingest: S3_ACCESS_KEY_ID is the key of yandex_iam_service_account.presigner, which cannot write and delete in the data bucket")
+	})
+
+	t.Run("gateway-wide CORS outside x-yc-apigateway", func(t *testing.T) {
+		doc := "openapi: 3.0.0\nx-yc-apigateway-cors:\n  origin: \"*\"\npaths: {}\n"
+		requireReported(t, checkSpecExtensions(doc),
+			"top-level x-yc-apigateway-cors is not an API Gateway setting",
+			"no x-yc-apigateway.cors rule")
 	})
 
 	t.Run("gateway template variable missing", func(t *testing.T) {
