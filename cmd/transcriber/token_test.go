@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -60,8 +63,6 @@ var (
 func TestTokenCreateListRevoke(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nested", "data")
 
-	require.Contains(t, mustRunToken(t, dir, "list"), "no tokens")
-
 	out := mustRunToken(t, dir, "create", "--name", "  build server  ")
 	m := createdLine.FindStringSubmatch(out)
 	require.NotNil(t, m, "create names the token:\n%s", out)
@@ -108,6 +109,8 @@ func TestTokenCreateListRevoke(t *testing.T) {
 
 func TestTokenRevokeUnknown(t *testing.T) {
 	dir := t.TempDir()
+	mustMigrate(t, dir)
+	require.Contains(t, mustRunToken(t, dir, "list"), "no tokens")
 	unknown := "01jd0m3y8k9q2r5t7v4w6x8z0a"
 	_, err := runToken(t, dir, "revoke", unknown)
 	require.ErrorContains(t, err, "no token has the id "+unknown)
@@ -115,6 +118,66 @@ func TestTokenRevokeUnknown(t *testing.T) {
 
 	_, err = runToken(t, dir, "revoke", "../etc/passwd")
 	require.ErrorContains(t, err, "not a token id")
+}
+
+// mustMigrate creates the embedded store under dir, as `transcriber migrate` does.
+func mustMigrate(t *testing.T, dir string) {
+	t.Helper()
+	require.NoError(t, migrate(context.Background(), dir, io.Discard))
+}
+
+// A list or revoke pointed at a directory without a store refuses, naming
+// where it looked and how to make one, and leaves no store behind: opening
+// the store there would make an empty one and answer "no tokens" or "no
+// token has the id" about tokens that live elsewhere.
+func TestTokenListAndRevokeNeedAStore(t *testing.T) {
+	unknown := "01jd0m3y8k9q2r5t7v4w6x8z0a"
+	base := t.TempDir()
+	for what, dir := range map[string]string{
+		"an empty directory":   base,
+		"a missing directory":  filepath.Join(base, "not", "there"),
+		"a relative directory": "testdata-no-such-dir",
+	} {
+		for _, args := range [][]string{{"list"}, {"revoke", unknown}} {
+			out, err := runToken(t, dir, args...)
+			require.Error(t, err, "%s: token %v", what, args)
+			require.NotErrorIs(t, err, errUsage, "%s: token %v", what, args)
+			msg := err.Error()
+			require.Contains(t, msg, "no job store in DATA_DIR="+dir, "%s: token %v", what, args)
+			require.Contains(t, msg, DBFile, "%s: token %v", what, args)
+			require.Contains(t, msg, "transcriber migrate", "%s: token %v", what, args)
+			require.Contains(t, msg, "make run", "%s: token %v", what, args)
+			require.NotContains(t, msg, "no token has the id", "%s: token %v", what, args)
+			require.Empty(t, out, "%s: token %v", what, args)
+			_, serr := os.Stat(filepath.Join(dir, DBFile))
+			require.ErrorIs(t, serr, fs.ErrNotExist, "%s: token %v made no store", what, args)
+		}
+	}
+	_, err := os.Stat(filepath.Join(base, "not"))
+	require.ErrorIs(t, err, fs.ErrNotExist, "no directory was made")
+	_, err = os.Stat("testdata-no-such-dir")
+	require.ErrorIs(t, err, fs.ErrNotExist, "no directory was made")
+
+	// The relative directory is shown with its absolute form too.
+	_, err = runToken(t, "testdata-no-such-dir", "list")
+	abs, aerr := filepath.Abs("testdata-no-such-dir")
+	require.NoError(t, aerr)
+	require.ErrorContains(t, err, abs)
+
+	// Once the store exists, the same commands work.
+	mustMigrate(t, base)
+	require.Contains(t, mustRunToken(t, base, "list"), "no tokens")
+	_, err = runToken(t, base, "revoke", unknown)
+	require.ErrorContains(t, err, "no token has the id "+unknown)
+}
+
+// create makes the store where none is, as migrate would; list then finds it.
+func TestTokenCreateMakesTheStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fresh")
+	out := mustRunToken(t, dir, "create", "--name", "first")
+	id := createdLine.FindStringSubmatch(out)[1]
+	require.FileExists(t, filepath.Join(dir, DBFile))
+	require.Contains(t, mustRunToken(t, dir, "list"), id)
 }
 
 func TestTokenCreateRefusesABadName(t *testing.T) {
@@ -159,4 +222,5 @@ func TestTokenUsageErrors(t *testing.T) {
 
 	out := mustRunToken(t, dir, "help")
 	require.Contains(t, out, "transcriber token revoke ID")
+	require.Contains(t, out, "create makes that store if it does not exist yet")
 }
