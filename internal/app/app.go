@@ -110,7 +110,18 @@ func New(cfg Config, opt Options) (*App, error) {
 		if err != nil {
 			return nil, fmt.Errorf("media tools: %w", err)
 		}
-		media = ffmpeg.New(tools, cfg.Media)
+		// ffmpeg may read only the storage's own URLs: their origin is taken
+		// from a presigned URL, so it is the host the pipeline's URLs have,
+		// path-style or virtual-hosted alike.
+		mediaCfg := cfg.Media
+		sample, err := objects.PresignGet(context.Background(), "sources/origin", time.Minute)
+		if err == nil {
+			mediaCfg.InputOrigin, err = ffmpeg.OriginOf(sample)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("media input origin: %w", err)
+		}
+		media = ffmpeg.New(tools, mediaCfg)
 	}
 	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Clock: clk, Sleep: opt.Sleep, closers: closers}
 	ns := notifiers{}

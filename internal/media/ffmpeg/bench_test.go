@@ -58,7 +58,7 @@ func BenchmarkStreaming(b *testing.B) {
 	urlOf := func(path string) string {
 		return srv.URL + "/" + filepath.Base(path) + "?X-Amz-Signature=0123456789abcdef"
 	}
-	m := New(tools, Config{})
+	m := New(tools, Config{InputOrigin: srv.URL})
 	ctx := context.Background()
 	clk := clock.System()
 	b.ResetTimer()
@@ -95,9 +95,10 @@ func BenchmarkStreaming(b *testing.B) {
 
 		// (a): the same hour by plain ffmpeg from the local file.
 		out := filepath.Join(b.TempDir(), "out.ogg")
+		args, err := m.convertArgs(hour, Segment{DurationMs: 3_600_000}, out)
+		require.NoError(b, err)
 		start = clk.Now()
-		local, err := exec.CommandContext(ctx, tools.FFmpeg,
-			m.convertArgs(hour, Segment{DurationMs: 3_600_000}, out)...).CombinedOutput()
+		local, err := exec.CommandContext(ctx, tools.FFmpeg, args...).CombinedOutput()
 		plain := clk.Now().Sub(start)
 		require.NoError(b, err, "%s", local)
 

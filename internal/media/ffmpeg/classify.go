@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// A failed run is put in one of three classes by what ffmpeg printed, since
+// A failed run is put in one of four classes by what ffmpeg printed, since
 // its exit status is 1 whatever went wrong.
 type failureClass int
 
@@ -14,7 +14,18 @@ const (
 	unknownFailure failureClass = iota // retried as Internal; the log shows why
 	networkFailure                     // reading the input broke on the way: retried
 	dataFailure                        // the input is not media ffmpeg can read: given up
+	refusedFormat                      // the input is in a format not allowed: given up
 )
+
+// refusedSigns are what libavformat prints when an allow-list stops it:
+// "[hls @ 0x…] Format not on whitelist 'ogg,mp3,…'" for the input's own
+// format, and "Protocol 'http' not on whitelist 'file'!" should a demuxer
+// try to open another input. They come first: the refusal is the file's
+// doing, whatever else was printed, and must never pass for a network
+// failure, which would be retried.
+var refusedSigns = []string{
+	"not on whitelist",
+}
 
 // networkSigns are what ffmpeg 5.x prints when reading a URL fails: the
 // libavformat http, tcp and tls contexts prefix their own lines, and the
@@ -53,10 +64,15 @@ var dataSigns = []string{
 	"Error while decoding",
 	"partial file",
 	"EBML header parsing failed",
-	"Format detected only with low score",
+	"detected only with low score", // "Format mp3 detected only with low score of 1"
 }
 
 func classify(stderr string) failureClass {
+	for _, s := range refusedSigns {
+		if strings.Contains(stderr, s) {
+			return refusedFormat
+		}
+	}
 	for _, s := range networkSigns {
 		if strings.Contains(stderr, s) {
 			return networkFailure

@@ -20,8 +20,9 @@ func (m *Media) Convert(ctx context.Context, input string, seg Segment, w io.Wri
 	return err
 }
 
-// ConvertStats writes seg of input (an http(s) URL or a local path) as
-// OGG/Opus to w, and tells how the run went.
+// ConvertStats writes seg of input (an http(s) URL on Config.InputOrigin
+// or a local path) as OGG/Opus to w, and tells how the run went. The input
+// is read with seg.Format, the demuxer Probe found, when Plan set it.
 //
 // ffmpeg reads the input itself (a URL with HTTP Range requests where it
 // seeks) and writes to its stdout, which is copied to w through one fixed
@@ -36,14 +37,19 @@ func (m *Media) Convert(ctx context.Context, input string, seg Segment, w io.Wri
 // kind is kept. If ctx ends, ffmpeg is killed and the context's error is
 // returned. Otherwise errors: ErrSourceUnavailable (reading the input
 // broke on the way, even if ffmpeg itself exited cleanly), ErrUnreadable
-// (ffmpeg says the data is not media it can decode), ErrFailed (anything
-// else). On error, what was already written to w is incomplete and must be
+// (ffmpeg says the data is not media it can decode), ErrUnsupported (the
+// input is not in seg.Format or another accepted format), ErrInputRefused
+// (a URL elsewhere: nothing was run), ErrFailed (anything else). On error, what was already written to w is incomplete and must be
 // discarded.
 func (m *Media) ConvertStats(ctx context.Context, input string, seg Segment, w io.Writer) (Stats, error) {
 	if seg.StartMs < 0 || seg.DurationMs < 0 {
 		return Stats{}, fmt.Errorf("convert: invalid segment %+v", seg)
 	}
-	res := run(ctx, m.tools.FFmpeg, m.convertArgs(input, seg, "pipe:1"), input, w, m.cfg.StderrLimit)
+	args, err := m.convertArgs(input, seg, "pipe:1")
+	if err != nil {
+		return Stats{}, err
+	}
+	res := run(ctx, m.tools.FFmpeg, args, input, w, m.cfg.StderrLimit)
 	st := Stats{BytesOut: res.Written, MaxRSSBytes: res.MaxRSS, Stderr: res.Stderr}
 	if res.Err != nil || res.WriteErr != nil {
 		return st, res.failure(ctx, "ffmpeg")
@@ -56,13 +62,16 @@ func (m *Media) ConvertStats(ctx context.Context, input string, seg Segment, w i
 }
 
 // convertArgs is ffmpeg's command line for seg of input, written to out.
-func (m *Media) convertArgs(input string, seg Segment, out string) []string {
-	pre, target := inputArgs(input)
-	args := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error"}, pre...)
+func (m *Media) convertArgs(input string, seg Segment, out string) ([]string, error) {
+	in, err := m.inputArgs(input, seg.Format)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error"}
 	if seg.StartMs > 0 {
 		args = append(args, "-ss", seconds(msDuration(seg.StartMs)))
 	}
-	args = append(args, "-i", target)
+	args = append(args, in...)
 	if seg.DurationMs > 0 {
 		args = append(args, "-t", seconds(msDuration(seg.DurationMs)))
 	}
@@ -71,5 +80,5 @@ func (m *Media) convertArgs(input string, seg Segment, out string) []string {
 		"-map_metadata", "-1", "-map_chapters", "-1", // the sender's tags stay out of what is submitted
 		"-af", "aformat=channel_layouts=mono|stereo", // mono and stereo as they are, more channels downmixed
 		"-c:a", "libopus", "-b:a", m.cfg.Bitrate,
-		"-f", "ogg", out)
+		"-f", "ogg", out), nil
 }

@@ -3,12 +3,15 @@
 // converts it to OGG/Opus with ffmpeg, as a stream.
 //
 // The input is a presigned GET URL (or, locally and in tests, a path).
-// ffmpeg reads the URL itself, so it can seek with HTTP Range requests,
-// which an MP4 with its index at the end needs, and writes the converted
-// audio to its stdout, which Convert copies to an io.Writer (in the
-// pipeline, a multipart upload to Object Storage). Nothing is written to
-// disk: /tmp on Cloud Functions is 512 MB and the memory stays bounded
-// whatever the input's length.
+// It is demuxed, never fetched from: ffmpeg opens that one input, on the
+// storage's origin, with a demuxer from a short allow-list of plain
+// containers, none of which opens other inputs (see input.go); a file in
+// any other format is ErrUnsupported. ffmpeg reads the URL itself, so it
+// can seek with HTTP Range requests, which an MP4 with its index at the
+// end needs, and writes the converted audio to its stdout, which Convert
+// copies to an io.Writer (in the pipeline, a multipart upload to Object
+// Storage). Nothing is written to disk: /tmp on Cloud Functions is 512 MB
+// and the memory stays bounded whatever the input's length.
 //
 // Every failure of the input or of the tools is an *errs.Error (see the Err
 // sentinels); the writer's error and the context's come back as they are,
@@ -30,7 +33,7 @@ import (
 
 // Defaults of Config; docs/settings.md says where each number comes from.
 const (
-	// DefaultMaxDuration is the seeds' limit on a recording's length.
+	// DefaultMaxDuration is the longest recording the service accepts.
 	DefaultMaxDuration = 6 * time.Hour
 	// DefaultSegmentLength keeps every submitted file under SpeechKit's 4 h
 	// per file, with 10 minutes to spare for durations that headers get
@@ -103,10 +106,15 @@ func locate(name, setting, explicit, taskRoot string) (string, error) {
 
 // Config holds the adapter's settings; a zero field takes its default.
 type Config struct {
-	MaxDuration   time.Duration // longest recording accepted; default 6 h (the seeds' limit)
+	MaxDuration   time.Duration // longest recording accepted; default 6 h
 	SegmentLength time.Duration // longest piece submitted; default 3 h 50 min, under SpeechKit's 4 h per file
 	StderrLimit   int           // bytes of ffmpeg's stderr kept for logs (the tail); default 4 KiB
 	Bitrate       string        // Opus bitrate of converted audio; default "32k" (see DefaultBitrate)
+	// InputOrigin is the only place a URL input may be on: the storage's
+	// scheme://host[:port], as its presigned URLs have it (see OriginOf).
+	// Any other URL is refused with ErrInputRefused before a binary runs;
+	// with none set, every URL is. Local paths are read whatever it says.
+	InputOrigin string
 }
 
 func (c Config) withDefaults() Config {
@@ -121,6 +129,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Bitrate == "" {
 		c.Bitrate = DefaultBitrate
+	}
+	if o, err := OriginOf(c.InputOrigin); err == nil {
+		c.InputOrigin = o
 	}
 	return c
 }
@@ -149,6 +160,11 @@ var (
 	ErrEmptyFile = errs.New(errs.Permanent, "empty_file", "the file is empty")
 	// ErrUnreadable: ffprobe cannot read the file, or finds no streams in it.
 	ErrUnreadable = errs.New(errs.Permanent, "unreadable_media", "the file could not be read as audio or video")
+	// ErrUnsupported: the file is in a format that is not accepted (a
+	// playlist, a manifest, an image…): no demuxer of acceptedFormats reads
+	// it. Its message lists the formats that are.
+	ErrUnsupported = errs.New(errs.Permanent, "unsupported_media",
+		"the file is not in a format the service accepts; accepted: "+acceptedLabels)
 	// ErrNoAudio: the file is media but has no audio stream (a silent video).
 	ErrNoAudio = errs.New(errs.Permanent, "no_audio_stream", "the file has no sound in it")
 	// ErrTooLong: the recording is longer than Config.MaxDuration.
@@ -162,6 +178,11 @@ var (
 	// recognize (a crash, a signal, an unknown message). It is Internal, so
 	// the job is retried and the cause is logged in full.
 	ErrFailed = errs.New(errs.Internal, "media_failed", "the recording could not be converted")
+	// ErrInputRefused: the input is a URL that is not on
+	// Config.InputOrigin (or not a plain http(s) URL). The URLs are the
+	// storage adapter's, so this is a deployment bug, Internal, and nothing
+	// was run.
+	ErrInputRefused = errs.New(errs.Internal, "media_input_refused", "the recording could not be read")
 )
 
 // wrap returns a copy of sentinel with cause and, if message is not empty,
@@ -171,12 +192,6 @@ func wrap(sentinel *errs.Error, cause error, message string) *errs.Error {
 		message = sentinel.Message
 	}
 	return errs.Wrap(cause, sentinel.Kind, sentinel.Code, message)
-}
-
-// isURL reports whether input is read over HTTP rather than from disk.
-func isURL(input string) bool {
-	lower := strings.ToLower(input)
-	return strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")
 }
 
 // rwTimeout is how long ffmpeg waits for a read or write on the network
@@ -189,28 +204,6 @@ const rwTimeout = 30 * time.Second
 // 0, 1 and 3 s before its attempts and gives up when the next pause would
 // exceed 4 s. Longer outages are the job's retry policy's business.
 const reconnectDelayMax = 4
-
-// inputArgs are the options in front of -i, and the input as ffmpeg must
-// see it. A URL may be read only over HTTP(S) (so a playlist inside a file
-// cannot make ffmpeg open local files), is re-opened where a read breaks
-// (-reconnect resumes with a Range request at the offset it reached, so it
-// keeps seeking intact; -reconnect_streamed is left off, because restarting
-// a stream that cannot seek would feed ffmpeg the file's start twice), and
-// has an I/O timeout. A path is read only as a file, with a "file:" prefix
-// so a name with a colon or a leading dash is never taken for something
-// else.
-func inputArgs(input string) (args []string, target string) {
-	if isURL(input) {
-		return []string{
-			"-protocol_whitelist", "http,https,tcp,tls",
-			"-reconnect", "1",
-			"-reconnect_on_network_error", "1",
-			"-reconnect_delay_max", fmt.Sprint(reconnectDelayMax),
-			"-rw_timeout", fmt.Sprint(rwTimeout.Microseconds()),
-		}, input
-	}
-	return []string{"-protocol_whitelist", "file"}, "file:" + input
-}
 
 // msDuration turns milliseconds into a Duration.
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

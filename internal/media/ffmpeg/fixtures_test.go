@@ -212,6 +212,14 @@ func (fs *fixtureSet) freshURL(prefix, name string) string {
 	return fs.url(prefix+"/run"+strconv.FormatInt(runs.Add(1), 10), name)
 }
 
+// media is a Media that may read the fixtures' server (and nothing else)
+// and local paths.
+func (fs *fixtureSet) media(tb testing.TB, cfg ffmpeg.Config) *ffmpeg.Media {
+	tb.Helper()
+	cfg.InputOrigin = fs.srv.URL
+	return ffmpeg.New(mustTools(tb), cfg)
+}
+
 func (fs *fixtureSet) path(name string) string { return filepath.Join(fs.dir, name) }
 
 // ranges returns the Range headers of the requests made for path so far.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/errs"
 )
 
 func TestTailKeepsTheEndInWholeLines(t *testing.T) {
@@ -74,6 +76,10 @@ func TestClassify(t *testing.T) {
 		{"<input>: Invalid data found when processing input", dataFailure},
 		{"[mov,mp4,m4a,3gp,3g2,mj2 @ 0x3] moov atom not found", dataFailure},
 		{"Stream map '0:a:0' matches no streams.", dataFailure},
+		{"[hls @ 0x4] Format not on whitelist 'ogg,mp3'\n<input>: Invalid argument", refusedFormat},
+		{"[http @ 0x5] Protocol 'http' not on whitelist 'file'!\n[hls @ 0x4] Failed to open segment", refusedFormat},
+		{"[hls @ 0x4] Format not on whitelist 'ogg'\n[tcp @ 0x1] Connection refused", refusedFormat},
+		{"[mp3 @ 0x6] Format mp3 detected only with low score of 1, misdetection possible!\n<input>: Invalid argument", dataFailure},
 		{"Segmentation fault", unknownFailure},
 		{"", unknownFailure},
 	}
@@ -93,20 +99,100 @@ func TestInputReadBroke(t *testing.T) {
 }
 
 func TestConvertArgsCutAccurately(t *testing.T) {
-	m := New(Tools{}, Config{})
-	args := strings.Join(m.convertArgs("https://h/k?sig=1", Segment{StartMs: 13_800_000, DurationMs: 1_234}, "pipe:1"), " ")
+	m := New(Tools{}, Config{InputOrigin: "https://h"})
+	argv, err := m.convertArgs("https://h/k?sig=1", Segment{StartMs: 13_800_000, DurationMs: 1_234, Format: "mov,mp4,m4a,3gp,3g2,mj2"}, "pipe:1")
+	require.NoError(t, err)
+	args := strings.Join(argv, " ")
 	ss, i, tt := strings.Index(args, "-ss 13800.000 "), strings.Index(args, " -i https://h/k?sig=1 "), strings.Index(args, " -t 1.234 ")
 	require.True(t, ss >= 0 && i > ss && tt > i, "want -ss before -i (input seeking) and -t after it: %s", args)
 	require.Contains(t, args, "-map 0:a:0 ")
 	require.Contains(t, args, "-c:a libopus -b:a 32k -f ogg pipe:1")
 	require.Contains(t, args, "-reconnect 1 ")
 	require.NotContains(t, args, "reconnect_streamed")
+	require.Contains(t, args, "-protocol_whitelist https,tls,tcp -format_whitelist "+formatWhitelist+" ")
+	require.Contains(t, args, " -f mov -i https://h/k?sig=1 ", "the probed demuxer is forced")
 
-	whole := strings.Join(m.convertArgs("/tmp/a.m4a", Segment{}, "pipe:1"), " ")
+	argv, err = m.convertArgs("/tmp/a.m4a", Segment{}, "pipe:1")
+	require.NoError(t, err)
+	whole := strings.Join(argv, " ")
 	require.NotContains(t, whole, "-ss ")
 	require.NotContains(t, whole, "-t ")
-	require.Contains(t, whole, "-protocol_whitelist file -i file:/tmp/a.m4a ")
+	require.Contains(t, whole, "-protocol_whitelist file -format_whitelist "+formatWhitelist+" -i file:/tmp/a.m4a ")
 	require.NotContains(t, whole, "reconnect")
+
+	_, err = m.convertArgs("/tmp/a.m3u8", Segment{Format: "hls,applehttp"}, "pipe:1")
+	require.ErrorIs(t, err, ErrUnsupported, "a demuxer off the list is never forced")
+}
+
+// The protocols are the input's own and what they run on: a URL on
+// http reads nothing over TLS, and a path reads no URL.
+func TestInputArgsAllowOnlyTheInputsOwnProtocol(t *testing.T) {
+	tests := []struct{ origin, input, protocols string }{
+		{"http://127.0.0.1:9000", "http://127.0.0.1:9000/bucket/key?X-Amz-Signature=1", "http,tcp"},
+		{"https://bucket.storage.example", "https://bucket.storage.example/key?X-Amz-Signature=1", "https,tls,tcp"},
+		{"https://storage.example:443", "HTTPS://Storage.Example/bucket/key", "https,tls,tcp"},
+		{"", "/tmp/voice.ogg", "file"},
+	}
+	for _, tt := range tests {
+		args, err := New(Tools{}, Config{InputOrigin: tt.origin}).inputArgs(tt.input, "")
+		require.NoError(t, err, tt.input)
+		require.Equal(t, []string{"-protocol_whitelist", tt.protocols, "-format_whitelist", formatWhitelist}, args[:4], tt.input)
+	}
+	args, err := New(Tools{}, Config{}).inputArgs("/tmp/voice.ogg", rawData)
+	require.NoError(t, err)
+	require.Equal(t, "-protocol_whitelist file -format_whitelist data -f data -i file:/tmp/voice.ogg", strings.Join(args, " "),
+		"raw data is allowed only where it is asked for")
+}
+
+func TestAllowedDemuxers(t *testing.T) {
+	for name, want := range map[string]string{
+		"ogg": "ogg", "mp3": "mp3", "wav": "wav", "flac": "flac", "mov,mp4,m4a,3gp,3g2,mj2": "mov",
+		"matroska,webm": "matroska", "aac": "aac", "amr": "amr", "aiff": "aiff", "caf": "caf", "asf": "asf",
+		"avi": "avi", "w64": "w64",
+	} {
+		got, ok := allowedDemuxer(name)
+		require.True(t, ok, name)
+		require.Equal(t, want, got, name)
+	}
+	for _, name := range []string{"hls", "hls,applehttp", "concat", "dash", "sdp", "rtsp", "rtp", "image2", "png_pipe",
+		"jpeg_pipe", "tty", "mpl2", "ass", "webm_dash_manifest", "data", "asf_o", "", ",", "mov "} {
+		_, ok := allowedDemuxer(name)
+		require.False(t, ok, "%q", name)
+	}
+	for _, d := range strings.Split(formatWhitelist, ",") {
+		require.NotContains(t, []string{"hls", "applehttp", "concat", "dash", "sdp", "rtsp", "rtp", "image2", "tee", "data"}, d)
+	}
+	require.Equal(t, "the file is not in a format the service accepts; accepted: OGG/Opus, MP3, WAV, FLAC, "+
+		"M4A/MP4/MOV/3GP, WebM/MKV, AAC, AMR, AIFF, CAF, WMA/WMV, AVI", ErrUnsupported.Message)
+}
+
+func TestInputURLMustBeOnTheOrigin(t *testing.T) {
+	m := New(Tools{}, Config{InputOrigin: "http://127.0.0.1:9000/"})
+	require.Equal(t, "http://127.0.0.1:9000", m.Config().InputOrigin)
+	_, err := m.inputArgs("http://127.0.0.1:9000/bucket/key?X-Amz-Signature=1", "")
+	require.NoError(t, err)
+	for _, in := range []string{
+		"http://127.0.0.1:9001/bucket/key",                     // another port
+		"https://127.0.0.1:9000/bucket/key",                    // another scheme
+		"http://169.254.169.254/latest/meta-data/",             // another host
+		"http://127.0.0.1:9000@169.254.169.254/latest/",        // a user part
+		`http://169.254.169.254\@127.0.0.1:9000/bucket/key`,    // a backslash
+		"http://127.0.0.1:9000/bucket/key\nhttp://169.254.1.1", // a line break
+		"http:///bucket/key",                                   // no host
+	} {
+		_, err := m.inputArgs(in, "")
+		require.ErrorIs(t, err, ErrInputRefused, in)
+		require.Equal(t, "media_input_refused", errs.CodeOf(err))
+		require.NotContains(t, errs.MessageOf(err), "http", "the message")
+	}
+	_, err = New(Tools{}, Config{}).inputArgs("http://127.0.0.1:9000/bucket/key", "")
+	require.ErrorIs(t, err, ErrInputRefused, "with no origin set, no URL is read")
+
+	o, err := OriginOf("https://Bucket.Storage.Example:443/sources/01j?X-Amz-Signature=abc")
+	require.NoError(t, err)
+	require.Equal(t, "https://bucket.storage.example", o)
+	_, err = OriginOf("ftp://storage.example/x")
+	require.Error(t, err)
 }
 
 func TestSettingsHelpers(t *testing.T) {

@@ -27,7 +27,7 @@ const slack = 120
 
 func TestProbeAndPlanByURL(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	ctx := context.Background()
 	tests := []struct {
 		file        string
@@ -69,14 +69,14 @@ func TestProbeAndPlanByURL(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.passThrough, plan.PassThrough, "pass-through")
 			require.Equal(t, tt.submit, plan.Container)
-			require.Equal(t, []ffmpeg.Segment{{StartMs: 0, DurationMs: p.DurationMs}}, plan.Segments)
+			require.Equal(t, []ffmpeg.Segment{{StartMs: 0, DurationMs: p.DurationMs, Format: strings.Split(tt.container, ",")[0]}}, plan.Segments)
 		})
 	}
 }
 
 func TestConvertByURLMakesOggOpus(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	ctx := context.Background()
 	for _, file := range []string{"cd.wav", "float.wav", "speech.m4a", "speech.flac", "speech.webm",
 		"streamed.webm", "vorbis.ogg", "surround.m4a", "video.mp4", "song.mp3"} {
@@ -86,7 +86,9 @@ func TestConvertByURLMakesOggOpus(t *testing.T) {
 			p, err := m.Probe(ctx, in)
 			require.NoError(t, err)
 			var out bytes.Buffer
-			st, err := m.ConvertStats(ctx, in, ffmpeg.Segment{StartMs: 0, DurationMs: p.DurationMs}, &out)
+			plan, err := m.Plan(p)
+			require.NoError(t, err)
+			st, err := m.ConvertStats(ctx, in, plan.Segments[0], &out)
 			require.NoError(t, err, "stderr: %s", st.Stderr)
 			require.Equal(t, int64(out.Len()), st.BytesOut)
 
@@ -99,7 +101,7 @@ func TestConvertByURLMakesOggOpus(t *testing.T) {
 
 func TestConvertReadsMP4WithIndexAtTheEndBySeeking(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	b, err := os.ReadFile(fs.path("video.mp4"))
 	require.NoError(t, err)
 	mdat, moov := bytes.Index(b, []byte("mdat")), bytes.Index(b, []byte("moov"))
@@ -118,7 +120,7 @@ func TestConvertReadsMP4WithIndexAtTheEndBySeeking(t *testing.T) {
 
 func TestLongAudioIsCutIntoSegmentsThatAddUp(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{SegmentLength: 4 * time.Second})
+	m := fs.media(t, ffmpeg.Config{SegmentLength: 4 * time.Second})
 	ctx := context.Background()
 	in := fs.url("files", "long.ogg")
 	p, err := m.Probe(ctx, in)
@@ -127,7 +129,7 @@ func TestLongAudioIsCutIntoSegmentsThatAddUp(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, plan.PassThrough, "a segmented OGG/Opus is converted")
 	require.Equal(t, "OGG_OPUS", plan.Container)
-	require.Equal(t, []ffmpeg.Segment{{0, 4000}, {4000, 4000}, {8000, p.DurationMs - 8000}}, plan.Segments)
+	require.Equal(t, []ffmpeg.Segment{{0, 4000, "ogg"}, {4000, 4000, "ogg"}, {8000, p.DurationMs - 8000, "ogg"}}, plan.Segments)
 
 	var total int64
 	for _, seg := range plan.Segments {
@@ -142,7 +144,7 @@ func TestLongAudioIsCutIntoSegmentsThatAddUp(t *testing.T) {
 
 func TestProbeReadsLocalPathsWithAwkwardNames(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	b, err := os.ReadFile(fs.path("voice.ogg"))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "-i http:voice.ogg")
@@ -155,7 +157,7 @@ func TestProbeReadsLocalPathsWithAwkwardNames(t *testing.T) {
 
 func TestConvertResumesAfterADroppedConnection(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	in := fs.freshURL("flaky", "long.ogg")
 	var out bytes.Buffer
 	st, err := m.ConvertStats(context.Background(), in, ffmpeg.Segment{DurationMs: 10000}, &out)
@@ -167,7 +169,7 @@ func TestConvertResumesAfterADroppedConnection(t *testing.T) {
 
 func TestConvertFailsWhenTheConnectionIsLostForGood(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	st, err := m.ConvertStats(context.Background(), fs.freshURL("broken", "long.ogg"), ffmpeg.Segment{DurationMs: 10000}, io.Discard)
 	require.ErrorIs(t, err, ffmpeg.ErrSourceUnavailable, "a cut-short recording must not pass as a whole one")
 	require.Equal(t, errs.Unavailable, errs.KindOf(err))
@@ -178,7 +180,7 @@ func TestConvertFailsWhenTheConnectionIsLostForGood(t *testing.T) {
 func TestErrors(t *testing.T) {
 	fs := mustFixtures(t)
 	tools := mustTools(t)
-	m := ffmpeg.New(tools, ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	ctx := context.Background()
 	closed := fs.url("files", "voice.ogg")
 	if u, err := url.Parse(closed); err == nil {
@@ -197,14 +199,14 @@ func TestErrors(t *testing.T) {
 		{"empty file by path", m, fs.path("empty.ogg"), ffmpeg.ErrEmptyFile, errs.Permanent, "the file is empty"},
 		{"text file", m, fs.url("files", "notes.txt"), ffmpeg.ErrUnreadable, errs.Permanent, "the file could not be read as audio or video"},
 		{"video without sound", m, fs.url("files", "silent.mp4"), ffmpeg.ErrNoAudio, errs.Permanent, "the file has no sound in it"},
-		{"longer than the limit", ffmpeg.New(tools, ffmpeg.Config{MaxDuration: 2 * time.Second}),
+		{"longer than the limit", fs.media(t, ffmpeg.Config{MaxDuration: 2 * time.Second}),
 			fs.url("files", "voice.ogg"), ffmpeg.ErrTooLong, errs.Permanent, "the recording is longer than 2 seconds"},
-		{"longer than the limit, with no duration in the header", ffmpeg.New(tools, ffmpeg.Config{MaxDuration: time.Second}),
+		{"longer than the limit, with no duration in the header", fs.media(t, ffmpeg.Config{MaxDuration: time.Second}),
 			fs.url("files", "streamed.webm"), ffmpeg.ErrTooLong, errs.Permanent, "the recording is longer than 1 second"},
 		{"expired URL", m, fs.url("status/403", "voice.ogg"), ffmpeg.ErrSourceUnavailable, errs.Unavailable, ffmpeg.ErrSourceUnavailable.Message},
 		{"storage error", m, fs.url("status/503", "voice.ogg"), ffmpeg.ErrSourceUnavailable, errs.Unavailable, ffmpeg.ErrSourceUnavailable.Message},
 		{"missing object", m, fs.url("files", "gone.ogg"), ffmpeg.ErrSourceUnavailable, errs.Unavailable, ffmpeg.ErrSourceUnavailable.Message},
-		{"connection refused", m, closed, ffmpeg.ErrSourceUnavailable, errs.Unavailable, ffmpeg.ErrSourceUnavailable.Message},
+		{"connection refused", ffmpeg.New(tools, ffmpeg.Config{InputOrigin: "http://127.0.0.1:1"}), closed, ffmpeg.ErrSourceUnavailable, errs.Unavailable, ffmpeg.ErrSourceUnavailable.Message},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,7 +226,7 @@ func TestErrors(t *testing.T) {
 
 func TestTheURLIsScrubbedFromTheCause(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	_, err := m.Probe(context.Background(), fs.url("status/403", "voice.ogg"))
 	require.ErrorIs(t, err, ffmpeg.ErrSourceUnavailable)
 	requireNoSecret(t, err)
@@ -252,7 +254,7 @@ func urlPath(t *testing.T, raw string) string {
 
 func TestConvertStopsFFmpegWhenTheWriterFails(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	uploadFailed := errs.New(errs.Unavailable, "storage_unavailable", "storage is unavailable")
 	err := m.Convert(context.Background(), fs.url("files", "long.ogg"), ffmpeg.Segment{DurationMs: 10000},
 		writerFunc(func([]byte) (int, error) { return 0, uploadFailed }))
@@ -263,7 +265,7 @@ func TestConvertStopsFFmpegWhenTheWriterFails(t *testing.T) {
 
 func TestConvertStopsFFmpegWhenTheContextEnds(t *testing.T) {
 	fs := mustFixtures(t)
-	m := ffmpeg.New(mustTools(t), ffmpeg.Config{})
+	m := fs.media(t, ffmpeg.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	err := m.Convert(ctx, fs.url("files", "long.ogg"), ffmpeg.Segment{DurationMs: 10000},

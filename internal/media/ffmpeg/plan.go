@@ -30,6 +30,11 @@ type Plan struct {
 type Segment struct {
 	StartMs    int64 // where it starts in the source
 	DurationMs int64 // how long it is; Convert reads to the end of the input when 0
+	// Format is the demuxer Convert reads the source with: the one Probe
+	// found ("mov" for "mov,mp4,m4a,3gp,3g2,mj2"), set by Plan, so the
+	// source is read as what was probed. Empty lets ffmpeg detect it among
+	// the accepted formats.
+	Format string
 }
 
 // Plan decides, from what Probe found, whether the file can go to
@@ -50,9 +55,15 @@ type Segment struct {
 // SegmentLength is cut into consecutive segments of SegmentLength (the last
 // one shorter), each converted even if the source could pass through.
 //
-// Errors: ErrNoAudio (no audio stream), ErrEmptyFile (the audio lasts
-// 0 ms), ErrTooLong (longer than MaxDuration).
+// Errors: ErrUnsupported (the container is not one of the accepted
+// formats, which Probe never returns), ErrNoAudio (no audio stream),
+// ErrEmptyFile (the audio lasts 0 ms), ErrTooLong (longer than
+// MaxDuration).
 func (m *Media) Plan(p Probe) (Plan, error) {
+	format, ok := allowedDemuxer(p.Container)
+	if !ok {
+		return Plan{}, wrap(ErrUnsupported, fmt.Errorf("format %q is not accepted", p.Container), "")
+	}
 	if len(p.Audio) == 0 {
 		return Plan{}, wrap(ErrNoAudio, fmt.Errorf("no audio stream in %q", p.Container), "")
 	}
@@ -67,14 +78,15 @@ func (m *Media) Plan(p Probe) (Plan, error) {
 
 	length := m.cfg.SegmentLength.Milliseconds()
 	if p.DurationMs <= length {
+		whole := []Segment{{StartMs: 0, DurationMs: p.DurationMs, Format: format}}
 		if c := passContainer(p); c != "" {
-			return Plan{PassThrough: true, Container: c, Segments: []Segment{{StartMs: 0, DurationMs: p.DurationMs}}}, nil
+			return Plan{PassThrough: true, Container: c, Segments: whole}, nil
 		}
-		return Plan{Container: ContainerOggOpus, Segments: []Segment{{StartMs: 0, DurationMs: p.DurationMs}}}, nil
+		return Plan{Container: ContainerOggOpus, Segments: whole}, nil
 	}
 	var segs []Segment
 	for start := int64(0); start < p.DurationMs; start += length {
-		segs = append(segs, Segment{StartMs: start, DurationMs: min(length, p.DurationMs-start)})
+		segs = append(segs, Segment{StartMs: start, DurationMs: min(length, p.DurationMs-start), Format: format})
 	}
 	return Plan{Container: ContainerOggOpus, Segments: segs}, nil
 }

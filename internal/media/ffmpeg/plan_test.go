@@ -1,6 +1,7 @@
 package ffmpeg_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -46,7 +47,9 @@ func TestPlanDecides(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.pass, plan.PassThrough, "pass-through")
 			require.Equal(t, tt.submit, plan.Container)
-			require.Equal(t, []ffmpeg.Segment{{StartMs: 0, DurationMs: tt.probe.DurationMs}}, plan.Segments)
+			format := strings.Split(tt.probe.Container, ",")[0]
+			require.Equal(t, []ffmpeg.Segment{{StartMs: 0, DurationMs: tt.probe.DurationMs, Format: format}}, plan.Segments,
+				"Convert reads the source with the demuxer that probed it")
 		})
 	}
 }
@@ -58,11 +61,11 @@ func TestPlanCutsLongAudio(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, plan.PassThrough, "segments are converted even from a format SpeechKit takes")
 	require.Equal(t, "OGG_OPUS", plan.Container)
-	require.Equal(t, []ffmpeg.Segment{{0, length}, {length, 6*3_600_000 - length}}, plan.Segments)
+	require.Equal(t, []ffmpeg.Segment{{0, length, "mp3"}, {length, 6*3_600_000 - length, "mp3"}}, plan.Segments)
 
 	plan, err = m.Plan(ffmpeg.Probe{Container: "mp3", DurationMs: length + 1, Audio: audio("mp3", 1, 44100)})
 	require.NoError(t, err)
-	require.Equal(t, []ffmpeg.Segment{{0, length}, {length, 1}}, plan.Segments)
+	require.Equal(t, []ffmpeg.Segment{{0, length, "mp3"}, {length, 1, "mp3"}}, plan.Segments)
 }
 
 func TestPlanRefuses(t *testing.T) {
@@ -79,6 +82,8 @@ func TestPlanRefuses(t *testing.T) {
 			ffmpeg.ErrEmptyFile, "the recording is empty"},
 		{"over six hours", ffmpeg.Probe{Container: "ogg", DurationMs: 6*3_600_000 + 1, Audio: audio("opus", 1, 48000)},
 			ffmpeg.ErrTooLong, "the recording is longer than 6 hours"},
+		{"a playlist", ffmpeg.Probe{Container: "hls", DurationMs: 5000, Audio: audio("aac", 1, 44100)},
+			ffmpeg.ErrUnsupported, ffmpeg.ErrUnsupported.Message},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

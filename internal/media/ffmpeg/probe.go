@@ -71,15 +71,19 @@ type ffprobeOutput struct {
 	} `json:"format"`
 }
 
-// Probe reads what input holds: an http(s) URL (a presigned GET) or a local
-// path. Errors: ErrEmptyFile (no bytes), ErrUnreadable (ffprobe cannot read
-// it, or finds no streams), ErrSourceUnavailable (reading it failed on the
-// way), ErrFailed, or the context's error. A file without audio is not an
-// error here: Plan decides.
+// Probe reads what input holds: an http(s) URL (a presigned GET) on
+// Config.InputOrigin, or a local path. Errors: ErrEmptyFile (no bytes),
+// ErrUnsupported (a format that is not accepted: a playlist, an image…),
+// ErrUnreadable (ffprobe cannot read it, or finds no streams),
+// ErrSourceUnavailable (reading it failed on the way), ErrInputRefused (a
+// URL elsewhere: nothing was run), ErrFailed, or the context's error. A
+// file without audio is not an error here: Plan decides.
 func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
-	pre, target := inputArgs(input)
-	args := append([]string{"-hide_banner", "-loglevel", "warning"}, pre...)
-	args = append(args, "-print_format", "json", "-show_entries", probeEntries, "-i", target)
+	in, err := m.inputArgs(input, "")
+	if err != nil {
+		return Probe{}, err
+	}
+	args := append([]string{"-hide_banner", "-loglevel", "warning", "-print_format", "json", "-show_entries", probeEntries}, in...)
 	var out cappedBuffer
 	out.limit = probeOutputLimit
 	res := run(ctx, m.tools.FFprobe, args, input, &out, m.cfg.StderrLimit)
@@ -87,9 +91,34 @@ func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
 		return Probe{}, m.probeFailure(ctx, input, res)
 	}
 
+	p, err := decodeProbe(out.Bytes())
+	if err != nil || len(p.Audio) == 0 {
+		return p, err
+	}
+	if p.DurationMs <= 0 || strings.Contains(res.Stderr, estimatedDuration) {
+		d, err := m.measure(ctx, input, p.Container)
+		if err != nil {
+			return Probe{}, err
+		}
+		p.DurationMs = d
+	}
+	return p, nil
+}
+
+// decodeProbe reads ffprobe's JSON (probeEntries) into a Probe, with the
+// duration its header states (0 when none). The format must be one of
+// acceptedFormats, which ffprobe's -format_whitelist already enforced:
+// this is the second check, in case a build ignored it. Errors:
+// ErrUnsupported, or ErrUnreadable (output that does not decode, no
+// streams). A Probe returned without error has an accepted Container and
+// no negative number in it.
+func decodeProbe(b []byte) (Probe, error) {
 	var raw ffprobeOutput
-	if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
+	if err := json.Unmarshal(b, &raw); err != nil {
 		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: decode its output: %w", err), "")
+	}
+	if _, ok := allowedDemuxer(raw.Format.FormatName); !ok {
+		return Probe{}, wrap(ErrUnsupported, fmt.Errorf("ffprobe: format %q is not accepted", raw.Format.FormatName), "")
 	}
 	if len(raw.Streams) == 0 {
 		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: no streams in %q", raw.Format.FormatName), "")
@@ -98,22 +127,20 @@ func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
 	for _, s := range raw.Streams {
 		switch s.CodecType {
 		case "audio":
-			rate, _ := strconv.Atoi(s.SampleRate) // absent for some codecs: 0
+			if s.Index < 0 || s.Channels < 0 {
+				return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: audio stream %d of %d channels", s.Index, s.Channels), "")
+			}
+			rate, err := strconv.Atoi(s.SampleRate) // absent for some codecs: 0
+			if err != nil || rate < 0 {
+				rate = 0
+			}
 			p.Audio = append(p.Audio, AudioStream{Index: s.Index, Codec: s.CodecName, Channels: s.Channels, SampleRate: rate})
 		case "video":
 			p.HasVideo = true
 		}
 	}
-	if len(p.Audio) == 0 {
-		return p, nil
-	}
-	p.DurationMs = parseSeconds(raw.Format.Duration)
-	if p.DurationMs <= 0 || strings.Contains(res.Stderr, estimatedDuration) {
-		d, err := m.measure(ctx, input)
-		if err != nil {
-			return Probe{}, err
-		}
-		p.DurationMs = d
+	if len(p.Audio) > 0 {
+		p.DurationMs = parseSeconds(raw.Format.Duration)
 	}
 	return p, nil
 }
@@ -125,6 +152,9 @@ func (m *Media) probeFailure(ctx context.Context, input string, res runResult) e
 		return wrap(ErrUnreadable, fmt.Errorf("ffprobe: %w", res.WriteErr), "")
 	}
 	err := res.failure(ctx, "ffprobe")
+	if errors.Is(err, ErrUnsupported) {
+		return err // a demuxer was found, and refused: the file is not empty
+	}
 	// ffprobe ran and refused the file: whatever it said, the file is at
 	// fault. Otherwise (cancelled, the network, ffprobe did not run or was
 	// killed) nothing is known of the file yet.
@@ -141,9 +171,11 @@ func (m *Media) probeFailure(ctx context.Context, input string, res runResult) e
 // isEmpty asks ffprobe for the input's size alone, read as raw data (which
 // any bytes are), so it works the same for a URL and a path.
 func (m *Media) isEmpty(ctx context.Context, input string) bool {
-	pre, target := inputArgs(input)
-	args := append([]string{"-hide_banner", "-loglevel", "error"}, pre...)
-	args = append(args, "-f", "data", "-print_format", "json", "-show_entries", "format=size", "-i", target)
+	in, err := m.inputArgs(input, rawData)
+	if err != nil {
+		return false
+	}
+	args := append([]string{"-hide_banner", "-loglevel", "error", "-print_format", "json", "-show_entries", "format=size"}, in...)
 	var out cappedBuffer
 	out.limit = probeOutputLimit
 	if res := run(ctx, m.tools.FFprobe, args, input, &out, m.cfg.StderrLimit); res.Err != nil {
@@ -159,13 +191,18 @@ func (m *Media) isEmpty(ctx context.Context, input string) bool {
 
 // measure reads the first audio stream to its end without decoding it
 // (-c copy into the null muxer) and returns how far its timestamps went.
+// It reads the input with the demuxer ffprobe found (container, forced with
+// -f), so a file changed in between is not detected as something else.
 // It stops a second past MaxDuration: a longer recording is refused
 // anyway, and knowing that is enough.
-func (m *Media) measure(ctx context.Context, input string) (int64, error) {
-	pre, target := inputArgs(input)
+func (m *Media) measure(ctx context.Context, input, container string) (int64, error) {
+	in, err := m.inputArgs(input, container)
+	if err != nil {
+		return 0, err
+	}
 	args := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error",
-		"-progress", "pipe:1", "-stats_period", "3600"}, pre...)
-	args = append(args, "-i", target, "-map", "0:a:0", "-c", "copy",
+		"-progress", "pipe:1", "-stats_period", "3600"}, in...)
+	args = append(args, "-map", "0:a:0", "-c", "copy",
 		"-t", seconds(m.cfg.MaxDuration+time.Second), "-f", "null", "-")
 	var out cappedBuffer
 	out.limit = probeOutputLimit

@@ -116,6 +116,8 @@ func (r runResult) failure(ctx context.Context, tool string) error {
 		return wrap(ErrFailed, cause, "") // it did not start: a deployment problem
 	}
 	switch classify(r.Stderr) {
+	case refusedFormat:
+		return wrap(ErrUnsupported, cause, "")
 	case networkFailure:
 		return wrap(ErrSourceUnavailable, cause, "")
 	case dataFailure:
