@@ -39,7 +39,7 @@ const (
 // harness is the bot over a fake Bot API, the fake S3 and SQLite, with a
 // clock that moves only when the bot sleeps or the test says so.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	tg     *telegramtest.Server
 	s3     *s3test.Server
@@ -53,7 +53,7 @@ type harness struct {
 	server *httptest.Server
 }
 
-func newHarness(t *testing.T, tune ...func(*tgconf.Config)) *harness {
+func newHarness(t testing.TB, tune ...func(*tgconf.Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, ctx: context.Background()}
 	h.tg = telegramtest.Start(t)

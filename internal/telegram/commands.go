@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/go-telegram/bot"
@@ -15,12 +16,38 @@ import (
 // Formats a long transcript may come in (/formats).
 var docFormats = []string{"txt", "srt", "vtt"}
 
-// Callback data of the inline buttons.
+// Callback data of the inline buttons. /forget's buttons carry the id of
+// the user who asked ("forget:yes:<user id>"), so in a group only that user
+// may confirm or cancel.
 const (
 	cbFormat    = "fmt:"
 	cbForgetYes = "forget:yes"
 	cbForgetNo  = "forget:no"
 )
+
+// forgetButton is the callback data of one of /forget's buttons for asker.
+func forgetButton(answer string, asker int64) string {
+	return answer + ":" + strconv.FormatInt(asker, 10)
+}
+
+// parseForget reads one of /forget's buttons: the answer (cbForgetYes or
+// cbForgetNo), and the asker's id, 0 for a button made before buttons
+// carried it. ok is false for data that is no /forget button.
+func parseForget(data string) (answer string, asker int64, ok bool) {
+	for _, a := range []string{cbForgetYes, cbForgetNo} {
+		if data == a {
+			return a, 0, true
+		}
+		if rest, found := strings.CutPrefix(data, a+":"); found {
+			id, err := strconv.ParseInt(rest, 10, 64)
+			if err != nil || id == 0 {
+				return "", 0, false
+			}
+			return a, id, true
+		}
+	}
+	return "", 0, false
+}
 
 func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, chat botstate.Chat, l lang) error {
 	switch cmd {
@@ -44,8 +71,8 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		return b.intake(ctx, target, med, chat, l)
 	case "forget":
 		return b.reply(ctx, m, txtForgetQ.in(l), &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
-			{Text: txtForgetYes.in(l), CallbackData: cbForgetYes},
-			{Text: txtForgetNo.in(l), CallbackData: cbForgetNo},
+			{Text: txtForgetYes.in(l), CallbackData: forgetButton(cbForgetYes, m.From.ID)},
+			{Text: txtForgetNo.in(l), CallbackData: forgetButton(cbForgetNo, m.From.ID)},
 		}}})
 	}
 	if private(m.Chat) {
@@ -129,11 +156,12 @@ func (b *Bot) autoCommand(ctx context.Context, m *models.Message, arg string, ch
 // onCallback handles the inline buttons: a document format, /forget's
 // confirmation.
 func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
-	answer := func() {
-		if _, err := b.api.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: q.ID}); err != nil {
+	answerWith := func(text string) {
+		if _, err := b.api.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: q.ID, Text: text}); err != nil {
 			b.Log.WarnContext(ctx, "could not answer a button press", "error", b.scrub(err.Error()))
 		}
 	}
+	answer := func() { answerWith("") }
 	msg := q.Message.Message
 	if msg == nil {
 		answer()
@@ -143,6 +171,24 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	if !b.cfg.Allowed.Allows(q.From.ID) {
 		answer()
 		return nil
+	}
+	forget, asker, isForget := parseForget(q.Data)
+	if isForget && asker != q.From.ID {
+		// Someone else's confirmation: only the asker may answer it, and
+		// nothing changes. A button from before buttons named the asker
+		// is honoured only in the presser's own private chat with the bot
+		// (its chat id is the user's id), where nobody else can press it;
+		// in a group it is refused, and /forget asked again.
+		if asker != 0 || msg.Chat.ID != q.From.ID {
+			b.Log.InfoContext(ctx, "a /forget button pressed by another user; refused",
+				"user_id", q.From.ID, "asker_id", asker, "chat_id", msg.Chat.ID)
+			note := txtNotYours
+			if asker == 0 {
+				note = txtOldButton
+			}
+			answerWith(note.in(l))
+			return nil
+		}
 	}
 	var text string
 	switch {
@@ -156,13 +202,13 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 			return err
 		}
 		text = txtFormatSet.f(l, f)
-	case q.Data == cbForgetYes:
+	case isForget && forget == cbForgetYes:
 		n, err := b.Forget(ctx, msg.Chat.ID)
 		if err != nil {
 			return err
 		}
 		text = txtForgotten.f(l, n)
-	case q.Data == cbForgetNo:
+	case isForget && forget == cbForgetNo:
 		text = txtCancelled.in(l)
 	default:
 		answer()

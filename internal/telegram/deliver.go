@@ -177,8 +177,8 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts)
 		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Sent, SentID: sentID})
 		return true, nil
-	case errors.Is(err, bot.ErrorForbidden):
-		return false, b.blocked(ctx, d.Key)
+	case chatGone(err):
+		return false, b.blocked(ctx, d.Key, err, nil)
 	case errs.KindOf(classify(err)) == errs.Permanent, since >= DeliveryGiveUp:
 		log.ErrorContext(ctx, "result not delivered; giving up", "error", b.scrub(err.Error()), "since_end", since.String())
 		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})

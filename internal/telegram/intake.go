@@ -32,6 +32,9 @@ type media struct {
 	Size        int64 // 0 when Telegram did not say
 	ContentType string
 	Filename    string
+	// TooBig: getFile said the file is larger than a bot may download,
+	// without saying its size (see probe).
+	TooBig bool
 }
 
 // mediaOf returns the message's voice, audio, video, video note, or
@@ -40,17 +43,17 @@ func mediaOf(m *models.Message) (media, bool) {
 	switch {
 	case m == nil:
 	case m.Voice != nil:
-		return media{m.Voice.FileID, m.Voice.FileSize, orDefault(m.Voice.MimeType, "audio/ogg"), "voice.ogg"}, true
+		return media{FileID: m.Voice.FileID, Size: m.Voice.FileSize, ContentType: orDefault(m.Voice.MimeType, "audio/ogg"), Filename: "voice.ogg"}, true
 	case m.Audio != nil:
-		return media{m.Audio.FileID, m.Audio.FileSize, orDefault(m.Audio.MimeType, "audio/mpeg"), m.Audio.FileName}, true
+		return media{FileID: m.Audio.FileID, Size: m.Audio.FileSize, ContentType: orDefault(m.Audio.MimeType, "audio/mpeg"), Filename: m.Audio.FileName}, true
 	case m.Video != nil:
-		return media{m.Video.FileID, m.Video.FileSize, orDefault(m.Video.MimeType, "video/mp4"), m.Video.FileName}, true
+		return media{FileID: m.Video.FileID, Size: m.Video.FileSize, ContentType: orDefault(m.Video.MimeType, "video/mp4"), Filename: m.Video.FileName}, true
 	case m.VideoNote != nil:
-		return media{m.VideoNote.FileID, int64(m.VideoNote.FileSize), "video/mp4", "video_note.mp4"}, true
+		return media{FileID: m.VideoNote.FileID, Size: int64(m.VideoNote.FileSize), ContentType: "video/mp4", Filename: "video_note.mp4"}, true
 	case m.Document != nil:
 		ct := strings.ToLower(m.Document.MimeType)
 		if strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/") {
-			return media{m.Document.FileID, m.Document.FileSize, ct, m.Document.FileName}, true
+			return media{FileID: m.Document.FileID, Size: m.Document.FileSize, ContentType: ct, Filename: m.Document.FileName}, true
 		}
 	}
 	return media{}, false
@@ -191,27 +194,41 @@ func replyTo(m *models.Message, text string) *bot.SendMessageParams {
 var errBusy = errs.New(errs.Unavailable, "delivery_busy", "another call is sending this message")
 
 // postOnce sends a message for delivery k unless it was sent already, and
-// records the outcome. A 403 (the user blocked the bot) is final for the
-// chat; other failures leave the delivery to the next delivery of the
-// update and return the error.
+// records the outcome. A chat gone (chatGone: the user blocked the bot,
+// the bot was kicked) is final for the chat; other failures leave the
+// delivery to the next delivery of the update and return the error.
 func (b *Bot) postOnce(ctx context.Context, k botstate.Key, jobID string, send func(context.Context) (*models.Message, error)) error {
+	_, err := b.post(ctx, k, jobID, send, nil)
+	return err
+}
+
+// post is postOnce that also reports whether this send found the chat
+// gone. stop, when not nil, then runs after the chat is marked blocked and
+// before the delivery is recorded abandoned: if it fails, the delivery is
+// left pending and the error returned, so the update comes again, sends
+// again, and meets the block again — a delivery abandoned for a block
+// always had its stop done.
+func (b *Bot) post(ctx context.Context, k botstate.Key, jobID string, send func(context.Context) (*models.Message, error), stop func(context.Context) error) (gone bool, err error) {
 	d, taken, err := b.State.Begin(ctx, k, jobID, b.Clock.Now(), b.cfg.DeliveryLease)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !taken {
 		if d.State == botstate.Pending {
-			return errBusy
+			return false, errBusy
 		}
-		return nil
+		return false, nil
 	}
 	msg, err := withRetry(ctx, b, send)
 	if err == nil {
 		_, err = b.record(ctx, k, botstate.Outcome{State: botstate.Sent, SentID: int64(msg.ID)})
-		return err
+		return false, err
 	}
-	if errors.Is(err, bot.ErrorForbidden) {
-		return b.blocked(ctx, k)
+	if chatGone(err) {
+		err = b.blocked(ctx, k, err, stop)
+		if err == nil {
+			return true, nil
+		}
 	}
 	// The update comes again: the delivery is free for it at once, and
 	// otherwise the sweep drops it after a while.
@@ -219,15 +236,42 @@ func (b *Bot) postOnce(ctx context.Context, k botstate.Key, jobID string, send f
 	if _, ferr := b.record(ctx, k, o); ferr != nil {
 		b.Log.WarnContext(ctx, "could not record a failed send", "error", ferr.Error())
 	}
-	return classify(err)
+	return false, classify(err)
 }
 
-// blocked records that the chat blocked the bot and drops the delivery.
-func (b *Bot) blocked(ctx context.Context, k botstate.Key) error {
-	b.Log.InfoContext(ctx, "the bot is blocked in this chat; delivery stops", "chat_id", k.ChatID)
+// chatGone reports whether a send failed because the bot can no longer
+// post to the chat at all, so nothing made for it can reach it. Telegram
+// publishes no list of its error texts; the ones met in practice (collected
+// at github.com/TelegramBotAPI/errors) are every 403 — "Forbidden: bot was
+// blocked by the user", "Forbidden: user is deactivated", "Forbidden: bot
+// was kicked from the group chat", "Forbidden: bot is not a member of the
+// supergroup chat", "Forbidden: bot can't initiate conversation with a
+// user" — and the 400s "Bad Request: chat not found" and "Bad Request:
+// group chat was deactivated". A group that became a supergroup is not
+// gone: it answers a MigrateError, which classify handles.
+func chatGone(err error) bool {
+	if errors.Is(err, bot.ErrorForbidden) {
+		return true
+	}
+	if !errors.Is(err, bot.ErrorBadRequest) {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "chat not found") || strings.Contains(msg, "group chat was deactivated")
+}
+
+// blocked records that the chat blocked the bot (Telegram's answer was
+// why), runs stop (when not nil), and drops the delivery.
+func (b *Bot) blocked(ctx context.Context, k botstate.Key, why error, stop func(context.Context) error) error {
+	b.Log.InfoContext(ctx, "the bot is blocked in this chat; delivery stops", "chat_id", k.ChatID, "error", b.scrub(why.Error()))
 	now := b.Clock.Now()
 	if _, err := b.State.UpdateChat(ctx, k.ChatID, now, func(c *botstate.Chat) { c.BlockedAt = now }); err != nil {
 		return err
+	}
+	if stop != nil {
+		if err := stop(ctx); err != nil {
+			return err
+		}
 	}
 	_, err := b.record(ctx, k, botstate.Outcome{State: botstate.Abandoned})
 	return err
@@ -309,18 +353,36 @@ func classify(err error) error {
 // status message, and brings the file into storage: fetched from
 // Telegram when the Bot API lets a bot download it, or by the sender
 // through an upload link.
+//
+// The status message is the first word to the chat, and so where a chat
+// that blocked the bot (or removed it) is found: its job then ends before
+// anything is downloaded (endJob), and the update is handled (200), as
+// there is nobody to transcribe for.
 func (b *Bot) intake(ctx context.Context, m *models.Message, med media, chat botstate.Chat, l lang) error {
+	var file *models.File
+	if med.Size <= 0 {
+		med.Size = 0 // a negative file_size says nothing either
+		var err error
+		if med, file, err = b.probe(ctx, med); err != nil {
+			return err
+		}
+	}
+	tooBig := med.Size > b.cfg.MaxDownloadBytes || med.TooBig
 	switch {
 	case med.Size > b.cfg.MaxSourceBytes:
 		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
 			return b.api.SendMessage(ctx, replyTo(m, txtTooLarge.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxSourceBytes))))
 		})
-	case med.Size > b.cfg.MaxDownloadBytes && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == ""):
+	case tooBig && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == ""):
+		text := txtNoLinkUnsized.f(l, humanBytes(b.cfg.MaxDownloadBytes))
+		if med.Size > 0 {
+			text = txtNoLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes))
+		}
 		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
-			return b.api.SendMessage(ctx, replyTo(m, txtNoLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes))))
+			return b.api.SendMessage(ctx, replyTo(m, text))
 		})
 	}
-	byLink := med.Size > b.cfg.MaxDownloadBytes
+	byLink := tooBig
 	window := b.cfg.DownloadWindow
 	if byLink {
 		window = b.cfg.LinkWindow
@@ -353,33 +415,124 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, med media, chat bot
 	status := txtReceived.in(l)
 	if byLink {
 		link := uploadlink.URL(b.publicBase(ctx), b.cfg.UploadLinkSecret, j.ID)
-		status = txtLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes), humanDuration(l, int(b.cfg.LinkWindow.Hours())), link)
+		hours := humanDuration(l, int(b.cfg.LinkWindow.Hours()))
+		status = txtLinkUnsized.f(l, humanBytes(b.cfg.MaxDownloadBytes), hours, link)
+		if med.Size > 0 {
+			status = txtLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes), hours, link)
+		}
 	}
-	if err := b.postOnce(ctx, key(m, partStatus), j.ID, func(ctx context.Context) (*models.Message, error) {
+	gone, err := b.post(ctx, key(m, partStatus), j.ID, func(ctx context.Context) (*models.Message, error) {
 		p := replyTo(m, status)
 		p.LinkPreviewOptions = &models.LinkPreviewOptions{IsDisabled: bot.True()}
 		return b.api.SendMessage(ctx, p)
-	}); err != nil {
+	}, func(ctx context.Context) error { return b.endJob(ctx, j) })
+	if err != nil || gone {
 		return err
 	}
 	if byLink || j.State != job.AwaitingUpload {
 		return nil
 	}
-	return b.fetch(ctx, j, med)
+	return b.fetch(ctx, j, med, file)
+}
+
+// errChatGone is what a job records when its chat was found gone before
+// its file was fetched.
+var errChatGone = errs.New(errs.Permanent, "chat_gone", "the bot can no longer write to this chat")
+
+// endJob ends the job of a chat found gone before its file was fetched: it
+// fails, with errChatGone, and its result is not delivered. Failed is the
+// job domain's end for "a provider's permanent answer makes success
+// impossible", which Telegram's 403 is: nobody can get the transcript. It is
+// not deleted: deleting a job frees its Telegram message (Store.Delete), so
+// a redelivered update would make a new job and fetch its file after all;
+// the failed job keeps the message, and a redelivery finds it ended. The
+// job is claimed for the ingest step to save it failed. One that has ended
+// already is left as it is; one held by another claim (an earlier attempt
+// of this that could not save) is left to a redelivery once that claim
+// runs out: until then the status delivery stays pending, so every
+// redelivery sends it again, meets the block again and never fetches.
+func (b *Bot) endJob(ctx context.Context, j job.Job) error {
+	c, err := b.Jobs.Claim(ctx, j.ID, job.Ingest)
+	if errors.Is(err, job.ErrNotClaimable) {
+		cur, gerr := b.Jobs.Get(ctx, j.ID)
+		switch {
+		case errors.Is(gerr, job.ErrNotFound):
+			return nil
+		case gerr != nil:
+			return gerr
+		case cur.State.Terminal() || cur.Deleted():
+			return nil
+		}
+		return errs.New(errs.Unavailable, "job_busy", "the job is held by another step; its chat is gone")
+	}
+	if errors.Is(err, job.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	f := job.FailureOf(errChatGone)
+	c.State, c.ErrorCode, c.ErrorMessage = job.Failed, f.Code, f.Message
+	if _, err := b.Jobs.Save(ctx, c, job.Next{}); err != nil {
+		return err
+	}
+	b.finish(ctx, botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partResult}, botstate.Outcome{State: botstate.Abandoned})
+	b.Log.InfoContext(ctx, "job ended unfetched: its chat is gone", "job_id", j.ID, "chat_id", j.TelegramChatID)
+	return nil
+}
+
+// probe asks Telegram about a file whose message did not say its size
+// (file_size is optional in every Bot API file object), so a file a bot may
+// not download gets the upload link at once, as one whose announced size is
+// over the limit does, instead of a download that cannot happen. For such a
+// file getFile answers 400 "Bad Request: file is too big" (the Bot API's
+// getFile: "bots can download files of up to 20MB in size",
+// https://core.telegram.org/bots/api#getfile; the error text as collected
+// at github.com/TelegramBotAPI/errors). The File it returns, when it
+// answered one, serves the download. A transient failure is returned (the
+// update comes again); a permanent one is left to fetch, which meets it
+// again and reports it as it always does.
+func (b *Bot) probe(ctx context.Context, med media) (media, *models.File, error) {
+	f, err := withRetry(ctx, b, func(ctx context.Context) (*models.File, error) {
+		return b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID})
+	})
+	switch {
+	case err == nil:
+		med.Size = f.FileSize
+		return med, f, nil
+	case fileTooBig(err):
+		med.TooBig = true
+		return med, nil, nil
+	}
+	err = classify(b.scrubbed(err))
+	if errs.KindOf(err) == errs.Permanent {
+		return med, nil, nil
+	}
+	return med, nil, err
+}
+
+// fileTooBig reports whether getFile refused a file as larger than a bot
+// may download: 400 "Bad Request: file is too big".
+func fileTooBig(err error) bool {
+	return errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(err.Error()), "file is too big")
 }
 
 // fetch streams the message's file from Telegram into the job's source
 // object, whose creation starts ingest. A file already there is not
-// fetched again.
-func (b *Bot) fetch(ctx context.Context, j job.Job, med media) error {
+// fetched again. f is getFile's answer when probe already has it.
+func (b *Bot) fetch(ctx context.Context, j job.Job, med media, f *models.File) error {
 	if info, err := b.Objects.Head(ctx, job.SourceKey(j.ID)); err == nil && info.Size > 0 {
 		return nil
 	} else if err != nil && !errs.Is(err, errs.NotFound) {
 		return err
 	}
-	f, err := b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID})
-	if err != nil {
-		return classify(b.scrubbed(err))
+	if f == nil {
+		var err error
+		if f, err = b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID}); fileTooBig(err) {
+			return errs.New(errs.Permanent, "telegram_file_too_big", "Telegram says the file is larger than a bot may download")
+		} else if err != nil {
+			return classify(b.scrubbed(err))
+		}
 	}
 	if f.FileSize > b.cfg.MaxDownloadBytes {
 		return errs.New(errs.Permanent, "telegram_file_too_big", "Telegram says the file is larger than a bot may download")

@@ -12,6 +12,6 @@ import (
 // fails if one carries the bot token.
 var logs = telegramtest.NewLogScan()
 
-func testLog(t *testing.T) *slog.Logger { return logs.Logger(t) }
+func testLog(t testing.TB) *slog.Logger { return logs.Logger(t) }
 
 func TestMain(m *testing.M) { os.Exit(logs.Run(m)) }

@@ -69,6 +69,10 @@ var (
 		"This file is %s — more than Telegram lets a bot download (%s). Upload it here instead; the link works for %s and only for this file:\n%s\nThe transcript will come to this chat.",
 		"Файл весит %s — больше, чем Telegram разрешает скачать боту (%s). Загрузите его по ссылке; она действует %s и только для этого файла:\n%s\nРасшифровка придёт в этот чат.",
 	}
+	txtLinkUnsized = text{
+		"This file is more than Telegram lets a bot download (%s). Upload it here instead; the link works for %s and only for this file:\n%s\nThe transcript will come to this chat.",
+		"Файл больше, чем Telegram разрешает скачать боту (%s). Загрузите его по ссылке; она действует %s и только для этого файла:\n%s\nРасшифровка придёт в этот чат.",
+	}
 	txtTooLarge = text{
 		"This file is %s; the largest file I take is %s.",
 		"Файл весит %s; я принимаю файлы до %s.",
@@ -76,6 +80,10 @@ var (
 	txtNoLink = text{
 		"This file is %s — more than Telegram lets a bot download (%s), and uploads by link are not set up here. Send a shorter or smaller recording.",
 		"Файл весит %s — больше, чем Telegram разрешает скачать боту (%s), а загрузка по ссылке здесь не настроена. Пришлите запись покороче или поменьше.",
+	}
+	txtNoLinkUnsized = text{
+		"This file is more than Telegram lets a bot download (%s), and uploads by link are not set up here. Send a shorter or smaller recording.",
+		"Файл больше, чем Telegram разрешает скачать боту (%s), а загрузка по ссылке здесь не настроена. Пришлите запись покороче или поменьше.",
 	}
 	txtNotMedia = text{
 		"Reply /transcribe to a voice message, audio, video or a video note.",
@@ -125,10 +133,18 @@ var (
 		"Delete all of this chat's recordings, transcripts and jobs? This cannot be undone.",
 		"Удалить все записи, расшифровки и задания этого чата? Это необратимо.",
 	}
-	txtForgetYes  = text{"Yes, delete", "Да, удалить"}
-	txtForgetNo   = text{"Cancel", "Отмена"}
-	txtForgotten  = text{"Deleted: %d jobs with their files, and this chat's settings.", "Удалено: заданий — %d, с их файлами, и настройки чата."}
-	txtCancelled  = text{"Nothing was deleted.", "Ничего не удалено."}
+	txtForgetYes = text{"Yes, delete", "Да, удалить"}
+	txtForgetNo  = text{"Cancel", "Отмена"}
+	txtForgotten = text{"Deleted: %d jobs with their files, and this chat's settings.", "Удалено: заданий — %d, с их файлами, и настройки чата."}
+	txtCancelled = text{"Nothing was deleted.", "Ничего не удалено."}
+	txtNotYours  = text{
+		"Only the one who sent /forget can answer this.",
+		"Ответить может только тот, кто отправил /forget.",
+	}
+	txtOldButton = text{
+		"This button is out of date. Send /forget again.",
+		"Эта кнопка устарела. Отправьте /forget ещё раз.",
+	}
 	txtUnknownCmd = text{
 		"I don't know that command. /help lists what I do.",
 		"Такой команды я не знаю. /help — что я умею.",

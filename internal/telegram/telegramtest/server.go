@@ -59,7 +59,7 @@ type Failure struct {
 // Server is the fake Bot API.
 type Server struct {
 	*httptest.Server
-	t *testing.T
+	t testing.TB
 
 	mu      sync.Mutex
 	calls   []Call
@@ -77,7 +77,7 @@ type file struct {
 }
 
 // Start runs a server until the test ends.
-func Start(t *testing.T) *Server {
+func Start(t testing.TB) *Server {
 	s := &Server{t: t, files: map[string]file{}, fail: map[string][]Failure{}, nextID: 1000, gone: map[int64]bool{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
@@ -355,9 +355,28 @@ func Text(updateID, user, chat, messageID int64, chatType, text string) []byte {
 }
 
 // Button is an update with a press of an inline button with data under
-// message messageID in chat.
+// message messageID in chat, a private chat.
 func Button(updateID, user, chat, messageID int64, data string) []byte {
-	return []byte(fmt.Sprintf(`{"update_id":%d,"callback_query":{"id":"cb%d","from":{"id":%d,"is_bot":false,"first_name":"T"},`+
-		`"chat_instance":"ci","data":%q,"message":{"message_id":%d,"date":1,"chat":{"id":%d,"type":"private"},"text":"?"}}}`,
-		updateID, updateID, user, data, messageID, chat))
+	return ButtonIn(updateID, user, chat, messageID, "private", "", data)
+}
+
+// ButtonIn is Button in a chat of chatType, pressed by a user whose
+// Telegram speaks langCode ("" for none).
+func ButtonIn(updateID, user, chat, messageID int64, chatType, langCode, data string) []byte {
+	return []byte(fmt.Sprintf(`{"update_id":%d,"callback_query":{"id":"cb%d","from":{"id":%d,"is_bot":false,"first_name":"T","language_code":%q},`+
+		`"chat_instance":"ci","data":%q,"message":{"message_id":%d,"date":1,"chat":{"id":%d,"type":%q},"text":"?"}}}`,
+		updateID, updateID, user, langCode, data, messageID, chat, chatType))
+}
+
+// Document is an update with a document of type mimeType from user in
+// their private chat; size 0 leaves file_size out, as Telegram may.
+func Document(updateID, user, messageID int64, fileID, mimeType string, size int64) []byte {
+	sizeField := ""
+	if size != 0 {
+		sizeField = fmt.Sprintf(`,"file_size":%d`, size)
+	}
+	return []byte(fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"date":1,`+
+		`"from":{"id":%d,"is_bot":false,"first_name":"T","language_code":"en"},`+
+		`"chat":{"id":%d,"type":"private"},"document":{"file_id":%q,"file_unique_id":"u%s","file_name":"talk.mp4","mime_type":%q%s}}}`,
+		updateID, messageID, user, user, fileID, fileID, mimeType, sizeField))
 }
