@@ -15,21 +15,54 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: ## run the whole service on this machine
-	$(GO) run ./cmd/transcriber local
+run: ## build ./transcriber and run the whole service on this machine (Ctrl-C stops it)
+	$(GO) build -o transcriber ./cmd/transcriber
+	./transcriber local
 
 .PHONY: test
 test: ## run every test, with the race detector, then the fuzzers for a few seconds each
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz
 
-FUZZTIME ?= 5s
+# The fuzz targets, as package:Target (docs/testing.md, "Fuzzing"). `make
+# fuzz` runs each for FUZZTIME (default 5s), `make fuzz-long` for FUZZTIME
+# (default 4m) and prints the execs each reached. A crasher is written to the
+# package's testdata/fuzz/<Target>/ and stays there as a regression seed.
+FUZZ_TARGETS := \
+	./internal/httpapi:FuzzParseCreate \
+	./internal/httpapi:FuzzGatewayPath \
+	./internal/ident:FuzzParse \
+	./internal/media/ffmpeg:FuzzProbeJSON \
+	./internal/telegram:FuzzUpdate \
+	./internal/trigger:FuzzObjectEvent \
+	./internal/trigger:FuzzTimerEvent \
+	./internal/speechkit:FuzzResultRender \
+	./internal/speechkit:FuzzMetadataToken \
+	./internal/transcript:FuzzRenderStored \
+	./internal/storage/s3:FuzzReadError \
+	./internal/uploadlink:FuzzValid
+
+# fuzz-each runs every target for $(1), printing for each its last
+# "fuzz: elapsed: …, execs: N" line (the whole output when it fails), and
+# fails at the end if a target crashed or is missing.
+fuzz-each = failed=; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
+	for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t\#*:}; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(1) "$$pkg" >"$$log" 2>&1; rc=$$?; \
+		if grep -aq 'no fuzz tests to fuzz' "$$log"; then \
+			echo "$$name ($$pkg): no such fuzz target"; failed="$$failed $$name"; continue; fi; \
+		echo "$$name ($$pkg, $(1)): $$(grep -a '^fuzz: elapsed: .*execs: ' "$$log" | tail -n 1)"; \
+		if [ $$rc -ne 0 ]; then cat "$$log"; failed="$$failed $$name"; fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzzing failed:$$failed"; exit 1; fi
 
 .PHONY: fuzz
-fuzz: ## run each fuzz target for FUZZTIME (default 5s): request decoding, gateway paths, ids
-	$(GO) test -run '^$$' -fuzz '^FuzzParseCreate$$' -fuzztime $(FUZZTIME) ./internal/httpapi
-	$(GO) test -run '^$$' -fuzz '^FuzzGatewayPath$$' -fuzztime $(FUZZTIME) ./internal/httpapi
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/ident
+fuzz: ## run each fuzz target for FUZZTIME (default 5s): every decoder of outside bytes
+	@$(call fuzz-each,$(or $(FUZZTIME),5s))
+
+.PHONY: fuzz-long
+fuzz-long: ## run each fuzz target for FUZZTIME (default 4m); prints the execs each reached and any crasher; fails if one crashes
+	@$(call fuzz-each,$(or $(FUZZTIME),4m))
 
 # The YDB store's suite against a throwaway local YDB (ydbplatform/local-ydb,
 # in memory; https://ydb.tech/docs/en/reference/docker/start). Without a

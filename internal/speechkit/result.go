@@ -135,7 +135,8 @@ func (a *assembler) transcript() transcript.Transcript {
 
 // utterance turns one alternative into an Utterance. When the alternative
 // carries no times of its own, its words' span is used; its end is never
-// before its last word's end.
+// before any of its words' ends (words out of order included), so the
+// transcript's duration covers every word.
 func utterance(channel int, alt *stt.Alternative) transcript.Utterance {
 	u := transcript.Utterance{
 		Channel: channel,
@@ -150,11 +151,11 @@ func utterance(channel int, alt *stt.Alternative) transcript.Utterance {
 			EndMs:   w.GetEndTimeMs(),
 		})
 	}
-	if n := len(u.Words); n > 0 {
-		if u.StartMs == 0 && u.EndMs == 0 {
-			u.StartMs = u.Words[0].StartMs
-		}
-		u.EndMs = max(u.EndMs, u.Words[n-1].EndMs)
+	if len(u.Words) > 0 && u.StartMs == 0 && u.EndMs == 0 {
+		u.StartMs = u.Words[0].StartMs
+	}
+	for _, w := range u.Words {
+		u.EndMs = max(u.EndMs, w.EndMs)
 	}
 	return u
 }

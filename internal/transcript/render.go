@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Format is a way to write a transcript out.
@@ -64,9 +67,7 @@ func Render(w io.Writer, t Transcript, f Format) error {
 	case VTT:
 		return renderCues(w, t, true)
 	case JSON:
-		if t.Utterances == nil {
-			t.Utterances = []Utterance{}
-		}
+		t = cleaned(t)
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
@@ -75,13 +76,59 @@ func Render(w io.Writer, t Transcript, f Format) error {
 	return fmt.Errorf("unknown transcript format %q", f)
 }
 
-// text is what a person reads of an utterance: the normalized text when
-// there is one.
+// text is what a person reads of an utterance, cleaned and trimmed: the
+// normalized text when there is one.
 func (u Utterance) text() string {
-	if u.Normal != "" {
-		return u.Normal
+	if s := strings.TrimSpace(clean(u.Normal)); s != "" {
+		return s
 	}
-	return u.Text
+	return strings.TrimSpace(clean(u.Text))
+}
+
+// clean makes recognized text fit to print on one line whatever the
+// recognizer (or a stored transcript) holds: invalid UTF-8 becomes U+FFFD,
+// line breaks and tabs become spaces, and other control characters are
+// dropped, so no text can end a subtitle cue or a line of the plain text.
+func clean(s string) string {
+	dirty := false
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			dirty = true
+			break
+		}
+	}
+	if !dirty {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s { // an invalid byte reads as utf8.RuneError
+		switch {
+		case r == '\n', r == '\r', r == '\t', r == '\v', r == '\f', r == '\u0085', r == '\u2028', r == '\u2029':
+			b.WriteByte(' ')
+		case unicode.IsControl(r):
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// cleaned is t with every text cleaned, for the JSON rendering.
+func cleaned(t Transcript) Transcript {
+	out := Transcript{DurationMs: t.DurationMs, Language: clean(t.Language), Utterances: make([]Utterance, len(t.Utterances))}
+	for i, u := range t.Utterances {
+		u.Text, u.Normal = clean(u.Text), clean(u.Normal)
+		if u.Words != nil {
+			words := make([]Word, len(u.Words))
+			for j, w := range u.Words {
+				w.Text = clean(w.Text)
+				words[j] = w
+			}
+			u.Words = words
+		}
+		out.Utterances[i] = u
+	}
+	return out
 }
 
 func multiChannel(t Transcript) bool {
@@ -97,7 +144,7 @@ func renderTXT(w io.Writer, t Transcript) error {
 	speakers := multiChannel(t)
 	var b strings.Builder
 	for _, u := range t.Utterances {
-		s := strings.TrimSpace(u.text())
+		s := u.text()
 		if s == "" {
 			continue
 		}
@@ -116,67 +163,108 @@ type cue struct {
 	text       string
 }
 
+// maxStampMs is the latest time a cue may show, 99:59:59.999: hours stay
+// two digits, as SubRip has them, and no arithmetic on times can overflow.
+const maxStampMs = 100*3_600_000 - 1
+
+// cueText makes text safe inside a cue. SubRip and WebVTT both find a cue's
+// timing line by its "-->", so the text never holds one; WebVTT cue text is
+// markup, so there its "&", "<" and ">" are escaped (which leaves no "-->"
+// either).
+func cueText(text string, vtt bool) string {
+	if vtt {
+		return vttEscaper.Replace(text)
+	}
+	for strings.Contains(text, "-->") {
+		text = strings.ReplaceAll(text, "-->", "->")
+	}
+	return text
+}
+
+var vttEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// renderCues writes the cues ordered by start time (WebVTT requires it;
+// cues from words out of order, or a stored transcript out of order, would
+// break it), each with a start before its end.
 func renderCues(w io.Writer, t Transcript, vtt bool) error {
 	var b strings.Builder
 	if vtt {
 		b.WriteString("WEBVTT\n\n")
 	}
 	speakers := multiChannel(t)
-	n := 0
+	var cues []cue
 	for _, u := range t.Utterances {
 		for _, c := range cuesOf(u) {
-			n++
-			text := c.text
 			if speakers {
-				text = fmt.Sprintf("[%d] %s", u.Channel+1, text)
+				c.text = fmt.Sprintf("[%d] %s", u.Channel+1, c.text)
 			}
-			if vtt {
-				fmt.Fprintf(&b, "%s --> %s\n%s\n\n", stamp(c.start, '.'), stamp(c.end, '.'), text)
-			} else {
-				fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", n, stamp(c.start, ','), stamp(c.end, ','), text)
-			}
+			c.text = cueText(c.text, vtt)
+			cues = append(cues, c)
+		}
+	}
+	sort.SliceStable(cues, func(i, j int) bool { return cues[i].start < cues[j].start })
+	for i, c := range cues {
+		if vtt {
+			fmt.Fprintf(&b, "%s --> %s\n%s\n\n", stamp(c.start, '.'), stamp(c.end, '.'), c.text)
+		} else {
+			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", i+1, stamp(c.start, ','), stamp(c.end, ','), c.text)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// clampMs bounds ms to [lo, maxStampMs].
+func clampMs(ms, lo int64) int64 {
+	return min(max(ms, lo), maxStampMs)
+}
+
 // cuesOf splits an utterance into cues of at most maxCueMs by its words.
 // The normalized text has no word timings, so a split utterance shows the
-// recognized words; one that fits shows its normalized text.
+// recognized words, in order of their start; one that fits shows its
+// normalized text. Times are clamped to [0, maxStampMs] and every cue ends
+// after it starts.
 func cuesOf(u Utterance) []cue {
-	text := strings.TrimSpace(u.text())
+	text := u.text()
 	if text == "" {
 		return nil
 	}
-	end := u.EndMs
-	if end <= u.StartMs {
-		end = u.StartMs + 1
+	start := min(clampMs(u.StartMs, 0), maxStampMs-1)
+	end := clampMs(u.EndMs, start+1)
+	type word struct {
+		text       string
+		start, end int64
 	}
-	if end-u.StartMs <= maxCueMs || len(u.Words) < 2 {
-		return []cue{{u.StartMs, end, text}}
-	}
-	var out []cue
-	cur := cue{start: u.Words[0].StartMs}
-	var words []string
+	var words []word
 	for _, wd := range u.Words {
-		if len(words) > 0 && wd.EndMs-cur.start > maxCueMs {
-			cur.text = strings.Join(words, " ")
-			out = append(out, cur)
-			cur, words = cue{start: wd.StartMs}, nil
+		if s := strings.TrimSpace(clean(wd.Text)); s != "" {
+			ws := min(clampMs(wd.StartMs, 0), maxStampMs-1)
+			words = append(words, word{s, ws, clampMs(wd.EndMs, ws+1)})
 		}
-		words = append(words, wd.Text)
-		cur.end = wd.EndMs
 	}
-	cur.text = strings.Join(words, " ")
+	if end-start <= maxCueMs || len(words) < 2 {
+		return []cue{{start, end, text}}
+	}
+	sort.SliceStable(words, func(i, j int) bool { return words[i].start < words[j].start })
+	var out []cue
+	cur := cue{start: words[0].start, end: words[0].start + 1}
+	var texts []string
+	for _, wd := range words {
+		if len(texts) > 0 && wd.end-cur.start > maxCueMs {
+			cur.text = strings.Join(texts, " ")
+			out = append(out, cur)
+			cur, texts = cue{start: wd.start, end: wd.start + 1}, nil
+		}
+		texts = append(texts, wd.text)
+		cur.end = max(cur.end, wd.end)
+	}
+	cur.text = strings.Join(texts, " ")
 	return append(out, cur)
 }
 
 // stamp writes ms as HH:MM:SS,mmm (SRT) or HH:MM:SS.mmm (VTT).
 func stamp(ms int64, sep byte) string {
-	if ms < 0 {
-		ms = 0
-	}
+	ms = clampMs(ms, 0)
 	h := ms / 3_600_000
 	m := ms / 60_000 % 60
 	s := ms / 1000 % 60

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/transcript"
+	"transcriber/internal/transcript/transcripttest"
 )
 
 func sample() transcript.Transcript {
@@ -118,4 +119,68 @@ func TestParseFormat(t *testing.T) {
 	_, ok = transcript.ParseFormat("docx")
 	require.False(t, ok)
 	require.Error(t, transcript.Render(&bytes.Buffer{}, sample(), "docx"))
+}
+
+// Texts from the recognizer, or from a stored transcript, may hold line
+// breaks, "-->", markup, control characters and invalid UTF-8; no format may
+// let them break its structure.
+func TestHostileTextStaysInsideItsCue(t *testing.T) {
+	tr := transcript.Transcript{Utterances: []transcript.Utterance{
+		{StartMs: 0, EndMs: 1000, Text: "one\n\n2\n00:00:05,000 --> 00:00:06,000\r\nfake"},
+		{StartMs: 2000, EndMs: 3000, Text: "a <b>&</b> c\x00\x1b\u007f\u0085\xff"},
+		{StartMs: 4000, EndMs: 5000, Text: "\n\u0001\r"}, // nothing to show
+	}}
+	srt := render(t, tr, transcript.SRT)
+	require.Equal(t, "1\n00:00:00,000 --> 00:00:01,000\none  2 00:00:05,000 -> 00:00:06,000  fake\n\n"+
+		"2\n00:00:02,000 --> 00:00:03,000\na <b>&</b> c \uFFFD\n\n", srt)
+	vtt := render(t, tr, transcript.VTT)
+	require.Equal(t, "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\none  2 00:00:05,000 --&gt; 00:00:06,000  fake\n\n"+
+		"00:00:02.000 --> 00:00:03.000\na &lt;b&gt;&amp;&lt;/b&gt; c \uFFFD\n\n", vtt)
+	require.Equal(t, "one  2 00:00:05,000 --> 00:00:06,000  fake\na <b>&</b> c \uFFFD\n", render(t, tr, transcript.TXT))
+	js := render(t, tr, transcript.JSON)
+	require.Contains(t, js, "\"text\": \"a <b>&</b> c \uFFFD\"")
+	for _, f := range transcript.Formats {
+		require.NoError(t, transcripttest.Check(f, tr, []byte(render(t, tr, f))), f)
+	}
+}
+
+// An arrow made of more dashes is not left as "-->" by the replacement.
+func TestSRTArrowInTextIsBroken(t *testing.T) {
+	tr := transcript.Transcript{Utterances: []transcript.Utterance{{StartMs: 0, EndMs: 1000, Text: "a ----> b"}}}
+	require.Equal(t, "1\n00:00:00,000 --> 00:00:01,000\na -> b\n\n", render(t, tr, transcript.SRT))
+}
+
+// Negative, huge and reversed times still give cues that start before they
+// end, with two-digit hours.
+func TestCueTimesAreClamped(t *testing.T) {
+	tr := transcript.Transcript{Utterances: []transcript.Utterance{
+		{StartMs: -500, EndMs: -100, Text: "before"},
+		{StartMs: 9_223_372_036_854_775_807, EndMs: 5, Text: "huge"},
+		{StartMs: 4000, EndMs: 1000, Text: "reversed"},
+	}}
+	require.Equal(t, "1\n00:00:00,000 --> 00:00:00,001\nbefore\n\n"+
+		"2\n00:00:04,000 --> 00:00:04,001\nreversed\n\n"+
+		"3\n99:59:59,998 --> 99:59:59,999\nhuge\n\n", render(t, tr, transcript.SRT))
+}
+
+// Words out of order in a long utterance give cues in order of start time
+// (WebVTT requires it), each starting before it ends; blank words are left
+// out rather than making an empty cue.
+func TestLongUtteranceWithWordsOutOfOrder(t *testing.T) {
+	tr := transcript.Transcript{Utterances: []transcript.Utterance{{StartMs: 0, EndMs: 30_000, Text: "a b c",
+		Words: []transcript.Word{{"c", 20_000, 29_000}, {" \n ", 0, 1}, {"a", 100, 900}, {"b", 9_000, 8_000}}}}}
+	require.Equal(t, "WEBVTT\n\n00:00:00.100 --> 00:00:00.900\na\n\n"+
+		"00:00:09.000 --> 00:00:09.001\nb\n\n"+
+		"00:00:20.000 --> 00:00:29.000\nc\n\n", render(t, tr, transcript.VTT))
+}
+
+// A stored transcript whose utterances are out of order still gives WebVTT
+// cues in order of start time.
+func TestCuesAreOrderedByStart(t *testing.T) {
+	tr := transcript.Transcript{Utterances: []transcript.Utterance{
+		{StartMs: 5000, EndMs: 6000, Text: "later"},
+		{StartMs: 1000, EndMs: 2000, Text: "earlier"},
+	}}
+	require.Equal(t, "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nearlier\n\n00:00:05.000 --> 00:00:06.000\nlater\n\n",
+		render(t, tr, transcript.VTT))
 }

@@ -40,8 +40,9 @@ func Valid(secret []byte, id, token string) bool {
 	return hmac.Equal([]byte(Token(secret, id)), []byte(token))
 }
 
-// Path is the page's path for job id.
-func Path(id string) string { return "/upload/" + id }
+// Path is the page's path for job id, escaped as it goes into a URL (a job
+// id needs no escaping; anything else stays one path segment).
+func Path(id string) string { return "/upload/" + url.PathEscape(id) }
 
 // URL is the link for job id: the page under base (the API's public URL)
 // with the token in the query.

@@ -1,6 +1,7 @@
 package uploadlink
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -30,5 +31,23 @@ func TestTokens(t *testing.T) {
 	}
 	if got, want := URL("https://api.example/", secret, id), "https://api.example/upload/"+id+"?t="+tok; got != want {
 		t.Fatalf("URL = %q, want %q", got, want)
+	}
+}
+
+// An id that is not a job id still stays one path segment, so the token
+// stays in the query (a "#" or "?" in the path would move it).
+func TestURLEscapesTheID(t *testing.T) {
+	secret := []byte(strings.Repeat("a", MinSecretLen))
+	for _, id := range []string{"#", "a?b", "x/y", "%zz"} {
+		link, err := url.Parse(URL("https://api.example", secret, id))
+		if err != nil {
+			t.Fatalf("%q: %v", id, err)
+		}
+		if got := link.Query().Get("t"); !Valid(secret, id, got) {
+			t.Errorf("%q: the link's token %q is refused", id, got)
+		}
+		if link.Path != "/upload/"+id {
+			t.Errorf("%q: path %q", id, link.Path)
+		}
 	}
 }
