@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/pipeline"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/store/ydb"
 )
@@ -67,7 +68,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return local(ctx, getenv, stdout)
 	case "migrate":
 		if dsn := getenv("YDB_CONNECTION_STRING"); dsn != "" {
-			return migrateYDB(ctx, dsn, stdout)
+			retention, err := jobRetention(getenv)
+			if err != nil {
+				return err
+			}
+			return migrateYDB(ctx, dsn, retention, stdout)
 		}
 		return migrate(ctx, dataDir(getenv), stdout)
 	case "token":
@@ -106,9 +111,26 @@ func migrate(ctx context.Context, dir string, stdout io.Writer) error {
 	return err
 }
 
-// migrateYDB applies the YDB schema steps; credentials come from the YDB_*
-// variables of ydb-go-sdk-auth-environ (docs/configuration.md).
-func migrateYDB(ctx context.Context, dsn string, stdout io.Writer) error {
+// jobRetention is JOB_RETENTION, how long a job's row is kept after the
+// job ended: a Go duration such as 2160h; pipeline.DefaultJobRetention
+// when unset.
+func jobRetention(getenv func(string) string) (time.Duration, error) {
+	v := getenv("JOB_RETENTION")
+	if v == "" {
+		return pipeline.DefaultJobRetention, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < pipeline.MinJobRetention {
+		return 0, fmt.Errorf("JOB_RETENTION: want a duration of at least %s, such as 2160h (90 days); got %q", pipeline.MinJobRetention, v)
+	}
+	return d, nil
+}
+
+// migrateYDB applies the YDB schema steps, then sets the job tables' TTL
+// to retention (ydb.SetRetention, on every run, so a changed JOB_RETENTION
+// takes effect); credentials come from the YDB_* variables of
+// ydb-go-sdk-auth-environ (docs/configuration.md).
+func migrateYDB(ctx context.Context, dsn string, retention time.Duration, stdout io.Writer) error {
 	openCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	db, err := ydb.Open(openCtx, dsn, clock.System())
@@ -123,6 +145,9 @@ func migrateYDB(ctx context.Context, dsn string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "YDB job store is at schema version %d\n", ydb.SchemaVersion())
+	if err := ydb.SetRetention(ctx, db, retention); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "YDB job store is at schema version %d; job rows expire %s after their job ended\n", ydb.SchemaVersion(), retention)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -24,6 +25,27 @@ func TestMigrateCreatesTheStoreAndIsRepeatable(t *testing.T) {
 	}
 	_, err := os.Stat(filepath.Join(dir, DBFile))
 	require.NoError(t, err)
+}
+
+func TestJobRetention(t *testing.T) {
+	d, err := jobRetention(env(nil))
+	require.NoError(t, err)
+	require.Equal(t, 90*24*time.Hour, d, "90 days unless set")
+	d, err = jobRetention(env(map[string]string{"JOB_RETENTION": "720h"}))
+	require.NoError(t, err)
+	require.Equal(t, 30*24*time.Hour, d)
+	for _, bad := range []string{"90d", "soon", "-1h", "30m"} {
+		_, err = jobRetention(env(map[string]string{"JOB_RETENTION": bad}))
+		require.ErrorContains(t, err, "JOB_RETENTION", bad)
+	}
+}
+
+// A bad JOB_RETENTION stops a YDB migrate before it connects.
+func TestMigrateYDBRefusesABadRetention(t *testing.T) {
+	err := run(context.Background(), []string{"migrate"}, env(map[string]string{
+		"YDB_CONNECTION_STRING": "grpc://127.0.0.1:1/local", "JOB_RETENTION": "forever",
+	}), &bytes.Buffer{})
+	require.ErrorContains(t, err, "JOB_RETENTION")
 }
 
 func TestLocalRefusesABadInterval(t *testing.T) {

@@ -71,6 +71,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			DefaultLanguage: r.str("DEFAULT_LANGUAGE", ""),
 			InlineAudio:     r.boolean("SPEECHKIT_INLINE_AUDIO", false),
 			PollFor:         r.duration("POLL_FOR", limitPollFor),
+			JobRetention:    r.duration("JOB_RETENTION", limitJobRetention),
 		},
 		API: httpapi.Config{
 			UploadURLTTL: r.duration("UPLOAD_URL_TTL", limitUploadURLTTL),
@@ -189,6 +190,9 @@ var (
 	// A poll call runs inside the function's timeout (at most 10 min on
 	// Cloud Functions) and needs a few seconds to do anything.
 	limitPollFor = bounds{5 * time.Second, 10 * time.Minute, "the longest a function call may run on Cloud Functions"}
+	// A row must outlive its Telegram deliveries (pipeline.MinJobRetention);
+	// ten years is past any purpose of keeping a job's row.
+	limitJobRetention = bounds{pipeline.MinJobRetention, 10 * 365 * 24 * time.Hour, "ten years, past any purpose of keeping a job's row"}
 )
 
 // duration reads a duration within b; empty or 0 is 0 (the default).

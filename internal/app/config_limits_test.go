@@ -20,6 +20,7 @@ func TestDurationSettingsOutsideTheirRangeAreRefused(t *testing.T) {
 		{"POLL_FOR", "11m", "function call"},
 		{"POLL_FOR", "-1s", "want a duration"},
 		{"UPLOAD_URL_TTL", "soon", "want a duration"},
+		{"JOB_RETENTION", "12h", "shorter than 24h0m0s"},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
@@ -33,12 +34,13 @@ func TestDurationSettingsOutsideTheirRangeAreRefused(t *testing.T) {
 
 func TestDurationSettingsAtTheirEdgesAreTaken(t *testing.T) {
 	c, err := FromEnv(envOf("UPLOAD_URL_TTL", "168h", "MAX_AUDIO_DURATION", "24h", "SEGMENT_LENGTH", "4h",
-		"POLL_FOR", "5s"))
+		"POLL_FOR", "5s", "JOB_RETENTION", "720h"))
 	require.NoError(t, err)
 	require.Equal(t, 7*24*time.Hour, c.API.UploadURLTTL)
 	require.Equal(t, 24*time.Hour, c.Media.MaxDuration)
 	require.Equal(t, 4*time.Hour, c.Media.SegmentLength)
 	require.Equal(t, 5*time.Second, c.Pipeline.PollFor)
+	require.Equal(t, 30*24*time.Hour, c.Pipeline.JobRetention)
 
 	c, err = FromEnv(envOf("UPLOAD_URL_TTL", "0"))
 	require.NoError(t, err)

@@ -26,6 +26,7 @@ var statusByCode = map[string]int{
 	codeMethodNotAllowed: http.StatusMethodNotAllowed,
 	codeUnsupportedType:  http.StatusUnsupportedMediaType,
 	codeGone:             http.StatusGone,
+	codeExpired:          http.StatusGone,
 }
 
 // The API's own error codes.
@@ -34,6 +35,7 @@ const (
 	codeMethodNotAllowed = "method_not_allowed"
 	codeUnsupportedType  = "unsupported_media_type"
 	codeGone             = "deleted"
+	codeExpired          = "expired"
 	codeNotDone          = "not_done"
 	codeRouteNotFound    = "not_found"
 )

@@ -31,6 +31,9 @@ var (
 	errIdemReuse   = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
 	errTooLarge    = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
 	errBadLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
+	// errExpired: the job is done, but the bucket's lifecycle rule has
+	// removed its transcript since.
+	errExpired = errs.New(errs.NotFound, codeExpired, "the transcript has expired: it is kept for a limited time after the job is done, and is no longer available")
 )
 
 // decodeCreate reads and checks a create request: a JSON object of known
@@ -229,6 +232,9 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 		return errs.New(errs.Conflict, codeNotDone, "the transcript is not ready yet: the job is "+string(j.State))
 	}
 	rc, err := a.Objects.Get(r.Context(), job.ResultKey(j.ID))
+	if errs.Is(err, errs.NotFound) {
+		return errExpired
+	}
 	if err != nil {
 		return err
 	}

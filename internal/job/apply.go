@@ -63,6 +63,9 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	j.ErrorMessage = next.ErrorMessage
 	j.Segments = append([]Segment(nil), next.Segments...)
 	j.UpdatedAt = now
+	if j.State.Terminal() {
+		j.EndedAt = now
+	}
 	if n.Keep && !j.State.Terminal() {
 		// The step goes on under the same claim: its attempt is not over,
 		// so Attempts stays, and the job is due again only if the holder dies.
@@ -93,13 +96,14 @@ func ApplyRelease(cur Job, c Claim, pause time.Duration, f Failure, now time.Tim
 
 // ApplyDelete is the rule of Store.Delete: the job is marked deleted, and
 // a live one ends as failed with its claim taken away, so a step still
-// running loses its claim at its next save and stops. Deleting again
-// changes nothing.
+// running loses its claim at its next save and stops. What the sender gave
+// or what names them is blanked (see Forgotten). Deleting again changes
+// nothing but that blanking, which a row deleted before it existed lacks.
 func ApplyDelete(cur Job, now time.Time) Job {
 	if cur.Deleted() {
-		return cur
+		return Forgotten(cur)
 	}
-	j := cur
+	j := Forgotten(cur)
 	j.DeletedAt = now
 	j.UpdatedAt = now
 	if !j.State.Terminal() {
@@ -107,6 +111,26 @@ func ApplyDelete(cur Job, now time.Time) Job {
 		j.ErrorCode, j.ErrorMessage = ErrDeleted.Code, ErrDeleted.Message
 		j.ClaimID, j.ClaimUntil = "", time.Time{}
 		j.NextRunAt = now
+		j.EndedAt = now
+	}
+	return j
+}
+
+// Forgotten is j without what its sender gave or what names them: the
+// file's name and declared media type, the Telegram chat and message, the
+// idempotency key, and a Telegram job's owner (the chat, "tg:<chat id>").
+// An API job keeps its owner, a token's id: it names no person, and it is
+// what lets the API go on answering the owner about the deleted job (its
+// view, and 410 for its transcript) while anyone else gets 404. A store
+// whose key rows point at the job (the Telegram message, the idempotency
+// key) removes them with the same write, so a second request with the same
+// key or message makes a new job.
+func Forgotten(j Job) Job {
+	j.Filename, j.ContentType = "", ""
+	j.TelegramChatID, j.TelegramMessageID = 0, 0
+	j.IdempotencyKey = ""
+	if j.Source == SourceTelegram {
+		j.OwnerID = ""
 	}
 	return j
 }

@@ -53,6 +53,9 @@ type Job struct {
 	// UploadBy is when the upload window closes: a job still without its
 	// file then fails as upload_missing.
 	UploadBy time.Time
+	// EndedAt is when the job reached a terminal state; zero while it is
+	// live. The job's row expires a retention period after it.
+	EndedAt time.Time
 
 	CreatedAt time.Time
 	UpdatedAt time.Time

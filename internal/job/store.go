@@ -26,8 +26,12 @@ type Store interface {
 	CreateOnce(ctx context.Context, d Draft) (j Job, created bool, err error)
 
 	// Delete marks a job deleted (see ApplyDelete) and returns it; deleting
-	// again returns it unchanged. The caller removes the job's files.
-	// Errors: ErrNotFound.
+	// again returns it unchanged. In the same write it blanks what the
+	// sender gave or what names them (see Forgotten) and removes the job's
+	// idempotency key and Telegram message, so CreateOnce with that key and
+	// CreateForMessage for that message make a new job. The returned job
+	// keeps its segments; the caller removes the job's files and
+	// recognitions (Purge). Errors: ErrNotFound.
 	Delete(ctx context.Context, id string) (Job, error)
 
 	// Get returns a job with its segments. Errors: ErrNotFound.
@@ -72,6 +76,21 @@ type Store interface {
 	// the job named by cursor (empty for the first page).
 	// Errors: ErrInvalid (malformed cursor, limit out of 1..MaxListLimit).
 	List(ctx context.Context, ownerID, cursor string, limit int) (Page, error)
+}
+
+// Expirer removes the rows of jobs that ended long ago. A store whose
+// backend has no row expiry of its own (the embedded one) implements it, and
+// the poll function's sweep calls it; the YDB store leaves it to the jobs
+// table's TTL.
+type Expirer interface {
+	// Expired returns up to limit jobs that ended (EndedAt) before before,
+	// the longest ended first, with their segments.
+	// Errors: ErrInvalid (limit out of 1..MaxClaimLimit).
+	Expired(ctx context.Context, before time.Time, limit int) ([]Job, error)
+	// Remove deletes the rows of the jobs ids that ended before before,
+	// with their segments, and returns how many it deleted. A job not
+	// ended by then is kept; an id that names no job is skipped.
+	Remove(ctx context.Context, ids []string, before time.Time) (int, error)
 }
 
 // Limits of a single store call.

@@ -41,12 +41,22 @@ type Config struct {
 	PollBatch int
 	// Policy is the retry policy.
 	Policy job.Policy
+	// JobRetention is how long a job's row is kept after the job ended:
+	// a store that expires rows itself (job.Expirer, the embedded one)
+	// has the poll function's sweep remove older ones, with their files;
+	// YDB's TTL does it in the cloud (`transcriber migrate` sets it).
+	JobRetention time.Duration
 }
 
 // Defaults.
 const (
 	DefaultMaxSourceBytes = 5 << 30 // 5 GiB
 	DefaultMaxInlineBytes = 10 << 20
+	DefaultJobRetention   = 90 * 24 * time.Hour
+	// MinJobRetention is the shortest retention taken: a Telegram result
+	// is delivered for up to 12 h after its job ended, and its row must
+	// outlive that.
+	MinJobRetention = 24 * time.Hour
 )
 
 func (c Config) withDefaults() Config {
@@ -80,6 +90,7 @@ func (c Config) withDefaults() Config {
 	if c.PollBatch == 0 {
 		c.PollBatch = 10
 	}
+	def(&c.JobRetention, DefaultJobRetention)
 	if c.Policy.MaxAttempts == 0 {
 		c.Policy = job.DefaultPolicy
 	}

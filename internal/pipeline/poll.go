@@ -24,6 +24,7 @@ type PollStats struct {
 	Checked  int // jobs whose recognitions were checked
 	Finished int // jobs that reached done
 	Ingested int // jobs the sweep took back into ingest
+	Expired  int // rows of jobs ended longer than the retention ago, removed
 }
 
 // Poll is one call of the timer: for up to PollFor (and never past ctx's
@@ -32,6 +33,7 @@ type PollStats struct {
 // is due within the call, it returns after one indexed read.
 func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 	var st PollStats
+	st.Expired = p.expire(ctx)
 	deadline := p.Clock.Now().Add(p.cfg.PollFor)
 	if d, ok := ctx.Deadline(); ok {
 		// Leave time to finish the job in hand before the platform stops us.
@@ -222,6 +224,98 @@ func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
 	if got.State.Terminal() {
 		p.notify(ctx, got)
 	}
+	if got.State == job.Failed || got.State == job.Dead {
+		p.dropRecognitions(ctx, got)
+	}
+}
+
+// dropRecognitions deletes the recognitions of a job that ended failed or
+// dead: their results will never be read, and SpeechKit would keep them
+// for days. Best effort: the job has ended already; a failure is logged
+// and SpeechKit's own retention removes the rest.
+func (p *Pipeline) dropRecognitions(ctx context.Context, j job.Job) {
+	if p.Recognizer == nil {
+		return
+	}
+	log := p.jobLog(j)
+	for _, sg := range j.Segments {
+		if sg.OperationID == "" {
+			continue
+		}
+		if err := p.Recognizer.Delete(ctx, sg.OperationID); err != nil {
+			log.WarnContext(ctx, "could not delete a recognition of an ended job", "operation_id", sg.OperationID, "error", err.Error())
+		}
+	}
+}
+
+// One poll call's expiry sweep removes at most expireBatches batches of
+// expireBatch jobs, so a backlog (a first run after a long pause, a
+// shortened retention) is worked off over several calls.
+const (
+	expireBatch   = 50
+	expireBatches = 4
+)
+
+// expire removes the rows of jobs that ended more than JobRetention ago,
+// after their files, when the store expires rows itself (job.Expirer; YDB
+// does it by its TTL instead). A job whose files could not all be removed
+// keeps its row for a later sweep, and the sweep stops there: the storage
+// is likely down. It returns how many rows it removed; failures are logged,
+// never the poll's error.
+func (p *Pipeline) expire(ctx context.Context) int {
+	ex, ok := p.Store.(job.Expirer)
+	if !ok {
+		return 0
+	}
+	before := p.Clock.Now().Add(-p.cfg.JobRetention)
+	removed := 0
+	for range expireBatches {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs, err := ex.Expired(ctx, before, expireBatch)
+		if err != nil {
+			p.Log.WarnContext(ctx, "could not read expired jobs", "error", err.Error())
+			break
+		}
+		ids := make([]string, 0, len(jobs))
+		failed := false
+		for _, j := range jobs {
+			if p.removeFiles(ctx, j) {
+				ids = append(ids, j.ID)
+			} else {
+				failed = true
+			}
+		}
+		n := 0
+		if len(ids) > 0 {
+			if n, err = ex.Remove(ctx, ids, before); err != nil {
+				p.Log.WarnContext(ctx, "could not remove expired jobs", "error", err.Error())
+				break
+			}
+		}
+		removed += n
+		if failed || len(jobs) < expireBatch {
+			break
+		}
+	}
+	if removed > 0 {
+		p.Log.InfoContext(ctx, "removed expired jobs", "jobs", removed, "ended_before", before)
+	}
+	return removed
+}
+
+// removeFiles removes every file j may have (a missing one is no
+// failure) and reports whether all are gone.
+func (p *Pipeline) removeFiles(ctx context.Context, j job.Job) bool {
+	ok := true
+	for _, k := range job.FileKeys(j) {
+		if err := p.Objects.Delete(ctx, k); err != nil {
+			ok = false
+			p.jobLog(j).WarnContext(ctx, "could not remove a file of an expired job; its row stays for a later sweep", "error", err.Error())
+		}
+	}
+	return ok
 }
 
 // moved tells the notifier a step saved a new state.

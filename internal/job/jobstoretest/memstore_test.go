@@ -24,7 +24,10 @@ type memStore struct {
 	broken bool
 }
 
-var _ job.Store = (*memStore)(nil)
+var (
+	_ job.Store   = (*memStore)(nil)
+	_ job.Expirer = (*memStore)(nil)
+)
 
 func newMemStore(clk clock.Clock, racy bool) *memStore {
 	return &memStore{clk: clk, racy: racy, jobs: map[string]job.Job{}, msgs: map[[2]int64]string{}}
@@ -99,7 +102,53 @@ func (s *memStore) CreateOnce(_ context.Context, d job.Draft) (job.Job, bool, er
 }
 
 func (s *memStore) Delete(_ context.Context, id string) (job.Job, error) {
-	return s.update(id, func(cur job.Job) (job.Job, error) { return job.ApplyDelete(cur, s.now()), nil })
+	return s.update(id, func(cur job.Job) (job.Job, error) {
+		if cur.TelegramChatID != 0 {
+			delete(s.msgs, [2]int64{cur.TelegramChatID, cur.TelegramMessageID})
+		}
+		return job.ApplyDelete(cur, s.now()), nil
+	})
+}
+
+func (s *memStore) Expired(_ context.Context, before time.Time, limit int) ([]job.Job, error) {
+	if err := job.CheckClaimLimit(limit); err != nil {
+		return nil, err
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []job.Job
+	for _, j := range s.jobs {
+		if !j.EndedAt.IsZero() && j.EndedAt.Before(before) {
+			out = append(out, j)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if !out[a].EndedAt.Equal(out[b].EndedAt) {
+			return out[a].EndedAt.Before(out[b].EndedAt)
+		}
+		return out[a].ID < out[b].ID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func (s *memStore) Remove(_ context.Context, ids []string, before time.Time) (int, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if j, ok := s.jobs[id]; ok && !j.EndedAt.IsZero() && j.EndedAt.Before(before) {
+			delete(s.jobs, id)
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (s *memStore) get(id string) (job.Job, error) {

@@ -47,6 +47,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("CreateForMessage", func(t *testing.T) { testCreateForMessage(t, open) })
 	t.Run("CreateOnce", func(t *testing.T) { testCreateOnce(t, open) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, open) })
+	t.Run("Forget", func(t *testing.T) { testForget(t, open) })
+	t.Run("Ended", func(t *testing.T) { testEnded(t, open) })
 	t.Run("Get", func(t *testing.T) { testGet(t, open) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, open) })
 	t.Run("ClaimDue", func(t *testing.T) { testClaimDue(t, open) })

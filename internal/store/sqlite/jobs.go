@@ -23,7 +23,7 @@ func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
 // them and jobValues writes them in this order.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
-	error_code, error_message, idempotency_key, deleted_at, upload_by, created_at, updated_at`
+	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at`
 
 var (
 	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
@@ -40,13 +40,13 @@ func scanJob(r scanner) (job.Job, error) {
 		chat, msg                 sql.NullInt64
 		claimID, claimUntil       sql.NullString
 		idemKey, deletedAt        sql.NullString
-		uploadBy                  sql.NullString
+		uploadBy, endedAt         sql.NullString
 		nextRun, created, updated string
 		state, source             string
 	)
 	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
 		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
-		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &created, &updated)
+		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &endedAt, &created, &updated)
 	if err != nil {
 		return job.Job{}, err
 	}
@@ -54,13 +54,14 @@ func scanJob(r scanner) (job.Job, error) {
 	j.TelegramChatID, j.TelegramMessageID = chat.Int64, msg.Int64
 	j.ClaimID = claimID.String
 	j.IdempotencyKey = idemKey.String
-	var errT [6]error
+	var errT [7]error
 	j.NextRunAt, errT[0] = parseTime(nextRun)
 	j.ClaimUntil, errT[1] = parseNullTime(claimUntil)
 	j.CreatedAt, errT[2] = parseTime(created)
 	j.UpdatedAt, errT[3] = parseTime(updated)
 	j.DeletedAt, errT[4] = parseNullTime(deletedAt)
 	j.UploadBy, errT[5] = parseNullTime(uploadBy)
+	j.EndedAt, errT[6] = parseNullTime(endedAt)
 	if err := errors.Join(errT[:]...); err != nil {
 		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
 	}
@@ -72,12 +73,12 @@ func jobValues(j job.Job) []any {
 		j.DurationMs, nullInt(j.TelegramChatID), nullInt(j.TelegramMessageID), j.Attempts, formatTime(j.NextRunAt),
 		nullString(j.ClaimID), nullTime(j.ClaimUntil),
 		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
-		formatTime(j.CreatedAt), formatTime(j.UpdatedAt)}
+		nullTime(j.EndedAt), formatTime(j.CreatedAt), formatTime(j.UpdatedAt)}
 }
 
 // stored is j as this store keeps it: times at millisecond precision.
 func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.CreatedAt, &j.UpdatedAt} {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt} {
 		if !t.IsZero() {
 			*t = t.UTC().Truncate(time.Millisecond)
 		}
@@ -164,7 +165,10 @@ func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, 
 	return j, created, err
 }
 
-// Delete marks a job deleted.
+// Delete marks a job deleted and blanks what names its sender. The
+// idempotency key and the Telegram message are columns of the row, kept
+// unique by partial indexes over the non-NULL values, so blanking them
+// (NULL) frees them for a new job.
 func (s *JobStore) Delete(ctx context.Context, id string) (job.Job, error) {
 	return job.Change(s.update).Delete(ctx, id)
 }

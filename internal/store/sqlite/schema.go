@@ -92,6 +92,17 @@ var steps = []string{
 		PRIMARY KEY (chat_id, message_id, part)
 	);
 	CREATE INDEX telegram_deliveries_due ON telegram_deliveries (state, next_at, chat_id, message_id, part);`,
+
+	// 6: when a job ended, from which its row expires (job.Expirer), and
+	// jobs_ended to find the expired ones. Jobs ended before this step end
+	// at their last change. Jobs deleted before this step lose what Delete
+	// now blanks (job.Forgotten).
+	`ALTER TABLE jobs ADD COLUMN ended_at TEXT;
+	UPDATE jobs SET ended_at = updated_at WHERE state IN ('done', 'failed', 'dead');
+	CREATE INDEX jobs_ended ON jobs (ended_at, id) WHERE ended_at IS NOT NULL;
+	UPDATE jobs SET filename = '', content_type = '', tg_chat_id = NULL, tg_message_id = NULL, idempotency_key = NULL,
+		owner_id = CASE WHEN source = 'telegram' THEN '' ELSE owner_id END
+	WHERE deleted_at IS NOT NULL;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

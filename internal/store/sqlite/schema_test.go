@@ -73,7 +73,7 @@ func TestOpenAddsTheBotTablesToAVersion4Database(t *testing.T) {
 
 	var version int
 	require.NoError(t, db.sql.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version))
-	require.Equal(t, 5, version)
+	require.Equal(t, SchemaVersion(), version)
 	for _, table := range []string{"telegram_chats", "telegram_deliveries"} {
 		var n int
 		require.NoError(t, db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table).Scan(&n))
@@ -88,6 +88,80 @@ func TestOpenAddsTheBotTablesToAVersion4Database(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, taken)
 	require.Equal(t, j.ID, d.JobID)
+}
+
+// Step 6 gives the jobs that ended before it an end (their last change),
+// so they expire, and blanks the jobs deleted before it as Delete now does.
+func TestStep6EndsOldJobsAndForgetsDeletedOnes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v5.db")
+	raw, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	for _, step := range steps[:5] {
+		_, err = raw.ExecContext(ctx, step)
+		require.NoError(t, err)
+	}
+	_, err = raw.ExecContext(ctx, "PRAGMA user_version = 5")
+	require.NoError(t, err)
+	t0, t1 := formatTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), formatTime(time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
+	insert := `INSERT INTO jobs (id, state, source, owner_id, language, filename, size_bytes, content_type, duration_ms,
+		tg_chat_id, tg_message_id, attempts, next_run_at, error_code, error_message, idempotency_key, deleted_at,
+		created_at, updated_at) VALUES (?, ?, ?, ?, '', ?, 10, ?, 0, ?, ?, 0, ?, '', '', ?, ?, ?, ?)`
+	for _, r := range [][]any{
+		{"01jd0m3y8k9q2r5t7v4w6x8z0a", "done", "api", "o", "a.mp3", "audio/mpeg", nil, nil, t0, "k", nil, t0, t1},
+		{"01jd0m3y8k9q2r5t7v4w6x8z0b", "transcribe", "api", "o", "b.mp3", "audio/mpeg", nil, nil, t0, nil, nil, t0, t1},
+		{"01jd0m3y8k9q2r5t7v4w6x8z0c", "failed", "telegram", "tg:5", "voice.ogg", "audio/ogg", 5, 7, t0, nil, t1, t0, t1},
+		{"01jd0m3y8k9q2r5t7v4w6x8z0d", "done", "api", "o", "d.mp3", "audio/mpeg", nil, nil, t0, "k2", t1, t0, t1},
+	} {
+		_, err = raw.ExecContext(ctx, insert, r...)
+		require.NoError(t, err)
+	}
+	require.NoError(t, raw.Close())
+
+	db, err := Open(ctx, path, clock.System())
+	require.NoError(t, err)
+	defer db.Close()
+	st := NewJobStore(db)
+	get := func(id string) job.Job {
+		j, err := st.Get(ctx, id)
+		require.NoError(t, err)
+		return j
+	}
+	done := get("01jd0m3y8k9q2r5t7v4w6x8z0a")
+	require.Equal(t, done.UpdatedAt, done.EndedAt, "an ended job ends at its last change")
+	require.Equal(t, "a.mp3", done.Filename, "a job not deleted keeps its fields")
+	require.Equal(t, "k", done.IdempotencyKey)
+	require.True(t, get("01jd0m3y8k9q2r5t7v4w6x8z0b").EndedAt.IsZero(), "a live job has no end")
+
+	tg := get("01jd0m3y8k9q2r5t7v4w6x8z0c")
+	require.Equal(t, job.Job{}, job.Job{Filename: tg.Filename, ContentType: tg.ContentType, OwnerID: tg.OwnerID,
+		TelegramChatID: tg.TelegramChatID, TelegramMessageID: tg.TelegramMessageID}, "a deleted Telegram job is forgotten")
+	api := get("01jd0m3y8k9q2r5t7v4w6x8z0d")
+	require.Empty(t, api.Filename)
+	require.Empty(t, api.IdempotencyKey)
+	require.Equal(t, "o", api.OwnerID, "a deleted API job keeps its owner")
+}
+
+// Expired reads jobs_ended in its order.
+func TestExpiredUsesTheEndedIndex(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), clock.System())
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+selectExpired, "x", 10)
+	require.NoError(t, err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &notUsed, &detail))
+		plan = append(plan, detail)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, plan, 1, "%q", plan)
+	require.Contains(t, plan[0], "USING INDEX jobs_ended (ended_at>? AND ended_at<?)")
+	require.NotContains(t, plan[0], "TEMP B-TREE")
 }
 
 // ClaimDue's selection reads the telegram_deliveries_due index, in its

@@ -2,6 +2,7 @@ package ydb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -41,7 +42,7 @@ func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, 
 	if err != nil {
 		return job.Job{}, false, err
 	}
-	j, created, err := s.createOnce(ctx, fresh, selectMessageJob, insertMessageJob, messageParams(d.TelegramChatID, d.TelegramMessageID))
+	j, created, err := s.createOnce(ctx, fresh, messageKey, messageParams(d.TelegramChatID, d.TelegramMessageID))
 	if err != nil {
 		return job.Job{}, false, fmt.Errorf("create job for message %d/%d: %w", d.TelegramChatID, d.TelegramMessageID, err)
 	}
@@ -54,38 +55,51 @@ func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, 
 	if err != nil {
 		return job.Job{}, false, err
 	}
-	j, created, err := s.createOnce(ctx, fresh, selectKeyJob, insertKeyJob, keyParams(d.OwnerID, d.IdempotencyKey))
+	j, created, err := s.createOnce(ctx, fresh, idempotencyKey, keyParams(d.OwnerID, d.IdempotencyKey))
 	if err != nil {
 		return job.Job{}, false, fmt.Errorf("create job once: %w", err)
 	}
 	return j, created, nil
 }
 
-// createOnce returns the job that selectKey finds for key, or records fresh
-// and its key, in one transaction. Two callers that both find no key both
-// insert; the first commit wins and the other's locks are invalidated, so
-// the SDK runs it again and it finds the winner's job. An INSERT that finds
-// the key already taken is retried the same way.
-func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, selectKey, insertKey string, key params) (j job.Job, created bool, err error) {
+// keyTable is the statements of a table that makes a job once per key.
+type keyTable struct{ sel, insert, upsert, del string }
+
+var (
+	messageKey     = keyTable{selectMessageJob, insertMessageJob, upsertMessageJob, deleteMessageJob}
+	idempotencyKey = keyTable{selectKeyJob, insertKeyJob, upsertKeyJob, deleteKeyJob}
+)
+
+// createOnce returns the job that kt's row for key names, or records fresh
+// and its key row, in one transaction. Two callers that both find no key
+// both insert; the first commit wins and the other's locks are
+// invalidated, so the SDK runs it again and it finds the winner's job. An
+// INSERT that finds the key already taken is retried the same way. A key
+// row whose job is gone (the job's row expired first) is pointed at fresh.
+func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, kt keyTable, key params) (j job.Job, created bool, err error) {
 	fresh = stored(fresh)
 	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
 		j, created = job.Job{}, false
 		var id string
-		err := s.db.rows(ctx, tx, selectKey, key, func(row query.Row) error {
+		err := s.db.rows(ctx, tx, kt.sel, key, func(row query.Row) error {
 			return row.ScanNamed(query.Named("job_id", &id))
 		})
 		if err != nil {
 			return err
 		}
+		write := kt.insert
 		if id != "" {
 			found, err := s.getJobs(ctx, tx, id)
-			if err != nil {
+			if err == nil {
+				j = found
+				return nil
+			}
+			if !errors.Is(err, job.ErrNotFound) {
 				return err
 			}
-			j = found
-			return nil
+			write = kt.upsert
 		}
-		err = s.db.exec(ctx, tx, insertKey, withJobID(key, fresh.ID))
+		err = s.db.exec(ctx, tx, write, keyRowParams(key, fresh.ID, fresh.CreatedAt))
 		if isKeyExists(err) {
 			return retry.RetryableError(err)
 		}
@@ -158,12 +172,49 @@ func (s *JobStore) writeSegments(ctx context.Context, tx query.TxActor, j job.Jo
 	if len(j.Segments) == 0 {
 		return nil
 	}
-	return s.db.exec(ctx, tx, upsertSegments, segmentsParams(j.ID, j.Segments))
+	return s.db.exec(ctx, tx, upsertSegments, segmentsParams(j.ID, j.Segments, j.EndedAt))
 }
 
-// Delete marks a job deleted.
+// Delete marks a job deleted (job.ApplyDelete), in one transaction with
+// what goes with it: its segments are written again with the job's end (a
+// live job ends now), and its Telegram message and idempotency key rows are
+// deleted, so the next job for them is a new one.
 func (s *JobStore) Delete(ctx context.Context, id string) (job.Job, error) {
-	return job.Change(s.change).Delete(ctx, id)
+	canon, err := job.ParseID(id)
+	if err != nil {
+		return job.Job{}, fmt.Errorf("delete job %s: %w", id, err)
+	}
+	var j job.Job
+	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		j = job.Job{}
+		cur, err := s.getJobs(ctx, tx, canon)
+		if err != nil {
+			return err
+		}
+		next := stored(job.ApplyDelete(cur, s.db.now()))
+		if err := s.db.exec(ctx, tx, upsertJobs, jobsParams(next)); err != nil {
+			return err
+		}
+		if err := s.writeSegments(ctx, tx, next); err != nil {
+			return err
+		}
+		if cur.TelegramChatID != 0 {
+			if err := s.db.exec(ctx, tx, messageKey.del, withJobID(messageParams(cur.TelegramChatID, cur.TelegramMessageID), cur.ID)); err != nil {
+				return err
+			}
+		}
+		if cur.IdempotencyKey != "" {
+			if err := s.db.exec(ctx, tx, idempotencyKey.del, withJobID(keyParams(cur.OwnerID, cur.IdempotencyKey), cur.ID)); err != nil {
+				return err
+			}
+		}
+		j = next
+		return nil
+	})
+	if err != nil {
+		return job.Job{}, fmt.Errorf("delete job %s: %w", canon, err)
+	}
+	return j, nil
 }
 
 // Get returns a job.

@@ -70,8 +70,9 @@ func jobsParams(jobs ...job.Job) params {
 	return params{{"$jobs", types.ListValue(vs...)}}
 }
 
-// segmentsParams is the $segments parameter of upsertSegments.
-func segmentsParams(jobID string, segs []job.Segment) params {
+// segmentsParams is the $segments parameter of upsertSegments: the
+// segments carry their job's end, so they expire with it.
+func segmentsParams(jobID string, segs []job.Segment, endedAt time.Time) params {
 	vs := make([]types.Value, len(segs))
 	for i, s := range segs {
 		vs[i] = types.StructValue(
@@ -83,6 +84,7 @@ func segmentsParams(jobID string, segs []job.Segment) params {
 			types.StructFieldValue("container", utf8(s.Container)),
 			types.StructFieldValue("operation_id", utf8(s.OperationID)),
 			types.StructFieldValue("done", types.BoolValue(s.Done)),
+			types.StructFieldValue("ended_at", optTS(truncMs(endedAt))),
 		)
 	}
 	return params{{"$segments", types.ListValue(vs...)}}
@@ -136,10 +138,16 @@ func keyParams(ownerID, key string) params { // selectKeyJob
 	return params{{"$owner_id", utf8(ownerID)}, {"$idempotency_key", utf8(key)}}
 }
 
-// withJobID is a key's parameters for its INSERT: insertMessageJob,
-// insertKeyJob.
+// withJobID is a key's parameters for its DELETE: deleteMessageJob,
+// deleteKeyJob.
 func withJobID(key params, jobID string) params {
 	return append(key[:len(key):len(key)], param{"$job_id", utf8(jobID)})
+}
+
+// keyRowParams are a key's parameters for its INSERT or UPSERT:
+// insertMessageJob, upsertMessageJob, insertKeyJob, upsertKeyJob.
+func keyRowParams(key params, jobID string, createdAt time.Time) params {
+	return append(withJobID(key, jobID), param{"$created_at", ts(truncMs(createdAt))})
 }
 
 func tokenHashParams(hash string) params { return params{{"$hash", utf8(hash)}} } // selectTokenByHash

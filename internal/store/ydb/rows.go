@@ -50,6 +50,7 @@ var jobColumnList = []jobColumn{
 	{"idempotency_key", func(j *job.Job) types.Value { return optUTF8(j.IdempotencyKey) }, func(r *jobRow) any { return &r.IdempotencyKey }},
 	{"deleted_at", func(j *job.Job) types.Value { return optTS(j.DeletedAt) }, func(r *jobRow) any { return &r.DeletedAt }},
 	{"upload_by", func(j *job.Job) types.Value { return optTS(j.UploadBy) }, func(r *jobRow) any { return &r.UploadBy }},
+	{"ended_at", func(j *job.Job) types.Value { return optTS(j.EndedAt) }, func(r *jobRow) any { return &r.EndedAt }},
 	{"created_at", func(j *job.Job) types.Value { return ts(j.CreatedAt) }, func(r *jobRow) any { return &r.CreatedAt }},
 	{"updated_at", func(j *job.Job) types.Value { return ts(j.UpdatedAt) }, func(r *jobRow) any { return &r.UpdatedAt }},
 }
@@ -77,7 +78,7 @@ func jobDests(r *jobRow) []query.NamedDestination {
 func (r *jobRow) finish() job.Job {
 	j := r.Job
 	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.CreatedAt, &j.UpdatedAt} {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt} {
 		if !t.IsZero() {
 			*t = t.UTC()
 		}
@@ -96,7 +97,7 @@ func scanJob(row query.Row) (job.Job, error) {
 // stored is j as this store keeps it: times in UTC at millisecond
 // precision, as the embedded store keeps them.
 func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.CreatedAt, &j.UpdatedAt} {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt} {
 		if !t.IsZero() {
 			*t = t.UTC().Truncate(time.Millisecond)
 		}

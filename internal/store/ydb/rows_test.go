@@ -24,7 +24,7 @@ func fullJob() job.Job {
 		NextRunAt: at.Add(time.Minute), ClaimID: "01jd0m3y8k9q2r5t7v4w6x8z0c", ClaimUntil: at.Add(time.Minute),
 		ErrorCode: "speechkit_unavailable", ErrorMessage: "recognition is unavailable",
 		IdempotencyKey: "key-1", DeletedAt: at.Add(2 * time.Minute), UploadBy: at.Add(time.Hour),
-		CreatedAt: at, UpdatedAt: at.Add(time.Second),
+		EndedAt: at.Add(3 * time.Minute), CreatedAt: at, UpdatedAt: at.Add(time.Second),
 	}
 }
 
@@ -101,13 +101,17 @@ func TestSegmentParams(t *testing.T) {
 		{Seq: 0, StartMs: 0, DurationMs: 1000, AudioKey: job.AudioKey("j", 0), Container: "OGG_OPUS", OperationID: "op1", Done: true},
 		{Seq: 1, StartMs: 1000, DurationMs: 500, AudioKey: job.AudioKey("j", 1), Container: "OGG_OPUS"},
 	}
-	p := segmentsParams("01jd0m3y8k9q2r5t7v4w6x8z0a", segs)
+	p := segmentsParams("01jd0m3y8k9q2r5t7v4w6x8z0a", segs, at.Add(time.Hour))
 	items, err := types.ListItems(p[0].value)
 	require.NoError(t, err)
 	require.Len(t, items, 2)
 	for i, item := range items {
 		fields, err := types.StructFields(item)
 		require.NoError(t, err)
+		var ended *time.Time
+		require.NoError(t, types.CastTo(fields["ended_at"], &ended))
+		require.NotNil(t, ended)
+		require.True(t, at.Add(time.Hour).Truncate(time.Millisecond).Equal(*ended), "a segment carries its job's end, to expire with it: %v", *ended)
 		var r segmentRow
 		for _, d := range segmentDests(&r) {
 			require.NoError(t, types.CastTo(fields[d.Name()], d.Ref()), d.Name())

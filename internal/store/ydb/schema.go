@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	"github.com/ydb-platform/ydb-go-sdk/v3/sugar"
@@ -29,6 +30,58 @@ var steps = []step{
 	{"api_tokens", createAPITokens},
 	{"telegram_chats", createTelegramChats},           // botstate_statements.go
 	{"telegram_deliveries", createTelegramDeliveries}, // botstate_statements.go
+	{"jobs_ended_at", alterJobsEndedAt},
+	{"segments_ended_at", alterSegmentsEndedAt},
+	{"telegram_messages_created_at", alterTelegramMessagesCreatedAt},
+	{"idempotency_keys_created_at", alterIdempotencyKeysCreatedAt},
+}
+
+// expiring are the tables whose rows expire by YDB's TTL, and the column
+// each row's lifetime is counted from (steps 8 to 11). A NULL there never
+// expires (https://ydb.tech/docs/en/concepts/ttl): a live job, its
+// segments, and key rows older than step 10 and 11.
+var expiring = []struct{ table, column string }{
+	{"jobs", "ended_at"},
+	{"segments", "ended_at"},
+	{"telegram_messages", "created_at"},
+	{"idempotency_keys", "created_at"},
+}
+
+// ttlStatement sets table's TTL: a row expires retention after its column.
+// An Interval is written in ISO 8601: whole days as P<n>D, else seconds.
+// https://ydb.tech/docs/en/yql/reference/recipes/ttl
+func ttlStatement(table, column string, retention time.Duration) (string, error) {
+	if retention < time.Second {
+		return "", fmt.Errorf("retention %s: want at least a second", retention)
+	}
+	iv := fmt.Sprintf("PT%dS", int64(retention/time.Second))
+	if retention%(24*time.Hour) == 0 {
+		iv = fmt.Sprintf("P%dD", int64(retention/(24*time.Hour)))
+	}
+	return fmt.Sprintf("ALTER TABLE %s SET (TTL = Interval(%q) ON %s)", table, iv, column), nil
+}
+
+// SetRetention sets the TTL of the job tables: a job's row and its
+// segments expire retention after the job ended, its Telegram message and
+// idempotency key rows retention after they were made (a job ends after
+// it is made, so they never outlive it by much; a key row whose job is gone
+// is pointed at the next job made for the key). It is not a schema step:
+// `transcriber migrate` runs it after Migrate on every run, with
+// JOB_RETENTION, so a changed retention takes effect at the next migrate.
+// Setting the TTL again with the same value changes nothing.
+func SetRetention(ctx context.Context, db *DB, retention time.Duration) error {
+	ctx, cancel := db.bound(ctx)
+	defer cancel()
+	for _, e := range expiring {
+		stmt, err := ttlStatement(e.table, e.column, retention)
+		if err != nil {
+			return fmt.Errorf("set retention: %w", err)
+		}
+		if err := db.driver.Query().Exec(ctx, db.text(stmt), query.WithTxControl(query.ImplicitTxControl())); err != nil {
+			return fmt.Errorf("set retention of %s: %w", e.table, translate(err))
+		}
+	}
+	return nil
 }
 
 // SchemaVersion is the number of schema steps this code knows.

@@ -108,6 +108,25 @@ const (
 )`
 )
 
+// Schema steps 8 to 11: the columns a row's expiry is counted from.
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
+const (
+	// alterJobsEndedAt (step 8): when the job reached a terminal state;
+	// NULL while it is live, so the TTL never removes a live job.
+	alterJobsEndedAt = `ALTER TABLE jobs ADD COLUMN ended_at Timestamp`
+
+	// alterSegmentsEndedAt (step 9): the job's ended_at, written with the
+	// segments, so they expire with their job (YDB has no cascade).
+	alterSegmentsEndedAt = `ALTER TABLE segments ADD COLUMN ended_at Timestamp`
+
+	// alterTelegramMessagesCreatedAt (step 10): when the key row was made;
+	// its job ends after that, so it expires no later than its job.
+	alterTelegramMessagesCreatedAt = `ALTER TABLE telegram_messages ADD COLUMN created_at Timestamp`
+
+	// alterIdempotencyKeysCreatedAt (step 11): as for telegram_messages.
+	alterIdempotencyKeysCreatedAt = `ALTER TABLE idempotency_keys ADD COLUMN created_at Timestamp`
+)
+
 // Schema bookkeeping.
 const (
 	// selectSchemaSteps lists the applied steps.
@@ -130,13 +149,13 @@ const jobsStruct = `List<Struct<
 	tg_chat_id: Optional<Int64>, tg_message_id: Optional<Int64>, attempts: Int32,
 	next_run_at: Timestamp, claim_id: Optional<Utf8>, claim_until: Optional<Timestamp>,
 	error_code: Utf8, error_message: Utf8, idempotency_key: Optional<Utf8>,
-	deleted_at: Optional<Timestamp>, upload_by: Optional<Timestamp>,
+	deleted_at: Optional<Timestamp>, upload_by: Optional<Timestamp>, ended_at: Optional<Timestamp>,
 	created_at: Timestamp, updated_at: Timestamp>>`
 
 // jobColumns is the jobs table's columns as statements list them.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
-	error_code, error_message, idempotency_key, deleted_at, upload_by, created_at, updated_at`
+	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at`
 
 // Jobs.
 const (
@@ -221,9 +240,9 @@ DELETE FROM segments WHERE job_id = $job_id`
 	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
 	upsertSegments = `DECLARE $segments AS List<Struct<
 	job_id: Utf8, seq: Int32, start_ms: Int64, duration_ms: Int64,
-	audio_key: Utf8, container: Utf8, operation_id: Utf8, done: Bool>>;
-UPSERT INTO segments (job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done)
-SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done FROM AS_TABLE($segments)`
+	audio_key: Utf8, container: Utf8, operation_id: Utf8, done: Bool, ended_at: Optional<Timestamp>>>;
+UPSERT INTO segments (job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at)
+SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at FROM AS_TABLE($segments)`
 )
 
 // The keys that make CreateForMessage and CreateOnce return the job made
@@ -240,7 +259,24 @@ SELECT job_id FROM telegram_messages WHERE chat_id = $chat_id AND message_id = $
 	insertMessageJob = `DECLARE $chat_id AS Int64;
 DECLARE $message_id AS Int64;
 DECLARE $job_id AS Utf8;
-INSERT INTO telegram_messages (chat_id, message_id, job_id) VALUES ($chat_id, $message_id, $job_id)`
+DECLARE $created_at AS Timestamp;
+INSERT INTO telegram_messages (chat_id, message_id, job_id, created_at) VALUES ($chat_id, $message_id, $job_id, $created_at)`
+
+	// upsertMessageJob points a Telegram message whose job is gone (its
+	// row expired) at a new job.
+	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
+	upsertMessageJob = `DECLARE $chat_id AS Int64;
+DECLARE $message_id AS Int64;
+DECLARE $job_id AS Utf8;
+DECLARE $created_at AS Timestamp;
+UPSERT INTO telegram_messages (chat_id, message_id, job_id, created_at) VALUES ($chat_id, $message_id, $job_id, $created_at)`
+
+	// deleteMessageJob frees a Telegram message from its deleted job.
+	// https://ydb.tech/docs/en/yql/reference/syntax/delete
+	deleteMessageJob = `DECLARE $chat_id AS Int64;
+DECLARE $message_id AS Int64;
+DECLARE $job_id AS Utf8;
+DELETE FROM telegram_messages WHERE chat_id = $chat_id AND message_id = $message_id AND job_id = $job_id`
 
 	// selectKeyJob finds the job of an owner's idempotency key.
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/
@@ -253,7 +289,24 @@ SELECT job_id FROM idempotency_keys WHERE owner_id = $owner_id AND idempotency_k
 	insertKeyJob = `DECLARE $owner_id AS Utf8;
 DECLARE $idempotency_key AS Utf8;
 DECLARE $job_id AS Utf8;
-INSERT INTO idempotency_keys (owner_id, idempotency_key, job_id) VALUES ($owner_id, $idempotency_key, $job_id)`
+DECLARE $created_at AS Timestamp;
+INSERT INTO idempotency_keys (owner_id, idempotency_key, job_id, created_at) VALUES ($owner_id, $idempotency_key, $job_id, $created_at)`
+
+	// upsertKeyJob points an idempotency key whose job is gone (its row
+	// expired) at a new job.
+	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
+	upsertKeyJob = `DECLARE $owner_id AS Utf8;
+DECLARE $idempotency_key AS Utf8;
+DECLARE $job_id AS Utf8;
+DECLARE $created_at AS Timestamp;
+UPSERT INTO idempotency_keys (owner_id, idempotency_key, job_id, created_at) VALUES ($owner_id, $idempotency_key, $job_id, $created_at)`
+
+	// deleteKeyJob frees an idempotency key from its deleted job.
+	// https://ydb.tech/docs/en/yql/reference/syntax/delete
+	deleteKeyJob = `DECLARE $owner_id AS Utf8;
+DECLARE $idempotency_key AS Utf8;
+DECLARE $job_id AS Utf8;
+DELETE FROM idempotency_keys WHERE owner_id = $owner_id AND idempotency_key = $idempotency_key AND job_id = $job_id`
 )
 
 // API tokens.

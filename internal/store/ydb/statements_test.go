@@ -47,11 +47,15 @@ func boundParams() map[string]params {
 		"listJobsAfter":     listParams("o", j.ID, 11),
 		"selectSegments":    jobIDsParams([]ydbtypes.Value{utf8(j.ID)}),
 		"deleteSegments":    segmentsOfParams(j.ID),
-		"upsertSegments":    segmentsParams(j.ID, fullSegments()),
+		"upsertSegments":    segmentsParams(j.ID, fullSegments(), now),
 		"selectMessageJob":  messageParams(1, 2),
-		"insertMessageJob":  withJobID(messageParams(1, 2), j.ID),
+		"insertMessageJob":  keyRowParams(messageParams(1, 2), j.ID, now),
+		"upsertMessageJob":  keyRowParams(messageParams(1, 2), j.ID, now),
+		"deleteMessageJob":  withJobID(messageParams(1, 2), j.ID),
 		"selectKeyJob":      keyParams("o", "k"),
-		"insertKeyJob":      withJobID(keyParams("o", "k"), j.ID),
+		"insertKeyJob":      keyRowParams(keyParams("o", "k"), j.ID, now),
+		"upsertKeyJob":      keyRowParams(keyParams("o", "k"), j.ID, now),
+		"deleteKeyJob":      withJobID(keyParams("o", "k"), j.ID),
 		"insertToken":       tokenParams(fullToken(t0())),
 		"selectTokenByHash": tokenHashParams("h"),
 		"selectTokenByID":   tokenIDParams("i"),
@@ -165,15 +169,21 @@ func TestStatementsAgreementCatchesDrift(t *testing.T) {
 	})
 }
 
+// ddlOf is the schema's DDL: the CREATE TABLE statements, then the ALTER
+// TABLE … ADD COLUMN ones, which apply to the tables made before them.
 func ddlOf(consts map[string]string) []string {
-	var ddl []string
+	var creates, alters []string
 	for name, text := range consts {
-		if strings.HasPrefix(name, "create") {
-			ddl = append(ddl, text)
+		switch {
+		case strings.HasPrefix(name, "create"):
+			creates = append(creates, text)
+		case strings.HasPrefix(name, "alter"):
+			alters = append(alters, text)
 		}
 	}
-	slices.Sort(ddl)
-	return ddl
+	slices.Sort(creates)
+	slices.Sort(alters)
+	return append(creates, alters...)
 }
 
 func isStatement(text string) bool {
@@ -192,6 +202,7 @@ type schemaTable struct {
 }
 
 var (
+	reAlter  = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) (\w+)$`)
 	reCreate = regexp.MustCompile(`CREATE TABLE (\w+) \(`)
 	reColumn = regexp.MustCompile(`^\s*(\w+)\s+(\w+)(\s+NOT NULL)?,?$`)
 	reIndex  = regexp.MustCompile(`INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)`)
@@ -204,6 +215,18 @@ func parseSchema(ddl []string) (map[string]schemaTable, []error) {
 	out := map[string]schemaTable{}
 	var errs []error
 	for _, d := range ddl {
+		if a := reAlter.FindStringSubmatch(d); a != nil {
+			tb, ok := out[a[1]]
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Errorf("ALTER TABLE %s: no such table", a[1]))
+			case tb.columns[a[2]] != (column{}):
+				errs = append(errs, fmt.Errorf("ALTER TABLE %s: column %s exists", a[1], a[2]))
+			default:
+				tb.columns[a[2]] = column{typ: a[3]}
+			}
+			continue
+		}
 		m := reCreate.FindStringSubmatch(d)
 		if m == nil {
 			errs = append(errs, fmt.Errorf("not a CREATE TABLE: %.40q", d))

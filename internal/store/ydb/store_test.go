@@ -69,6 +69,7 @@ func testDB(t *testing.T, clk clock.Clock) *DB {
 	})
 	_, err = Migrate(ctx, db)
 	require.NoError(t, err)
+	require.NoError(t, SetRetention(ctx, db, 90*24*time.Hour))
 	return db
 }
 

@@ -1,0 +1,73 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"transcriber/internal/job"
+)
+
+var _ job.Expirer = (*JobStore)(nil)
+
+// selectExpired is Expired's selection: one range of jobs_ended, in its
+// order.
+var selectExpired = selectJob + ` WHERE ended_at IS NOT NULL AND ended_at < ? ORDER BY ended_at, id LIMIT ?`
+
+// Expired returns up to limit jobs that ended before before, the longest
+// ended first, through jobs_ended.
+func (s *JobStore) Expired(ctx context.Context, before time.Time, limit int) ([]job.Job, error) {
+	if err := job.CheckClaimLimit(limit); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.sql.QueryContext(ctx, selectExpired, formatTime(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("expired jobs: %w", translate(err))
+	}
+	defer rows.Close()
+	var out []job.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("expired jobs: %w", translate(err))
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("expired jobs: %w", translate(err))
+	}
+	if err := loadSegments(ctx, s.db.sql, out); err != nil {
+		return nil, fmt.Errorf("expired jobs: %w", err)
+	}
+	return out, nil
+}
+
+// Remove deletes the rows of the jobs ids that ended before before; their
+// segments go with them (ON DELETE CASCADE).
+func (s *JobStore) Remove(ctx context.Context, ids []string, before time.Time) (int, error) {
+	n := 0
+	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+		n = 0
+		for _, id := range ids {
+			id, err := job.ParseID(id)
+			if err != nil {
+				continue
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = ? AND ended_at IS NOT NULL AND ended_at < ?`, id, formatTime(before))
+			if err != nil {
+				return translate(err)
+			}
+			k, err := res.RowsAffected()
+			if err != nil {
+				return translate(err)
+			}
+			n += int(k)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("remove expired jobs: %w", err)
+	}
+	return n, nil
+}
