@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"transcriber/internal/app"
@@ -30,10 +32,33 @@ func local(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 			}
 		}
 	}
+	if lc.CORSOrigins, err = corsOrigins(getenv("CORS_ALLOWED_ORIGINS")); err != nil {
+		return err
+	}
 	if v := getenv("TELEGRAM_POLL"); v != "" {
 		if lc.TelegramPoll, err = strconv.ParseBool(v); err != nil {
 			return fmt.Errorf("TELEGRAM_POLL: want true or false")
 		}
 	}
 	return localstack.Run(ctx, lc, stdout)
+}
+
+// corsOrigins parses CORS_ALLOWED_ORIGINS for the local object store:
+// origins (scheme://host[:port]) separated by commas, or "*".
+func corsOrigins(v string) ([]string, error) {
+	var list []string
+	for _, o := range strings.Split(v, ",") {
+		o = strings.TrimSuffix(strings.TrimSpace(o), "/")
+		if o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+				return nil, fmt.Errorf("CORS_ALLOWED_ORIGINS: %q is not an origin such as https://app.example or http://localhost:3000", o)
+			}
+		}
+		list = append(list, o)
+	}
+	return list, nil
 }

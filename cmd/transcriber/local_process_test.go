@@ -26,12 +26,13 @@ import (
 
 // localProc is a running `transcriber local`, started as its own process.
 type localProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	api    string
-	token  string
-	output *syncBuffer
-	exited chan error
+	t       *testing.T
+	cmd     *exec.Cmd
+	api     string
+	objects string // the object store's URL
+	token   string
+	output  *syncBuffer
+	exited  chan error
 }
 
 // syncBuffer is the process's stderr: written by exec's copier while the
@@ -97,6 +98,8 @@ func startLocal(t *testing.T, bin string, env []string) *localProc {
 			switch {
 			case len(f) >= 2 && f[0] == "api:":
 				p.api = f[1]
+			case len(f) >= 2 && f[0] == "objects:":
+				p.objects = f[1]
 			case len(f) >= 2 && f[0] == "token:":
 				// The last line of the announcement: a secret, or how to make one.
 				announced = true
@@ -163,6 +166,17 @@ func (p *localProc) submit(token, file string) procJob {
 	return j
 }
 
+// put PUTs body to u as a plain HTTP client does and returns the status.
+func (p *localProc) put(u, body string) int {
+	p.t.Helper()
+	req, err := http.NewRequest(http.MethodPut, u, strings.NewReader(body))
+	require.NoError(p.t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(p.t, err)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
 // waitState polls the job until it is in state, or fails after a while.
 func (p *localProc) waitState(token, id, state string) procJob {
 	p.t.Helper()
@@ -216,8 +230,23 @@ func TestLocalStackProcess(t *testing.T) {
 	require.NotEmpty(t, p.token, "the first start hands out a token")
 	token := p.token
 
+	// The object store takes only what the stack signed: an upload URL with
+	// another signature starts nothing, nor does a request without one.
+	var forged procJob
+	require.Equal(t, http.StatusCreated, p.call(http.MethodPost, "/v1/jobs", token, strings.NewReader(`{"filename":"x.ogg","size_bytes":5}`), &forged))
+	require.Equal(t, http.StatusForbidden, p.put(forged.Upload.URL+"0", "hello"))
+	require.Equal(t, http.StatusForbidden, p.put(p.objects+"/transcriber/sources/"+forged.ID, "hello"))
+
 	j := p.submit(token, note)
 	p.waitState(token, j.ID, "done")
+	var still procJob
+	require.Equal(t, http.StatusOK, p.call(http.MethodGet, "/v1/jobs/"+forged.ID, token, nil, &still))
+	require.Equal(t, "awaiting_upload", still.State, "the refused uploads started nothing")
+	resp, err := http.Get(p.objects + "/transcriber/results/" + j.ID + ".json")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "transcripts are not readable without a signature")
+
 	for _, f := range []string{"txt", "srt", "vtt", "json"} {
 		var body string
 		require.Equal(t, http.StatusOK, p.call(http.MethodGet, "/v1/jobs/"+j.ID+"/transcript?format="+f, token, nil, &body), f)
@@ -264,6 +293,10 @@ func TestLocalStackProcess(t *testing.T) {
 	require.NoError(t, <-again.exited, "a clean exit on SIGTERM: %s", again.output)
 	for _, out := range []*syncBuffer{p.output, again.output} {
 		require.NotContains(t, out.String(), telegramtest.Token, "the bot token reached the log")
+		// The log is JSON lines, net/http's own complaints included.
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			require.True(t, json.Valid([]byte(line)), "a log line that is not JSON: %s", line)
+		}
 	}
 }
 
@@ -298,5 +331,22 @@ func (p *localProc) waitChat(tg *telegramtest.Server, n int) {
 		}
 		require.True(p.t, time.Now().Before(deadline), "%d of %d transcripts in the chat; calls: %+v; log: %s", got, n, tg.Calls(), p.output) //nolint:forbidigo // as above
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestCORSOrigins(t *testing.T) {
+	got, err := corsOrigins(" https://app.example/, http://localhost:3000 ,,")
+	require.NoError(t, err)
+	require.Equal(t, []string{"https://app.example", "http://localhost:3000"}, got)
+	got, err = corsOrigins("*")
+	require.NoError(t, err)
+	require.Equal(t, []string{"*"}, got)
+	got, err = corsOrigins("")
+	require.NoError(t, err)
+	require.Empty(t, got)
+	for _, bad := range []string{"app.example", "https://app.example/path", "ftp://app.example", "https://", "https://u@app.example"} {
+		_, err := corsOrigins(bad)
+		require.Error(t, err, bad)
+		require.ErrorContains(t, err, "CORS_ALLOWED_ORIGINS")
 	}
 }

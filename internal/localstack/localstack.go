@@ -1,9 +1,16 @@
 // Package localstack runs the whole service in one process on one machine:
 // the same handlers as in the cloud, with embedded stand-ins only where a
 // cloud service has no local form — an S3 server with its objects on disk
-// that plays the ObjectCreate trigger, the SQLite job store, and a ticker
-// that plays the timer. Recognition goes to SpeechKit when credentials are
-// given; without them the stack says so and jobs fail with that reason.
+// that plays the ObjectCreate trigger (for sources/ only, as the cloud
+// trigger's prefix does), the SQLite job store, and a ticker that plays the
+// timer. Recognition goes to SpeechKit when credentials are given; without
+// them the stack says so and jobs fail with that reason.
+//
+// The object store checks requests as Object Storage does
+// (s3test.NewOnDisk): every request signed with the stack's own key, made
+// at the first start and kept in DATA_DIR (StoreSecretFile, mode 0600);
+// presigned URLs until they expire; CORS only for the API's own origin and
+// Config.CORSOrigins.
 package localstack
 
 import (
@@ -13,10 +20,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +34,7 @@ import (
 	"transcriber/internal/app"
 	"transcriber/internal/app/withbot"
 	"transcriber/internal/clock"
+	"transcriber/internal/job"
 	"transcriber/internal/storage/s3/s3test"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
@@ -45,6 +56,10 @@ type Config struct {
 	// instead of waiting for them at the webhook route (TELEGRAM_POLL): a
 	// real bot from a machine without a public URL.
 	TelegramPoll bool
+	// CORSOrigins are the browser origins, besides the API's own (which
+	// serves the upload page), allowed to call the object store
+	// (CORS_ALLOWED_ORIGINS); "*" allows every origin.
+	CORSOrigins []string
 }
 
 // Bucket is the local object store's one bucket.
@@ -75,7 +90,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	defer db.Close()
 	tokens := sqlite.NewTokenStore(db)
 
-	objects, err := s3test.NewOnDisk(Bucket, filepath.Join(cfg.DataDir, "objects"))
+	storeSecret, err := localSecret(filepath.Join(cfg.DataDir, StoreSecretFile))
 	if err != nil {
 		return err
 	}
@@ -83,23 +98,34 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("object store address %s: %w", cfg.S3Addr, err)
 	}
-	objects.URL = "http://" + s3lis.Addr().String()
 	apiLis, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		_ = s3lis.Close()
 		return fmt.Errorf("HTTP address %s: %w", cfg.HTTPAddr, err)
 	}
+	closeListeners := func() { _ = s3lis.Close(); _ = apiLis.Close() }
 
 	acfg := cfg.App
-	acfg.S3 = objects.Config()
 	apiURL := "http://" + apiLis.Addr().String()
 	if acfg.Telegram.PublicURL == "" {
 		acfg.Telegram.PublicURL = apiURL
 	}
+	objects, err := s3test.NewOnDisk(Bucket, filepath.Join(cfg.DataDir, "objects"), s3test.Verify{
+		AccessKeyID:     StoreKeyID,
+		SecretAccessKey: string(storeSecret),
+		// The upload page is served by the API, at the address its links
+		// point to.
+		AllowedOrigins: append([]string{apiURL, originOf(acfg.Telegram.PublicURL)}, cfg.CORSOrigins...),
+	})
+	if err != nil {
+		closeListeners()
+		return err
+	}
+	objects.URL = "http://" + s3lis.Addr().String()
+	acfg.S3 = objects.Config()
 	if len(acfg.Telegram.UploadLinkSecret) == 0 {
 		if acfg.Telegram.UploadLinkSecret, err = localSecret(filepath.Join(cfg.DataDir, LinkSecretFile)); err != nil {
-			_ = s3lis.Close()
-			_ = apiLis.Close()
+			closeListeners()
 			return err
 		}
 	}
@@ -116,8 +142,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	a, err := app.New(acfg, opt)
 	if err != nil {
-		_ = s3lis.Close()
-		_ = apiLis.Close()
+		closeListeners()
 		return err
 	}
 	defer a.Close()
@@ -127,7 +152,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	events := newQueue()
-	objects.OnCreate(func(bucket, key string, _ int64) { events.push(objectEvent(bucket, key)) })
+	objects.OnCreate(sourceEvents(events))
 
 	// An upload whose event was not handled before the last stop is found
 	// again: every source is offered to ingest, which ignores the jobs past
@@ -140,13 +165,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		events.push(objectEvent(Bucket, key))
 	}
 
-	mux := http.NewServeMux()
-	mux.Handle("/", a.API)
-	if a.Bot != nil {
-		mux.Handle(http.MethodPost+" "+telegram.WebhookPath, a.Bot)
-	}
-	apiSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	s3Srv := &http.Server{Handler: objects.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	apiSrv := newServer(router(a.API, a.Bot), log)
+	s3Srv := newServer(objects.Handler(), log)
 	var servers, workers sync.WaitGroup
 	serve := func(s *http.Server, l net.Listener) {
 		defer servers.Done()
@@ -195,6 +215,50 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	servers.Wait()
 	fmt.Fprintln(out, "stopped")
 	return nil
+}
+
+// newServer serves h, with net/http's own complaints (a panic, a
+// superfluous WriteHeader) logged through log as JSON lines like the rest,
+// not as plain text on stderr.
+func newServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+}
+
+// router sends the webhook's POSTs to the bot and every other request to
+// the API, which answers it whatever its path: no second mux, so nothing
+// here cleans a path or redirects.
+func router(api, bot http.Handler) http.Handler {
+	if bot == nil {
+		return api
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == telegram.WebhookPath && r.URL.RawPath == "" {
+			bot.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// sourceEvents hands the trigger's events for uploads to q: objects
+// created under sources/ only, like the cloud trigger's prefix filter (the
+// stack's own audio/ and results/ objects start nothing).
+func sourceEvents(q *queue) func(bucket, key string, size int64) {
+	prefix := job.SourceKey("")
+	return func(bucket, key string, _ int64) {
+		if strings.HasPrefix(key, prefix) {
+			q.push(objectEvent(bucket, key))
+		}
+	}
+}
+
+// originOf is the scheme://host[:port] of a URL, or "" if it has none.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 func withDefaults(c Config) Config {
@@ -260,6 +324,15 @@ func endpointOrDefault(e string) string {
 	}
 	return e
 }
+
+// StoreKeyID is the access key id of the local object store's key; its
+// secret is kept in StoreSecretFile.
+const StoreKeyID = "transcriber-local"
+
+// StoreSecretFile keeps the local object store's secret access key under
+// the data directory (mode 0600), made at the first start: only the stack
+// signs requests and URLs with it.
+const StoreSecretFile = "object-store.secret"
 
 // LinkSecretFile keeps the local stack's upload link secret under the data
 // directory, so links stay valid across restarts.

@@ -70,15 +70,40 @@ func TestBrowserUploadFromAnotherOrigin(t *testing.T) {
 	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
 }
 
+// The on-disk server allows only its listed origins, and only the methods
+// a page uploads and reads with.
 func TestOnDiskServerAnswersPreflights(t *testing.T) {
-	srv, err := s3test.NewOnDisk("local", t.TempDir())
+	v := testKey()
+	v.AllowedOrigins = []string{"http://localhost:8080", "https://app.example/"}
+	srv, err := s3test.NewOnDisk("local", t.TempDir(), v)
 	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodOptions, "/local/sources/x", nil)
-	require.NoError(t, err)
-	req.Header.Set("Origin", "http://localhost:8080")
-	req.Header.Set("Access-Control-Request-Method", http.MethodPut)
-	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, req)
-	require.Equal(t, http.StatusOK, rec.Code)
-	require.Equal(t, "http://localhost:8080", rec.Header().Get("Access-Control-Allow-Origin"))
+	preflight := func(origin, method string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodOptions, "/local/sources/x", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", method)
+		req.Header.Set("Access-Control-Request-Headers", "content-type")
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		return rec
+	}
+	for _, origin := range []string{"http://localhost:8080", "https://app.example"} {
+		rec := preflight(origin, http.MethodPut)
+		require.Equal(t, http.StatusOK, rec.Code, origin)
+		require.Equal(t, origin, rec.Header().Get("Access-Control-Allow-Origin"))
+		require.Equal(t, "GET, HEAD, PUT", rec.Header().Get("Access-Control-Allow-Methods"))
+		require.Equal(t, "content-type", rec.Header().Get("Access-Control-Allow-Headers"))
+	}
+	for _, tc := range []struct{ origin, method string }{
+		{"https://evil.example", http.MethodPut},
+		{"http://localhost:8081", http.MethodGet},
+		{"http://localhost:8080", http.MethodDelete},
+		{"http://localhost:8080", http.MethodPost},
+	} {
+		rec := preflight(tc.origin, tc.method)
+		require.Equal(t, http.StatusForbidden, rec.Code, "%+v", tc)
+		require.Equal(t, "application/xml", rec.Header().Get("Content-Type"))
+		require.Contains(t, rec.Body.String(), "<Code>AccessForbidden</Code>")
+		require.Empty(t, rec.Header().Get("Access-Control-Allow-Origin"), "%+v", tc)
+		require.Empty(t, rec.Header().Get("Access-Control-Allow-Methods"), "%+v", tc)
+	}
 }

@@ -19,7 +19,7 @@ func TestOnDiskObjectsOutliveTheServer(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "objects")
 	ctx := context.Background()
 	start := func() (*s3.Store, *s3test.Server) {
-		srv, err := s3test.NewOnDisk("local", dir)
+		srv, err := s3test.NewOnDisk("local", dir, testKey())
 		require.NoError(t, err)
 		hs := httptest.NewServer(srv.Handler())
 		t.Cleanup(hs.Close)

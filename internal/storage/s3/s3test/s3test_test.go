@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -182,4 +184,44 @@ func TestNew(t *testing.T) {
 	require.Equal(t, "local-media", srv.Bucket)
 	require.Zero(t, srv.PendingUploads(t), "the bucket exists")
 	require.Equal(t, "local-media", srv.Config().Bucket)
+}
+
+// testKey is a verifying server's key in tests.
+func testKey() s3test.Verify {
+	return s3test.Verify{AccessKeyID: "test-key-id", SecretAccessKey: "test-secret-access-key"}
+}
+
+// brokenWriter is a client gone mid-answer: every Write fails. It notes
+// what net/http would log as a superfluous WriteHeader: one after the
+// answer began.
+type brokenWriter struct {
+	header      http.Header
+	began       bool
+	superfluous int
+}
+
+func (w *brokenWriter) Header() http.Header { return w.header }
+
+func (w *brokenWriter) WriteHeader(int) {
+	if w.began {
+		w.superfluous++
+	}
+	w.began = true
+}
+
+func (w *brokenWriter) Write([]byte) (int, error) {
+	w.began = true
+	return 0, errors.New("connection reset by peer")
+}
+
+// A GET whose client goes away mid-body gets no second answer (gofakes3
+// writes an error answer after the failed body).
+func TestNoSecondAnswer(t *testing.T) {
+	srv := s3test.Start(t)
+	status, _ := do(t, http.MethodPut, srv.URL+"/"+srv.Bucket+"/results/a.json", bytes.Repeat([]byte("x"), 1<<16), nil)
+	require.Equal(t, http.StatusOK, status)
+	w := &brokenWriter{header: http.Header{}}
+	srv.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/"+srv.Bucket+"/results/a.json", nil))
+	require.True(t, w.began)
+	require.Zero(t, w.superfluous)
 }

@@ -1,0 +1,445 @@
+package s3test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"transcriber/internal/clock"
+	"transcriber/internal/storage/s3"
+)
+
+// Verify makes a server check every request as Object Storage does (see the
+// package comment). AccessKeyID and SecretAccessKey are required.
+type Verify struct {
+	AccessKeyID     string
+	SecretAccessKey string
+	// Region is the region a credential's scope must name, default
+	// s3.DefaultRegion.
+	Region string
+	// AllowedOrigins are the browser origins (scheme://host[:port]) whose
+	// requests get CORS headers and whose preflights are allowed; "*"
+	// allows every origin. Empty: no browser page may call the store.
+	AllowedOrigins []string
+	// Clock is the server's clock, default clock.System(): the times
+	// requests are signed at and presigned URLs expire at are checked
+	// against it.
+	Clock clock.Clock
+}
+
+// Limits of what a verifying server accepts, S3's own.
+const (
+	// MaxPresignExpires is the longest X-Amz-Expires a presigned URL may
+	// carry: 7 days.
+	MaxPresignExpires = 7 * 24 * time.Hour
+	// MaxClockSkew is how far a header-signed request's X-Amz-Date may be
+	// from the server's clock, and how far in the future a presigned URL's.
+	MaxClockSkew = 15 * time.Minute
+)
+
+const (
+	sigAlgorithm    = "AWS4-HMAC-SHA256"
+	sigService      = "s3"
+	sigTerminator   = "aws4_request"
+	amzDateFormat   = "20060102T150405Z"
+	unsignedPayload = "UNSIGNED-PAYLOAD"
+	// memoryBody is the largest body with a signed hash that is held in
+	// memory while its hash is checked; a larger one goes to a temporary
+	// file.
+	memoryBody = 16 << 20
+)
+
+// verifier checks requests against one key.
+type verifier struct {
+	keyID  string
+	creds  aws.Credentials
+	region string
+	clock  clock.Clock
+	signer *v4.Signer
+}
+
+func newVerifier(v Verify) (*verifier, error) {
+	if v.AccessKeyID == "" || v.SecretAccessKey == "" {
+		return nil, errors.New("a verifying server needs an access key id and a secret access key")
+	}
+	if v.Region == "" {
+		v.Region = s3.DefaultRegion
+	}
+	if v.Clock == nil {
+		v.Clock = clock.System()
+	}
+	return &verifier{
+		keyID:  v.AccessKeyID,
+		creds:  aws.Credentials{AccessKeyID: v.AccessKeyID, SecretAccessKey: v.SecretAccessKey},
+		region: v.Region,
+		clock:  v.Clock,
+		signer: v4.NewSigner(),
+	}, nil
+}
+
+// s3Error is a refusal in S3's terms.
+type s3Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *s3Error) Error() string { return e.Code + ": " + e.Message }
+
+func refuse(status int, code, message string) *s3Error {
+	return &s3Error{Status: status, Code: code, Message: message}
+}
+
+var (
+	errAnonymous = refuse(http.StatusForbidden, "AccessDenied", "Access Denied")
+	errSignature = refuse(http.StatusForbidden, "SignatureDoesNotMatch",
+		"The request signature we calculated does not match the signature you provided. Check your key and signing method.")
+	errKeyID = refuse(http.StatusForbidden, "InvalidAccessKeyId",
+		"The AWS Access Key Id you provided does not exist in our records.")
+	errExpired  = refuse(http.StatusForbidden, "AccessDenied", "Request has expired")
+	errNotYet   = refuse(http.StatusForbidden, "AccessDenied", "Request is not valid yet")
+	errSkewed   = refuse(http.StatusForbidden, "RequestTimeTooSkewed", "The difference between the request time and the current time is too large.")
+	errHashDiff = refuse(http.StatusBadRequest, "XAmzContentSHA256Mismatch",
+		"The provided 'x-amz-content-sha256' header does not match what was computed.")
+)
+
+// writeError answers with S3's XML error document (no body for HEAD).
+func writeError(w http.ResponseWriter, r *http.Request, e *s3Error) {
+	h := w.Header()
+	h.Set("Content-Type", "application/xml")
+	h.Del("Content-Length")
+	w.WriteHeader(e.Status)
+	if r.Method == http.MethodHead {
+		return
+	}
+	doc := struct {
+		XMLName xml.Name `xml:"Error"`
+		Code    string   `xml:"Code"`
+		Message string   `xml:"Message"`
+	}{Code: e.Code, Message: e.Message}
+	b, _ := xml.Marshal(doc)
+	_, _ = w.Write([]byte(xml.Header))
+	_, _ = w.Write(b)
+}
+
+// wrap lets through only the requests signed with the verifier's key.
+func (v *verifier) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		payloadHash, err := v.check(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if payloadHash != unsignedPayload && payloadHash != "" {
+			cleanup, err := checkBody(r, payloadHash)
+			defer cleanup()
+			if err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// check verifies r's signature, in its query or in its Authorization
+// header, and returns the payload hash it was signed with.
+func (v *verifier) check(r *http.Request) (string, *s3Error) {
+	q := r.URL.Query()
+	auth := r.Header.Get("Authorization")
+	presigned := q.Has("X-Amz-Signature") || q.Has("X-Amz-Algorithm") || q.Has("X-Amz-Credential")
+	switch {
+	case presigned && auth != "":
+		return "", refuse(http.StatusBadRequest, "InvalidArgument", "Only one auth mechanism allowed")
+	case presigned:
+		return unsignedPayload, v.checkQuery(r, q)
+	case auth != "":
+		return v.checkHeader(r, auth)
+	default:
+		return "", errAnonymous
+	}
+}
+
+// credential is a parsed Credential: key id and scope.
+type credential struct {
+	keyID, day, region, service, terminator string
+}
+
+func parseCredential(s string) (credential, bool) {
+	p := strings.Split(s, "/")
+	if len(p) != 5 {
+		return credential{}, false
+	}
+	return credential{p[0], p[1], p[2], p[3], p[4]}, true
+}
+
+// checkScope checks the credential's key id and scope against the key and
+// the signing time; malformed is the error code for a malformed scope.
+func (v *verifier) checkScope(c credential, at time.Time, malformed string) *s3Error {
+	if c.keyID != v.keyID {
+		return errKeyID
+	}
+	switch {
+	case c.day != at.Format("20060102"):
+		return refuse(http.StatusBadRequest, malformed, "the credential's date is not the day the request was signed")
+	case c.region != v.region:
+		return refuse(http.StatusBadRequest, malformed, fmt.Sprintf("the region %q is wrong; expecting %q", c.region, v.region))
+	case c.service != sigService:
+		return refuse(http.StatusBadRequest, malformed, "the credential's service must be s3")
+	case c.terminator != sigTerminator:
+		return refuse(http.StatusBadRequest, malformed, "the credential must end in aws4_request")
+	}
+	return nil
+}
+
+// checkQuery verifies a presigned request.
+func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
+	const malformed = "AuthorizationQueryParametersError"
+	param := func(name string) (string, *s3Error) {
+		if len(q[name]) != 1 || q[name][0] == "" {
+			return "", refuse(http.StatusBadRequest, malformed, "the query must carry exactly one "+name)
+		}
+		return q[name][0], nil
+	}
+	var vals [6]string
+	for i, name := range []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Signature"} {
+		var err *s3Error
+		if vals[i], err = param(name); err != nil {
+			return err
+		}
+	}
+	alg, credStr, date, expires, names, signature := vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
+	if alg != sigAlgorithm {
+		return refuse(http.StatusBadRequest, malformed, "X-Amz-Algorithm only supports "+sigAlgorithm)
+	}
+	cred, ok := parseCredential(credStr)
+	if !ok {
+		return refuse(http.StatusBadRequest, malformed, "Error parsing the X-Amz-Credential parameter")
+	}
+	at, err := time.Parse(amzDateFormat, date)
+	if err != nil {
+		return refuse(http.StatusBadRequest, malformed, "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"")
+	}
+	secs, err := strconv.ParseInt(expires, 10, 64)
+	if err != nil || secs < 1 || secs > int64(MaxPresignExpires/time.Second) {
+		return refuse(http.StatusBadRequest, malformed, "X-Amz-Expires must be between 1 and 604800 seconds")
+	}
+	if e := v.checkScope(cred, at, malformed); e != nil {
+		return e
+	}
+	now := v.clock.Now()
+	if !now.Before(at.Add(time.Duration(secs) * time.Second)) {
+		return errExpired
+	}
+	if at.After(now.Add(MaxClockSkew)) {
+		return errNotYet
+	}
+	signed, e := signedHeaders(names, malformed)
+	if e != nil {
+		return e
+	}
+
+	req := v.canonical(r, signed)
+	rest := url.Values{}
+	for k, vs := range q {
+		if k != "X-Amz-Signature" {
+			rest[k] = vs
+		}
+	}
+	req.URL.RawQuery = rest.Encode()
+	uri, _, err := v.signer.PresignHTTP(context.Background(), v.creds, req, unsignedPayload, sigService, v.region, at, signerOptions)
+	if err != nil {
+		return errSignature
+	}
+	u, err := url.Parse(uri)
+	if err != nil || !sameSignature(u.Query().Get("X-Amz-Signature"), signature) {
+		return errSignature
+	}
+	return nil
+}
+
+// checkHeader verifies a request signed in its Authorization header and
+// returns its payload hash.
+func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) {
+	const malformed = "AuthorizationHeaderMalformed"
+	rest, ok := strings.CutPrefix(auth, sigAlgorithm+" ")
+	if !ok {
+		return "", refuse(http.StatusBadRequest, "InvalidRequest", "The authorization mechanism you have provided is not supported. Please use "+sigAlgorithm+".")
+	}
+	fields := map[string]string{}
+	for _, part := range strings.Split(rest, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || fields[k] != "" {
+			return "", refuse(http.StatusBadRequest, malformed, "The authorization header is malformed")
+		}
+		fields[k] = val
+	}
+	credStr, names, signature := fields["Credential"], fields["SignedHeaders"], fields["Signature"]
+	if credStr == "" || names == "" || signature == "" || len(fields) != 3 {
+		return "", refuse(http.StatusBadRequest, malformed, "The authorization header is malformed")
+	}
+	cred, ok := parseCredential(credStr)
+	if !ok {
+		return "", refuse(http.StatusBadRequest, malformed, "The authorization header is malformed; the Credential is malformed")
+	}
+	date := r.Header.Get("X-Amz-Date")
+	at, err := time.Parse(amzDateFormat, date)
+	if err != nil {
+		return "", refuse(http.StatusForbidden, "AccessDenied", "AWS authentication requires a valid x-amz-date header")
+	}
+	if e := v.checkScope(cred, at, malformed); e != nil {
+		return "", e
+	}
+	if d := v.clock.Now().Sub(at); d > MaxClockSkew || d < -MaxClockSkew {
+		return "", errSkewed
+	}
+	hash := r.Header.Get("X-Amz-Content-Sha256")
+	switch {
+	case hash == "":
+		return "", refuse(http.StatusBadRequest, "InvalidRequest", "Missing required header for this request: x-amz-content-sha256")
+	case hash != unsignedPayload && !isSHA256Hex(hash):
+		return "", refuse(http.StatusBadRequest, "InvalidArgument", "x-amz-content-sha256 must be UNSIGNED-PAYLOAD or the hex SHA-256 of the body")
+	}
+	signed, e := signedHeaders(names, malformed)
+	if e != nil {
+		return "", e
+	}
+	for _, name := range []string{"x-amz-date", "x-amz-content-sha256"} {
+		if !contains(signed, name) {
+			return "", refuse(http.StatusForbidden, "AccessDenied", name+" must be a signed header")
+		}
+	}
+
+	req := v.canonical(r, signed)
+	req.URL.RawQuery = r.URL.RawQuery
+	if err := v.signer.SignHTTP(context.Background(), v.creds, req, hash, sigService, v.region, at, signerOptions); err != nil {
+		return "", errSignature
+	}
+	_, got, _ := strings.Cut(req.Header.Get("Authorization"), "Signature=")
+	if !sameSignature(got, signature) {
+		return "", errSignature
+	}
+	return hash, nil
+}
+
+// signerOptions sign as S3 does: the path as sent, not escaped again, and
+// every signed header kept a header.
+func signerOptions(o *v4.SignerOptions) {
+	o.DisableURIPathEscaping = true
+	o.DisableHeaderHoisting = true
+}
+
+// signedHeaders parses a SignedHeaders list, which must sign host.
+func signedHeaders(names, malformed string) ([]string, *s3Error) {
+	list := strings.Split(names, ";")
+	for _, n := range list {
+		if n == "" || n != strings.ToLower(n) {
+			return nil, refuse(http.StatusBadRequest, malformed, "SignedHeaders must be lowercase names separated by ;")
+		}
+	}
+	if !contains(list, "host") {
+		return nil, refuse(http.StatusForbidden, "AccessDenied", "host must be a signed header")
+	}
+	return list, nil
+}
+
+// canonical is the request the signature must have been made over: r's
+// method, path and host, and of r's headers only the signed ones, with
+// the values r carries. The signer adds content-length when the length is
+// more than zero, so an unsigned length, or a signed one r does not carry,
+// makes a different signature.
+func (v *verifier) canonical(r *http.Request, signed []string) *http.Request {
+	req := &http.Request{
+		Method: r.Method,
+		URL:    &url.URL{Path: r.URL.Path, RawPath: r.URL.RawPath},
+		Header: http.Header{},
+		Host:   r.Host,
+	}
+	for _, name := range signed {
+		switch name {
+		case "host":
+		case "content-length":
+			req.ContentLength = r.ContentLength
+		default:
+			if vals := r.Header.Values(name); len(vals) > 0 {
+				req.Header[http.CanonicalHeaderKey(name)] = vals
+			}
+		}
+	}
+	return req
+}
+
+// sameSignature compares in constant time.
+func sameSignature(computed, given string) bool {
+	return computed != "" && hmac.Equal([]byte(computed), []byte(given))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isSHA256Hex(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && s == strings.ToLower(s)
+}
+
+// checkBody reads r's body whole, checks its SHA-256 against the signed
+// payload hash, and gives r the body again to read: the store writes an
+// object as it reads it, so a body must be checked before it gets there.
+// cleanup removes what held the body.
+func checkBody(r *http.Request, payloadHash string) (cleanup func(), _ *s3Error) {
+	cleanup = func() {}
+	sum := sha256.New()
+	var held io.ReadSeeker
+	var n int64
+	if r.ContentLength >= 0 && r.ContentLength <= memoryBody {
+		b, err := io.ReadAll(io.TeeReader(r.Body, sum))
+		if err != nil {
+			return cleanup, refuse(http.StatusBadRequest, "IncompleteBody", "The request body could not be read")
+		}
+		held, n = bytes.NewReader(b), int64(len(b))
+	} else {
+		f, err := os.CreateTemp("", "s3test-body-*")
+		if err != nil {
+			return cleanup, refuse(http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		}
+		cleanup = func() { _ = f.Close(); _ = os.Remove(f.Name()) }
+		if n, err = io.Copy(io.MultiWriter(f, sum), r.Body); err != nil {
+			return cleanup, refuse(http.StatusBadRequest, "IncompleteBody", "The request body could not be read")
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return cleanup, refuse(http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		}
+		held = f
+	}
+	if hex.EncodeToString(sum.Sum(nil)) != payloadHash {
+		return cleanup, errHashDiff
+	}
+	_ = r.Body.Close()
+	r.Body = io.NopCloser(held)
+	r.ContentLength = n
+	return cleanup, nil
+}
