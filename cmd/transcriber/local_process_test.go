@@ -77,6 +77,8 @@ func startLocal(t *testing.T, bin string, env []string) *localProc {
 		_ = cmd.Process.Kill()
 		for range p.exited { // wait for the process to be reaped
 		}
+		// The process's log, every line of it, goes to the scan.
+		_, _ = logs.Write([]byte(stderr.String()))
 	})
 
 	lines := make(chan string, 64)
@@ -105,6 +107,7 @@ func startLocal(t *testing.T, bin string, env []string) *localProc {
 				announced = true
 				if strings.HasPrefix(f[1], "trk_") {
 					p.token = f[1]
+					logs.Secret("the stack's API token", p.token)
 				}
 			}
 		case <-deadline:

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -79,7 +78,7 @@ func newHarness(t *testing.T, cfg httpapi.Config) *harness {
 		cfg.ValidLanguage = func(l string) bool { return l == "ru-RU" || l == "en-US" }
 	}
 	h.api = httpapi.New(httpapi.Deps{Jobs: h.jobs, Tokens: h.tokens, Objects: h.objects, Recognitions: h.recs,
-		Clock: h.clk, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}, cfg)
+		Clock: h.clk, Log: logs.Logger(t)}, cfg)
 	h.srv = httptest.NewServer(h.api)
 	t.Cleanup(h.srv.Close)
 	return h

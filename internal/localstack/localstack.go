@@ -60,6 +60,9 @@ type Config struct {
 	// serves the upload page), allowed to call the object store
 	// (CORS_ALLOWED_ORIGINS); "*" allows every origin.
 	CORSOrigins []string
+	// Log is where the stack logs; default JSON lines on stderr at
+	// App.LogLevel.
+	Log *slog.Logger
 }
 
 // Bucket is the local object store's one bucket.
@@ -79,7 +82,10 @@ func recognitionConfigured(c app.Config) bool {
 // where everything is to out.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	cfg = withDefaults(cfg)
-	log := app.NewLogger(cfg.App.LogLevel)
+	log := cfg.Log
+	if log == nil {
+		log = app.NewLogger(cfg.App.LogLevel)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}

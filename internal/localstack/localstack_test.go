@@ -35,7 +35,7 @@ func startStack(t *testing.T, origins ...string) stack {
 	go func() {
 		done <- Run(ctx, Config{
 			HTTPAddr: "127.0.0.1:0", S3Addr: "127.0.0.1:0", DataDir: data, CORSOrigins: origins,
-			PollInterval: time.Hour, Shutdown: time.Second,
+			PollInterval: time.Hour, Shutdown: time.Second, Log: logs.Logger(t),
 		}, w)
 		_ = w.Close()
 	}()
@@ -64,6 +64,13 @@ func startStack(t *testing.T, origins ...string) stack {
 	}
 	go func() { _, _ = io.Copy(io.Discard, r) }()
 	require.True(t, strings.HasPrefix(st.token, "trk_"), "the stack did not start")
+	// The secrets the stack made at its first start must not reach a log.
+	for _, f := range []string{StoreSecretFile, LinkSecretFile} {
+		b, err := os.ReadFile(filepath.Join(data, f))
+		require.NoError(t, err)
+		logs.Secret(f, string(b))
+	}
+	logs.Secret("the stack's API token", st.token)
 	return st
 }
 

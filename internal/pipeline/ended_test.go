@@ -3,7 +3,6 @@ package pipeline_test
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -59,7 +58,7 @@ func (o *fakeObjects) Delete(_ context.Context, key string) error {
 	return nil
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+func quiet() *slog.Logger { return logs.Logger(nil) }
 
 // transcribing makes a job in transcribe whose two segments were
 // submitted, due now.

@@ -2,8 +2,6 @@ package pipeline_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -46,7 +44,7 @@ func TestIdlePollIsOneRead(t *testing.T) {
 	st := &countingStore{Store: newStore(t, clk)}
 	var slept time.Duration
 	p := pipeline.New(pipeline.Deps{
-		Store: st, Clock: clk, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Store: st, Clock: clk, Log: logs.Logger(t),
 		Sleep: func(_ context.Context, d time.Duration) error { slept += d; return nil },
 	}, pipeline.Config{})
 
@@ -74,7 +72,7 @@ func TestPollStopsBeforeTheFunctionTimeout(t *testing.T) {
 	_, err := st.Create(context.Background(), job.Draft{Source: job.SourceAPI, UploadWindow: 20 * time.Second})
 	require.NoError(t, err)
 	p := pipeline.New(pipeline.Deps{
-		Store: st, Clock: clk, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Store: st, Clock: clk, Log: logs.Logger(t),
 		Sleep: func(_ context.Context, d time.Duration) error { clk.Advance(d); return nil },
 	}, pipeline.Config{})
 	// The call's context ends in 25 s: with 10 s kept for the job in hand, the

@@ -32,7 +32,7 @@ import (
 )
 
 // TestKey is the API key of Server.Config.
-const TestKey = "test-key"
+const TestKey = "speechkit-test-api-key"
 
 // maxMessage lets inline audio up to speechkit.MaxInlineBytes through
 // (gRPC servers accept 4 MB by default).

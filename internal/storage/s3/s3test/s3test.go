@@ -63,6 +63,14 @@ import (
 // DefaultBucket is the bucket Start creates.
 const DefaultBucket = "transcriber-test"
 
+// The keys Config gives the lenient server's clients. The lenient server
+// checks neither; a verifying server (Verify) is given its own. Log scans
+// look for SecretAccessKey.
+const (
+	AccessKeyID     = "s3test-key-id"
+	SecretAccessKey = "s3test-secret-access-key"
+)
+
 // Server is a running in-process S3 server with one bucket.
 type Server struct {
 	URL    string // http://127.0.0.1:port, the endpoint
@@ -165,8 +173,8 @@ func (s *Server) Config() s3.Config {
 		Endpoint:        s.URL,
 		Region:          s3.DefaultRegion,
 		Bucket:          s.Bucket,
-		AccessKeyID:     "s3test-key-id",
-		SecretAccessKey: "s3test-secret",
+		AccessKeyID:     AccessKeyID,
+		SecretAccessKey: SecretAccessKey,
 		PathStyle:       true,
 	}
 	if v := s.verify; v != nil {
