@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds each dist/<name>.zip the way Cloud Functions does (PLATFORM.md,
-# "Measured"; docs/deploy.md): unpacked, Go 1.23.9, -buildmode=plugin, the
+# Builds each dist/<name>.zip the way Cloud Functions does (docs/platform.md,
+# "Cloud Functions: the Go build"; docs/deploy.md, "The platform build,
+# emulated"): unpacked, Go 1.23.9, -buildmode=plugin, the
 # ycf tag, an empty build cache, one CPU. Twice per zip: go.mod as shipped,
 # and with its `go` line removed (the docs say go.mod must not name a Go
 # version), both under -mod=mod since the builder's flags are unknown.
@@ -12,9 +13,18 @@
 #
 # Module downloads are not build time: the module cache (GOMODCACHE) is
 # shared and filled before the clock starts; only GOCACHE starts empty.
+# These two forms build without the zip's vendor/ (deleted after
+# extracting), as a builder that ignores it would.
+#
+# A third form, vendored, builds the zip as shipped with its vendor/ and
+# no way to download: an empty module cache, GOPROXY=off, the runtime's
+# toolchain run directly (GOTOOLCHAIN=local) and -mod=vendor. Before the
+# clock it also checks that the go command's default flags pick vendor/
+# on their own (go list under the same conditions, without -mod).
 #
 #   FUNCTIONS="api ingest poll"   which zips (default: every dist/*.zip)
-#   VARIANTS="shipped no-go-line" which go.mod forms (default: both)
+#   VARIANTS="shipped no-go-line vendored"
+#                                 which forms (default: all three)
 #   CPU=0                         the CPU the builds are pinned to (taskset)
 #   SPLIT=2                       run the zips in two halves at once, each
 #                                 pinned to its own CPU (CPU 0 and 1): half the
@@ -33,7 +43,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 DIST=${DIST:-dist}
 GO_RUNTIME=${GO_RUNTIME:-go1.23.9}
-VARIANTS=${VARIANTS:-shipped no-go-line}
+VARIANTS=${VARIANTS:-shipped no-go-line vendored}
 CPU=${CPU:-0}
 limit=300 # seconds: the builder's limit, at half a CPU
 
@@ -84,6 +94,12 @@ export GOTOOLCHAIN=$GO_RUNTIME CGO_ENABLED=1 GOMAXPROCS=1 GOFLAGS=-mod=mod
 GOMODCACHE=$($GO env GOMODCACHE)
 export GOMODCACHE
 echo "emulate-build: $($GO version) (toolchain $GO_RUNTIME), module cache $GOMODCACHE, ${pin[*]:-no taskset}"
+# The vendored form runs the runtime's go directly: with an empty module
+# cache and no proxy, GOTOOLCHAIN could not fetch it.
+runtime_go="$($GO env GOROOT)/bin/go"
+empty_modcache="$work/modcache-empty"
+mkdir -p "$empty_modcache"
+offline=(env GOTOOLCHAIN=local GOPROXY=off GOMODCACHE="$empty_modcache")
 
 rows=()
 status=0
@@ -94,8 +110,8 @@ for name in $FUNCTIONS; do
     exit 1
   fi
   for variant in $VARIANTS; do
-    case "$variant" in shipped | no-go-line) ;; *)
-      echo "emulate-build: unknown variant $variant (shipped, no-go-line)" >&2
+    case "$variant" in shipped | no-go-line | vendored) ;; *)
+      echo "emulate-build: unknown variant $variant (shipped, no-go-line, vendored)" >&2
       exit 2
       ;;
     esac
@@ -105,8 +121,26 @@ for name in $FUNCTIONS; do
     if [ "$variant" = no-go-line ]; then
       sed -i -e '/^go [0-9]/d' -e '/^toolchain /d' "$dir/go.mod"
     fi
-    cp "$dir/go.mod" "$work/go.mod.before"
+    # go runs the build: the vendored form offline, the others with downloads.
+    go=("$GO")
     label="$name ($variant)"
+    if [ "$variant" = vendored ]; then
+      go=("${offline[@]}" GOFLAGS=-mod=vendor "$runtime_go")
+      if [ ! -f "$dir/vendor/modules.txt" ]; then
+        echo "emulate-build: $label: the zip has no vendor/modules.txt: run make package" >&2
+        rows+=("$(printf '%-8s %-11s %9s %8s %8s %7s  %s' "$name" "$variant" "-" "-" "-" "-" "FAIL (no vendor/)")")
+        status=1
+        continue
+      fi
+      if ! (cd "$dir" && "${offline[@]}" GOFLAGS= GOCACHE="$work/cache-list" "$runtime_go" list -tags ycf -deps . >/dev/null 2>"$work/err"); then
+        echo "emulate-build: $label: offline, the default flags do not build from vendor/:" >&2
+        cat "$work/err" >&2
+        status=1
+      fi
+    else
+      rm -rf "$dir/vendor"
+    fi
+    cp "$dir/go.mod" "$work/go.mod.before"
 
     # Downloads first, outside the clock (they land in the shared module
     # cache). As shipped, the package must also resolve without -mod=mod:
@@ -118,7 +152,7 @@ for name in $FUNCTIONS; do
       status=1
     fi
     rstart=$(date +%s%N)
-    if ! (cd "$dir" && GOCACHE="$work/cache-list" "$GO" list -tags ycf -deps . >/dev/null 2>"$work/err"); then
+    if ! (cd "$dir" && GOCACHE="$work/cache-list" "${go[@]}" list -tags ycf -deps . >/dev/null 2>"$work/err"); then
       echo "emulate-build: $label: resolving the imports failed:" >&2
       cat "$work/err" >&2
       rows+=("$(printf '%-8s %-11s %9s %8s %8s %7s  %s' "$name" "$variant" "-" "-" "-" "-" "FAIL (go list)")")
@@ -132,7 +166,7 @@ for name in $FUNCTIONS; do
     mkdir -p "$cache"
     start=$(date +%s%N)
     ok=1
-    (cd "$dir" && GOCACHE="$cache" "${timer[@]}" "${pin[@]}" "$GO" build -buildmode=plugin -tags ycf -o /dev/null . \
+    (cd "$dir" && GOCACHE="$cache" "${timer[@]}" "${pin[@]}" "${go[@]}" build -buildmode=plugin -tags ycf -o /dev/null . \
       >"$work/log" 2>&1) || ok=0
     end=$(date +%s%N)
     secs=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", (b - a) / 1e9}')

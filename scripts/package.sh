@@ -7,6 +7,10 @@
 #   internal/...              every package of this module the function imports
 #                             (under the ycf tag), at its path: no _test.go, no
 #                             testdata, no main_local.go
+#   vendor/                   `go mod vendor` of that tree: the packages of other
+#                             modules it imports, and vendor/modules.txt, so the
+#                             builder needs no download (docs/deploy.md,
+#                             "Vendored dependencies")
 #   bin/ffmpeg, bin/ffprobe   for ingest and poll: the static Linux x86-64 build
 #                             the Makefile pins by URL and SHA-256, downloaded
 #                             once and verified by scripts/ffmpeg-bundle.sh
@@ -113,6 +117,20 @@ for name in $FUNCTIONS; do
       cp -p "$dir/$f" "$stage/$rel/$f"
     done
   done <"$work/$name.deps"
+
+  # Every package of other modules the staged tree imports, whatever its
+  # build tags, and vendor/modules.txt: the go command builds from vendor/
+  # by default (go.mod says go 1.14 or later, or no go line) and downloads
+  # nothing. go.mod and go.sum stay as they are.
+  if ! (cd "$stage" && GOFLAGS= "$GO" mod vendor) 2>"$work/$name.vendor.err"; then
+    echo "package: go mod vendor failed for $name:" >&2
+    cat "$work/$name.vendor.err" >&2
+    exit 1
+  fi
+  if ! cmp -s go.mod "$stage/go.mod" || ! cmp -s go.sum "$stage/go.sum"; then
+    echo "package: go mod vendor changed go.mod or go.sum of $name" >&2
+    exit 1
+  fi
 
   if needs_ffmpeg "$name"; then
     if [ -n "${FFMPEG_BUNDLE_DIR:-}" ]; then

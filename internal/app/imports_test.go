@@ -21,7 +21,7 @@ func TestFunctionsImportOnlyWhatTheyUse(t *testing.T) {
 	forbidden := map[string][]string{
 		// Never in a function: the embedded store is for the local stack,
 		// test servers are for tests.
-		"*": {"github.com/aws", "modernc.org/sqlite", "github.com/johannesboyne/gofakes3", "transcriber/internal/localstack", "/speechkittest", "/s3test", "/telegramtest"},
+		"*": {"github.com/aws/aws-sdk-go-v2/service", "github.com/aws/aws-sdk-go-v2/credentials", "github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature", "github.com/aws/aws-sdk-go/", "modernc.org/sqlite", "github.com/johannesboyne/gofakes3", "transcriber/internal/localstack", "/speechkittest", "/s3test", "/telegramtest", "/ffmpegtest"},
 		// The api function has no bot.
 		"api": {"github.com/go-telegram/bot", "transcriber/internal/telegram", "transcriber/internal/app/withbot"},
 	}

@@ -8,22 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 )
 
-// Retries: which answers are worth another attempt, and how long to wait
-// before it. These are the AWS SDK's standard retryer's rules (its status
-// codes, its timeout and throttling error codes, its backoff), plus 429 and
-// InternalError, which S3 documents as worth a retry.
 const (
-	// maxBackoff caps the pause between two attempts.
-	maxBackoff = 20 * time.Second
 	// expectContinueOver is the body size from which a request asks for
 	// "100 Continue" first, so a refused request does not send its body
 	// (the SDK's threshold).
@@ -34,23 +30,28 @@ const (
 	userAgent = "transcriber-s3"
 )
 
+// Retries: which errors are worth another attempt, and how long to wait
+// before it, are the SDK's standard retryer's (aws/retry): its status
+// codes (500, 502, 503, 504), its timeout and throttling error codes, its
+// rules for broken and refused connections, and its jittered exponential
+// backoff up to 20 s. To them are added 429 and the error codes S3
+// documents as worth a retry, and a connection that broke mid-answer.
+// The retryer's retry quota (a token bucket for a long-lived client) is
+// not used: a Store makes at most MaxAttempts tries per request.
 var (
-	retryStatus = map[int]bool{
-		http.StatusInternalServerError: true, http.StatusBadGateway: true,
-		http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true,
-		http.StatusTooManyRequests: true,
-	}
-	retryCodes = map[string]bool{
-		"RequestTimeout": true, "RequestTimeoutException": true,
-		"InternalError": true, "ServiceUnavailable": true,
-		// Throttling.
-		"Throttling": true, "ThrottlingException": true, "ThrottledException": true,
-		"RequestThrottledException": true, "TooManyRequestsException": true,
-		"ProvisionedThroughputExceededException": true, "TransactionInProgressException": true,
-		"RequestLimitExceeded": true, "BandwidthLimitExceeded": true, "LimitExceededException": true,
-		"RequestThrottled": true, "SlowDown": true, "PriorRequestNotComplete": true,
-		"EC2ThrottledException": true,
-	}
+	// retryCodes are the error codes retried besides the retryer's.
+	retryCodes = map[string]struct{}{"InternalError": {}, "ServiceUnavailable": {}}
+	retryables = retry.IsErrorRetryables(slices.Concat(retry.DefaultRetryables, []retry.IsErrorRetryable{
+		retry.RetryableHTTPStatusCode{Codes: map[int]struct{}{http.StatusTooManyRequests: {}}},
+		retry.RetryableErrorCode{Codes: retryCodes},
+		retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return aws.TrueTernary
+			}
+			return aws.UnknownTernary
+		}),
+	}))
+	backoffDelay = retry.NewExponentialJitterBackoff(retry.DefaultMaxBackoff)
 )
 
 // request is one S3 request on one object of the Store's bucket. do builds
@@ -130,7 +131,9 @@ func (s *Store) attempt(ctx context.Context, rq *request, payloadHash string) (*
 		req.GetBody = func() (io.ReadCloser, error) { return guard.reader(rq.body), nil }
 		req.ContentLength = int64(len(rq.body))
 	}
-	s.signer.sign(req, payloadHash, s.wallClock.Now())
+	if err := s.signer.sign(req, payloadHash, s.wallClock.Now()); err != nil {
+		return nil, fmt.Errorf("s3: sign the request: %w", err)
+	}
 	req.Header.Set("User-Agent", userAgent)
 	if len(rq.body) > expectContinueOver {
 		req.Header.Set("Expect", "100-continue")
@@ -179,33 +182,34 @@ func (s *Store) objectURL(key string, query url.Values) *url.URL {
 		u.RawPath = "/" + s.bucket + u.RawPath
 	}
 	if len(query) > 0 {
-		u.RawQuery = canonicalQuery(query)
+		u.RawQuery = query.Encode() // signing puts it in canonical form
 	}
 	return u
 }
 
-// backoff is the pause after the attempt-th attempt failed, as the SDK's
-// standard retryer waits: a random duration below 2^attempt seconds, and
-// maxBackoff once that would pass it.
+// backoff is the pause after the attempt-th attempt failed: the SDK's
+// standard retryer's, a random duration below 2^attempt seconds, and
+// retry.DefaultMaxBackoff (20 s) once that would pass it.
 func backoff(attempt int) time.Duration {
-	if attempt >= 5 { // 2^5 s > maxBackoff
-		return maxBackoff
+	d, err := backoffDelay.BackoffDelay(attempt, nil)
+	if err != nil { // no randomness to be had: wait the longest
+		return retry.DefaultMaxBackoff
 	}
-	return time.Duration(rand.Float64() * float64(time.Duration(1<<attempt)*time.Second))
+	return d
 }
 
 // retryable tells whether another attempt may get another answer.
 func retryable(err error) bool {
-	var apiErr *apiError
-	if errors.As(err, &apiErr) {
-		return retryStatus[apiErr.Status] || retryCodes[apiErr.Code]
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-		return false
-	}
-	var netErr net.Error
-	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF)
+	return retryables.IsErrorRetryable(err).Bool()
+}
+
+// retryableCode tells whether an S3 error code is worth another attempt:
+// a timeout or throttling code, or one of retryCodes.
+func retryableCode(code string) bool {
+	_, timeout := retry.DefaultRetryableErrorCodes[code]
+	_, throttling := retry.DefaultThrottleErrorCodes[code]
+	_, ours := retryCodes[code]
+	return timeout || throttling || ours
 }
 
 // apiError is the store's answer to a request that failed: its status and

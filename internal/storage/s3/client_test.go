@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -190,8 +194,8 @@ func TestBackoff(t *testing.T) {
 		require.Less(t, backoff(4), 16*time.Second)
 		require.GreaterOrEqual(t, backoff(1), time.Duration(0))
 	}
-	require.Equal(t, maxBackoff, backoff(5))
-	require.Equal(t, maxBackoff, backoff(40))
+	require.Equal(t, 20*time.Second, backoff(5))
+	require.Equal(t, 20*time.Second, backoff(40))
 }
 
 // TestErrorsHoldNoSecrets makes requests fail every way and checks the
@@ -284,4 +288,38 @@ func TestGuardedBody(t *testing.T) {
 	g.revoke()
 	_, err = r.Read(b)
 	require.True(t, errors.Is(err, errBodyRevoked))
+}
+
+// TestRetryable pins which errors are retried: the SDK's standard rules
+// and what is added to them.
+func TestRetryable(t *testing.T) {
+	api := func(status int, code string) error { return &apiError{Status: status, Code: code} }
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a 500", api(500, "InternalServerError"), true},
+		{"a 503 SlowDown", api(503, "SlowDown"), true},
+		{"a 429 (ours)", api(429, "TooManyRequests"), true},
+		{"InternalError in a copy's 200 (ours)", api(200, "InternalError"), true},
+		{"ServiceUnavailable on a 400 (ours)", api(400, "ServiceUnavailable"), true},
+		{"RequestTimeout on a 400", api(400, "RequestTimeout"), true},
+		{"a throttling code", api(400, "PriorRequestNotComplete"), true},
+		{"a 501", api(501, "NotImplemented"), false},
+		{"a 404", api(404, "NoSuchKey"), false},
+		{"a 403", api(403, "AccessDenied"), false},
+		{"an answer cut short (ours)", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+		{"a refused connection", &url.Error{Op: "Put", URL: "http://x", Err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}, true},
+		{"a timeout", &url.Error{Op: "Put", URL: "http://x", Err: &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}}, true},
+		{"an unknown host", &url.Error{Op: "Put", URL: "http://x", Err: &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}}, false},
+		{"a bug of ours", errors.New("s3: something else"), false},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, retryable(c.err), c.name)
+	}
+	for _, code := range []string{"SlowDown", "Throttling", "RequestTimeout", "InternalError", "ServiceUnavailable"} {
+		require.True(t, retryableCode(code), code)
+	}
+	require.False(t, retryableCode("AccessDenied"))
 }

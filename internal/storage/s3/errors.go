@@ -124,7 +124,7 @@ func classify(err error) class {
 			return classChanged
 		case deniedCodes[code]:
 			return classDenied
-		case unavailableCodes[code], retryCodes[code]:
+		case unavailableCodes[code], retryableCode(code):
 			return classUnavailable
 		}
 	}

@@ -71,9 +71,13 @@ func (s *Store) PresignPut(ctx context.Context, key string, size int64, contentT
 		headers["Content-Type"] = contentType
 	}
 	now := s.signingTime()
+	signed, err := s.signer.presign(req, ttl, now)
+	if err != nil {
+		return Presigned{}, translate(err, "presign put")
+	}
 	return Presigned{
 		Method:    http.MethodPut,
-		URL:       s.signer.presign(req, ttl, now),
+		URL:       signed,
 		Headers:   headers,
 		ExpiresAt: now.Add(ttl.Truncate(time.Second)),
 	}, nil
@@ -87,7 +91,11 @@ func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (
 		return "", err
 	}
 	req := s.presignRequest(http.MethodGet, key, "GetObject")
-	return s.signer.presign(req, ttl, s.signingTime()), nil
+	signed, err := s.signer.presign(req, ttl, s.signingTime())
+	if err != nil {
+		return "", translate(err, "presign get")
+	}
+	return signed, nil
 }
 
 // presignRequest is the request a presigned URL stands for: method on key,
