@@ -142,6 +142,8 @@ func TestTransientErrorsOutlastingTheLimitKillTheJob(t *testing.T) {
 	require.Equal(t, []job.State{job.Dead}, st.ended.of(j.ID))
 	require.Equal(t, job.DefaultPolicy.MaxAttempts, st.sk.RecognizeCalls(), "one submission per attempt")
 	require.NotContains(t, got.ErrorMessage, "down", "the recognizer's own text is not shown")
+	require.NotContains(t, got.ErrorMessage, "tried again", "a dead job is not tried again: %q", got.ErrorMessage)
+	require.Contains(t, got.ErrorMessage, "gave up after 5 attempts")
 }
 
 func TestCrashAfterClaimIsTakenBackAfterTheLease(t *testing.T) {

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"transcriber/internal/ident"
@@ -192,5 +193,22 @@ func Settle(ctx context.Context, st Store, p Policy, j Job, err error) (Job, err
 		return st.Release(ctx, j.Claim(), p.Pause(j.Attempts), f)
 	}
 	j.ErrorCode, j.ErrorMessage = f.Code, f.Message
+	if j.State == Dead {
+		j.ErrorMessage = deadMessage(f.Message, j.Attempts)
+	}
 	return st.Save(ctx, j, Next{})
+}
+
+// deadMessage is the last failure's message for a job that will not be
+// tried again: a transient error's message promises another try ("…; it
+// will be tried again", "…; try again later"), which a dead job never
+// gets; it says instead that the service gave up, and that the owner may
+// send the file again later.
+func deadMessage(msg string, attempts int) string {
+	for _, promise := range []string{"; it will be ", "; try again later"} {
+		if i := strings.LastIndex(msg, promise); i >= 0 {
+			msg = msg[:i]
+		}
+	}
+	return fmt.Sprintf("%s; the service gave up after %d attempts: send the file again later", msg, attempts)
 }
