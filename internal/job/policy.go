@@ -42,7 +42,8 @@ type Policy struct {
 	MaxPause    time.Duration // the pause never grows beyond this
 }
 
-// DefaultPolicy is the seeds' policy: 5 attempts, 1 s doubling to 5 min.
+// DefaultPolicy is the service's retry policy: 5 attempts, 1 s doubling to
+// 5 min (docs/settings.md says why).
 var DefaultPolicy = Policy{MaxAttempts: 5, BasePause: time.Second, MaxPause: 5 * time.Minute}
 
 // Pause returns how long a job waits after failing its attempt-th attempt:

@@ -6,7 +6,7 @@
 // lazy clients of go-sdk's gen/ai/sttv3 and gen/operation subpackages; the
 // go-sdk root package is never imported, because it pulls in every Yandex
 // Cloud service, and the Cloud Functions builder has five minutes at half a
-// CPU (the design's PLATFORM.md, "Cloud Functions", "Measured").
+// CPU (docs/platform.md, "Cloud Functions: the Go build").
 //
 // Every error a method returns is classified by the errs package in one
 // place (classify): the kind decides whether the pipeline retries, the code

@@ -13,7 +13,7 @@ import (
 	"transcriber/internal/trigger"
 )
 
-// The event as Object Storage triggers send it (PLATFORM.md, "Triggers").
+// The event as Object Storage triggers send it (docs/platform.md, "Triggers").
 const objectEvent = `{"messages":[
  {"event_metadata":{"event_id":"e1","event_type":"yandex.cloud.events.storage.ObjectCreate","created_at":"2026-11-29T10:00:00.000Z","cloud_id":"c","folder_id":"f"},
   "details":{"bucket_id":"data","object_id":"sources/01jd0m3y8k9q2r5t7v4w6x8z0a"}},
