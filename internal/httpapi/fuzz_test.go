@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"transcriber/internal/errs"
-	"transcriber/internal/job"
 )
 
 // FuzzParseCreate: whatever the body, decoding answers a request that keeps
@@ -42,26 +41,31 @@ func FuzzParseCreate(f *testing.F) {
 }
 
 // FuzzGatewayPath: whatever the event's path fields, the request built from
-// them either is refused or has a path that routes, and a job id taken from
-// it is either well formed or not found.
+// them is refused (an event of format 0.1, with url, as the deployment's
+// fault) or has exactly the event's path, which starts with a slash.
 func FuzzGatewayPath(f *testing.F) {
-	f.Add("/v1/jobs/{id}", "01jd0m3y8k9q2r5t7v4w6x8z0a", "")
-	f.Add("", "", "/v1/jobs/01jd0m3y8k9q2r5t7v4w6x8z0a?format=vtt")
-	f.Add("/v1/jobs/{id}/transcript", "../../etc", "")
-	f.Fuzz(func(t *testing.T, path, id, rawURL string) {
-		ev := &GatewayRequest{HTTPMethod: "GET", Path: path, URL: rawURL, PathParams: map[string]string{"id": id}}
+	f.Add("/v1/jobs/01jd0m3y8k9q2r5t7v4w6x8z0a", "")
+	f.Add("/v1/jobs/{id}", "/v1/jobs/01jd0m3y8k9q2r5t7v4w6x8z0a?format=vtt")
+	f.Add("/v1/jobs/../../etc", "")
+	f.Add("//evil.example/x", "")
+	f.Fuzz(func(t *testing.T, path, rawURL string) {
+		ev := &GatewayRequest{HTTPMethod: "GET", Path: path, URL: rawURL}
 		r, err := ev.request(context.Background())
 		if err != nil {
-			if errs.KindOf(err) != errs.Invalid {
-				t.Fatalf("a bad event must be Invalid, got %v", err)
+			want := errs.Invalid
+			if rawURL != "" {
+				want = errs.Internal
+			}
+			if errs.KindOf(err) != want {
+				t.Fatalf("the event (path %q, url %q) must be %v, got %v", path, rawURL, want, err)
 			}
 			return
 		}
-		if r.URL.Path == "" || r.URL.Path[0] != '/' {
-			t.Fatalf("routed path %q", r.URL.Path)
+		if rawURL != "" {
+			t.Fatalf("an event of format 0.1 (url %q) was served", rawURL)
 		}
-		if _, err := job.ParseID(id); err != nil && !errs.Is(err, errs.NotFound) {
-			t.Fatalf("a malformed id must be not found, got %v", err)
+		if r.URL.Path != path || path == "" || path[0] != '/' || r.Host != "" {
+			t.Fatalf("event path %q became %q on host %q", path, r.URL.Path, r.Host)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,17 +14,18 @@ import (
 	"transcriber/internal/errs"
 )
 
-// GatewayRequest is a request as API Gateway hands it to a function
-// (payload format 1.0). Which of path and url carries the request's own
-// path is not certain from the documentation (docs/api.md): path may be
-// the route's template (/v1/jobs/{id}) with the values in pathParams, or
-// the path itself. Both readings are handled.
+// GatewayRequest is a request as API Gateway hands it to a function in
+// payload format 1.0, the format the gateway's specification asks for
+// (docs/openapi.yaml): path is the request's own path; resource is the
+// specification's template for it (/v1/jobs/{id}), with the values in
+// pathParameters, which the routes find again from the path, so neither is
+// read. Format 0.1 puts the request's path in url and the template in path;
+// an event with url is refused rather than routed by a template.
 type GatewayRequest struct {
+	Version                         string              `json:"version"`
 	HTTPMethod                      string              `json:"httpMethod"`
-	URL                             string              `json:"url"`
 	Path                            string              `json:"path"`
-	PathParams                      map[string]string   `json:"pathParams"`
-	PathParameters                  map[string]string   `json:"pathParameters"`
+	URL                             string              `json:"url"` // format 0.1 only
 	Headers                         map[string]string   `json:"headers"`
 	MultiValueHeaders               map[string][]string `json:"multiValueHeaders"`
 	QueryStringParameters           map[string]string   `json:"queryStringParameters"`
@@ -46,6 +48,10 @@ type GatewayResponse struct {
 	Body              string              `json:"body"`
 	IsBase64Encoded   bool                `json:"isBase64Encoded"`
 }
+
+// codeBadGatewayEvent is the error code of an event the adapter cannot
+// turn into a request.
+const codeBadGatewayEvent = "bad_gateway_event"
 
 // Gateway serves an API Gateway event with the same routes the local stack
 // serves over net/http.
@@ -71,8 +77,14 @@ func ServeGateway(ctx context.Context, h http.Handler, log *slog.Logger, ev *Gat
 }
 
 func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
-	bad := func(msg string) error { return errs.New(errs.Invalid, "bad_gateway_event", msg) }
-	path, rawQuery := ev.path()
+	bad := func(msg string) error { return errs.New(errs.Invalid, codeBadGatewayEvent, msg) }
+	if ev.URL != "" {
+		// The gateway's integration is not payload_format_version 1.0: a
+		// fault of the deployment, not of the caller.
+		return nil, errs.Wrap(errors.New("an API Gateway event of payload format 0.1 (it has url)"),
+			errs.Internal, codeBadGatewayEvent, "the gateway is misconfigured")
+	}
+	path := ev.Path
 	if path == "" || !strings.HasPrefix(path, "/") {
 		return nil, bad("the event has no request path")
 	}
@@ -93,7 +105,7 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 		return nil, bad("the event's method is malformed")
 	}
 	// Set, not parsed from text: a path like "//x" would read as a host.
-	r.URL = &url.URL{Path: path, RawQuery: rawQuery}
+	r.URL = &url.URL{Path: path, RawQuery: ev.query()}
 	r.RequestURI = r.URL.RequestURI()
 	for k, vs := range ev.MultiValueHeaders {
 		for _, v := range vs {
@@ -114,29 +126,6 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 	return r, nil
 }
 
-// path returns the request's own path and query: from url when it is
-// given, else path with any {name} filled from the path parameters, and
-// the query from the query parameters.
-func (ev *GatewayRequest) path() (string, string) {
-	if ev.URL != "" {
-		if u, err := url.Parse(ev.URL); err == nil && u.Path != "" {
-			if u.RawQuery == "" {
-				return u.Path, ev.query() // the query may come only in the parameters
-			}
-			return u.Path, u.RawQuery
-		}
-	}
-	p := ev.Path
-	params := ev.PathParams
-	if len(params) == 0 {
-		params = ev.PathParameters
-	}
-	for k, v := range params {
-		p = strings.ReplaceAll(p, "{"+k+"}", url.PathEscape(v))
-	}
-	return p, ev.query()
-}
-
 // query is the request's query from the event's parameter maps.
 func (ev *GatewayRequest) query() string {
 	q := url.Values{}
@@ -153,9 +142,41 @@ func (ev *GatewayRequest) query() string {
 	return q.Encode()
 }
 
+// Response headers Cloud Functions refuse: a function's answer carrying
+// one is turned into an error (502) instead of being sent (docs/platform.md,
+// "HTTP invocation"). The challenges of 401 and 407 are information a
+// client can use (RFC 9110 has a 401 carry WWW-Authenticate), so they
+// leave under an X- name; Transfer-Encoding and Via describe connections
+// and hops, which the platform makes itself once the answer is a JSON
+// document, so they are dropped.
+var (
+	renamedResponseHeaders = map[string]string{
+		"Www-Authenticate":   "X-Www-Authenticate",
+		"Proxy-Authenticate": "X-Proxy-Authenticate",
+	}
+	droppedResponseHeaders = map[string]bool{"Transfer-Encoding": true, "Via": true}
+)
+
+// gatewayHeaders is h as the platform takes it: canonical names, without
+// the headers it refuses (renamed or dropped).
+func gatewayHeaders(h http.Header) http.Header {
+	out := http.Header{}
+	for k, vs := range h {
+		k = http.CanonicalHeaderKey(k)
+		if droppedResponseHeaders[k] {
+			continue
+		}
+		if to, ok := renamedResponseHeaders[k]; ok {
+			k = to
+		}
+		out[k] = append(out[k], vs...)
+	}
+	return out
+}
+
 func response(rec *httptest.ResponseRecorder) *GatewayResponse {
 	out := &GatewayResponse{StatusCode: rec.Code, Headers: map[string]string{}}
-	for k, vs := range rec.Header() {
+	for k, vs := range gatewayHeaders(rec.Header()) {
 		if len(vs) == 1 {
 			out.Headers[k] = vs[0]
 			continue

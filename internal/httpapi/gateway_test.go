@@ -21,6 +21,10 @@ func event(t *testing.T, raw string) *httpapi.GatewayRequest {
 	return &ev
 }
 
+// An event in API Gateway's payload format 1.0 as its documentation lays
+// it out: path is the request's own path, resource the specification's
+// template, with pathParameters, parameters, multiValueParameters and
+// operationId beside; there is no url.
 func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 	h := newHarness(t, httpapi.Config{})
 	_, secret := h.token("gw")
@@ -28,25 +32,27 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 
 	body := base64.StdEncoding.EncodeToString([]byte(createBody))
 	created, err := h.api.Gateway(ctx, event(t, `{
-		"httpMethod": "POST", "url": "/v1/jobs", "path": "/v1/jobs",
+		"version": "1.0", "resource": "/v1/jobs", "path": "/v1/jobs", "httpMethod": "POST",
 		"headers": {"Content-Type": "application/json", "X-Api-Key": "`+secret+`", "Idempotency-Key": "gw-1"},
-		"multiValueHeaders": {"Content-Type": ["application/json"]},
-		"queryStringParameters": {}, "body": "`+body+`", "isBase64Encoded": true,
-		"requestContext": {"requestId": "r1", "identity": {"sourceIp": "203.0.113.7"}}}`))
+		"multiValueHeaders": {"Content-Type": ["application/json"], "X-Api-Key": ["`+secret+`"], "Idempotency-Key": ["gw-1"]},
+		"queryStringParameters": {}, "multiValueQueryStringParameters": {},
+		"pathParameters": {}, "parameters": {}, "multiValueParameters": {}, "operationId": "createJob",
+		"body": "`+body+`", "isBase64Encoded": true,
+		"requestContext": {"requestId": "r1", "httpMethod": "POST", "identity": {"sourceIp": "203.0.113.7", "userAgent": "curl/8"},
+			"apiGateway": {"operationContext": {}}}}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, created.StatusCode, created.Body)
 	require.Equal(t, "application/json; charset=utf-8", created.Headers["Content-Type"])
 	var j jobReply
 	require.NoError(t, json.Unmarshal([]byte(created.Body), &j))
 
-	// Both readings of payload 1.0: the path itself in url, or the route's
-	// template in path with the values in pathParams.
 	for name, raw := range map[string]string{
-		"url": `{"httpMethod": "GET", "url": "/v1/jobs/` + j.ID + `?format=srt", "path": "/v1/jobs/{id}",
-			"headers": {"X-Api-Key": "` + secret + `"}}`,
-		"template": `{"httpMethod": "GET", "path": "/v1/jobs/{id}", "pathParams": {"id": "` + j.ID + `"},
-			"headers": {"X-Api-Key": "` + secret + `"}, "queryStringParameters": {"format": "srt"}}`,
-		"plain path": `{"httpMethod": "GET", "path": "/v1/jobs/` + j.ID + `", "headers": {"Authorization": "Bearer ` + secret + `"}}`,
+		"X-Api-Key": `{"version": "1.0", "resource": "/v1/jobs/{id}", "path": "/v1/jobs/` + j.ID + `", "httpMethod": "GET",
+			"pathParameters": {"id": "` + j.ID + `"}, "parameters": {"id": "` + j.ID + `"}, "multiValueParameters": {"id": ["` + j.ID + `"]},
+			"operationId": "getJob", "headers": {"X-Api-Key": "` + secret + `"},
+			"queryStringParameters": {"format": "srt"}, "multiValueQueryStringParameters": {"format": ["srt"]}}`,
+		"Authorization": `{"version": "1.0", "resource": "/v1/jobs/{id}", "path": "/v1/jobs/` + j.ID + `", "httpMethod": "GET",
+			"pathParameters": {"id": "` + j.ID + `"}, "headers": {"Authorization": "Bearer ` + secret + `"}}`,
 	} {
 		got, err := h.api.Gateway(ctx, event(t, raw))
 		require.NoError(t, err, name)
@@ -56,18 +62,26 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 		require.Equal(t, j.ID, again.ID, name)
 	}
 
-	// A query given only in the parameters still counts.
-	bad, err := h.api.Gateway(ctx, event(t, `{"httpMethod": "GET", "url": "/v1/jobs", "queryStringParameters": {"limit": "0"},
-		"headers": {"X-Api-Key": "`+secret+`"}}`))
+	// The path is the request's own; resource and pathParameters are not
+	// read: a path that differs from them is served as the path says.
+	other, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "resource": "/v1/jobs/{id}", "path": "/v1/jobs",
+		"pathParameters": {"id": "`+j.ID+`"}, "httpMethod": "GET", "headers": {"X-Api-Key": "`+secret+`"}}`))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, other.StatusCode, other.Body)
+	require.Contains(t, other.Body, `"jobs"`, "the list, not the job")
+
+	// The query comes from the parameter maps.
+	bad, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "path": "/v1/jobs", "httpMethod": "GET",
+		"queryStringParameters": {"limit": "0"}, "headers": {"X-Api-Key": "`+secret+`"}}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusBadRequest, bad.StatusCode, bad.Body)
 
-	unauth, err := h.api.Gateway(ctx, event(t, `{"httpMethod": "GET", "url": "/v1/jobs"}`))
+	unauth, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "path": "/v1/jobs", "httpMethod": "GET"}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusUnauthorized, unauth.StatusCode)
 	require.Contains(t, unauth.Body, `"code":"unauthorized"`)
 
-	broken, err := h.api.Gateway(ctx, event(t, `{"httpMethod": "POST", "url": "/v1/jobs", "body": "%%%", "isBase64Encoded": true}`))
+	broken, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "httpMethod": "POST", "path": "/v1/jobs", "body": "%%%", "isBase64Encoded": true}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusBadRequest, broken.StatusCode)
 	require.Contains(t, broken.Body, `"code":"bad_gateway_event"`)
@@ -75,6 +89,20 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 	empty, err := h.api.Gateway(ctx, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusBadRequest, empty.StatusCode)
+}
+
+// An event of payload format 0.1 (url the request's path, path the
+// template) means the integration is misconfigured: it is refused as the
+// deployment's fault, never routed by the template.
+func TestGatewayRefusesPayloadFormat01(t *testing.T) {
+	h := newHarness(t, httpapi.Config{})
+	_, secret := h.token("gw")
+	got, err := h.api.Gateway(context.Background(), event(t, `{"url": "/v1/jobs?limit=5", "path": "/v1/jobs",
+		"httpMethod": "GET", "headers": {"X-Api-Key": "`+secret+`"}, "pathParams": {}, "params": {}}`))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusInternalServerError, got.StatusCode, got.Body)
+	require.Contains(t, got.Body, `"code":"bad_gateway_event"`)
+	require.NotContains(t, got.Body, "0.1", "the detail is for the logs")
 }
 
 func TestGatewayHostIsTheRequestsHost(t *testing.T) {

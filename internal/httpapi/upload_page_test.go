@@ -367,25 +367,24 @@ func TestUploadPage(t *testing.T) {
 	require.Contains(t, r.header.Get("Content-Security-Policy"), "connect-src 'self';")
 }
 
-// Behind API Gateway the token comes in the event's query parameters.
+// Behind API Gateway the token comes in the event's query parameters
+// (payload format 1.0: path is the request's own path).
 func TestUploadPageThroughTheGateway(t *testing.T) {
 	h := newHarness(t, httpapi.Config{UploadLinkSecret: linkSecret})
 	j := h.tgJob(1, 11, "talk.ogg")
 	tok := uploadlink.Token(linkSecret, j.ID)
 	ctx := context.Background()
-	for name, raw := range map[string]string{
-		"url": `{"httpMethod": "GET", "url": "/upload/` + j.ID + `?t=` + url.QueryEscape(tok) + `", "path": "/upload/{id}"}`,
-		"template": `{"httpMethod": "GET", "path": "/upload/{id}", "pathParams": {"id": "` + j.ID + `"},
-			"queryStringParameters": {"t": "` + tok + `"}}`,
-	} {
-		got, err := h.api.Gateway(ctx, event(t, raw))
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, got.StatusCode, "%s: %s", name, got.Body)
-		require.Equal(t, "text/html; charset=utf-8", got.Headers["Content-Type"], name)
-		require.False(t, got.IsBase64Encoded)
-		require.Contains(t, got.Body, "talk.ogg")
-	}
-	got, err := h.api.Gateway(ctx, event(t, `{"httpMethod": "GET", "path": "/upload/{id}/status", "pathParams": {"id": "`+j.ID+`"},
+	got, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "httpMethod": "GET", "resource": "/upload/{id}",
+		"path": "/upload/`+j.ID+`", "pathParameters": {"id": "`+j.ID+`"},
+		"queryStringParameters": {"t": "`+tok+`"}, "multiValueQueryStringParameters": {"t": ["`+tok+`"]}}`))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, got.StatusCode, got.Body)
+	require.Equal(t, "text/html; charset=utf-8", got.Headers["Content-Type"])
+	require.False(t, got.IsBase64Encoded)
+	require.Contains(t, got.Body, "talk.ogg")
+
+	got, err = h.api.Gateway(ctx, event(t, `{"version": "1.0", "httpMethod": "GET", "resource": "/upload/{id}/status",
+		"path": "/upload/`+j.ID+`/status", "pathParameters": {"id": "`+j.ID+`"},
 		"queryStringParameters": {"t": "`+tok+`"}}`))
 	require.NoError(t, err)
 	require.JSONEq(t, `{"state": "awaiting_upload", "progress": 0}`, got.Body)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/status"
 
@@ -25,6 +26,13 @@ import (
 const (
 	tokenMaxAge        = time.Hour
 	tokenRefreshMargin = 5 * time.Minute
+	// tokenMaxLifetime is the longest an IAM token lives: an answer whose
+	// expires_in says more is not a token this service hands out, and
+	// refusing it also keeps the lifetime far from time.Duration's range
+	// (about 292 years, which expires_in over 9.2e9 seconds would overflow).
+	tokenMaxLifetime = 12 * time.Hour
+	// maxQuoted bounds a string from the answer quoted in an error.
+	maxQuoted = 32
 	// metadataTimeout bounds one request to the metadata service, which is
 	// link-local and answers in milliseconds when it answers at all.
 	metadataTimeout = 10 * time.Second
@@ -118,10 +126,27 @@ func (t *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) 
 	if mt.AccessToken == "" || mt.ExpiresIn <= 0 {
 		return "", 0, errors.New("the metadata service's IAM token answer has no token or no lifetime")
 	}
+	if mt.ExpiresIn > int64(tokenMaxLifetime/time.Second) {
+		return "", 0, fmt.Errorf("the metadata service's IAM token answer says it lives %d s, more than an IAM token's %d s",
+			mt.ExpiresIn, int64(tokenMaxLifetime/time.Second))
+	}
 	if mt.TokenType != "" && !strings.EqualFold(mt.TokenType, "Bearer") {
-		return "", 0, fmt.Errorf("the metadata service returned a token of type %q, not Bearer", mt.TokenType)
+		return "", 0, fmt.Errorf("the metadata service returned a token of type %q, not Bearer", quoted(mt.TokenType))
 	}
 	return mt.AccessToken, time.Duration(mt.ExpiresIn) * time.Second, nil
+}
+
+// quoted is s cut to maxQuoted bytes (at a character boundary) for an error
+// text, so a server cannot fill logs through it.
+func quoted(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func (t *tokenSource) remember(tok string) {

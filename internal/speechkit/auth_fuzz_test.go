@@ -26,11 +26,12 @@ func (a answer) RoundTrip(*http.Request) (*http.Response, error) {
 
 // FuzzMetadataToken: whatever the metadata service answers, fetch never
 // panics; it takes a token only from a 200 answer in the documented JSON,
-// with a non-empty token, a positive lifetime and a Bearer (or no) type,
+// with a non-empty token, a lifetime of 1 s to 12 h and a Bearer (or no) type,
 // and its errors never quote the token the answer held.
 func FuzzMetadataToken(f *testing.F) {
 	f.Add(200, []byte(`{"access_token":"t1.secret-token-value","expires_in":43200,"token_type":"Bearer"}`))
 	f.Add(200, []byte(`{"access_token":"t1.secret-token-value","expires_in":0}`))
+	f.Add(200, []byte(`{"access_token":"t1.secret-token-value","expires_in":10000000000}`))
 	f.Add(200, []byte(`{"access_token":"t1.secret-token-value","expires_in":5,"token_type":"MAC"}`))
 	f.Add(500, []byte(`{"access_token":"t1.secret-token-value","expires_in":5}`))
 	f.Add(200, []byte(`{"ACCESS_TOKEN":"x","expires_in":1e3}`))
@@ -53,7 +54,7 @@ func FuzzMetadataToken(f *testing.F) {
 			if mt.TokenType != "" && !strings.EqualFold(mt.TokenType, "Bearer") {
 				t.Fatalf("took a token of type %q", mt.TokenType)
 			}
-			if mt.ExpiresIn <= 0 || ttl != time.Duration(mt.ExpiresIn)*time.Second {
+			if mt.ExpiresIn <= 0 || mt.ExpiresIn > 43200 || ttl != time.Duration(mt.ExpiresIn)*time.Second {
 				t.Fatalf("lifetime %v from expires_in %d", ttl, mt.ExpiresIn)
 			}
 			return

@@ -286,3 +286,17 @@ func requireNoSecret(t *testing.T, err error, secret string) {
 		e = u.Unwrap()
 	}
 }
+
+// A metadata answer with a lifetime no IAM token has is not taken: with
+// expires_in of 1e10 s the lifetime used to overflow to a negative one.
+func TestIAMTokenWithAnImpossibleLifetimeIsUnavailable(t *testing.T) {
+	srv := speechkittest.Start(t)
+	meta := startMetadata(t)
+	meta.ttl.Store(1e10)
+	c := mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+
+	_, err := c.Submit(context.Background(), uriRequest)
+
+	requireErr(t, err, errs.Unavailable, "speechkit_auth_unavailable")
+	require.Empty(t, srv.Calls(), "no call goes out with it")
+}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
@@ -265,7 +266,7 @@ func TestLongTranscriptComesAsADocument(t *testing.T) {
 	require.Len(t, docs, 1)
 	require.Equal(t, "transcript.txt", docs[0].Name)
 	require.True(t, strings.Contains(string(docs[0].File), long), "the document holds the whole transcript")
-	require.LessOrEqual(t, len([]rune(docs[0].Params["caption"])), tgconf.MaxCaptionRunes)
+	require.LessOrEqual(t, len(utf16.Encode([]rune(docs[0].Params["caption"]))), tgconf.MaxCaptionUTF16)
 	require.True(t, strings.HasPrefix(docs[0].Params["caption"], "abcd abcd"))
 	require.EqualValues(t, 10, docs[0].ReplyTo())
 	edits := h.tg.Calls("editMessageText")

@@ -96,7 +96,9 @@ func (b *Bot) langCommand(ctx context.Context, m *models.Message, arg string, ch
 	case strings.EqualFold(arg, "default"):
 		arg = ""
 	case !b.cfg.ValidLanguage(arg):
-		return b.reply(ctx, m, txtLangBad.f(l, arg), nil)
+		// Quoted back in part: the user's text may be as long as a
+		// message, and the reply must still fit one.
+		return b.reply(ctx, m, txtLangBad.f(l, clip(arg, 32)), nil)
 	}
 	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Language = arg }); err != nil {
 		return err

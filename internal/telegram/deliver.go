@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -217,7 +216,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 	if plain == "" || t.Empty() {
 		return b.sendOrEdit(ctx, j, status, txtNoSpeech.in(l))
 	}
-	if utf8.RuneCountInString(plain) <= tgconf.MaxMessageRunes {
+	if utf16Len(plain) <= tgconf.MaxMessageUTF16 {
 		return b.sendOrEdit(ctx, j, status, plain)
 	}
 	f, _ := transcript.ParseFormat(formatOf(chat))
@@ -245,17 +244,51 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 }
 
 // caption is a document's caption: the transcript's first lines, cut at a
-// line or word under the caption limit.
+// line or word under the caption limit. Lengths are in UTF-16 code units,
+// as Telegram counts them, and the cut never splits a character.
 func caption(plain string) string {
-	const limit = tgconf.MaxCaptionRunes - 1 // room for the ellipsis
-	if utf8.RuneCountInString(plain) <= limit {
+	if utf16Len(plain) <= tgconf.MaxCaptionUTF16 {
 		return plain
 	}
-	cut := string([]rune(plain)[:limit])
-	if i := strings.LastIndexAny(cut, "\n "); i > limit/2 {
+	const limit = tgconf.MaxCaptionUTF16 - 1 // room for the ellipsis, one unit
+	cut := prefixUTF16(plain, limit)
+	if i := strings.LastIndexAny(cut, "\n "); i >= 0 && utf16Len(cut[:i]) > limit/2 {
 		cut = cut[:i]
 	}
 	return strings.TrimSpace(cut) + "…"
+}
+
+// utf16Len is the length of s in UTF-16 code units, the unit the Bot API
+// measures text and captions in (its MessageEntity offsets and lengths are
+// "in UTF-16 code units"): two for a character outside the Basic
+// Multilingual Plane, one for any other. A byte that is not UTF-8 counts
+// one, as the U+FFFD it stands for.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
+}
+
+// prefixUTF16 is the longest prefix of s at most limit UTF-16 code units
+// long that ends at a character boundary: a surrogate pair is never cut.
+func prefixUTF16(s string, limit int) string {
+	n := 0
+	for i, r := range s {
+		w := 1
+		if r > 0xFFFF {
+			w = 2
+		}
+		if n+w > limit {
+			return s[:i]
+		}
+		n += w
+	}
+	return s
 }
 
 func (b *Bot) readTranscript(ctx context.Context, id string) (transcript.Transcript, error) {

@@ -191,6 +191,10 @@ var failures = map[string]text{
 		"This file is not audio or video I can read.",
 		"Этот файл — не аудио и не видео, которое я могу прочитать.",
 	},
+	"unsupported_media": {
+		"I do not take files of this type. Send a voice message, or audio or video as OGG, MP3, WAV, FLAC, M4A/MP4, WebM/MKV, AAC or AMR.",
+		"Файлы такого типа я не принимаю. Пришлите голосовое сообщение или аудио и видео в OGG, MP3, WAV, FLAC, M4A/MP4, WebM/MKV, AAC или AMR.",
+	},
 	"too_long": {
 		"The recording is longer than I take. Cut it into parts and send them one by one.",
 		"Запись длиннее, чем я принимаю. Разрежьте её на части и пришлите по одной.",
@@ -216,6 +220,18 @@ func humanBytes(n int64) string {
 	default:
 		return fmt.Sprintf("%d KB", (n+1023)/1024)
 	}
+}
+
+// clip is s cut to at most n characters, with "…" when it was cut.
+func clip(s string, n int) string {
+	i := 0
+	for at := range s {
+		if i == n {
+			return s[:at] + "…"
+		}
+		i++
+	}
+	return s
 }
 
 func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }

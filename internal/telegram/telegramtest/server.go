@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf16"
 )
 
 // Token is the bot token the server accepts. It is shaped like a real one so
@@ -182,6 +183,10 @@ func (s *Server) answer(w http.ResponseWriter, c Call) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + desc})
 	}
 	chat := c.Int("chat_id")
+	if desc := overLimit(c); desc != "" {
+		bad(desc)
+		return
+	}
 	switch c.Method {
 	case "sendMessage", "sendDocument":
 		if rt := c.ReplyTo(); rt != 0 && s.isGone(rt) && !strings.Contains(c.Params["reply_parameters"], `"allow_sending_without_reply":true`) {
@@ -230,6 +235,29 @@ func (s *Server) answer(w http.ResponseWriter, c Call) {
 	default:
 		bad("method not found in the fake: " + c.Method)
 	}
+}
+
+// Telegram's length limits, which it counts in UTF-16 code units: text
+// "1-4096 characters after entities parsing", a caption 0-1024.
+const (
+	maxText    = 4096
+	maxCaption = 1024
+)
+
+// overLimit is Telegram's refusal of a text or caption over its limit;
+// empty when the call is within them.
+func overLimit(c Call) string {
+	switch c.Method {
+	case "sendMessage", "editMessageText":
+		if len(utf16.Encode([]rune(c.Params["text"]))) > maxText {
+			return "message is too long"
+		}
+	case "sendDocument":
+		if len(utf16.Encode([]rune(c.Params["caption"]))) > maxCaption {
+			return "message caption is too long"
+		}
+	}
+	return ""
 }
 
 func (s *Server) isGone(id int64) bool {

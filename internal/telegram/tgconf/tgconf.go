@@ -67,11 +67,14 @@ const (
 	DefaultDeliveryLease    = 5 * time.Minute
 	DefaultResultCheck      = 30 * time.Minute
 	DefaultMaxRetryWait     = 30 * time.Second
-	// MaxMessageRunes is the longest text message (sendMessage: 4096
-	// characters after entities parsing).
-	MaxMessageRunes = 4096
-	// MaxCaptionRunes is the longest caption of a document.
-	MaxCaptionRunes = 1024
+	// MaxMessageUTF16 is the longest text message (sendMessage: "1-4096
+	// characters after entities parsing"), in UTF-16 code units, the unit
+	// Telegram measures text in: a character outside the Basic
+	// Multilingual Plane, such as most emoji, counts two.
+	MaxMessageUTF16 = 4096
+	// MaxCaptionUTF16 is the longest caption of a document ("0-1024
+	// characters after entities parsing"), in UTF-16 code units.
+	MaxCaptionUTF16 = 1024
 )
 
 // WithDefaults returns c with its zero fields set to their defaults.
