@@ -2,6 +2,7 @@ package jobstoretest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -214,7 +215,8 @@ func testSettle(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Equal(t, job.Dead, got.State)
 		require.Equal(t, "speechkit_unavailable", got.ErrorCode)
-		require.Equal(t, "recognition is unavailable", got.ErrorMessage, "the cause is not recorded")
+		require.Equal(t, fmt.Sprintf("recognition is unavailable; the service gave up after %d attempts: send the file again later", p.MaxAttempts),
+			got.ErrorMessage, "the cause is not recorded, and no further try is promised")
 	})
 
 	t.Run("a job whose last attempt crashed is abandoned on its next claim", func(t *testing.T) {
