@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
-	"github.com/ydb-platform/ydb-go-sdk/v3/retry"
 
 	"transcriber/internal/telegram/botstate"
 )
@@ -99,11 +98,7 @@ func readOne[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, 
 // INSERT that finds the key taken (a concurrent Begin or Schedule committed
 // it since the read) is retried: run again, the transaction finds it.
 func (s *BotState) insert(ctx context.Context, tx query.TxActor, d botstate.Delivery) error {
-	err := s.db.exec(ctx, tx, insertDeliveries, deliveriesParams(d))
-	if isKeyExists(err) {
-		return retry.RetryableError(err)
-	}
-	return err
+	return retryKeyConflict(s.db.exec(ctx, tx, insertDeliveries, deliveriesParams(d)))
 }
 
 // change is botstate.Change over one transaction: the delivery is read,

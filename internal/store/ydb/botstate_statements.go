@@ -113,8 +113,10 @@ SELECT ` + deliveryColumns + `
 FROM telegram_deliveries WHERE chat_id = $chat_id AND message_id = $message_id AND part = $part`
 
 	// selectDueDeliveries is ClaimDue's selection through the
-	// telegram_deliveries_due index: pending, due, lease run out. A taken
-	// delivery keeps its next_at, so the lease test filters the range.
+	// telegram_deliveries_due index: pending, due, lease run out, sorted
+	// by the index's key. A taken delivery keeps its next_at, so the lease
+	// test filters the range: lease_until is not in the index, and YDB
+	// reads every held delivery of the range before the LIMIT applies.
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
 	selectDueDeliveries = `DECLARE $state AS Utf8;
 DECLARE $now AS Timestamp;
@@ -122,7 +124,7 @@ DECLARE $limit AS Uint64;
 SELECT ` + deliveryColumns + `
 FROM telegram_deliveries VIEW telegram_deliveries_due
 WHERE state = $state AND next_at <= $now AND lease_until <= $now
-ORDER BY next_at, chat_id, message_id, part
+ORDER BY state, next_at, chat_id, message_id, part
 LIMIT $limit`
 
 	// deleteChatDeliveries removes a chat's deliveries (ForgetChat): the

@@ -3,6 +3,8 @@ package ydb
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
@@ -10,11 +12,14 @@ import (
 	"transcriber/internal/job"
 )
 
-// ClaimDue claims up to limit due jobs for step: the due selection through
-// jobs_due, the claim rule on each, and the writes, in one transaction. Two
-// pollers that select the same jobs both write them; the first commit wins,
-// the other's locks are invalidated and the SDK runs it again, when those
-// jobs are no longer due.
+// ClaimDue claims up to limit due jobs for step, in one transaction: for
+// each live state of step.From, the first limit entries of its due range
+// in jobs_due (selectDueJobs, read in the index's order, so limit rows per
+// state whatever the backlog); merged by next_run_at, then id; the first
+// limit of them claimed (job.ApplyClaim) and written. Two pollers that
+// select the same jobs both write them; the first commit wins, the other's
+// locks are invalidated and the SDK runs it again, when those jobs are no
+// longer due.
 func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]job.Job, error) {
 	if err := job.CheckClaimLimit(limit); err != nil {
 		return nil, err
@@ -28,14 +33,17 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 		claimed = make([]job.Job, 0, limit)
 		now := s.db.now()
 		var due []job.Job
-		err := s.db.rows(ctx, tx, selectDueJobs, dueParams(states, now, limit), func(row query.Row) error {
-			j, err := scanJob(row)
-			due = append(due, j)
-			return err
-		})
-		if err != nil {
-			return err
+		for _, st := range states {
+			err := s.db.rows(ctx, tx, selectDueJobs, dueParams(st, now, limit), func(row query.Row) error {
+				j, err := scanJob(row)
+				due = append(due, j)
+				return err
+			})
+			if err != nil {
+				return err
+			}
 		}
+		due = firstDue(due, now, limit)
 		if len(due) == 0 {
 			return nil
 		}
@@ -60,6 +68,29 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 		return nil, fmt.Errorf("claim due jobs for %s: %w", step.Name, err)
 	}
 	return claimed, nil
+}
+
+// firstDue merges the rows the per-state due selections read: the jobs
+// due at now (job.Due: the claim test the query leaves out, for a row
+// whose next_run_at and claim disagree), ordered by next_run_at, then id,
+// at most limit.
+func firstDue(rows []job.Job, now time.Time, limit int) []job.Job {
+	due := rows[:0]
+	for _, j := range rows {
+		if j.Due(now) {
+			due = append(due, j)
+		}
+	}
+	slices.SortFunc(due, func(a, b job.Job) int {
+		if c := a.NextRunAt.Compare(b.NextRunAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	return due
 }
 
 // NextDue returns the earliest next_run_at among the jobs in states: for

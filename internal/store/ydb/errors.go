@@ -65,11 +65,38 @@ func translate(err error) error {
 	return errs.Wrap(err, errs.Internal, codeFailed, "")
 }
 
-// isKeyExists reports an INSERT onto a key already present: YDB answers
-// PRECONDITION_FAILED ("Conflict with existing key").
-// https://ydb.tech/docs/en/yql/reference/syntax/insert_into
+// issueConstraintViolation is YDB's issue code KIKIMR_CONSTRAINT_VIOLATION
+// (TIssuesIds in YQL's issue_id.proto), which an INSERT onto a key already
+// present carries, with the message "Conflict with existing key."
+const issueConstraintViolation = 2012
+
+// isKeyExists reports an INSERT onto a key already present
+// (https://ydb.tech/docs/en/yql/reference/syntax/insert_into): status
+// PRECONDITION_FAILED with a constraint-violation issue, at any depth of
+// the issue tree. PRECONDITION_FAILED alone is not enough: YDB answers it
+// for any query that "cannot be executed in the current state", an existing
+// key being one example (https://ydb.tech/docs/en/reference/ydb-sdk/ydb-status-codes),
+// a data shard in the wrong state another; those are no key conflict, and
+// retrying them as one would spin until the call's deadline.
 func isKeyExists(err error) bool {
-	return ydbsdk.IsOperationError(err, Ydb.StatusIds_PRECONDITION_FAILED)
+	if !ydbsdk.IsOperationError(err, Ydb.StatusIds_PRECONDITION_FAILED) {
+		return false
+	}
+	found := false
+	ydbsdk.IterateByIssues(err, func(_ string, code Ydb.StatusIds_StatusCode, _ uint32) {
+		found = found || code == issueConstraintViolation
+	})
+	return found
+}
+
+// retryKeyConflict marks an INSERT's key conflict retryable, so DoTx runs
+// the transaction again and it reads the row a concurrent one committed.
+// Any other error is returned as it is, for the SDK to judge.
+func retryKeyConflict(err error) error {
+	if isKeyExists(err) {
+		return retry.RetryableError(err)
+	}
+	return err
 }
 
 // isClosed reports a call on a closed driver: its session pool is closed.

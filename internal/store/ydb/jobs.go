@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
-	"github.com/ydb-platform/ydb-go-sdk/v3/retry"
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 
 	"transcriber/internal/job"
@@ -99,11 +98,7 @@ func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, kt keyTable, k
 			}
 			write = kt.upsert
 		}
-		err = s.db.exec(ctx, tx, write, keyRowParams(key, fresh.ID, fresh.CreatedAt))
-		if isKeyExists(err) {
-			return retry.RetryableError(err)
-		}
-		if err != nil {
+		if err := retryKeyConflict(s.db.exec(ctx, tx, write, keyRowParams(key, fresh.ID, fresh.CreatedAt))); err != nil {
 			return err
 		}
 		if err := s.db.exec(ctx, tx, insertJobs, jobsParams(fresh)); err != nil {

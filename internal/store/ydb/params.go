@@ -1,12 +1,14 @@
 package ydb
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/table"
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/errs"
 	"transcriber/internal/job"
 )
 
@@ -20,12 +22,74 @@ type param struct {
 	value types.Value
 }
 
-func (p params) build() *table.QueryParameters {
+// build makes the parameters the SDK sends, after checking every
+// Timestamp in them (checkTimes): a bad time is refused here, before any
+// statement runs, rather than sent as a value YDB would store or reject.
+func (p params) build() (*table.QueryParameters, error) {
 	opts := make([]table.ParameterOption, len(p))
 	for i, x := range p {
+		if err := checkTimes(x.name, x.value); err != nil {
+			return nil, err
+		}
 		opts[i] = table.ValueParam(x.name, x.value)
 	}
-	return table.NewQueryParameters(opts...)
+	return table.NewQueryParameters(opts...), nil
+}
+
+// errBadTime: a statement was given a time a Timestamp cannot hold. The
+// zero time.Time is the usual one (a required time never set): the SDK
+// turns it into microseconds since 1970 as an unsigned number, and the
+// negative count wraps to a value far past YDB's range. A column that may
+// be empty is Optional and binds NULL for the zero time instead (optTS).
+var errBadTime = errs.New(errs.Internal, "store_bad_time", "the job store was given a time it cannot keep")
+
+// maxTimestamp is the first moment a YDB Timestamp cannot hold, in
+// microseconds since 1970: "Timestamp … from 00:00 01.01.1970 to 00:00
+// 01.01.2106" (https://ydb.tech/docs/en/yql/reference/types/primitive).
+const maxTimestamp = uint64(4291747200) * 1_000_000
+
+// zeroTimestamp is what the SDK makes of the zero time.Time.
+var zeroTimestamp = timestampMicros(types.TimestampValueFromTime(time.Time{}))
+
+func timestampMicros(v types.Value) uint64 {
+	var us uint64
+	_ = types.CastTo(v, &us) // a Timestamp casts to its microseconds
+	return us
+}
+
+// checkTimes refuses a Timestamp outside YDB's range anywhere in v: v
+// itself, the value of an Optional, the items of a List, the fields of a
+// Struct. where names the parameter and field, for the error.
+func checkTimes(where string, v types.Value) error {
+	if types.IsNull(v) {
+		return nil
+	}
+	v = types.Unwrap(v)
+	if types.Equal(v.Type(), types.TypeTimestamp) {
+		switch us := timestampMicros(v); {
+		case us == zeroTimestamp:
+			return fmt.Errorf("%w: %s is the zero time, which a Timestamp cannot hold", errBadTime, where)
+		case us >= maxTimestamp:
+			return fmt.Errorf("%w: %s is outside the range of a Timestamp (1970 to 2105)", errBadTime, where)
+		}
+		return nil
+	}
+	if items, err := types.ListItems(v); err == nil {
+		for i, item := range items {
+			if err := checkTimes(fmt.Sprintf("%s[%d]", where, i), item); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if fields, err := types.StructFields(v); err == nil {
+		for name, f := range fields {
+			if err := checkTimes(where+"."+name, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func utf8(s string) types.Value     { return types.UTF8Value(s) }
@@ -117,8 +181,8 @@ func jobIDsParams(ids []types.Value) params { return params{{"$job_ids", list(id
 
 func segmentsOfParams(jobID string) params { return params{{"$job_id", utf8(jobID)}} } // deleteSegments
 
-func dueParams(states []types.Value, now time.Time, n int) params { // selectDueJobs
-	return params{{"$states", list(states)}, {"$now", ts(now)}, {"$limit", uint64Param(n)}}
+func dueParams(state types.Value, now time.Time, n int) params { // selectDueJobs
+	return params{{"$state", state}, {"$now", ts(now)}, {"$limit", uint64Param(n)}}
 }
 
 func nextDueParams(state types.Value) params { return params{{"$state", state}} } // selectNextDue

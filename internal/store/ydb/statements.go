@@ -177,37 +177,48 @@ SELECT ` + jobColumns + ` FROM AS_TABLE($jobs)`
 SELECT ` + jobColumns + `
 FROM jobs WHERE id = $id`
 
-	// selectDueJobs is the due selection through the jobs_due index: live
-	// states, pause over, claim expired (a claim keeps next_run_at at its
-	// expiry, so the claim test only confirms it).
+	// selectDueJobs is the due selection of one live state through the
+	// jobs_due index: the state's range up to $now, in the index's key
+	// order (state, next_run_at, then the table's key id), so YDB reads
+	// only $limit index rows: "To effectively limit the result of a query
+	// using the LIMIT command, you must use one-way sorting in the ORDER BY
+	// command" (https://ydb.tech/docs/en/dev/secondary-indexes). A claim
+	// moves next_run_at to the claim's expiry (job.ApplyClaim), so a held
+	// job is not in the range and claim_until, which the index lacks (a
+	// filter on it would make YDB read the whole range), needs no test
+	// here; ClaimDue checks it again with job.Due. ClaimDue merges the
+	// states' rows.
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
-	selectDueJobs = `DECLARE $states AS List<Utf8>;
+	selectDueJobs = `DECLARE $state AS Utf8;
 DECLARE $now AS Timestamp;
 DECLARE $limit AS Uint64;
 SELECT ` + jobColumns + `
 FROM jobs VIEW jobs_due
-WHERE state IN $states AND next_run_at <= $now AND (claim_until IS NULL OR claim_until <= $now)
-ORDER BY next_run_at, id
+WHERE state = $state AND next_run_at <= $now
+ORDER BY state, next_run_at, id
 LIMIT $limit`
 
 	// selectNextDue is the earliest next_run_at of one state: the first
-	// entry of the state's range in jobs_due, one row read.
+	// entry of the state's range in jobs_due, in the index's key order, one
+	// row read.
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
 	selectNextDue = `DECLARE $state AS Utf8;
 SELECT next_run_at
 FROM jobs VIEW jobs_due
 WHERE state = $state
-ORDER BY next_run_at
+ORDER BY state, next_run_at, id
 LIMIT 1`
 
-	// listJobs is the first page of an owner's jobs, newest first.
+	// listJobs is the first page of an owner's jobs, newest first: the
+	// owner's range of jobs_owner backwards, sorted by the index's whole
+	// key (owner_id, id) in one direction, so YDB reads $limit rows.
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
 	listJobs = `DECLARE $owner_id AS Utf8;
 DECLARE $limit AS Uint64;
 SELECT ` + jobColumns + `
 FROM jobs VIEW jobs_owner
 WHERE owner_id = $owner_id
-ORDER BY id DESC
+ORDER BY owner_id DESC, id DESC
 LIMIT $limit`
 
 	// listJobsAfter is a following page: the jobs older than the cursor.
@@ -218,7 +229,7 @@ DECLARE $limit AS Uint64;
 SELECT ` + jobColumns + `
 FROM jobs VIEW jobs_owner
 WHERE owner_id = $owner_id AND id < $id
-ORDER BY id DESC
+ORDER BY owner_id DESC, id DESC
 LIMIT $limit`
 )
 

@@ -33,15 +33,13 @@ func boundParams() map[string]params {
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	j := fullJob()
 	c, d := fullChat(), fullDelivery()
-	states := liveStates(nil)
-	states = append(states, utf8("created"))
 	return map[string]params{
 		"selectSchemaSteps": nil,
 		"insertSchemaStep":  stepParams(1, "jobs", now),
 		"insertJobs":        jobsParams(j),
 		"upsertJobs":        jobsParams(j),
 		"selectJob":         jobIDParams(j.ID),
-		"selectDueJobs":     dueParams(states, now, 10),
+		"selectDueJobs":     dueParams(utf8("created"), now, 10),
 		"selectNextDue":     nextDueParams(utf8("created")),
 		"listJobs":          listParams("o", "", 11),
 		"listJobsAfter":     listParams("o", j.ID, 11),
@@ -70,6 +68,9 @@ func boundParams() map[string]params {
 		"selectDelivery":       deliveryKeyParams(d.Key),
 		"selectDueDeliveries":  dueDeliveriesParams(now, 10),
 		"deleteChatDeliveries": chatIDParams(d.ChatID),
+
+		"selectCounter": counterKeyParams("api:owner", now),
+		"upsertCounter": counterParams("api:owner", now, 1),
 	}
 }
 
@@ -134,11 +135,11 @@ func TestStatementsAgreementCatchesDrift(t *testing.T) {
 	schema, _ := parseSchema(ddl)
 
 	t.Run("a statement names a column the schema lacks", func(t *testing.T) {
-		altered := strings.Replace(consts["selectDueJobs"], "claim_until IS NULL", "claim_untl IS NULL", 1)
+		altered := strings.Replace(consts["selectDueJobs"], "next_run_at <= $now", "next_rn_at <= $now", 1)
 		require.NotEqual(t, consts["selectDueJobs"], altered)
 		errs := checkStatement(schema, altered, boundParams()["selectDueJobs"])
 		require.NotEmpty(t, errs)
-		require.Contains(t, fmt.Sprint(errs), "claim_untl")
+		require.Contains(t, fmt.Sprint(errs), "next_rn_at")
 	})
 	t.Run("the schema renames a column the statements use", func(t *testing.T) {
 		renamed := slices.Clone(ddl)
@@ -199,6 +200,10 @@ type column struct {
 type schemaTable struct {
 	columns map[string]column
 	indexes map[string]bool
+	// indexKeys is each index's key: its columns, then the table's key
+	// columns it lacks (a global index's key ends with the table's key).
+	indexKeys map[string][]string
+	key       []string // the primary key
 }
 
 var (
@@ -232,18 +237,26 @@ func parseSchema(ddl []string) (map[string]schemaTable, []error) {
 			errs = append(errs, fmt.Errorf("not a CREATE TABLE: %.40q", d))
 			continue
 		}
-		tb := schemaTable{columns: map[string]column{}, indexes: map[string]bool{}}
+		tb := schemaTable{columns: map[string]column{}, indexes: map[string]bool{}, indexKeys: map[string][]string{}}
 		for _, line := range strings.Split(d, "\n")[1:] {
 			if c := reColumn.FindStringSubmatch(line); c != nil && c[1] != "INDEX" && c[1] != "PRIMARY" {
 				tb.columns[c[1]] = column{typ: c[2], notNull: c[3] != ""}
 			}
 		}
+		for _, k := range reKey.FindAllStringSubmatch(d, -1) {
+			errs = append(errs, tb.check(m[1], "primary key", k[1])...)
+			tb.key = splitList(k[1])
+		}
 		for _, ix := range reIndex.FindAllStringSubmatch(d, -1) {
 			tb.indexes[ix[1]] = true
 			errs = append(errs, tb.check(m[1], "index "+ix[1], ix[2])...)
-		}
-		for _, k := range reKey.FindAllStringSubmatch(d, -1) {
-			errs = append(errs, tb.check(m[1], "primary key", k[1])...)
+			key := splitList(ix[2])
+			for _, c := range tb.key {
+				if !slices.Contains(key, c) {
+					key = append(key, c)
+				}
+			}
+			tb.indexKeys[ix[1]] = key
 		}
 		out[m[1]] = tb
 	}

@@ -162,13 +162,21 @@ func (db *DB) read(ctx context.Context, fn func(ctx context.Context, tx query.Tx
 
 // exec runs a statement that returns no rows inside tx.
 func (db *DB) exec(ctx context.Context, tx query.TxActor, stmt string, p params) error {
-	return tx.Exec(ctx, db.text(stmt), query.WithParameters(p.build()))
+	qp, err := p.build()
+	if err != nil {
+		return err
+	}
+	return tx.Exec(ctx, db.text(stmt), query.WithParameters(qp))
 }
 
 // rows runs a statement inside tx and calls each for every row of its
 // result.
 func (db *DB) rows(ctx context.Context, tx query.TxActor, stmt string, p params, each func(query.Row) error) error {
-	rs, err := tx.QueryResultSet(ctx, db.text(stmt), query.WithParameters(p.build()))
+	qp, err := p.build()
+	if err != nil {
+		return err
+	}
+	rs, err := tx.QueryResultSet(ctx, db.text(stmt), query.WithParameters(qp))
 	if err != nil {
 		return err
 	}
