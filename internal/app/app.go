@@ -17,6 +17,7 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/botstate"
@@ -50,6 +51,9 @@ type App struct {
 type Options struct {
 	Store  job.Store
 	Tokens apitoken.Store
+	// Counters keeps the usage counters shared by every instance (the
+	// recognizer's request quota); nil counts nothing.
+	Counters quota.Counters
 	// BotState keeps the Telegram bot's chats and deliveries; with
 	// TELEGRAM_BOT_TOKEN set and MakeBot given it makes the bot.
 	BotState botstate.Store
@@ -142,6 +146,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		}
 		ns = append(ns, a.Bot)
 	}
+	cfg.Pipeline.Counters = opt.Counters
 	a.Pipeline = pipeline.New(pipeline.Deps{
 		Store:      opt.Store,
 		Objects:    objects,

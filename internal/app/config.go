@@ -72,6 +72,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			InlineAudio:     r.boolean("SPEECHKIT_INLINE_AUDIO", false),
 			PollFor:         r.duration("POLL_FOR", limitPollFor),
 			JobRetention:    r.duration("JOB_RETENTION", limitJobRetention),
+			RequestsPerHour: r.requestsPerHour("SPEECHKIT_REQUESTS_PER_HOUR"),
 		},
 		API: httpapi.Config{
 			UploadURLTTL: r.duration("UPLOAD_URL_TTL", limitUploadURLTTL),
@@ -166,6 +167,22 @@ func (r *envReader) boolean(name string, def bool) bool {
 		return def
 	}
 	return b
+}
+
+// requestsPerHour reads a quota of requests an hour: 0 turns pacing off;
+// empty is SpeechKit's own quota (pipeline.DefaultRequestsPerHour); 1 is
+// refused, since fixed windows cannot keep a single request an hour.
+func (r *envReader) requestsPerHour(name string) int {
+	v := r.get(name)
+	if v == "" {
+		return pipeline.DefaultRequestsPerHour
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n == 1 || n > 1_000_000 {
+		r.errs = append(r.errs, fmt.Errorf("%s: want 0 (no pacing) or a number of requests from 2 to 1000000, such as 500", name))
+		return pipeline.DefaultRequestsPerHour
+	}
+	return n
 }
 
 // bounds is the range a duration setting must fall in, and why: a value

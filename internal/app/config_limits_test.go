@@ -32,6 +32,19 @@ func TestDurationSettingsOutsideTheirRangeAreRefused(t *testing.T) {
 	}
 }
 
+func TestRequestsPerHour(t *testing.T) {
+	c, err := FromEnv(envOf())
+	require.NoError(t, err)
+	require.Equal(t, 500, c.Pipeline.RequestsPerHour, "SpeechKit's quota unless told")
+	c, err = FromEnv(envOf("SPEECHKIT_REQUESTS_PER_HOUR", "0"))
+	require.NoError(t, err)
+	require.Zero(t, c.Pipeline.RequestsPerHour, "0 turns pacing off")
+	for _, bad := range []string{"1", "-5", "lots", "2000000"} {
+		_, err = FromEnv(envOf("SPEECHKIT_REQUESTS_PER_HOUR", bad))
+		require.ErrorContains(t, err, "SPEECHKIT_REQUESTS_PER_HOUR:", bad)
+	}
+}
+
 func TestDurationSettingsAtTheirEdgesAreTaken(t *testing.T) {
 	c, err := FromEnv(envOf("UPLOAD_URL_TTL", "168h", "MAX_AUDIO_DURATION", "24h", "SEGMENT_LENGTH", "4h",
 		"POLL_FOR", "5s", "JOB_RETENTION", "720h"))

@@ -14,6 +14,7 @@ import (
 	"transcriber/internal/httpapi"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/quota"
 	"transcriber/internal/store/ydb"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/trigger"
@@ -107,9 +108,10 @@ const YDBOpenTimeout = 10 * time.Second
 
 // Stores are what an instance keeps its state in.
 type Stores struct {
-	Jobs   job.Store
-	Tokens apitoken.Store
-	Bot    botstate.Store
+	Jobs     job.Store
+	Tokens   apitoken.Store
+	Bot      botstate.Store
+	Counters quota.Counters
 }
 
 // CloudStores open the job, token and bot stores the functions use in the
@@ -144,7 +146,7 @@ func CloudStores(ctx context.Context, getenv func(string) string) (Stores, error
 	if err != nil {
 		return Stores{}, fmt.Errorf("open the job store: %w", err)
 	}
-	return Stores{Jobs: ydb.NewJobStore(db), Tokens: ydb.NewTokenStore(db), Bot: ydb.NewBotState(db)}, nil
+	return Stores{Jobs: ydb.NewJobStore(db), Tokens: ydb.NewTokenStore(db), Bot: ydb.NewBotState(db), Counters: ydb.NewCounters(db)}, nil
 }
 
 // CloudBuild is how a function builds its App: configuration from getenv
@@ -159,7 +161,7 @@ func CloudBuild(getenv func(string) string, tune ...func(*Options)) func(ctx con
 		if err != nil {
 			return nil, err
 		}
-		opt := Options{Store: stores.Jobs, Tokens: stores.Tokens, BotState: stores.Bot}
+		opt := Options{Store: stores.Jobs, Tokens: stores.Tokens, BotState: stores.Bot, Counters: stores.Counters}
 		for _, f := range tune {
 			f(&opt)
 		}

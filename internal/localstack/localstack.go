@@ -141,7 +141,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if acfg.Pipeline.PollFor == 0 {
 		acfg.Pipeline.PollFor = cfg.PollInterval
 	}
-	opt := app.Options{Store: sqlite.NewJobStore(db), Tokens: tokens, BotState: sqlite.NewBotState(db), Log: log}
+	// The counters pace submissions to SpeechKit's request quota, which a
+	// local stack shares with every other user of the same account.
+	opt := app.Options{Store: sqlite.NewJobStore(db), Tokens: tokens, BotState: sqlite.NewBotState(db),
+		Counters: sqlite.NewCounters(db), Log: log}
 	withbot.Option(&opt)
 	if !recognitionConfigured(acfg) {
 		opt.Recognizer = app.Unconfigured{}

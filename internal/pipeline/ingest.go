@@ -62,6 +62,9 @@ func (p *Pipeline) ingest(ctx context.Context, j job.Job) {
 		return
 	}
 	j, err := p.runIngest(ctx, j)
+	if errors.Is(err, errQuotaWait) {
+		return // the job waits for the quota's next window, saved and logged
+	}
 	if err != nil {
 		p.jobLog(j).WarnContext(ctx, "ingest failed", "error", err.Error(), "code", errs.CodeOf(err))
 		p.settle(ctx, j, err)
@@ -236,7 +239,18 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 		} else {
 			req.URI = p.Objects.URI(sg.AudioKey)
 		}
+		ok, err := p.reserveSubmission(ctx)
+		if err != nil {
+			return j, err
+		}
+		if !ok {
+			return p.waitForQuota(ctx, j, "counted")
+		}
 		op, err := p.Recognizer.Submit(ctx, req)
+		if errs.CodeOf(err) == speechkit.CodeRecognitionQuota {
+			p.jobLog(j).InfoContext(ctx, "the recognizer answered that its request quota is used up", "error", err.Error())
+			return p.waitForQuota(ctx, j, "recognizer")
+		}
 		if err != nil {
 			return j, err
 		}
@@ -247,6 +261,46 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 		p.jobLog(j).InfoContext(ctx, "recognition submitted", "segment", sg.Seq, "operation_id", op)
 	}
 	return j, nil
+}
+
+// errQuotaWait ends an attempt that met the recognizer's request quota.
+// The job is saved already, due when the quota's next window opens, with
+// its claim ended and no attempt counted against it (a quota is no fault
+// of the job's): the caller only stops.
+var errQuotaWait = errs.New(errs.Unavailable, speechkit.CodeRecognitionQuota,
+	"the speech recognizer's request quota is used up for now; the job waits for it")
+
+// reserveSubmission counts one recognition request against the quota's
+// current window, and reports false when the window is full. Without
+// pacing it takes nothing and reports true. A reservation is kept even
+// when the request then fails: it may have reached the recognizer.
+func (p *Pipeline) reserveSubmission(ctx context.Context) (bool, error) {
+	if !p.cfg.pacing() {
+		return true, nil
+	}
+	start, _, limit := p.cfg.submissionWindow(p.Clock.Now())
+	_, ok, err := p.cfg.Counters.Reserve(ctx, submissionsKey, start, 1, limit)
+	if err != nil {
+		return false, fmt.Errorf("count a recognition request: %w", err)
+	}
+	return ok, nil
+}
+
+// waitForQuota saves the claimed job due when the quota's next window
+// opens and returns errQuotaWait. Saving, not releasing, is what keeps the
+// attempt from counting: the job goes on from where it is (its submitted
+// segments kept) when it comes back. by says who found the quota used up:
+// the counter, or the recognizer's answer.
+func (p *Pipeline) waitForQuota(ctx context.Context, j job.Job, by string) (job.Job, error) {
+	now := p.Clock.Now()
+	_, end, _ := p.cfg.submissionWindow(now)
+	saved, err := p.save(ctx, j, job.Next{After: end.Sub(now)})
+	if err != nil {
+		return j, err
+	}
+	p.jobLog(saved).InfoContext(ctx, "recognition request quota used up; the job waits for the next window",
+		"by", by, "requests_per_hour", p.cfg.RequestsPerHour, "next_run_at", saved.NextRunAt)
+	return saved, errQuotaWait
 }
 
 func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {

@@ -10,6 +10,7 @@ import (
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/transcript"
 )
@@ -34,6 +35,7 @@ type PollStats struct {
 func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 	var st PollStats
 	st.Expired = p.expire(ctx)
+	p.expireCounters(ctx)
 	deadline := p.Clock.Now().Add(p.cfg.PollFor)
 	if d, ok := ctx.Deadline(); ok {
 		// Leave time to finish the job in hand before the platform stops us.
@@ -109,6 +111,9 @@ func (p *Pipeline) poll(ctx context.Context, j job.Job) bool {
 		return false
 	}
 	finished, next, err := p.checkAndFinish(ctx, j)
+	if errors.Is(err, errQuotaWait) {
+		return false // saved due when the quota's window frees: not a failure
+	}
 	if err != nil {
 		p.jobLog(j).WarnContext(ctx, "poll failed", "error", err.Error(), "code", errs.CodeOf(err))
 		p.settle(ctx, next, err)
@@ -262,6 +267,19 @@ const (
 // keeps its row for a later sweep, and the sweep stops there: the storage
 // is likely down. It returns how many rows it removed; failures are logged,
 // never the poll's error.
+// expireCounters removes the usage counters past their retention, where
+// the counters store does it itself (the embedded one; YDB's TTL does it in
+// the cloud).
+func (p *Pipeline) expireCounters(ctx context.Context) {
+	ex, ok := p.cfg.Counters.(quota.Expirer)
+	if !ok {
+		return
+	}
+	if _, err := ex.ExpireCounters(ctx, p.Clock.Now()); err != nil {
+		p.Log.WarnContext(ctx, "could not remove expired counters", "error", err.Error())
+	}
+}
+
 func (p *Pipeline) expire(ctx context.Context) int {
 	ex, ok := p.Store.(job.Expirer)
 	if !ok {

@@ -17,7 +17,12 @@ const (
 	CodeUnavailable       = "speechkit_unavailable"   // a call failed in a way that may pass
 	CodeAccessDenied      = "speechkit_access_denied" // Unauthenticated or PermissionDenied: credentials or roles
 	CodeRecognitionFailed = "recognition_failed"      // the operation itself ended in a transient error: submit again
-	codeAuthUnavailable   = "speechkit_auth_unavailable"
+	// CodeRecognitionQuota: a submission met the recognizer's quota of
+	// recognition requests (RESOURCE_EXHAUSTED; SpeechKit allows 500 an
+	// hour). No fault of the job's: the caller waits for the quota to free
+	// instead of counting an attempt.
+	CodeRecognitionQuota = "recognition_quota"
+	codeAuthUnavailable  = "speechkit_auth_unavailable"
 
 	// Give up (errs.Permanent).
 	CodeRejected = "speechkit_rejected"  // the recognizer refused the request or the audio
@@ -38,6 +43,7 @@ const (
 	msgUnavailable  = "the speech recognizer is unavailable; try again later"
 	msgAccessDenied = "the speech recognizer refused this service's credentials; try again later"
 	msgFailed       = "the speech recognizer failed on this audio; it will be tried again"
+	msgQuota        = "the speech recognizer's request quota is used up for now; it will be tried again"
 	msgRejected     = "the recognizer could not process this audio"
 	msgExpired      = "the recognition result is no longer available (results are kept for 3 days)"
 )
@@ -58,6 +64,8 @@ const (
 // vocabulary. It returns nil when the outcome is not an error for this call
 // (NotFound on Delete: the result is already gone).
 //
+//   - ResourceExhausted on Submit: errs.Unavailable CodeRecognitionQuota,
+//     the request quota is used up; wait for it.
 //   - Unavailable, DeadlineExceeded, ResourceExhausted, Aborted, Internal,
 //     Unknown, Canceled: errs.Unavailable, retry. Inside a finished operation
 //     the code is CodeRecognitionFailed: polling again will not help, a new
@@ -88,7 +96,15 @@ func (c *Client) classify(k call, err error) error {
 		return errs.Wrap(cause, errs.Internal, codeInternal, "")
 	}
 	switch st.Code() {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted,
+	case codes.ResourceExhausted:
+		switch k {
+		case callSubmit:
+			return errs.Wrap(cause, errs.Unavailable, CodeRecognitionQuota, msgQuota)
+		case callOperation:
+			return errs.Wrap(cause, errs.Unavailable, CodeRecognitionFailed, msgFailed)
+		}
+		return errs.Wrap(cause, errs.Unavailable, CodeUnavailable, msgUnavailable)
+	case codes.Unavailable, codes.DeadlineExceeded,
 		codes.Aborted, codes.Internal, codes.Unknown, codes.Canceled:
 		if k == callOperation {
 			return errs.Wrap(cause, errs.Unavailable, CodeRecognitionFailed, msgFailed)

@@ -165,7 +165,7 @@ func TestSubmitErrors(t *testing.T) {
 	}{
 		{codes.Unavailable, errs.Unavailable, speechkit.CodeUnavailable},
 		{codes.DeadlineExceeded, errs.Unavailable, speechkit.CodeUnavailable},
-		{codes.ResourceExhausted, errs.Unavailable, speechkit.CodeUnavailable},
+		{codes.ResourceExhausted, errs.Unavailable, speechkit.CodeRecognitionQuota},
 		{codes.Aborted, errs.Unavailable, speechkit.CodeUnavailable},
 		{codes.Internal, errs.Unavailable, speechkit.CodeUnavailable},
 		{codes.Unknown, errs.Unavailable, speechkit.CodeUnavailable},

@@ -9,9 +9,21 @@ import (
 // steps are the schema's steps, applied in order; PRAGMA user_version holds
 // how many a database has. An applied step is never edited: a change is a
 // new step, and docs/database.md changes with it.
+//
+// migrate runs the missing steps and writes user_version in one
+// transaction, and SQLite's DDL is transactional, so a crash leaves either
+// all of it or none. Still, every CREATE TABLE and CREATE INDEX says IF
+// NOT EXISTS, so a step whose record was lost (a file restored from a copy,
+// user_version written back by hand) runs again without harm. Steps 1 to 6
+// said plain CREATE when they were applied: adding IF NOT EXISTS to them
+// later was the one edit of an applied step allowed, since on a database
+// that has the step it does nothing either way. ALTER TABLE … ADD COLUMN
+// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6) fails when
+// run again on a database that has its column, and then the record is what
+// to fix (PRAGMA user_version), never the step. docs/database.md says so.
 var steps = []string{
 	// 1: jobs, the job and its queue entry in one row.
-	`CREATE TABLE jobs (
+	`CREATE TABLE IF NOT EXISTS jobs (
 		id            TEXT    PRIMARY KEY,
 		state         TEXT    NOT NULL,
 		source        TEXT    NOT NULL,
@@ -32,12 +44,12 @@ var steps = []string{
 		created_at    TEXT    NOT NULL,
 		updated_at    TEXT    NOT NULL
 	);
-	CREATE INDEX jobs_due ON jobs (state, next_run_at, id);
-	CREATE INDEX jobs_owner ON jobs (owner_id, id);
-	CREATE UNIQUE INDEX jobs_telegram ON jobs (tg_chat_id, tg_message_id) WHERE tg_chat_id IS NOT NULL;`,
+	CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, next_run_at, id);
+	CREATE INDEX IF NOT EXISTS jobs_owner ON jobs (owner_id, id);
+	CREATE UNIQUE INDEX IF NOT EXISTS jobs_telegram ON jobs (tg_chat_id, tg_message_id) WHERE tg_chat_id IS NOT NULL;`,
 
 	// 2: segments, the pieces of a job's audio and their recognitions.
-	`CREATE TABLE segments (
+	`CREATE TABLE IF NOT EXISTS segments (
 		job_id       TEXT    NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
 		seq          INTEGER NOT NULL,
 		start_ms     INTEGER NOT NULL,
@@ -51,7 +63,7 @@ var steps = []string{
 
 	// 3: API tokens, and what the HTTP API needs of a job: the key that
 	// makes a retried POST return the same job, and the mark of deletion.
-	`CREATE TABLE api_tokens (
+	`CREATE TABLE IF NOT EXISTS api_tokens (
 		hash       TEXT PRIMARY KEY,
 		id         TEXT NOT NULL UNIQUE,
 		name       TEXT NOT NULL,
@@ -60,7 +72,7 @@ var steps = []string{
 	);
 	ALTER TABLE jobs ADD COLUMN idempotency_key TEXT;
 	ALTER TABLE jobs ADD COLUMN deleted_at TEXT;
-	CREATE UNIQUE INDEX jobs_idempotency ON jobs (owner_id, idempotency_key) WHERE idempotency_key IS NOT NULL;`,
+	CREATE UNIQUE INDEX IF NOT EXISTS jobs_idempotency ON jobs (owner_id, idempotency_key) WHERE idempotency_key IS NOT NULL;`,
 
 	// 4: the end of a job's upload window, kept apart from next_run_at,
 	// which a claim or a pause moves.
@@ -69,7 +81,7 @@ var steps = []string{
 	// 5: what the Telegram bot keeps besides jobs (botstate.Store): each
 	// chat's settings, and the messages it posts, keyed by the Telegram
 	// message they answer. telegram_deliveries_due serves ClaimDue.
-	`CREATE TABLE telegram_chats (
+	`CREATE TABLE IF NOT EXISTS telegram_chats (
 		chat_id    INTEGER PRIMARY KEY,
 		language   TEXT    NOT NULL DEFAULT '',
 		format     TEXT    NOT NULL DEFAULT '',
@@ -78,7 +90,7 @@ var steps = []string{
 		blocked_at TEXT,
 		updated_at TEXT    NOT NULL
 	);
-	CREATE TABLE telegram_deliveries (
+	CREATE TABLE IF NOT EXISTS telegram_deliveries (
 		chat_id     INTEGER NOT NULL,
 		message_id  INTEGER NOT NULL,
 		part        TEXT    NOT NULL,
@@ -91,7 +103,7 @@ var steps = []string{
 		updated_at  TEXT    NOT NULL,
 		PRIMARY KEY (chat_id, message_id, part)
 	);
-	CREATE INDEX telegram_deliveries_due ON telegram_deliveries (state, next_at, chat_id, message_id, part);`,
+	CREATE INDEX IF NOT EXISTS telegram_deliveries_due ON telegram_deliveries (state, next_at, chat_id, message_id, part);`,
 
 	// 6: when a job ended, from which its row expires (job.Expirer), and
 	// jobs_ended to find the expired ones. Jobs ended before this step end
@@ -99,10 +111,21 @@ var steps = []string{
 	// now blanks (job.Forgotten).
 	`ALTER TABLE jobs ADD COLUMN ended_at TEXT;
 	UPDATE jobs SET ended_at = updated_at WHERE state IN ('done', 'failed', 'dead');
-	CREATE INDEX jobs_ended ON jobs (ended_at, id) WHERE ended_at IS NOT NULL;
+	CREATE INDEX IF NOT EXISTS jobs_ended ON jobs (ended_at, id) WHERE ended_at IS NOT NULL;
 	UPDATE jobs SET filename = '', content_type = '', tg_chat_id = NULL, tg_message_id = NULL, idempotency_key = NULL,
 		owner_id = CASE WHEN source = 'telegram' THEN '' ELSE owner_id END
 	WHERE deleted_at IS NOT NULL;`,
+
+	// 7: usage counters (quota.Counters), one row per key and window;
+	// counters_expiry finds the expired ones (quota.Expirer).
+	`CREATE TABLE IF NOT EXISTS counters (
+		counter      TEXT    NOT NULL,
+		window_start TEXT    NOT NULL,
+		used         INTEGER NOT NULL,
+		expires_at   TEXT    NOT NULL,
+		PRIMARY KEY (counter, window_start)
+	);
+	CREATE INDEX IF NOT EXISTS counters_expiry ON counters (expires_at);`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	"github.com/ydb-platform/ydb-go-sdk/v3/sugar"
+	"github.com/ydb-platform/ydb-go-sdk/v3/table"
+	tableopts "github.com/ydb-platform/ydb-go-sdk/v3/table/options"
 
 	"transcriber/internal/errs"
 )
@@ -22,6 +26,13 @@ type step struct {
 // steps are the schema's steps, applied in order by Migrate and recorded
 // in schema_steps by number (1-based). An applied step is never edited: a
 // change is a new step, and docs/database.md changes with it.
+//
+// YDB runs DDL outside transactions, so Migrate can crash (or lose its
+// connection) after a step's DDL and before its record; the next run then
+// meets the step again, and every step must be safe to run again (see
+// statement and inEffect). A new step that is neither CREATE TABLE nor
+// ALTER TABLE … ADD COLUMN needs a rule there first (TestStepsRunAgain
+// says so).
 var steps = []step{
 	{"jobs", createJobs},
 	{"segments", createSegments},
@@ -34,6 +45,61 @@ var steps = []step{
 	{"segments_ended_at", alterSegmentsEndedAt},
 	{"telegram_messages_created_at", alterTelegramMessagesCreatedAt},
 	{"idempotency_keys_created_at", alterIdempotencyKeysCreatedAt},
+	{"counters", createCounters}, // counters_statements.go
+}
+
+// statement is what Migrate runs for s: its DDL, with CREATE TABLE made
+// CREATE TABLE IF NOT EXISTS, which does nothing when the table is there
+// (https://ydb.tech/docs/en/yql/reference/syntax/create_table/). The
+// applied steps 1 to 7 and 12 ran as plain CREATE TABLE; running them
+// with IF NOT EXISTS instead is the one change of an applied step that is
+// safe, since on a database that has the step it does nothing either way.
+// The step constants keep the plain form, which the schema check reads.
+func (s step) statement() string {
+	if rest, ok := strings.CutPrefix(s.ddl, "CREATE TABLE "); ok {
+		return "CREATE TABLE IF NOT EXISTS " + rest
+	}
+	return s.ddl
+}
+
+var reAddColumn = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) \w+$`)
+
+// addsColumn returns the table and the column of an ALTER TABLE … ADD
+// COLUMN step. YQL has no ADD COLUMN IF NOT EXISTS, and ADD COLUMN of a
+// column that exists fails
+// (https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns), so
+// Migrate looks first (inEffect).
+func (s step) addsColumn() (tbl, column string, ok bool) {
+	m := reAddColumn.FindStringSubmatch(s.ddl)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// inEffect reports whether a step's DDL already took effect: for an ADD
+// COLUMN step, whether the table has the column. Other steps run again
+// harmlessly (statement), so for them it is false.
+func (db *DB) inEffect(ctx context.Context, s step) (bool, error) {
+	tbl, column, ok := s.addsColumn()
+	if !ok {
+		return false, nil
+	}
+	var desc tableopts.Description
+	err := db.driver.Table().Do(ctx, func(ctx context.Context, ss table.Session) error {
+		var err error
+		desc, err = ss.DescribeTable(ctx, path.Join(db.driver.Name(), db.dir, tbl))
+		return err
+	}, table.WithIdempotent())
+	if err != nil {
+		return false, translate(err)
+	}
+	for _, c := range desc.Columns {
+		if c.Name == column {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // expiring are the tables whose rows expire by YDB's TTL, and the column
@@ -92,7 +158,9 @@ func SchemaVersion() int { return len(steps) }
 var ErrStepApplied = errs.New(errs.Conflict, "schema_step_applied", "a schema step is already recorded as applied")
 
 // Migrate brings the schema up to date: it makes schema_steps if missing,
-// then applies each step not recorded there, in order, and records it.
+// then applies each step not recorded there, in order, and records it. A
+// step whose DDL took effect but whose record was lost (a crash between
+// the two) is applied again harmlessly and recorded (see steps).
 // DDL runs outside any transaction (YDB keeps schema and data changes
 // apart: https://ydb.tech/docs/en/concepts/transactions); each record is
 // its own transaction, which refuses a step recorded meanwhile. Running
@@ -115,8 +183,14 @@ func Migrate(ctx context.Context, db *DB) ([]string, error) {
 		if have[n] {
 			continue
 		}
-		if err := db.driver.Query().Exec(ctx, db.text(st.ddl), query.WithTxControl(query.ImplicitTxControl())); err != nil {
-			return applied, fmt.Errorf("migrate: schema step %d (%s): %w", n, st.name, translate(err))
+		done, err := db.inEffect(ctx, st)
+		if err != nil {
+			return applied, fmt.Errorf("migrate: schema step %d (%s): look at the table: %w", n, st.name, err)
+		}
+		if !done {
+			if err := db.driver.Query().Exec(ctx, db.text(st.statement()), query.WithTxControl(query.ImplicitTxControl())); err != nil {
+				return applied, fmt.Errorf("migrate: schema step %d (%s): %w", n, st.name, translate(err))
+			}
 		}
 		if err := db.recordStep(ctx, n, st.name); err != nil {
 			return applied, fmt.Errorf("migrate: record schema step %d (%s): %w", n, st.name, err)

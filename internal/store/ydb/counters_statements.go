@@ -1,0 +1,34 @@
+package ydb
+
+// The usage counters' table and statements (quota.Counters), checked with
+// the rest by statements_test.go.
+
+// createCounters (step 12): one row per counter and window. A row expires
+// by the table's TTL at expires_at, which the store writes as the window's
+// start plus quota.Retention.
+// https://ydb.tech/docs/en/yql/reference/syntax/create_table/with
+// https://ydb.tech/docs/en/concepts/ttl
+const createCounters = `CREATE TABLE counters (
+	counter      Utf8 NOT NULL,
+	window_start Timestamp NOT NULL,
+	used         Int64,
+	expires_at   Timestamp,
+	PRIMARY KEY (counter, window_start)
+)
+WITH (TTL = Interval("PT0S") ON expires_at)`
+
+const (
+	// selectCounter reads one counter by its key.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/
+	selectCounter = `DECLARE $counter AS Utf8;
+DECLARE $window_start AS Timestamp;
+SELECT used FROM counters WHERE counter = $counter AND window_start = $window_start`
+
+	// upsertCounter writes a counter read earlier in the same transaction.
+	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
+	upsertCounter = `DECLARE $counter AS Utf8;
+DECLARE $window_start AS Timestamp;
+DECLARE $used AS Int64;
+DECLARE $expires_at AS Timestamp;
+UPSERT INTO counters (counter, window_start, used, expires_at) VALUES ($counter, $window_start, $used, $expires_at)`
+)
