@@ -114,7 +114,18 @@ emulate-build: package ## build each zip as the platform does (Go 1.23.9, plugin
 	GO=$(GO) GO_RUNTIME=$(GO_RUNTIME) scripts/emulate-build.sh
 
 .PHONY: lint
-lint: fmt-check vet golangci-lint tidy-check check-go123 ## every static check
+lint: fmt-check vet golangci-lint tidy-check check-go123 check-large-files ## every static check
+
+# Only source, docs and small test data are tracked: a build output (the
+# 47 MB binary once committed) or a stray archive is refused. Files under a
+# testdata/ directory are test data and may be larger.
+LARGE_FILE_BYTES := 1048576
+
+.PHONY: check-large-files
+check-large-files: ## fail if a tracked file over 1 MB is not test data
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | \
+		awk -v max=$(LARGE_FILE_BYTES) '$$1 > max && $$2 !~ /(^|\/)testdata\// {print $$2 " (" $$1 " bytes)"}'); \
+	if [ -n "$$big" ]; then echo "tracked files over 1 MB that are not test data:"; echo "$$big"; exit 1; fi
 
 .PHONY: fmt-check
 fmt-check: ## fail if gofmt would change a file
