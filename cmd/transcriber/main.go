@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"transcriber/internal/app"
 	"transcriber/internal/clock"
-	"transcriber/internal/pipeline"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/store/ydb"
 )
@@ -111,20 +111,8 @@ func migrate(ctx context.Context, dir string, stdout io.Writer) error {
 	return err
 }
 
-// jobRetention is JOB_RETENTION, how long a job's row is kept after the
-// job ended: a Go duration such as 2160h; pipeline.DefaultJobRetention
-// when unset.
-func jobRetention(getenv func(string) string) (time.Duration, error) {
-	v := getenv("JOB_RETENTION")
-	if v == "" {
-		return pipeline.DefaultJobRetention, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < pipeline.MinJobRetention {
-		return 0, fmt.Errorf("JOB_RETENTION: want a duration of at least %s, such as 2160h (90 days); got %q", pipeline.MinJobRetention, v)
-	}
-	return d, nil
-}
+// jobRetention is JOB_RETENTION, read as the functions read it.
+func jobRetention(getenv func(string) string) (time.Duration, error) { return app.JobRetention(getenv) }
 
 // migrateYDB applies the YDB schema steps, then sets the job tables' TTL
 // to retention (ydb.SetRetention, on every run, so a changed JOB_RETENTION

@@ -34,7 +34,10 @@ func TestJobRetention(t *testing.T) {
 	d, err = jobRetention(env(map[string]string{"JOB_RETENTION": "720h"}))
 	require.NoError(t, err)
 	require.Equal(t, 30*24*time.Hour, d)
-	for _, bad := range []string{"90d", "soon", "-1h", "30m"} {
+	d, err = jobRetention(env(map[string]string{"JOB_RETENTION": "0"}))
+	require.NoError(t, err)
+	require.Equal(t, 90*24*time.Hour, d, "0 is the default, as the functions read it")
+	for _, bad := range []string{"90d", "soon", "-1h", "30m", "12h", "100000h"} {
 		_, err = jobRetention(env(map[string]string{"JOB_RETENTION": bad}))
 		require.ErrorContains(t, err, "JOB_RETENTION", bad)
 	}

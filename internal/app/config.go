@@ -169,6 +169,21 @@ func (r *envReader) boolean(name string, def bool) bool {
 	return b
 }
 
+// JobRetention reads JOB_RETENTION as FromEnv does (its range, and 0 or
+// empty for pipeline.DefaultJobRetention), for the commands that need only
+// it (transcriber migrate sets it as YDB's TTL).
+func JobRetention(getenv func(string) string) (time.Duration, error) {
+	r := envReader{get: getenv}
+	d := r.duration("JOB_RETENTION", limitJobRetention)
+	if err := errors.Join(r.errs...); err != nil {
+		return 0, err
+	}
+	if d == 0 {
+		d = pipeline.DefaultJobRetention
+	}
+	return d, nil
+}
+
 // requestsPerHour reads a quota of requests an hour: 0 turns pacing off;
 // empty is SpeechKit's own quota (pipeline.DefaultRequestsPerHour); 1 is
 // refused, since fixed windows cannot keep a single request an hour.

@@ -102,9 +102,16 @@ func ApplyRelease(cur Job, c Claim, pause time.Duration, f Failure, now time.Tim
 // nothing but that blanking, which a row deleted before it existed lacks.
 func ApplyDelete(cur Job, now time.Time) Job {
 	if cur.Deleted() {
-		return Forgotten(cur)
+		j := Forgotten(cur)
+		if j.State.Terminal() && j.EndedAt.IsZero() {
+			j.EndedAt = now // deleted before jobs recorded their end: expire from now
+		}
+		return j
 	}
 	j := Forgotten(cur)
+	if j.State.Terminal() && j.EndedAt.IsZero() {
+		j.EndedAt = now
+	}
 	j.DeletedAt = now
 	j.UpdatedAt = now
 	if !j.State.Terminal() {

@@ -23,6 +23,9 @@ var (
 	errSizeMismatch  = errs.New(errs.Permanent, "size_mismatch", "the uploaded file is not the size that was announced")
 	errTooLarge      = errs.New(errs.Permanent, "too_large", "the file is larger than the service takes")
 	errInlineTooBig  = errs.New(errs.Permanent, "too_large_for_inline", "the audio is too large to send to the recognizer from this installation")
+	// errSourceChanged: the accepted copy is not what was checked; the
+	// upload was written again meanwhile, and is looked at anew.
+	errSourceChanged = errs.New(errs.Unavailable, "storage_object_changed", "the file changed in storage while it was being read; it will be read again")
 )
 
 // Uploaded handles an object created under sources/: it claims the object's
@@ -122,6 +125,17 @@ func (p *Pipeline) accept(ctx context.Context, j job.Job) (job.Job, error) {
 	// everything after reads the copy, which no client can write.
 	if err := p.Objects.Copy(ctx, job.SourceKey(j.ID), job.AcceptedKey(j.ID), info.ETag); err != nil {
 		return j, err
+	}
+	// The copy is checked as the upload was: a store that ignored the
+	// precondition, or gave no ETag to hold it to, cannot slip in a file
+	// of another size. (Its ETag is not compared: a copy of an object
+	// uploaded in parts may get a new one.)
+	copied, err := p.Objects.Head(ctx, job.AcceptedKey(j.ID))
+	switch {
+	case err != nil:
+		return j, err
+	case copied.Size != info.Size:
+		return j, errSourceChanged
 	}
 	j.State = job.Created
 	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
@@ -249,7 +263,7 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 		op, err := p.Recognizer.Submit(ctx, req)
 		if errs.CodeOf(err) == speechkit.CodeRecognitionQuota {
 			p.jobLog(j).InfoContext(ctx, "the recognizer answered that its request quota is used up", "error", err.Error())
-			return p.waitForQuota(ctx, j, "recognizer")
+			return p.recognizerQuota(ctx, j, err)
 		}
 		if err != nil {
 			return j, err
@@ -301,6 +315,31 @@ func (p *Pipeline) waitForQuota(ctx context.Context, j job.Job, by string) (job.
 	p.jobLog(saved).InfoContext(ctx, "recognition request quota used up; the job waits for the next window",
 		"by", by, "requests_per_hour", p.cfg.RequestsPerHour, "next_run_at", saved.NextRunAt)
 	return saved, errQuotaWait
+}
+
+// recognizerQuota ends an attempt the recognizer refused with
+// RESOURCE_EXHAUSTED. Unlike the service's own count, that answer is
+// transient and counts as a failed attempt: gRPC gives the same code for
+// other limits (a message too large), which waiting would never pass, so
+// such a job still ends dead after its attempts. The pause is the quota's:
+// the job is due when its window ends, or by the retry policy when that is
+// later; at the last attempt the answer settles as any other failure.
+func (p *Pipeline) recognizerQuota(ctx context.Context, j job.Job, cause error) (job.Job, error) {
+	if p.cfg.Policy.Exhausted(j.Attempts) {
+		return j, cause
+	}
+	now := p.Clock.Now()
+	_, end, _ := p.cfg.submissionWindow(now)
+	pause := max(end.Sub(now), p.cfg.Policy.Pause(j.Attempts))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	released, err := p.Store.Release(sctx, j.Claim(), pause, job.FailureOf(cause))
+	if err != nil {
+		return j, err
+	}
+	p.jobLog(released).InfoContext(ctx, "the job waits for the recognizer's quota", "next_run_at", released.NextRunAt,
+		"attempts", released.Attempts)
+	return released, errQuotaWait
 }
 
 func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {

@@ -261,12 +261,6 @@ const (
 	expireBatches = 4
 )
 
-// expire removes the rows of jobs that ended more than JobRetention ago,
-// after their files, when the store expires rows itself (job.Expirer; YDB
-// does it by its TTL instead). A job whose files could not all be removed
-// keeps its row for a later sweep, and the sweep stops there: the storage
-// is likely down. It returns how many rows it removed; failures are logged,
-// never the poll's error.
 // expireCounters removes the usage counters past their retention, where
 // the counters store does it itself (the embedded one; YDB's TTL does it in
 // the cloud).
@@ -280,6 +274,12 @@ func (p *Pipeline) expireCounters(ctx context.Context) {
 	}
 }
 
+// expire removes the rows of jobs that ended more than JobRetention ago,
+// after their files, when the store expires rows itself (job.Expirer; YDB
+// does it by its TTL instead). A job whose files could not all be removed
+// keeps its row for a later sweep, and the sweep stops there: the storage
+// is likely down. It returns how many rows it removed; failures are logged,
+// never the poll's error.
 func (p *Pipeline) expire(ctx context.Context) int {
 	ex, ok := p.Store.(job.Expirer)
 	if !ok {

@@ -203,7 +203,14 @@ func TestTheRecognizersQuotaAnswerIsWaitedOut(t *testing.T) {
 			j := e.converted(t, 2)
 
 			require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(j.ID)))
-			e.requireWaiting(t, j.ID, job.Converted)
+			// The recognizer's answer is transient: it waits for the
+			// window, and counts an attempt, since gRPC gives the same code
+			// for limits no wait would pass.
+			got := e.get(t, j.ID)
+			require.Equal(t, job.Converted, got.State)
+			require.Equal(t, windowEnd, got.NextRunAt, "due when the quota's window ends")
+			require.Equal(t, 1, got.Attempts)
+			require.Empty(t, got.ClaimID)
 
 			rec.mu.Lock()
 			rec.submitErr = nil
@@ -241,4 +248,21 @@ func TestNoPacingWithoutCountersOrQuota(t *testing.T) {
 			require.Zero(t, used)
 		})
 	}
+}
+
+// A recognizer that always answers RESOURCE_EXHAUSTED (gRPC's code for a
+// message too large, too) does not keep a job waiting for ever: each answer
+// costs an attempt, and the job ends dead.
+func TestAQuotaAnswerThatNeverPassesEndsTheJob(t *testing.T) {
+	e := newQuotaEnv(t)
+	quotaErr := errs.Wrap(errors.New("rpc error: code = ResourceExhausted"), errs.Unavailable,
+		speechkit.CodeRecognitionQuota, "the speech recognizer's request quota is used up for now")
+	p := e.pipeline(&submitRecognizer{submitErr: quotaErr}, e.counters, pipeline.DefaultRequestsPerHour)
+	j := e.converted(t, 1)
+	for i := 0; i < 2*job.DefaultPolicy.MaxAttempts && !e.get(t, j.ID).State.Terminal(); i++ {
+		require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+		e.clk.Set(e.get(t, j.ID).NextRunAt)
+	}
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Dead, got.State, "%s: %s", got.ErrorCode, got.ErrorMessage)
 }

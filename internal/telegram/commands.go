@@ -237,6 +237,12 @@ func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 		}
 		for _, j := range page.Jobs {
 			if j.Deleted() {
+				// Deleted before deletion forgot the sender (a deleted job
+				// no longer lists under the chat): deleting it again
+				// forgets it now.
+				if _, err := b.Jobs.Delete(ctx, j.ID); err != nil && !errors.Is(err, job.ErrNotFound) {
+					return n, err
+				}
 				continue
 			}
 			d, err := b.Jobs.Delete(ctx, j.ID)

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -253,6 +254,11 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	if e != nil {
 		return e
 	}
+	// A presigned request may carry its payload's hash unsigned, as S3's
+	// clients send it; nothing else of S3's own.
+	if e := unsignedAmzHeaders(r, signed, "x-amz-content-sha256"); e != nil {
+		return e
+	}
 
 	req := v.canonical(r, signed)
 	rest := url.Values{}
@@ -324,6 +330,9 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 			return "", refuse(http.StatusForbidden, "AccessDenied", name+" must be a signed header")
 		}
 	}
+	if e := unsignedAmzHeaders(r, signed); e != nil {
+		return "", e
+	}
 
 	req := v.canonical(r, signed)
 	req.URL.RawQuery = r.URL.RawQuery
@@ -342,6 +351,27 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 func signerOptions(o *v4.SignerOptions) {
 	o.DisableURIPathEscaping = true
 	o.DisableHeaderHoisting = true
+}
+
+// unsignedAmzHeaders refuses a request carrying an x-amz-* header its
+// signature does not cover, but those allowed, as S3 does ("There were
+// headers present in the request which were not signed"): such a header
+// changes what the request does — x-amz-copy-source turns a presigned PUT
+// of one key into a copy of any other.
+func unsignedAmzHeaders(r *http.Request, signed []string, allowed ...string) *s3Error {
+	var extra []string
+	for name := range r.Header {
+		lower := strings.ToLower(name)
+		if strings.HasPrefix(lower, "x-amz-") && !contains(signed, lower) && !contains(allowed, lower) {
+			extra = append(extra, lower)
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	sort.Strings(extra)
+	return refuse(http.StatusForbidden, "AccessDenied",
+		"There were headers present in the request which were not signed: "+strings.Join(extra, ", "))
 }
 
 // signedHeaders parses a SignedHeaders list, which must sign host.

@@ -201,6 +201,16 @@ func TestVerifyingServerRefuses(t *testing.T) {
 		forbidden(t, newRequest(t, put.Method, put.URL, []byte("voice"), map[string]string{"Content-Type": "text/html"}), "SignatureDoesNotMatch")
 	})
 
+	t.Run("an unsigned x-amz header", func(t *testing.T) {
+		// A presigned PUT of sources/j made into a copy of another object.
+		h := map[string]string{"X-Amz-Copy-Source": "/" + s.srv.Bucket + "/results/j.json"}
+		for k, v := range put.Headers {
+			h[k] = v
+		}
+		forbidden(t, newRequest(t, put.Method, put.URL, []byte("voice"), h), "AccessDenied")
+		require.False(t, s.srv.Has("sources/j"), "nothing was written")
+	})
+
 	t.Run("host not signed", func(t *testing.T) {
 		u := strings.Replace(put.URL, "X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost", "X-Amz-SignedHeaders=content-length%3Bcontent-type", 1)
 		require.NotEqual(t, put.URL, u)

@@ -1,0 +1,47 @@
+package pipeline_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/clock"
+	"transcriber/internal/job"
+	"transcriber/internal/pipeline"
+	"transcriber/internal/storage/s3"
+)
+
+// swappingObjects is a store that ignores the copy's precondition: what it
+// copies is what is under the upload's key by then, another file of
+// another size.
+type swappingObjects struct {
+	pipeline.Objects
+	sizes map[string]int64
+}
+
+func (o *swappingObjects) Head(_ context.Context, key string) (s3.ObjectInfo, error) {
+	return s3.ObjectInfo{Size: o.sizes[key], ETag: `"e"`}, nil
+}
+
+func (o *swappingObjects) Copy(_ context.Context, src, dst, _ string) error {
+	o.sizes[dst] = o.sizes[src] + 1 // swapped between the HEAD and the copy
+	return nil
+}
+
+func TestAcceptedCopyOfAnotherSizeIsNotAccepted(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	st := newStore(t, clk)
+	j, err := st.Create(ctx, job.Draft{Source: job.SourceAPI, OwnerID: "o", Filename: "a.ogg", SizeBytes: 10, UploadWindow: time.Hour})
+	require.NoError(t, err)
+	objects := &swappingObjects{sizes: map[string]int64{job.SourceKey(j.ID): 10}}
+	p := pipeline.New(pipeline.Deps{Store: st, Objects: objects, Clock: clk, Log: quiet()}, pipeline.Config{})
+
+	require.NoError(t, p.Uploaded(ctx, job.SourceKey(j.ID)))
+	got, err := st.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, job.AwaitingUpload, got.State, "not accepted")
+	require.Equal(t, "storage_object_changed", got.ErrorCode, "looked at again on the next attempt")
+}
