@@ -6,13 +6,21 @@
 # every name against the loader.
 
 locals {
-  common_env = {
+  # The spend limits (docs/configuration.md, "Spend limits") bite in every
+  # function: the api and the bot count unfinished jobs, ingest reserves
+  # audio, and each shows usage or settles a reservation.
+  common_env = merge({
     S3_BUCKET             = yandex_storage_bucket.data.bucket
     YDB_CONNECTION_STRING = yandex_ydb_database_serverless.main.ydb_full_endpoint
     SPEECHKIT_FOLDER_ID   = var.folder_id
     DEFAULT_LANGUAGE      = var.default_language
     LOG_LEVEL             = var.log_level
-  }
+    LIMIT_AUDIO_PER_DAY   = var.limit_audio_per_day
+    LIMIT_AUDIO_PER_MONTH = var.limit_audio_per_month
+    LIMIT_ACTIVE_JOBS     = tostring(var.limit_active_jobs)
+    }, var.limit_exempt_users == "" ? {} : {
+    LIMIT_EXEMPT_USERS = var.limit_exempt_users
+  })
 
   s3_key_version = yandex_iam_service_account_static_access_key.presigner.output_to_lockbox_version_id
 }

@@ -40,6 +40,40 @@ variable "telegram_allowed_users" {
   }
 }
 
+variable "limit_audio_per_day" {
+  description = "Audio one API token or Telegram user may have recognized per UTC day, such as 6h; 0 is no limit (LIMIT_AUDIO_PER_DAY)."
+  type        = string
+  default     = "6h"
+}
+
+variable "limit_audio_per_month" {
+  description = "Audio the whole installation may have recognized per UTC month, such as 100h; 0 is no limit (LIMIT_AUDIO_PER_MONTH). Set it when the bot is open to everyone."
+  type        = string
+  default     = "0"
+}
+
+variable "limit_active_jobs" {
+  description = "Jobs one API token or Telegram user may have unfinished at once; 0 is no limit (LIMIT_ACTIVE_JOBS)."
+  type        = number
+  default     = 3
+
+  validation {
+    condition     = var.limit_active_jobs >= 0 && var.limit_active_jobs <= 100 && floor(var.limit_active_jobs) == var.limit_active_jobs
+    error_message = "limit_active_jobs: want a whole number from 0 (no limit) to 100."
+  }
+}
+
+variable "limit_exempt_users" {
+  description = "Telegram user ids the per-user limits do not apply to (the owner), separated by commas (LIMIT_EXEMPT_USERS)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^([0-9]+( *, *[0-9]+)*)?$", var.limit_exempt_users))
+    error_message = "limit_exempt_users: want Telegram user ids separated by commas, such as 12345,67890."
+  }
+}
+
 variable "default_language" {
   description = "A job's recognition language when it names none (DEFAULT_LANGUAGE)."
   type        = string

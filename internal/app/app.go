@@ -38,6 +38,9 @@ type App struct {
 	// Bot is the Telegram bot; nil without TELEGRAM_BOT_TOKEN, a bot
 	// state store or Options.MakeBot.
 	Bot Bot
+	// Counters keeps the usage counters (Options.Counters); nil counts
+	// nothing.
+	Counters quota.Counters
 	// Clock and Sleep are the instance's time, for what is built on it.
 	Clock clock.Clock
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -127,7 +130,8 @@ func New(cfg Config, opt Options) (*App, error) {
 		}
 		media = ffmpeg.New(tools, mediaCfg)
 	}
-	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Clock: clk, Sleep: opt.Sleep, closers: closers}
+	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Counters: opt.Counters,
+		Clock: clk, Sleep: opt.Sleep, closers: closers}
 	ns := notifiers{}
 	if opt.Notifier != nil {
 		ns = append(ns, opt.Notifier)
@@ -144,6 +148,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		if a.Bot, err = opt.MakeBot(a, opt.BotState); err != nil {
 			return nil, err
 		}
+		warnOpenSpend(log, a.Config)
 		ns = append(ns, a.Bot)
 	}
 	cfg.Pipeline.Counters = opt.Counters
@@ -167,10 +172,22 @@ func New(cfg Config, opt Options) (*App, error) {
 			api.DefaultLanguage = cfg.Pipeline.DefaultLanguage
 		}
 		a.API = httpapi.New(httpapi.Deps{
-			Jobs: opt.Store, Tokens: opt.Tokens, Objects: objects, Recognitions: rec, Clock: clk, Log: log,
+			Jobs: opt.Store, Tokens: opt.Tokens, Objects: objects, Recognitions: rec, Counters: opt.Counters, Clock: clk, Log: log,
 		}, api)
 	}
 	return a, nil
+}
+
+// warnOpenSpend says at start that a bot open to everyone with no monthly
+// cap has its spend bounded only per user: anyone on Telegram may use
+// LIMIT_AUDIO_PER_DAY of recognition a day, and nothing bounds how many
+// do (docs/deploy.md).
+func warnOpenSpend(log *slog.Logger, cfg Config) {
+	if !cfg.Telegram.Allowed.Everyone || cfg.Limits.AudioPerMonth > 0 {
+		return
+	}
+	log.Warn("the bot is open to everyone (TELEGRAM_ALLOWED_USERS=*) with no LIMIT_AUDIO_PER_MONTH: its spend is bounded only per user",
+		"limit_audio_per_day", cfg.Limits.AudioPerDay.String(), "limit_active_jobs", cfg.Limits.ActiveJobs)
 }
 
 // Bot is the Telegram bot as the App uses it: the webhook, the pipeline's

@@ -16,6 +16,7 @@ import (
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
+	"transcriber/internal/spend"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/uploadlink"
@@ -34,6 +35,9 @@ type Config struct {
 	// Telegram is the bot's configuration; the bot runs only where
 	// TELEGRAM_BOT_TOKEN is set.
 	Telegram tgconf.Config
+	// Limits are the spend limits (package spend), given to the pipeline,
+	// the API and the bot.
+	Limits   spend.Limits
 	LogLevel slog.Level
 }
 
@@ -98,6 +102,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if u := c.Telegram.PublicURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
 		r.errs = append(r.errs, errors.New("PUBLIC_URL: want an http(s) URL such as https://d5d….apigw.yandexcloud.net"))
 	}
+	c.Limits = spend.Limits{
+		AudioPerDay:   r.limitDuration("LIMIT_AUDIO_PER_DAY", spend.DefaultAudioPerDay, limitAudio),
+		AudioPerMonth: r.limitDuration("LIMIT_AUDIO_PER_MONTH", 0, limitAudio),
+		ActiveJobs:    r.activeJobs("LIMIT_ACTIVE_JOBS"),
+		Exempt:        r.userIDs("LIMIT_EXEMPT_USERS"),
+	}
+	c.Pipeline.Limits, c.API.Limits, c.Telegram.Limits = c.Limits, c.Limits, c.Limits
 	if lvl := r.str("LOG_LEVEL", "info"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			r.errs = append(r.errs, fmt.Errorf("LOG_LEVEL: %q is not debug, info, warn or error", lvl))
@@ -200,6 +211,52 @@ func (r *envReader) requestsPerHour(name string) int {
 	return n
 }
 
+// limitDuration reads an audio limit within b: empty is def, 0 is no
+// limit.
+func (r *envReader) limitDuration(name string, def time.Duration, b bounds) time.Duration {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	if d, err := time.ParseDuration(v); v == "0" || (err == nil && d == 0) {
+		return 0
+	}
+	if d := r.duration(name, b); d > 0 {
+		return d
+	}
+	return def
+}
+
+// activeJobs reads LIMIT_ACTIVE_JOBS: empty is spend.DefaultActiveJobs, 0
+// no limit, at most spend.MaxActiveJobs (what one read of a payer's
+// unfinished jobs returns).
+func (r *envReader) activeJobs(name string) int {
+	v := r.get(name)
+	if v == "" {
+		return spend.DefaultActiveJobs
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > spend.MaxActiveJobs {
+		r.errs = append(r.errs, fmt.Errorf("%s: want 0 (no limit) or a number of jobs from 1 to %d, such as 3", name, spend.MaxActiveJobs))
+		return spend.DefaultActiveJobs
+	}
+	return n
+}
+
+// userIDs reads Telegram user ids separated by commas.
+func (r *envReader) userIDs(name string) map[int64]bool {
+	ids := map[int64]bool{}
+	for _, f := range r.list(name) {
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || id <= 0 {
+			r.errs = append(r.errs, fmt.Errorf("%s: %q is not a user id (want Telegram user ids separated by commas)", name, f))
+			continue
+		}
+		ids[id] = true
+	}
+	return ids
+}
+
 // bounds is the range a duration setting must fall in, and why: a value
 // outside it cannot work, so the service refuses to start with it rather
 // than fail on every request (docs/settings.md lists each range).
@@ -225,6 +282,9 @@ var (
 	// A row must outlive its Telegram deliveries (pipeline.MinJobRetention);
 	// ten years is past any purpose of keeping a job's row.
 	limitJobRetention = bounds{pipeline.MinJobRetention, 10 * 365 * 24 * time.Hour, "ten years, past any purpose of keeping a job's row"}
+	// An audio limit counts whole seconds; a million hours is past what
+	// any installation recognizes in a month.
+	limitAudio = bounds{time.Second, 1_000_000 * time.Hour, "a million hours, past what any installation recognizes"}
 )
 
 // duration reads a duration within b; empty or 0 is 0 (the default).

@@ -17,6 +17,8 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/quota"
+	"transcriber/internal/spend"
 	"transcriber/internal/storage/s3"
 )
 
@@ -39,8 +41,11 @@ type Deps struct {
 	Tokens       apitoken.Store
 	Objects      Objects
 	Recognitions Recognitions
-	Clock        clock.Clock
-	Log          *slog.Logger
+	// Counters keeps the audio counted against the limits (package
+	// spend), which GET /v1/usage reads; nil reads as nothing used.
+	Counters quota.Counters
+	Clock    clock.Clock
+	Log      *slog.Logger
 }
 
 // Config holds the API's numbers and switches; see docs/settings.md.
@@ -65,6 +70,10 @@ type Config struct {
 	// hands out for files too large for it (package uploadlink). Empty:
 	// the upload page's routes answer 404.
 	UploadLinkSecret []byte
+	// Limits are the spend limits (package spend): a caller with
+	// Limits.ActiveJobs unfinished jobs is answered 429
+	// too_many_active_jobs, and GET /v1/usage shows them.
+	Limits spend.Limits
 }
 
 func (c Config) withDefaults() Config {
@@ -113,6 +122,7 @@ var Routes = []Route{
 	{Method: http.MethodGet, Path: "/v1/jobs/{id}", Auth: true, handler: (*API).getJob},
 	{Method: http.MethodDelete, Path: "/v1/jobs/{id}", Auth: true, handler: (*API).deleteJob},
 	{Method: http.MethodGet, Path: "/v1/jobs/{id}/transcript", Auth: true, handler: (*API).transcript},
+	{Method: http.MethodGet, Path: "/v1/usage", Auth: true, handler: (*API).usage},
 	// The upload page for a Telegram file too large for the bot: the
 	// link's token is the credential (upload_page.go).
 	{Method: http.MethodGet, Path: "/upload/{id}", handler: (*API).uploadPage},

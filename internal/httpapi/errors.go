@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"transcriber/internal/errs"
+	"transcriber/internal/spend"
 )
 
 // statusByKind is the one table from the error vocabulary to HTTP status.
@@ -27,6 +30,9 @@ var statusByCode = map[string]int{
 	codeUnsupportedType:  http.StatusUnsupportedMediaType,
 	codeGone:             http.StatusGone,
 	codeExpired:          http.StatusGone,
+	// A caller at its limit of unfinished jobs: "too many requests" in
+	// the sense of RFC 6585, with a Retry-After.
+	spend.CodeTooManyActive: http.StatusTooManyRequests,
 }
 
 // The API's own error codes.
@@ -72,6 +78,8 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		w.Header().Set("WWW-Authenticate", `Bearer realm="transcriber"`)
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "5")
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", strconv.Itoa(int(spend.RetryAfter/time.Second)))
 	}
 	writeJSON(w, status, body)
 }

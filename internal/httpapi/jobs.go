@@ -16,6 +16,7 @@ import (
 	"transcriber/internal/apitoken"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
 )
 
@@ -111,14 +112,20 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	if err != nil {
 		return err
 	}
+	payer := spend.API(caller.ID)
+	key := r.Header.Get("Idempotency-Key")
+	if active, err := spend.Active(r.Context(), a.Jobs, a.cfg.Limits, payer); err != nil && !madeFor(active, key) {
+		return err
+	}
 	d := job.Draft{
 		Source:         job.SourceAPI,
 		OwnerID:        caller.ID,
+		ChargedTo:      payer,
 		Language:       req.Language,
 		Filename:       req.Filename,
 		SizeBytes:      req.SizeBytes,
 		ContentType:    req.ContentType,
-		IdempotencyKey: r.Header.Get("Idempotency-Key"),
+		IdempotencyKey: key,
 		UploadWindow:   a.cfg.UploadURLTTL + a.cfg.UploadGrace,
 	}
 	var (
@@ -153,6 +160,28 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	}
 	w.Header().Set("Location", "/v1/jobs/"+j.ID)
 	writeJSON(w, status, v)
+	return nil
+}
+
+// madeFor reports whether one of the caller's unfinished jobs was made
+// for idempotency key key: a retried POST at the limit of unfinished jobs
+// gets that job, as any retry does, instead of 429.
+func madeFor(active []job.Job, key string) bool {
+	for _, j := range active {
+		if key != "" && j.IdempotencyKey == key {
+			return true
+		}
+	}
+	return false
+}
+
+// usage answers the caller's usage and limits (spend.Report).
+func (a *API) usage(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+	u, err := spend.Report(r.Context(), a.Counters, a.Jobs, a.cfg.Limits, spend.API(caller.ID), a.Clock.Now())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, u)
 	return nil
 }
 

@@ -63,6 +63,11 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	j.ErrorCode = next.ErrorCode
 	j.ErrorMessage = next.ErrorMessage
 	j.Segments = append([]Segment(nil), next.Segments...)
+	if cur.ReservedSeconds == 0 && next.ReservedSeconds > 0 {
+		// A reservation is recorded once and then kept: a holder's stale
+		// copy never drops or changes it.
+		j.ReservedSeconds, j.ReservedDay = next.ReservedSeconds, next.ReservedDay
+	}
 	j.UpdatedAt = now
 	if j.State.Terminal() {
 		j.EndedAt = now
@@ -126,7 +131,8 @@ func ApplyDelete(cur Job, now time.Time) Job {
 
 // Forgotten is j without what its sender gave or what names them: the
 // file's name and declared media type, the Telegram chat and message, the
-// idempotency key, and a Telegram job's owner (the chat, "tg:<chat id>").
+// idempotency key, and a Telegram job's owner (the chat, "tg:<chat id>")
+// and payer (the user, "tgu:<user id>").
 // An API job keeps its owner, a token's id: it names no person, and it is
 // what lets the API go on answering the owner about the deleted job (its
 // view, and 410 for its transcript) while anyone else gets 404. A store
@@ -139,6 +145,7 @@ func Forgotten(j Job) Job {
 	j.IdempotencyKey = ""
 	if j.Source == SourceTelegram {
 		j.OwnerID = ""
+		j.ChargedTo = ""
 	}
 	return j
 }
@@ -150,6 +157,15 @@ func ParseID(id string) (string, error) {
 		return "", fmt.Errorf("%w: malformed id", ErrNotFound)
 	}
 	return canon, nil
+}
+
+// CheckUnfinished is the argument rule of Unfinished, shared by every
+// store.
+func CheckUnfinished(chargedTo string, limit int) error {
+	if chargedTo == "" {
+		return fmt.Errorf("%w: no payer", ErrInvalid)
+	}
+	return CheckListLimit(limit)
 }
 
 // CheckClaimLimit and CheckListLimit are the argument rules of ClaimDue and

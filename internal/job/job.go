@@ -20,10 +20,14 @@ import (
 // Job is one file to transcribe and its way through the pipeline. The job
 // row is also the queue entry: a step takes it by claim.
 type Job struct {
-	ID          string
-	State       State
-	Source      Source
-	OwnerID     string // who may see it through the API: a token owner's id; empty for Telegram
+	ID      string
+	State   State
+	Source  Source
+	OwnerID string // who may see it through the API: a token owner's id; empty for Telegram
+	// ChargedTo is who pays for the job: "tok:<token id>" for the API,
+	// "tgu:<user id>" for the Telegram user who sent the message or asked
+	// /transcribe (package spend). Empty for a job made before it was kept.
+	ChargedTo   string
 	Language    string // recognition language, e.g. "ru-RU"; empty means the service default
 	Filename    string // as the sender named it; for display only, never an object key
 	SizeBytes   int64  // declared (API) or known (Telegram) size of the source file
@@ -56,6 +60,14 @@ type Job struct {
 	// EndedAt is when the job reached a terminal state; zero while it is
 	// live. The job's row expires a retention period after it.
 	EndedAt time.Time
+
+	// ReservedSeconds is the audio reserved for the job against its payer's
+	// day and the installation's month (package spend), and ReservedDay the
+	// UTC day it was counted in (its month is the month's window). Recorded
+	// once, with the save after the probe, so a retried ingest does not
+	// reserve again; 0 before.
+	ReservedSeconds int64
+	ReservedDay     time.Time
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -116,6 +128,7 @@ func (j Job) claimFree(now time.Time) bool {
 type Draft struct {
 	Source            Source
 	OwnerID           string
+	ChargedTo         string // see Job.ChargedTo
 	Language          string
 	Filename          string
 	SizeBytes         int64
@@ -142,6 +155,8 @@ func (d Draft) Validate() error {
 		return fmt.Errorf("%w: negative size", ErrInvalid)
 	case d.UploadWindow < 0:
 		return fmt.Errorf("%w: negative upload window", ErrInvalid)
+	case len(d.ChargedTo) > MaxChargedTo:
+		return fmt.Errorf("%w: payer longer than %d bytes", ErrInvalid, MaxChargedTo)
 	case len(d.IdempotencyKey) > MaxIdempotencyKey:
 		return fmt.Errorf("%w: idempotency key longer than %d bytes", ErrInvalid, MaxIdempotencyKey)
 	case (d.TelegramChatID == 0) != (d.TelegramMessageID == 0):
@@ -178,6 +193,9 @@ func NewKeyedJob(d Draft, now time.Time) (Job, error) {
 // MaxIdempotencyKey is the longest idempotency key taken, in bytes.
 const MaxIdempotencyKey = 255
 
+// MaxChargedTo is the longest payer taken, in bytes.
+const MaxChargedTo = 255
+
 // NewMessageJob makes the job Store.CreateForMessage records for d's
 // Telegram message.
 func NewMessageJob(d Draft, now time.Time) (Job, error) {
@@ -196,6 +214,7 @@ func newJob(d Draft, now time.Time) (Job, error) {
 		State:             AwaitingUpload,
 		Source:            d.Source,
 		OwnerID:           d.OwnerID,
+		ChargedTo:         d.ChargedTo,
 		Language:          d.Language,
 		Filename:          d.Filename,
 		SizeBytes:         d.SizeBytes,

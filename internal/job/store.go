@@ -76,6 +76,13 @@ type Store interface {
 	// the job named by cursor (empty for the first page).
 	// Errors: ErrInvalid (malformed cursor, limit out of 1..MaxListLimit).
 	List(ctx context.Context, ownerID, cursor string, limit int) (Page, error)
+
+	// Unfinished returns up to limit jobs charged to chargedTo (ChargedTo)
+	// that have not ended (EndedAt zero), oldest first, without their
+	// segments. It is one indexed read of at most limit rows: what a limit
+	// on a payer's unfinished jobs needs to know.
+	// Errors: ErrInvalid (empty chargedTo, limit out of 1..MaxListLimit).
+	Unfinished(ctx context.Context, chargedTo string, limit int) ([]Job, error)
 }
 
 // Expirer removes the rows of jobs that ended long ago. A store whose

@@ -5,6 +5,7 @@ import (
 
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
+	"transcriber/internal/spend"
 )
 
 // Config holds the pipeline's numbers. Each is listed with where it comes
@@ -55,9 +56,15 @@ type Config struct {
 	// instead of failing. 0 turns the pacing off; it has no default here:
 	// the service's configuration gives DefaultRequestsPerHour.
 	RequestsPerHour int
-	// Counters keeps the submissions counted against RequestsPerHour; nil
-	// (the local stack, most tests) turns the pacing off.
+	// Counters keeps the submissions counted against RequestsPerHour and
+	// the audio counted against Limits; nil (most tests) turns the pacing
+	// and the audio limits off.
 	Counters quota.Counters
+	// Limits are the audio limits (package spend): a job's seconds are
+	// reserved against its payer's day and the installation's month after
+	// the probe, and a job that would pass one fails as quota_exceeded
+	// without being submitted.
+	Limits spend.Limits
 }
 
 // Defaults.

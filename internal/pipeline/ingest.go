@@ -14,6 +14,7 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/speechkit"
+	"transcriber/internal/spend"
 )
 
 // Failures of the ingest step that are the input's fault.
@@ -166,6 +167,9 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 		return j, err
 	}
 	j.DurationMs = probe.DurationMs
+	if j, err = p.reserve(ctx, j); err != nil {
+		return j, err
+	}
 	j.Segments = make([]job.Segment, len(plan.Segments))
 	for i, sg := range plan.Segments {
 		j.Segments[i] = job.Segment{Seq: i, StartMs: sg.StartMs, DurationMs: sg.DurationMs, Container: plan.Container}
@@ -183,6 +187,33 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 		"pass_through", plan.PassThrough, "container", plan.Container, "probe_container", probe.Container)
 	j.State = job.Converted
 	return p.save(ctx, j, job.Next{Keep: true})
+}
+
+// reserve counts the job's audio against its payer's day and the
+// installation's month (spend.Reserve) once its length is known, before
+// it is converted or submitted, and records the reservation on the job in
+// the same save: a job that has one (a retried ingest) is not counted
+// again. A job that would pass a limit gets spend's quota_exceeded, a
+// permanent failure, with nothing counted. A crash between the reservation
+// and its save counts the job's audio once more than it uses (the retry
+// reserves again): too much, never too little. Without counters nothing
+// is counted.
+func (p *Pipeline) reserve(ctx context.Context, j job.Job) (job.Job, error) {
+	secs := spend.Seconds(j.DurationMs)
+	if p.cfg.Counters == nil || j.ReservedSeconds > 0 || secs == 0 {
+		return j, nil
+	}
+	day, err := spend.Reserve(ctx, p.cfg.Counters, p.cfg.Limits, j.ChargedTo, secs, p.Clock.Now())
+	if err != nil {
+		return j, err
+	}
+	j.ReservedSeconds, j.ReservedDay = secs, day
+	saved, err := p.save(ctx, j, job.Next{Keep: true})
+	if err != nil {
+		return j, err
+	}
+	p.jobLog(saved).InfoContext(ctx, "audio reserved", "seconds", secs, "day", day)
+	return saved, nil
 }
 
 // convert streams ffmpeg's output into a multipart upload: no temp file,

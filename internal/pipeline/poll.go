@@ -12,6 +12,7 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
+	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
 )
 
@@ -231,7 +232,31 @@ func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
 	}
 	if got.State == job.Failed || got.State == job.Dead {
 		p.dropRecognitions(ctx, got)
+		p.releaseUnused(ctx, j, got)
 	}
+}
+
+// releaseUnused gives back the audio reserved for a job that ended failed
+// or dead before any of it was submitted: j as the attempt had it (its
+// state before the failure), ended as stored. A job that reached
+// recognition keeps its reservation: what was submitted is paid for. A
+// failure here is logged; the counter then holds more than was used,
+// never less.
+func (p *Pipeline) releaseUnused(ctx context.Context, j, ended job.Job) {
+	if p.cfg.Counters == nil || ended.ReservedSeconds == 0 || j.State == job.Transcribe {
+		return
+	}
+	for _, sg := range ended.Segments {
+		if sg.OperationID != "" {
+			return
+		}
+	}
+	err := spend.Release(ctx, p.cfg.Counters, ended.ChargedTo, ended.ReservedSeconds, ended.ReservedDay)
+	if err != nil {
+		p.jobLog(ended).WarnContext(ctx, "could not release the audio reserved for a failed job", "error", err.Error())
+		return
+	}
+	p.jobLog(ended).InfoContext(ctx, "audio reservation released: the job ended before recognition", "seconds", ended.ReservedSeconds)
 }
 
 // dropRecognitions deletes the recognitions of a job that ended failed or

@@ -10,6 +10,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"transcriber/internal/job"
+	"transcriber/internal/spend"
 	"transcriber/internal/telegram/botstate"
 )
 
@@ -68,7 +69,9 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		if target.Chat.ID == 0 {
 			target.Chat = m.Chat
 		}
-		return b.intake(ctx, target, med, chat, l)
+		return b.intake(ctx, target, m.From.ID, med, chat, l)
+	case "usage":
+		return b.usageCommand(ctx, m, l)
 	case "forget":
 		return b.reply(ctx, m, txtForgetQ.in(l), &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
 			{Text: txtForgetYes.in(l), CallbackData: forgetButton(cbForgetYes, m.From.ID)},
@@ -79,6 +82,16 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		return b.reply(ctx, m, txtUnknownCmd.in(l), nil)
 	}
 	return nil // in a group it may be another bot's command
+}
+
+// usageCommand answers the asker's audio today, the installation's this
+// month and the asker's unfinished jobs, with their limits.
+func (b *Bot) usageCommand(ctx context.Context, m *models.Message, l lang) error {
+	u, err := spend.Report(ctx, b.Counters, b.Jobs, b.cfg.Limits, spend.Telegram(m.From.ID), b.Clock.Now())
+	if err != nil {
+		return err
+	}
+	return b.reply(ctx, m, usageText(l, u), nil)
 }
 
 func (b *Bot) helpText(l lang) string {

@@ -14,6 +14,7 @@ import (
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/spend"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/uploadlink"
 )
@@ -141,7 +142,7 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	case cmd != "":
 		return b.command(ctx, m, cmd, arg, chat, l)
 	case isMedia:
-		return b.intake(ctx, m, med, chat, l)
+		return b.intake(ctx, m, m.From.ID, med, chat, l)
 	case private(m.Chat):
 		return b.reply(ctx, m, b.helpText(l), nil)
 	}
@@ -352,13 +353,16 @@ func classify(err error) error {
 // intake makes (or finds) the job for a media message, answers with its
 // status message, and brings the file into storage: fetched from
 // Telegram when the Bot API lets a bot download it, or by the sender
-// through an upload link.
+// through an upload link. payer is the Telegram user the job is charged
+// to: who sent the message, or who asked /transcribe for it. A payer with
+// as many unfinished jobs as the limit allows is told to wait, and no job
+// is made (a redelivered update whose job exists goes on as before).
 //
 // The status message is the first word to the chat, and so where a chat
 // that blocked the bot (or removed it) is found: its job then ends before
 // anything is downloaded (endJob), and the update is handled (200), as
 // there is nobody to transcribe for.
-func (b *Bot) intake(ctx context.Context, m *models.Message, med media, chat botstate.Chat, l lang) error {
+func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med media, chat botstate.Chat, l lang) error {
 	var file *models.File
 	if med.Size <= 0 {
 		med.Size = 0 // a negative file_size says nothing either
@@ -382,6 +386,18 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, med media, chat bot
 			return b.api.SendMessage(ctx, replyTo(m, text))
 		})
 	}
+	chargedTo := spend.Telegram(payer)
+	if active, err := spend.Active(ctx, b.Jobs, b.cfg.Limits, chargedTo); err != nil {
+		if errs.CodeOf(err) != spend.CodeTooManyActive {
+			return err
+		}
+		if !madeFor(active, m) {
+			b.Log.InfoContext(ctx, "refused a job: the user has the most unfinished jobs allowed", "user_id", payer, "chat_id", m.Chat.ID)
+			// Said as a reply, not as the status: the message's status stays
+			// free for a job made for it later (a /transcribe once a job ended).
+			return b.reply(ctx, m, txtTooManyActive.f(l, len(active)), nil)
+		}
+	}
 	byLink := tooBig
 	window := b.cfg.DownloadWindow
 	if byLink {
@@ -390,6 +406,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, med media, chat bot
 	j, created, err := b.Jobs.CreateForMessage(ctx, job.Draft{
 		Source:            job.SourceTelegram,
 		OwnerID:           ownerID(m.Chat.ID),
+		ChargedTo:         chargedTo,
 		Language:          chat.Language,
 		Filename:          med.Filename,
 		SizeBytes:         med.Size,
@@ -433,6 +450,17 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, med media, chat bot
 		return nil
 	}
 	return b.fetch(ctx, j, med, file)
+}
+
+// madeFor reports whether one of jobs is the job of message m: an update
+// delivered again after its job was made.
+func madeFor(jobs []job.Job, m *models.Message) bool {
+	for _, j := range jobs {
+		if j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // errChatGone is what a job records when its chat was found gone before

@@ -34,6 +34,7 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/quota"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/tgconf"
@@ -53,9 +54,12 @@ type Deps struct {
 	Jobs         job.Store
 	State        botstate.Store
 	Objects      Objects
-	Recognitions job.Deleter  // for /forget
-	Clock        clock.Clock  // default clock.System()
-	Log          *slog.Logger // default slog.Default()
+	Recognitions job.Deleter // for /forget
+	// Counters keeps the audio counted against the limits, which /usage
+	// reads; nil reads as nothing used.
+	Counters quota.Counters
+	Clock    clock.Clock  // default clock.System()
+	Log      *slog.Logger // default slog.Default()
 	// HTTPClient makes the Bot API calls and file downloads; default a
 	// client with no overall timeout (calls are bounded by their context).
 	HTTPClient *http.Client

@@ -3,8 +3,10 @@ package telegram
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"transcriber/internal/job"
+	"transcriber/internal/spend"
 )
 
 // lang is the language of the bot's replies: Russian for a user whose
@@ -94,13 +96,15 @@ var (
 			"• Short recordings come back in a few seconds, as a reply. Long ones come as a file (/formats: txt, srt or vtt).\n" +
 			"• Files up to %s I fetch myself; for larger ones (up to %s) I give you a one-time upload link.\n" +
 			"• Recognition language: %s (/lang to change it for this chat).\n" +
-			"• In groups I transcribe voice messages when /auto is on, or when someone replies /transcribe to one.\n\n" +
+			"• In groups I transcribe voice messages when /auto is on, or when someone replies /transcribe to one.\n" +
+			"• /usage shows how much you have used of your limits.\n\n" +
 			"Privacy: your files and transcripts are kept only to do the work and are deleted after a few days. /forget deletes everything of this chat now.",
 		"Я превращаю речь в текст. Пришлите или перешлите голосовое, аудио, видео, кружок или аудио/видеофайл.\n\n" +
 			"• Короткие записи возвращаются через несколько секунд ответом. Длинные — файлом (/formats: txt, srt или vtt).\n" +
 			"• Файлы до %s я скачиваю сам; для больших (до %s) дам одноразовую ссылку для загрузки.\n" +
 			"• Язык распознавания: %s (/lang меняет его для этого чата).\n" +
-			"• В группах я расшифровываю голосовые, когда включён /auto, или когда кто-то отвечает /transcribe на сообщение.\n\n" +
+			"• В группах я расшифровываю голосовые, когда включён /auto, или когда кто-то отвечает /transcribe на сообщение.\n" +
+			"• /usage покажет, сколько из ваших лимитов уже израсходовано.\n\n" +
 			"Приватность: файлы и расшифровки хранятся только для работы и удаляются через несколько дней. /forget удаляет всё из этого чата сразу.",
 	}
 	txtLangIs = text{
@@ -145,6 +149,23 @@ var (
 		"This button is out of date. Send /forget again.",
 		"Эта кнопка устарела. Отправьте /forget ещё раз.",
 	}
+	txtTooManyActive = text{
+		"You have %d recordings in progress, the most I take at once. Send this one again when one of them is done.",
+		"Записей у вас в работе: %d — больше сразу я не беру. Пришлите эту ещё раз, когда одна из них будет готова.",
+	}
+	txtUsageDay = text{
+		"Today: %s of %s recognized (resets %s).",
+		"Сегодня: распознано %s из %s (лимит обновится %s).",
+	}
+	txtUsageMonth = text{
+		"This month, the whole service: %s of %s (resets %s).",
+		"В этом месяце на весь сервис: %s из %s (лимит обновится %s).",
+	}
+	txtUsageActive = text{
+		"Recordings in progress: %d of %s at once.",
+		"Записей в работе: %d из %s одновременно.",
+	}
+	txtNoLimit    = text{"no limit", "без ограничения"}
 	txtUnknownCmd = text{
 		"I don't know that command. /help lists what I do.",
 		"Такой команды я не знаю. /help — что я умею.",
@@ -155,6 +176,12 @@ var (
 // do, by the job's error code. A code without its own words gets the job's
 // own message and a general suggestion.
 func failureText(l lang, j job.Job) string {
+	if j.ErrorCode == spend.CodeQuotaExceeded {
+		return text{
+			"I did not transcribe this recording: the recognition limit would be passed (%s).",
+			"Запись не расшифрована: лимит распознавания был бы превышен (%s).",
+		}.f(l, j.ErrorMessage)
+	}
 	t, ok := failures[j.ErrorCode]
 	if !ok {
 		msg := j.ErrorMessage
@@ -207,6 +234,52 @@ var failures = map[string]text{
 		"Something kept failing on my side. Please send the recording again later.",
 		"У меня что-то раз за разом ломалось. Пришлите запись ещё раз позже.",
 	},
+}
+
+// usageText is /usage's answer: the day's audio, the month's, and the
+// unfinished jobs, each with its limit and when it resets.
+func usageText(l lang, u spend.Usage) string {
+	limit := func(n int64) string {
+		if n <= 0 {
+			return txtNoLimit.in(l)
+		}
+		return humanSeconds(l, n)
+	}
+	active := txtNoLimit.in(l)
+	if u.ActiveLimit > 0 {
+		active = fmt.Sprint(u.ActiveLimit)
+	}
+	return strings.Join([]string{
+		txtUsageDay.f(l, humanSeconds(l, u.Day.UsedSeconds), limit(u.Day.LimitSeconds), humanReset(l, u.Day.ResetsAt)),
+		txtUsageMonth.f(l, humanSeconds(l, u.Month.UsedSeconds), limit(u.Month.LimitSeconds), humanReset(l, u.Month.ResetsAt)),
+		txtUsageActive.f(l, u.ActiveJobs, active),
+	}, "\n")
+}
+
+// humanSeconds writes a length of audio: "2 h 10 min", in Russian
+// "2 ч 10 мин".
+func humanSeconds(l lang, n int64) string {
+	s := spend.Human(n)
+	if l == ru {
+		s = strings.NewReplacer(" min", " мин", " h", " ч", " s", " с").Replace(s)
+	}
+	return s
+}
+
+// humanReset writes when a limit resets, in UTC: "at 00:00 UTC" for
+// tomorrow, "on 1 Jan 00:00 UTC" for a month.
+func humanReset(l lang, at time.Time) string {
+	at = at.UTC()
+	if at.Day() != 1 {
+		if l == ru {
+			return at.Format("в 15:04 UTC")
+		}
+		return at.Format("at 15:04 UTC")
+	}
+	if l == ru {
+		return at.Format("02.01.2006 в 15:04 UTC")
+	}
+	return at.Format("on 2 Jan 2006, 15:04 UTC")
 }
 
 // humanBytes writes a size the way people read it: 20 MB, 1.5 GB.

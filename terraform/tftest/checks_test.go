@@ -380,7 +380,8 @@ func exportsHandler(path string) error {
 // --- environment -------------------------------------------------------------
 
 // envKeys lists the keys of a function's environment: an object, a local
-// holding one, or merge() of those.
+// holding one, merge() of those, or a condition choosing between them
+// (the keys either may give).
 func (c *config) envKeys(e hclsyntax.Expression) ([]string, error) {
 	switch e := e.(type) {
 	case *hclsyntax.ObjectConsExpr:
@@ -401,6 +402,16 @@ func (c *config) envKeys(e hclsyntax.Expression) ([]string, error) {
 			}
 			return nil, fmt.Errorf("local.%s is not defined", name)
 		}
+	case *hclsyntax.ConditionalExpr:
+		var out []string
+		for _, branch := range []hclsyntax.Expression{e.TrueResult, e.FalseResult} {
+			ks, err := c.envKeys(branch)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ks...)
+		}
+		return out, nil
 	case *hclsyntax.FunctionCallExpr:
 		if e.Name == "merge" {
 			var out []string
@@ -414,7 +425,7 @@ func (c *config) envKeys(e hclsyntax.Expression) ([]string, error) {
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("an expression this check cannot read (use an object, a local or merge())")
+	return nil, fmt.Errorf("an expression this check cannot read (use an object, a local, merge() or a condition)")
 }
 
 // functionEnv is what a function is given: environment names and secret

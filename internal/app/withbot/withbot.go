@@ -20,6 +20,7 @@ func Make(a *app.App, state botstate.Store) (app.Bot, error) {
 		State:        state,
 		Objects:      a.Objects,
 		Recognitions: a.Recognizer,
+		Counters:     a.Counters,
 		Clock:        a.Clock,
 		Log:          a.Log,
 		Sleep:        a.Sleep,

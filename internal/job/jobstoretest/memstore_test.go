@@ -279,6 +279,28 @@ func (s *memStore) List(_ context.Context, owner, cursor string, limit int) (job
 	return p, nil
 }
 
+func (s *memStore) Unfinished(_ context.Context, chargedTo string, limit int) ([]job.Job, error) {
+	if err := job.CheckUnfinished(chargedTo, limit); err != nil {
+		return nil, err
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []job.Job
+	for _, j := range s.jobs {
+		if j.ChargedTo == chargedTo && j.EndedAt.IsZero() {
+			j.Segments = nil
+			out = append(out, j)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
 func (s *memStore) NextDue(_ context.Context, states []job.State) (time.Time, bool, error) {
 	if err := s.lock(); err != nil {
 		return time.Time{}, false, err

@@ -23,7 +23,8 @@ func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
 // them and jobValues writes them in this order.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
-	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at`
+	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
+	charged_to, reserved_seconds, reserved_day`
 
 var (
 	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
@@ -41,12 +42,15 @@ func scanJob(r scanner) (job.Job, error) {
 		claimID, claimUntil       sql.NullString
 		idemKey, deletedAt        sql.NullString
 		uploadBy, endedAt         sql.NullString
+		chargedTo, reservedDay    sql.NullString
+		reserved                  sql.NullInt64
 		nextRun, created, updated string
 		state, source             string
 	)
 	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
 		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
-		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &endedAt, &created, &updated)
+		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &endedAt, &created, &updated,
+		&chargedTo, &reserved, &reservedDay)
 	if err != nil {
 		return job.Job{}, err
 	}
@@ -54,7 +58,8 @@ func scanJob(r scanner) (job.Job, error) {
 	j.TelegramChatID, j.TelegramMessageID = chat.Int64, msg.Int64
 	j.ClaimID = claimID.String
 	j.IdempotencyKey = idemKey.String
-	var errT [7]error
+	j.ChargedTo, j.ReservedSeconds = chargedTo.String, reserved.Int64
+	var errT [8]error
 	j.NextRunAt, errT[0] = parseTime(nextRun)
 	j.ClaimUntil, errT[1] = parseNullTime(claimUntil)
 	j.CreatedAt, errT[2] = parseTime(created)
@@ -62,6 +67,7 @@ func scanJob(r scanner) (job.Job, error) {
 	j.DeletedAt, errT[4] = parseNullTime(deletedAt)
 	j.UploadBy, errT[5] = parseNullTime(uploadBy)
 	j.EndedAt, errT[6] = parseNullTime(endedAt)
+	j.ReservedDay, errT[7] = parseNullTime(reservedDay)
 	if err := errors.Join(errT[:]...); err != nil {
 		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
 	}
@@ -73,12 +79,13 @@ func jobValues(j job.Job) []any {
 		j.DurationMs, nullInt(j.TelegramChatID), nullInt(j.TelegramMessageID), j.Attempts, formatTime(j.NextRunAt),
 		nullString(j.ClaimID), nullTime(j.ClaimUntil),
 		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
-		nullTime(j.EndedAt), formatTime(j.CreatedAt), formatTime(j.UpdatedAt)}
+		nullTime(j.EndedAt), formatTime(j.CreatedAt), formatTime(j.UpdatedAt),
+		nullString(j.ChargedTo), nullInt(j.ReservedSeconds), nullTime(j.ReservedDay)}
 }
 
 // stored is j as this store keeps it: times at millisecond precision.
 func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt} {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
 		if !t.IsZero() {
 			*t = t.UTC().Truncate(time.Millisecond)
 		}
@@ -352,6 +359,31 @@ func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) 
 		return job.Page{}, fmt.Errorf("list jobs: %w", err)
 	}
 	return p, nil
+}
+
+// Unfinished returns up to limit unfinished jobs charged to chargedTo,
+// oldest first, from the partial index jobs_unfinished.
+func (s *JobStore) Unfinished(ctx context.Context, chargedTo string, limit int) ([]job.Job, error) {
+	if err := job.CheckUnfinished(chargedTo, limit); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.sql.QueryContext(ctx, selectJob+` WHERE charged_to = ? AND ended_at IS NULL ORDER BY id LIMIT ?`, chargedTo, limit)
+	if err != nil {
+		return nil, fmt.Errorf("unfinished jobs: %w", translate(err))
+	}
+	defer rows.Close()
+	var out []job.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("unfinished jobs: %w", translate(err))
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("unfinished jobs: %w", translate(err))
+	}
+	return out, nil
 }
 
 // NextDue returns the earliest next_run_at among the jobs in states.

@@ -18,7 +18,7 @@ import (
 // said plain CREATE when they were applied: adding IF NOT EXISTS to them
 // later was the one edit of an applied step allowed, since on a database
 // that has the step it does nothing either way. ALTER TABLE … ADD COLUMN
-// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6) fails when
+// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6, 8) fails when
 // run again on a database that has its column, and then the record is what
 // to fix (PRAGMA user_version), never the step. docs/database.md says so.
 var steps = []string{
@@ -126,6 +126,17 @@ var steps = []string{
 		PRIMARY KEY (counter, window_start)
 	);
 	CREATE INDEX IF NOT EXISTS counters_expiry ON counters (expires_at);`,
+
+	// 8: spend control (package spend): who pays for a job, the audio
+	// reserved for it and the day it was counted in. Jobs made before this
+	// step are charged to nobody.
+	`ALTER TABLE jobs ADD COLUMN charged_to TEXT;
+	ALTER TABLE jobs ADD COLUMN reserved_seconds INTEGER;
+	ALTER TABLE jobs ADD COLUMN reserved_day TEXT;`,
+
+	// 9: jobs_unfinished finds a payer's unfinished jobs
+	// (Store.Unfinished), reading no more rows than it returns.
+	`CREATE INDEX IF NOT EXISTS jobs_unfinished ON jobs (charged_to, id) WHERE ended_at IS NULL;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

@@ -289,3 +289,24 @@ func liveStates(states []job.State) []types.Value {
 	}
 	return vs
 }
+
+// Unfinished returns up to limit unfinished jobs charged to chargedTo,
+// oldest first: the start of the payer's range of jobs_unfinished.
+func (s *JobStore) Unfinished(ctx context.Context, chargedTo string, limit int) ([]job.Job, error) {
+	if err := job.CheckUnfinished(chargedTo, limit); err != nil {
+		return nil, err
+	}
+	var out []job.Job
+	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		out = nil
+		return s.db.rows(ctx, tx, selectUnfinished, unfinishedParams(chargedTo, limit), func(row query.Row) error {
+			j, err := scanJob(row)
+			out = append(out, j)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("unfinished jobs: %w", err)
+	}
+	return out, nil
+}

@@ -194,6 +194,10 @@ func listParams(ownerID, cursor string, n int) params { // listJobs, listJobsAft
 	return params{{"$owner_id", utf8(ownerID)}, {"$id", utf8(cursor)}, {"$limit", uint64Param(n)}}
 }
 
+func unfinishedParams(chargedTo string, n int) params { // selectUnfinished
+	return params{{"$charged_to", utf8(chargedTo)}, {"$limit", uint64Param(n)}}
+}
+
 func messageParams(chatID, messageID int64) params { // selectMessageJob
 	return params{{"$chat_id", i64(chatID)}, {"$message_id", i64(messageID)}}
 }

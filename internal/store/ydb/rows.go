@@ -53,6 +53,9 @@ var jobColumnList = []jobColumn{
 	{"ended_at", func(j *job.Job) types.Value { return optTS(j.EndedAt) }, func(r *jobRow) any { return &r.EndedAt }},
 	{"created_at", func(j *job.Job) types.Value { return ts(j.CreatedAt) }, func(r *jobRow) any { return &r.CreatedAt }},
 	{"updated_at", func(j *job.Job) types.Value { return ts(j.UpdatedAt) }, func(r *jobRow) any { return &r.UpdatedAt }},
+	{"charged_to", func(j *job.Job) types.Value { return optUTF8(j.ChargedTo) }, func(r *jobRow) any { return &r.ChargedTo }},
+	{"reserved_seconds", func(j *job.Job) types.Value { return optI64(j.ReservedSeconds) }, func(r *jobRow) any { return &r.ReservedSeconds }},
+	{"reserved_day", func(j *job.Job) types.Value { return optTS(j.ReservedDay) }, func(r *jobRow) any { return &r.ReservedDay }},
 }
 
 // jobStruct is j as one element of the $jobs parameter.
@@ -78,7 +81,7 @@ func jobDests(r *jobRow) []query.NamedDestination {
 func (r *jobRow) finish() job.Job {
 	j := r.Job
 	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt} {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
 		if !t.IsZero() {
 			*t = t.UTC()
 		}
@@ -97,7 +100,7 @@ func scanJob(row query.Row) (job.Job, error) {
 // stored is j as this store keeps it: times in UTC at millisecond
 // precision, as the embedded store keeps them.
 func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt} {
+	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
 		if !t.IsZero() {
 			*t = t.UTC().Truncate(time.Millisecond)
 		}

@@ -31,8 +31,8 @@ type step struct {
 // connection) after a step's DDL and before its record; the next run then
 // meets the step again, and every step must be safe to run again (see
 // statement and inEffect). A new step that is neither CREATE TABLE nor
-// ALTER TABLE … ADD COLUMN needs a rule there first (TestStepsRunAgain
-// says so).
+// ALTER TABLE … ADD COLUMN or ADD INDEX needs a rule there first
+// (TestStepsRunAgain says so).
 var steps = []step{
 	{"jobs", createJobs},
 	{"segments", createSegments},
@@ -46,6 +46,10 @@ var steps = []step{
 	{"telegram_messages_created_at", alterTelegramMessagesCreatedAt},
 	{"idempotency_keys_created_at", alterIdempotencyKeysCreatedAt},
 	{"counters", createCounters}, // counters_statements.go
+	{"jobs_charged_to", alterJobsChargedTo},
+	{"jobs_reserved_seconds", alterJobsReservedSeconds},
+	{"jobs_reserved_day", alterJobsReservedDay},
+	{"jobs_unfinished", alterJobsUnfinishedIndex},
 }
 
 // statement is what Migrate runs for s: its DDL, with CREATE TABLE made
@@ -62,7 +66,10 @@ func (s step) statement() string {
 	return s.ddl
 }
 
-var reAddColumn = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) \w+$`)
+var (
+	reAddColumn = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) \w+$`)
+	reAddIndex  = regexp.MustCompile(`^ALTER TABLE (\w+) ADD INDEX (\w+) GLOBAL SYNC ON \([^)]*\)$`)
+)
 
 // addsColumn returns the table and the column of an ALTER TABLE … ADD
 // COLUMN step. YQL has no ADD COLUMN IF NOT EXISTS, and ADD COLUMN of a
@@ -77,13 +84,31 @@ func (s step) addsColumn() (tbl, column string, ok bool) {
 	return m[1], m[2], true
 }
 
+// addsIndex returns the table and the index of an ALTER TABLE … ADD
+// INDEX step. YQL has no ADD INDEX IF NOT EXISTS, and adding an index
+// that exists fails
+// (https://ydb.tech/docs/en/yql/reference/syntax/alter_table/indexes), so
+// Migrate looks first (inEffect).
+func (s step) addsIndex() (tbl, index string, ok bool) {
+	m := reAddIndex.FindStringSubmatch(s.ddl)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
 // inEffect reports whether a step's DDL already took effect: for an ADD
-// COLUMN step, whether the table has the column. Other steps run again
-// harmlessly (statement), so for them it is false.
+// COLUMN step, whether the table has the column; for an ADD INDEX step,
+// whether it has the index. Other steps run again harmlessly (statement),
+// so for them it is false.
 func (db *DB) inEffect(ctx context.Context, s step) (bool, error) {
 	tbl, column, ok := s.addsColumn()
-	if !ok {
+	tbl2, index, isIndex := s.addsIndex()
+	if !ok && !isIndex {
 		return false, nil
+	}
+	if isIndex {
+		tbl = tbl2
 	}
 	var desc tableopts.Description
 	err := db.driver.Table().Do(ctx, func(ctx context.Context, ss table.Session) error {
@@ -93,6 +118,14 @@ func (db *DB) inEffect(ctx context.Context, s step) (bool, error) {
 	}, table.WithIdempotent())
 	if err != nil {
 		return false, translate(err)
+	}
+	if isIndex {
+		for _, ix := range desc.Indexes {
+			if ix.Name == index {
+				return true, nil
+			}
+		}
+		return false, nil
 	}
 	for _, c := range desc.Columns {
 		if c.Name == column {

@@ -14,9 +14,10 @@ import (
 
 // Every step is safe to run again after a crash between its DDL and its
 // record: a CREATE TABLE runs as CREATE TABLE IF NOT EXISTS, an ADD COLUMN
-// is looked for first (inEffect). A step of another kind has no rule yet.
+// or ADD INDEX is looked for first (inEffect). A step of another kind has
+// no rule yet.
 func TestStepsRunAgain(t *testing.T) {
-	creates, adds := 0, 0
+	creates, adds, indexes := 0, 0, 0
 	for i, st := range steps {
 		stmt := st.statement()
 		switch {
@@ -25,6 +26,12 @@ func TestStepsRunAgain(t *testing.T) {
 			require.True(t, strings.HasPrefix(stmt, "CREATE TABLE IF NOT EXISTS "), "step %d", i+1)
 			require.Equal(t, strings.TrimPrefix(st.ddl, "CREATE TABLE "), strings.TrimPrefix(stmt, "CREATE TABLE IF NOT EXISTS "),
 				"step %d: nothing else changes", i+1)
+		case strings.Contains(st.ddl, " ADD INDEX "):
+			tbl, ix, ok := st.addsIndex()
+			require.True(t, ok, "step %d (%s) adds an index inEffect cannot find", i+1, st.name)
+			indexes++
+			require.Equal(t, st.ddl, stmt, "step %d runs as written", i+1)
+			require.Contains(t, st.ddl, "ALTER TABLE "+tbl+" ADD INDEX "+ix+" ")
 		default:
 			tbl, col, ok := st.addsColumn()
 			require.True(t, ok, "step %d (%s) is neither CREATE TABLE nor ADD COLUMN: give it a rule to run again", i+1, st.name)
@@ -34,7 +41,8 @@ func TestStepsRunAgain(t *testing.T) {
 		}
 	}
 	require.Equal(t, 8, creates)
-	require.Equal(t, 4, adds)
+	require.Equal(t, 7, adds)
+	require.Equal(t, 1, indexes)
 	tbl, col, ok := steps[7].addsColumn()
 	require.True(t, ok)
 	require.Equal(t, [2]string{"jobs", "ended_at"}, [2]string{tbl, col})
@@ -42,12 +50,13 @@ func TestStepsRunAgain(t *testing.T) {
 
 // Against a real YDB: a migrate that crashed after a step's DDL, before its
 // record (the record is deleted here), succeeds when run again and records
-// the step, for the last step (a CREATE TABLE) and for an ADD COLUMN step.
+// the step, for the last step (an ADD INDEX), a CREATE TABLE and an ADD
+// COLUMN step.
 func TestMigrateRerunsAStepWhoseRecordWasLost(t *testing.T) {
 	requireYDB(t)
 	ctx := context.Background()
 	db := testDB(t, clock.System())
-	for _, n := range []int{SchemaVersion(), 8} {
+	for _, n := range []int{SchemaVersion(), 12, 8} {
 		err := db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
 			return db.exec(ctx, tx, "DECLARE $step AS Int32;\nDELETE FROM schema_steps WHERE step = $step",
 				params{{"$step", types.Int32Value(int32(n))}}) //nolint:gosec // a step number

@@ -127,6 +127,29 @@ const (
 	alterIdempotencyKeysCreatedAt = `ALTER TABLE idempotency_keys ADD COLUMN created_at Timestamp`
 )
 
+// Schema steps 13 to 16: spend control (package spend): who pays for a
+// job, the audio reserved for it and the day it was counted in, and the
+// index that finds a payer's unfinished jobs.
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/indexes
+const (
+	// alterJobsChargedTo (step 13): "tok:<token id>" or "tgu:<user id>";
+	// NULL for a job made before it.
+	alterJobsChargedTo = `ALTER TABLE jobs ADD COLUMN charged_to Utf8`
+
+	// alterJobsReservedSeconds (step 14): the audio reserved for the job.
+	alterJobsReservedSeconds = `ALTER TABLE jobs ADD COLUMN reserved_seconds Int64`
+
+	// alterJobsReservedDay (step 15): the UTC day the reservation was
+	// counted in.
+	alterJobsReservedDay = `ALTER TABLE jobs ADD COLUMN reserved_day Timestamp`
+
+	// alterJobsUnfinishedIndex (step 16): a payer's jobs by their end; an
+	// unfinished job's ended_at is NULL, which sorts first, so a payer's
+	// unfinished jobs are the start of its range (selectUnfinished).
+	alterJobsUnfinishedIndex = `ALTER TABLE jobs ADD INDEX jobs_unfinished GLOBAL SYNC ON (charged_to, ended_at)`
+)
+
 // Schema bookkeeping.
 const (
 	// selectSchemaSteps lists the applied steps.
@@ -150,12 +173,14 @@ const jobsStruct = `List<Struct<
 	next_run_at: Timestamp, claim_id: Optional<Utf8>, claim_until: Optional<Timestamp>,
 	error_code: Utf8, error_message: Utf8, idempotency_key: Optional<Utf8>,
 	deleted_at: Optional<Timestamp>, upload_by: Optional<Timestamp>, ended_at: Optional<Timestamp>,
-	created_at: Timestamp, updated_at: Timestamp>>`
+	created_at: Timestamp, updated_at: Timestamp,
+	charged_to: Optional<Utf8>, reserved_seconds: Optional<Int64>, reserved_day: Optional<Timestamp>>>`
 
 // jobColumns is the jobs table's columns as statements list them.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
-	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at`
+	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
+	charged_to, reserved_seconds, reserved_day`
 
 // Jobs.
 const (
@@ -219,6 +244,18 @@ SELECT ` + jobColumns + `
 FROM jobs VIEW jobs_owner
 WHERE owner_id = $owner_id
 ORDER BY owner_id DESC, id DESC
+LIMIT $limit`
+
+	// selectUnfinished is a payer's unfinished jobs: the start of its
+	// range of jobs_unfinished, where ended_at is NULL, in the index's key
+	// order (charged_to, ended_at, id), so YDB reads $limit index rows.
+	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
+	selectUnfinished = `DECLARE $charged_to AS Utf8;
+DECLARE $limit AS Uint64;
+SELECT ` + jobColumns + `
+FROM jobs VIEW jobs_unfinished
+WHERE charged_to = $charged_to AND ended_at IS NULL
+ORDER BY charged_to, ended_at, id
 LIMIT $limit`
 
 	// listJobsAfter is a following page: the jobs older than the cursor.

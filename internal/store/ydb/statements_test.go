@@ -43,6 +43,7 @@ func boundParams() map[string]params {
 		"selectNextDue":     nextDueParams(utf8("created")),
 		"listJobs":          listParams("o", "", 11),
 		"listJobsAfter":     listParams("o", j.ID, 11),
+		"selectUnfinished":  unfinishedParams("tok:o", 3),
 		"selectSegments":    jobIDsParams([]ydbtypes.Value{utf8(j.ID)}),
 		"deleteSegments":    segmentsOfParams(j.ID),
 		"upsertSegments":    segmentsParams(j.ID, fullSegments(), now),
@@ -171,20 +172,26 @@ func TestStatementsAgreementCatchesDrift(t *testing.T) {
 }
 
 // ddlOf is the schema's DDL: the CREATE TABLE statements, then the ALTER
-// TABLE … ADD COLUMN ones, which apply to the tables made before them.
+// TABLE … ADD COLUMN and ADD INDEX ones, which apply to the tables made
+// before them (an index after the columns it names: "alterJobsUnfinished…"
+// sorts after the other "alterJobs…" steps only by luck, so indexes go
+// last).
 func ddlOf(consts map[string]string) []string {
-	var creates, alters []string
+	var creates, alters, indexes []string
 	for name, text := range consts {
 		switch {
 		case strings.HasPrefix(name, "create"):
 			creates = append(creates, text)
+		case strings.HasPrefix(name, "alter") && reAlterIndex.MatchString(text):
+			indexes = append(indexes, text)
 		case strings.HasPrefix(name, "alter"):
 			alters = append(alters, text)
 		}
 	}
 	slices.Sort(creates)
 	slices.Sort(alters)
-	return append(creates, alters...)
+	slices.Sort(indexes)
+	return append(append(creates, alters...), indexes...)
 }
 
 func isStatement(text string) bool {
@@ -207,11 +214,12 @@ type schemaTable struct {
 }
 
 var (
-	reAlter  = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) (\w+)$`)
-	reCreate = regexp.MustCompile(`CREATE TABLE (\w+) \(`)
-	reColumn = regexp.MustCompile(`^\s*(\w+)\s+(\w+)(\s+NOT NULL)?,?$`)
-	reIndex  = regexp.MustCompile(`INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)`)
-	reKey    = regexp.MustCompile(`PRIMARY KEY \(([^)]*)\)`)
+	reAlter      = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) (\w+)$`)
+	reAlterIndex = regexp.MustCompile(`^ALTER TABLE (\w+) ADD INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)$`)
+	reCreate     = regexp.MustCompile(`CREATE TABLE (\w+) \(`)
+	reColumn     = regexp.MustCompile(`^\s*(\w+)\s+(\w+)(\s+NOT NULL)?,?$`)
+	reIndex      = regexp.MustCompile(`INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)`)
+	reKey        = regexp.MustCompile(`PRIMARY KEY \(([^)]*)\)`)
 )
 
 // parseSchema reads CREATE TABLE statements; it reports an index or key
@@ -220,6 +228,18 @@ func parseSchema(ddl []string) (map[string]schemaTable, []error) {
 	out := map[string]schemaTable{}
 	var errs []error
 	for _, d := range ddl {
+		if a := reAlterIndex.FindStringSubmatch(d); a != nil {
+			tb, ok := out[a[1]]
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Errorf("ALTER TABLE %s: no such table", a[1]))
+			case tb.indexes[a[2]]:
+				errs = append(errs, fmt.Errorf("ALTER TABLE %s: index %s exists", a[1], a[2]))
+			default:
+				errs = append(errs, tb.addIndex(a[1], a[2], a[3])...)
+			}
+			continue
+		}
 		if a := reAlter.FindStringSubmatch(d); a != nil {
 			tb, ok := out[a[1]]
 			switch {
@@ -248,19 +268,26 @@ func parseSchema(ddl []string) (map[string]schemaTable, []error) {
 			tb.key = splitList(k[1])
 		}
 		for _, ix := range reIndex.FindAllStringSubmatch(d, -1) {
-			tb.indexes[ix[1]] = true
-			errs = append(errs, tb.check(m[1], "index "+ix[1], ix[2])...)
-			key := splitList(ix[2])
-			for _, c := range tb.key {
-				if !slices.Contains(key, c) {
-					key = append(key, c)
-				}
-			}
-			tb.indexKeys[ix[1]] = key
+			errs = append(errs, tb.addIndex(m[1], ix[1], ix[2])...)
 		}
 		out[m[1]] = tb
 	}
 	return out, errs
+}
+
+// addIndex records index name on columns list: its key is the columns,
+// then the table's key columns it lacks.
+func (tb schemaTable) addIndex(table, name, list string) []error {
+	tb.indexes[name] = true
+	errs := tb.check(table, "index "+name, list)
+	key := splitList(list)
+	for _, c := range tb.key {
+		if !slices.Contains(key, c) {
+			key = append(key, c)
+		}
+	}
+	tb.indexKeys[name] = key
+	return errs
 }
 
 func (tb schemaTable) check(name, what, list string) []error {
@@ -281,4 +308,18 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// The index added by ALTER TABLE is read like one made with its table:
+// selectUnfinished goes through jobs_unfinished, whose key ends with id.
+func TestAddedIndexIsInTheSchema(t *testing.T) {
+	schema, errs := parseSchema(ddlOf(statementConstants(t)))
+	require.Empty(t, errs)
+	jobs := schema["jobs"]
+	require.True(t, jobs.indexes["jobs_unfinished"])
+	require.Equal(t, []string{"charged_to", "ended_at", "id"}, jobs.indexKeys["jobs_unfinished"])
+	require.Equal(t, column{typ: "Utf8"}, jobs.columns["charged_to"])
+
+	_, errs = parseSchema([]string{createJobs, "ALTER TABLE jobs ADD INDEX jobs_x GLOBAL SYNC ON (no_such_column)"})
+	require.NotEmpty(t, errs, "an added index naming a column the table lacks")
 }

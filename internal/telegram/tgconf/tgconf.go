@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"transcriber/internal/spend"
 )
 
 // Config holds the bot's settings; see docs/configuration.md and
@@ -55,6 +57,10 @@ type Config struct {
 	// MaxRetryWait is the longest 429 retry_after waited out in the call;
 	// a longer one leaves the delivery to the sweep.
 	MaxRetryWait time.Duration
+	// Limits are the spend limits (package spend): a user with
+	// Limits.ActiveJobs unfinished jobs is told to wait and no job is
+	// made; /usage shows them.
+	Limits spend.Limits
 }
 
 // Defaults of Config; docs/settings.md says where each comes from.

@@ -1,0 +1,76 @@
+package app
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/spend"
+)
+
+// The spend limits: their defaults, 0 for no limit, and every consumer
+// gets the same.
+func TestSpendLimits(t *testing.T) {
+	c, err := FromEnv(envOf())
+	require.NoError(t, err)
+	require.Equal(t, 6*time.Hour, c.Limits.AudioPerDay, "the longest accepted recording fits a day")
+	require.Equal(t, 3, c.Limits.ActiveJobs)
+	require.Zero(t, c.Limits.AudioPerMonth, "no monthly cap unless told")
+	require.Empty(t, c.Limits.Exempt)
+	require.Equal(t, c.Limits, c.Pipeline.Limits)
+	require.Equal(t, c.Limits, c.API.Limits)
+	require.Equal(t, c.Limits, c.Telegram.Limits)
+
+	c, err = FromEnv(envOf("LIMIT_AUDIO_PER_DAY", "0", "LIMIT_ACTIVE_JOBS", "0", "LIMIT_AUDIO_PER_MONTH", "100h",
+		"LIMIT_EXEMPT_USERS", "42, 7"))
+	require.NoError(t, err)
+	require.Zero(t, c.Limits.AudioPerDay, "0 is no limit")
+	require.Zero(t, c.Limits.ActiveJobs, "0 is no limit")
+	require.Equal(t, 100*time.Hour, c.Limits.AudioPerMonth)
+	require.Equal(t, map[int64]bool{42: true, 7: true}, c.Limits.Exempt)
+
+	c, err = FromEnv(envOf("LIMIT_AUDIO_PER_DAY", "0s", "LIMIT_ACTIVE_JOBS", "100"))
+	require.NoError(t, err)
+	require.Zero(t, c.Limits.AudioPerDay, "0s is no limit too")
+	require.Equal(t, spend.MaxActiveJobs, c.Limits.ActiveJobs)
+
+	for _, tc := range []struct{ name, value, says string }{
+		{"LIMIT_AUDIO_PER_DAY", "lots", "want a duration"},
+		{"LIMIT_AUDIO_PER_DAY", "500ms", "shorter than 1s"},
+		{"LIMIT_AUDIO_PER_MONTH", "-1h", "want a duration"},
+		{"LIMIT_ACTIVE_JOBS", "101", "from 1 to 100"},
+		{"LIMIT_ACTIVE_JOBS", "-1", "from 1 to 100"},
+		{"LIMIT_EXEMPT_USERS", "42,@owner", `"@owner" is not a user id`},
+	} {
+		_, err := FromEnv(envOf(tc.name, tc.value))
+		require.ErrorContains(t, err, tc.name+":", tc.value)
+		require.ErrorContains(t, err, tc.says, tc.value)
+	}
+}
+
+// A bot open to everyone with no monthly cap says so at start; with a cap,
+// or an allow-list, it does not.
+func TestOpenBotWithoutMonthlyCapWarns(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		warn bool
+	}{
+		{[]string{"TELEGRAM_ALLOWED_USERS", "*"}, true},
+		{[]string{"TELEGRAM_ALLOWED_USERS", "*", "LIMIT_AUDIO_PER_MONTH", "100h"}, false},
+		{[]string{"TELEGRAM_ALLOWED_USERS", "42"}, false},
+	} {
+		c, err := FromEnv(envOf(tc.env...))
+		require.NoError(t, err)
+		var out bytes.Buffer
+		warnOpenSpend(slog.New(slog.NewTextHandler(&out, nil)), c)
+		if tc.warn {
+			require.Contains(t, out.String(), "level=WARN")
+			require.Contains(t, out.String(), "bounded only per user")
+		} else {
+			require.Empty(t, out.String(), "%v", tc.env)
+		}
+	}
+}

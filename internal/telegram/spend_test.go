@@ -1,0 +1,150 @@
+package telegram_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/job"
+	"transcriber/internal/quota"
+	"transcriber/internal/spend"
+	"transcriber/internal/store/sqlite"
+	"transcriber/internal/telegram"
+	"transcriber/internal/telegram/telegramtest"
+	"transcriber/internal/telegram/tgconf"
+)
+
+// withCounters serves h's bot again with counters of its own and c.
+func (h *harness) withCounters(c tgconf.Config) quota.Counters {
+	h.t.Helper()
+	db, err := sqlite.Open(h.ctx, filepath.Join(h.t.TempDir(), "counters.db"), h.clk)
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { _ = db.Close() })
+	counters := sqlite.NewCounters(db)
+	h.bot, err = telegram.New(telegram.Deps{
+		Jobs: h.jobs, State: h.state, Objects: h.obj, Counters: counters, Clock: h.clk, Log: testLog(h.t),
+		Sleep: func(ctx context.Context, d time.Duration) error { h.clk.Advance(d); return ctx.Err() },
+	}, c)
+	require.NoError(h.t, err)
+	h.server.Close()
+	h.server = httptest.NewServer(h.bot)
+	h.t.Cleanup(h.server.Close)
+	return counters
+}
+
+// With LIMIT_ACTIVE_JOBS=2 the 2nd recording makes a job and the 3rd is
+// answered with an explanation and makes none; a redelivered update of a
+// job already made goes on; once a job ends, a new one is taken.
+func TestBotActiveJobsLimitRefusesAtItsEdge(t *testing.T) {
+	h := newHarness(t, func(c *tgconf.Config) { c.Limits = spend.Limits{ActiveJobs: 2} })
+	for i := int64(1); i <= 4; i++ {
+		h.tg.AddFile(fmt.Sprintf("f%d", i), []byte("voice"))
+	}
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(1, user, 10, "f1", 5, "en")))
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(2, user, 11, "f2", 5, "en")))
+	require.Len(t, h.jobsOf(user), 2, "the 2nd job is made")
+	for _, j := range h.jobsOf(user) {
+		require.Equal(t, spend.Telegram(user), j.ChargedTo, "charged to the user who sent it")
+	}
+
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(3, user, 12, "f3", 5, "ru")))
+	require.Len(t, h.jobsOf(user), 2, "the 3rd is refused: no job")
+	sends := h.tg.Calls("sendMessage")
+	last := sends[len(sends)-1]
+	require.EqualValues(t, 12, last.ReplyTo())
+	require.Contains(t, last.Params["text"], "Записей у вас в работе: 2", "told in the user's language")
+	require.Len(t, h.tg.Calls("getFile"), 2, "the refused file is not fetched")
+
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(2, user, 11, "f2", 5, "en")), "a redelivery of a job made")
+	require.Len(t, h.jobsOf(user), 2)
+	require.Len(t, h.tg.Calls("sendMessage"), len(sends), "nothing more is said")
+
+	jobs := h.jobsOf(user)
+	h.move(jobs[len(jobs)-1], job.Failed, "x", "x")
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(4, user, 13, "f4", 5, "en")))
+	require.Len(t, h.jobsOf(user), 3, "an ended job frees its place")
+}
+
+// An exempt user has no limit of unfinished jobs.
+func TestBotExemptUserHasNoActiveLimit(t *testing.T) {
+	h := newHarness(t, func(c *tgconf.Config) {
+		c.Limits = spend.Limits{ActiveJobs: 1, Exempt: map[int64]bool{user: true}}
+	})
+	for i := int64(1); i <= 3; i++ {
+		h.tg.AddFile(fmt.Sprintf("f%d", i), []byte("voice"))
+		require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(i, user, 10+i, fmt.Sprintf("f%d", i), 5, "en")))
+	}
+	require.Len(t, h.jobsOf(user), 3)
+}
+
+// /transcribe in a group charges the user who asked, not the one who
+// sent the recording.
+func TestTranscribeChargesTheAsker(t *testing.T) {
+	h := newHarness(t)
+	const group, sender = int64(-100123), int64(777)
+	h.tg.AddFile("g50", []byte("voice"))
+	reply := fmt.Sprintf(`{"update_id":2,"message":{"message_id":51,"date":1,"from":{"id":%d,"is_bot":false,"first_name":"T"},`+
+		`"chat":{"id":%d,"type":"supergroup","title":"G"},"text":"/transcribe",`+
+		`"reply_to_message":{"message_id":50,"date":1,"from":{"id":%d,"is_bot":false,"first_name":"S"},"chat":{"id":%d,"type":"supergroup"},"voice":{"file_id":"g50","file_unique_id":"ug","duration":3,"file_size":5}}}}`,
+		user, group, sender, group)
+	require.Equal(t, http.StatusOK, h.post([]byte(reply)))
+	jobs := h.jobsOf(group)
+	require.Len(t, jobs, 1)
+	require.Equal(t, spend.Telegram(user), jobs[0].ChargedTo)
+}
+
+// /usage shows the user's day, the service's month and the user's
+// unfinished jobs, with their limits, in the user's language.
+func TestUsageCommand(t *testing.T) {
+	h := newHarness(t)
+	cfg := tgconf.Config{
+		Token: telegramtest.Token, WebhookSecret: secret, APIURL: h.tg.URL, DefaultLanguage: "ru-RU",
+		Limits: spend.Limits{AudioPerDay: 6 * time.Hour, ActiveJobs: 3},
+	}
+	cfg.Allowed, _ = tgconf.ParseAllowed(fmt.Sprint(user))
+	c := h.withCounters(cfg)
+	day := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	_, _, err := c.Reserve(h.ctx, spend.DayKey(spend.Telegram(user)), day, 2*3600+10*60, 0)
+	require.NoError(t, err)
+	_, _, err = c.Reserve(h.ctx, spend.MonthKey, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 5*3600, 0)
+	require.NoError(t, err)
+	h.tg.AddFile("f1", []byte("voice"))
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(1, user, 10, "f1", 5, "en")))
+
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Text(2, user, user, 11, "private", "/usage")))
+	sends := h.tg.Calls("sendMessage")
+	text := sends[len(sends)-1].Params["text"]
+	require.Contains(t, text, "Today: 2 h 10 min of 6 h recognized (resets at 00:00 UTC).")
+	require.Contains(t, text, "This month, the whole service: 5 h of no limit (resets on 1 Dec 2026, 00:00 UTC).")
+	require.Contains(t, text, "Recordings in progress: 1 of 3 at once.")
+
+	ru := []byte(fmt.Sprintf(`{"update_id":3,"message":{"message_id":12,"date":1,"from":{"id":%d,"is_bot":false,"first_name":"T","language_code":"ru"},`+
+		`"chat":{"id":%d,"type":"private"},"text":"/usage"}}`, user, user))
+	require.Equal(t, http.StatusOK, h.post(ru))
+	sends = h.tg.Calls("sendMessage")
+	text = sends[len(sends)-1].Params["text"]
+	require.Contains(t, text, "Сегодня: распознано 2 ч 10 мин из 6 ч (лимит обновится в 00:00 UTC).")
+	require.Contains(t, text, "Записей в работе: 1 из 3 одновременно.")
+}
+
+// A job refused by an audio limit is explained in the user's language,
+// with the numbers from the job's message.
+func TestQuotaExceededIsExplained(t *testing.T) {
+	h := newHarness(t)
+	h.tg.AddFile("f1", []byte("voice"))
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(1, user, 10, "f1", 5, "ru")))
+	msg := "this recording is 2 h 10 min; 1 h 05 min of today's 6 h is left; the limit resets at 00:00 UTC"
+	j := h.move(h.jobsOf(user)[0], job.Failed, spend.CodeQuotaExceeded, msg)
+	require.NoError(t, h.bot.Finished(h.ctx, j))
+	var said []string
+	for _, c := range h.tg.Calls("sendMessage", "editMessageText") {
+		said = append(said, c.Params["text"])
+	}
+	require.Contains(t, fmt.Sprint(said), "Запись не расшифрована: лимит распознавания был бы превышен ("+msg+").")
+}
