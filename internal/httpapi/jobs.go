@@ -26,12 +26,16 @@ type createRequest struct {
 	SizeBytes   int64  `json:"size_bytes"`
 	ContentType string `json:"content_type,omitempty"`
 	Language    string `json:"language,omitempty"`
+	// Priority is "normal" (the default) or "deferred": SpeechKit's
+	// cheaper deferred mode, done within a day.
+	Priority job.Priority `json:"priority,omitempty"`
 }
 
 var (
 	errIdemReuse   = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
 	errTooLarge    = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
 	errBadLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
+	errBadPriority = errs.New(errs.Invalid, "job_invalid", `priority must be "normal" or "deferred"`)
 	// errExpired: the job is done, but the bucket's lifecycle rule has
 	// removed its transcript since.
 	errExpired = errs.New(errs.NotFound, codeExpired, "the transcript has expired: it is kept for a limited time after the job is done, and is no longer available")
@@ -90,6 +94,12 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 	if !cfg.ValidLanguage(req.Language) {
 		return req, errBadLanguage
 	}
+	if req.Priority == "" {
+		req.Priority = job.PriorityNormal
+	}
+	if !req.Priority.Valid() {
+		return req, errBadPriority
+	}
 	return req, nil
 }
 
@@ -122,6 +132,7 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		OwnerID:        caller.ID,
 		ChargedTo:      payer,
 		Language:       req.Language,
+		Priority:       req.Priority,
 		Filename:       req.Filename,
 		SizeBytes:      req.SizeBytes,
 		ContentType:    req.ContentType,
@@ -134,7 +145,8 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	)
 	if d.IdempotencyKey != "" {
 		j, created, err = a.Jobs.CreateOnce(r.Context(), d)
-		if err == nil && !created && (j.Filename != d.Filename || j.SizeBytes != d.SizeBytes || j.ContentType != d.ContentType || j.Language != d.Language) {
+		if err == nil && !created && (j.Filename != d.Filename || j.SizeBytes != d.SizeBytes || j.ContentType != d.ContentType || j.Language != d.Language ||
+			j.PriorityOf() != d.Priority) {
 			return errIdemReuse
 		}
 	} else {

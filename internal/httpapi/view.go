@@ -4,25 +4,30 @@ import (
 	"time"
 
 	"transcriber/internal/job"
+	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
 )
 
 // jobView is a job as the API shows it.
 type jobView struct {
-	ID          string            `json:"id"`
-	State       job.State         `json:"state"`
-	Progress    int               `json:"progress"`
-	Filename    string            `json:"filename"`
-	SizeBytes   int64             `json:"size_bytes"`
-	ContentType string            `json:"content_type,omitempty"`
-	Language    string            `json:"language"`
-	DurationMs  int64             `json:"duration_ms,omitempty"`
-	CreatedAt   time.Time         `json:"created_at"`
-	UpdatedAt   time.Time         `json:"updated_at"`
-	DeletedAt   *time.Time        `json:"deleted_at,omitempty"`
-	Error       *errorView        `json:"error,omitempty"`
-	Transcript  map[string]string `json:"transcript,omitempty"`
-	Upload      *uploadView       `json:"upload,omitempty"`
+	ID          string       `json:"id"`
+	State       job.State    `json:"state"`
+	Progress    int          `json:"progress"`
+	Filename    string       `json:"filename"`
+	SizeBytes   int64        `json:"size_bytes"`
+	ContentType string       `json:"content_type,omitempty"`
+	Language    string       `json:"language"`
+	Priority    job.Priority `json:"priority"`
+	DurationMs  int64        `json:"duration_ms,omitempty"`
+	// BilledSeconds is what SpeechKit bills for the job's recognition
+	// (spend.JobBilledSeconds); shown once the job is done.
+	BilledSeconds int64             `json:"billed_seconds,omitempty"`
+	CreatedAt     time.Time         `json:"created_at"`
+	UpdatedAt     time.Time         `json:"updated_at"`
+	DeletedAt     *time.Time        `json:"deleted_at,omitempty"`
+	Error         *errorView        `json:"error,omitempty"`
+	Transcript    map[string]string `json:"transcript,omitempty"`
+	Upload        *uploadView       `json:"upload,omitempty"`
 }
 
 type errorView struct {
@@ -45,7 +50,7 @@ type listView struct {
 func (a *API) view(j job.Job) jobView {
 	v := jobView{
 		ID: j.ID, State: j.State, Progress: progress(j), Filename: j.Filename, SizeBytes: j.SizeBytes,
-		ContentType: j.ContentType, Language: j.Language, DurationMs: j.DurationMs,
+		ContentType: j.ContentType, Language: j.Language, Priority: j.PriorityOf(), DurationMs: j.DurationMs,
 		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 	}
 	if v.Language == "" {
@@ -57,6 +62,9 @@ func (a *API) view(j job.Job) jobView {
 	}
 	if (j.State == job.Failed || j.State == job.Dead) && j.ErrorCode != "" {
 		v.Error = &errorView{Code: j.ErrorCode, Message: j.ErrorMessage}
+	}
+	if j.State == job.Done {
+		v.BilledSeconds = spend.JobBilledSeconds(j.Segments)
 	}
 	if j.State == job.Done && !j.Deleted() {
 		v.Transcript = make(map[string]string, len(transcript.Formats))

@@ -27,8 +27,12 @@ type Job struct {
 	// ChargedTo is who pays for the job: "tok:<token id>" for the API,
 	// "tgu:<user id>" for the Telegram user who sent the message or asked
 	// /transcribe (package spend). Empty for a job made before it was kept.
-	ChargedTo   string
-	Language    string // recognition language, e.g. "ru-RU"; empty means the service default
+	ChargedTo string
+	Language  string // recognition language, e.g. "ru-RU"; empty means the service default
+	// Priority is how soon the job is recognized: PriorityNormal (also
+	// when empty, as for a job made before it was kept) or
+	// PriorityDeferred, SpeechKit's cheaper deferred mode.
+	Priority    Priority
 	Filename    string // as the sender named it; for display only, never an object key
 	SizeBytes   int64  // declared (API) or known (Telegram) size of the source file
 	ContentType string
@@ -72,6 +76,37 @@ type Job struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
+
+// Priority is how soon a job is recognized.
+type Priority string
+
+// The priorities.
+const (
+	// PriorityNormal: SpeechKit's standard queue; a recording is ready in
+	// about a sixth of its length.
+	PriorityNormal Priority = "normal"
+	// PriorityDeferred: SpeechKit's deferred mode (the deferred-general
+	// model), billed at a lower price and done within a day.
+	PriorityDeferred Priority = "deferred"
+)
+
+// Valid reports whether p is a priority; empty is (it means normal).
+func (p Priority) Valid() bool { return p == "" || p == PriorityNormal || p == PriorityDeferred }
+
+// normal is p with empty made PriorityNormal.
+func (p Priority) normal() Priority {
+	if p == "" {
+		return PriorityNormal
+	}
+	return p
+}
+
+// Deferred reports whether the job is recognized in deferred mode.
+func (j Job) Deferred() bool { return j.Priority == PriorityDeferred }
+
+// PriorityOf is j's priority, PriorityNormal for a job made before
+// priorities were kept.
+func (j Job) PriorityOf() Priority { return j.Priority.normal() }
 
 // Deleted reports whether the owner deleted the job.
 func (j Job) Deleted() bool { return !j.DeletedAt.IsZero() }
@@ -130,6 +165,7 @@ type Draft struct {
 	OwnerID           string
 	ChargedTo         string // see Job.ChargedTo
 	Language          string
+	Priority          Priority // see Job.Priority; empty is normal
 	Filename          string
 	SizeBytes         int64
 	ContentType       string
@@ -155,6 +191,8 @@ func (d Draft) Validate() error {
 		return fmt.Errorf("%w: negative size", ErrInvalid)
 	case d.UploadWindow < 0:
 		return fmt.Errorf("%w: negative upload window", ErrInvalid)
+	case !d.Priority.Valid():
+		return fmt.Errorf("%w: unknown priority %q", ErrInvalid, d.Priority)
 	case len(d.ChargedTo) > MaxChargedTo:
 		return fmt.Errorf("%w: payer longer than %d bytes", ErrInvalid, MaxChargedTo)
 	case len(d.IdempotencyKey) > MaxIdempotencyKey:
@@ -216,6 +254,7 @@ func newJob(d Draft, now time.Time) (Job, error) {
 		OwnerID:           d.OwnerID,
 		ChargedTo:         d.ChargedTo,
 		Language:          d.Language,
+		Priority:          d.Priority.normal(),
 		Filename:          d.Filename,
 		SizeBytes:         d.SizeBytes,
 		ContentType:       d.ContentType,

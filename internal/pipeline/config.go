@@ -35,6 +35,12 @@ type Config struct {
 	CheckPauseDivisor int64
 	MinCheckPause     time.Duration
 	MaxCheckPause     time.Duration
+	// A deferred job (job.PriorityDeferred) is checked as any other for
+	// DeferredEagerFor from its creation (the deferred queue may be idle),
+	// then every DeferredCheckPause: SpeechKit takes up to a day for it,
+	// and a check a minute would be 1,440 checks.
+	DeferredEagerFor   time.Duration
+	DeferredCheckPause time.Duration
 	// ChecksPerSecond caps operation checks (SpeechKit allows 5 per second).
 	ChecksPerSecond int
 	// PollFor is how long one poll call keeps working before it returns;
@@ -79,6 +85,11 @@ const (
 	// DefaultRequestsPerHour is SpeechKit's quota of asynchronous
 	// recognition requests an hour.
 	DefaultRequestsPerHour = 500
+	// DefaultDeferredEagerFor and DefaultDeferredCheckPause: a deferred
+	// job is checked as a normal one for its first hour, then every 15
+	// minutes, at most 96 checks in the day SpeechKit may take.
+	DefaultDeferredEagerFor   = time.Hour
+	DefaultDeferredCheckPause = 15 * time.Minute
 )
 
 // submissionsKey is the counter of the installation's recognition
@@ -147,6 +158,8 @@ func (c Config) withDefaults() Config {
 	}
 	def(&c.MinCheckPause, 2*time.Second)
 	def(&c.MaxCheckPause, time.Minute)
+	def(&c.DeferredEagerFor, DefaultDeferredEagerFor)
+	def(&c.DeferredCheckPause, DefaultDeferredCheckPause)
 	if c.ChecksPerSecond == 0 {
 		c.ChecksPerSecond = 5
 	}
@@ -159,6 +172,16 @@ func (c Config) withDefaults() Config {
 		c.Policy = job.DefaultPolicy
 	}
 	return c
+}
+
+// pauseFor is how long to wait at now before checking j's recognitions
+// again: checkPause of its audio, or for a deferred job past its first
+// DeferredEagerFor, DeferredCheckPause.
+func (c Config) pauseFor(j job.Job, now time.Time) time.Duration {
+	if j.Deferred() && now.Sub(j.CreatedAt) >= c.DeferredEagerFor {
+		return c.DeferredCheckPause
+	}
+	return c.checkPause(j.DurationMs)
 }
 
 // checkPause is how long to wait before checking a recognition of audio

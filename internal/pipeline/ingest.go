@@ -275,6 +275,9 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 			continue
 		}
 		req := speechkit.Request{Container: speechkit.Container(sg.Container), Language: lang}
+		if j.Deferred() {
+			req.Model = speechkit.DeferredModel
+		}
 		if p.cfg.InlineAudio {
 			body, err := p.readInline(ctx, sg.AudioKey)
 			if err != nil {
@@ -398,9 +401,10 @@ func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {
 
 // afterSubmit checks a short recording's recognition for a few seconds, so
 // a voice note finishes in the call that received it; anything longer, or
-// not ready in time, goes to the poll function.
+// not ready in time, goes to the poll function. A deferred job is never
+// checked here: its queue is not meant to answer in seconds.
 func (p *Pipeline) afterSubmit(ctx context.Context, j job.Job) (job.Job, error) {
-	if time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.InlineCheckMax {
+	if !j.Deferred() && time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.InlineCheckMax {
 		deadline := p.Clock.Now().Add(p.cfg.InlineCheckFor)
 		for {
 			if err := p.Sleep(ctx, p.cfg.InlineCheckEvery); err != nil {
@@ -416,5 +420,5 @@ func (p *Pipeline) afterSubmit(ctx context.Context, j job.Job) (job.Job, error) 
 			}
 		}
 	}
-	return p.save(ctx, j, job.Next{After: p.cfg.checkPause(j.DurationMs)})
+	return p.save(ctx, j, job.Next{After: p.cfg.pauseFor(j, p.Clock.Now())})
 }

@@ -125,7 +125,7 @@ func (p *Pipeline) poll(ctx context.Context, j job.Job) bool {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
-	if _, err := p.Store.Save(sctx, next, job.Next{After: p.cfg.checkPause(next.DurationMs)}); err != nil {
+	if _, err := p.Store.Save(sctx, next, job.Next{After: p.cfg.pauseFor(next, p.Clock.Now())}); err != nil {
 		p.jobLog(j).WarnContext(ctx, "could not reschedule the check", "error", err.Error())
 	}
 	return false
@@ -167,7 +167,7 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 }
 
 func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
-	t := transcript.Transcript{DurationMs: j.DurationMs, Language: j.Language}
+	t := transcript.Transcript{DurationMs: j.DurationMs, Language: j.Language, BilledSeconds: spend.JobBilledSeconds(j.Segments)}
 	if t.Language == "" {
 		t.Language = p.cfg.DefaultLanguage
 	}

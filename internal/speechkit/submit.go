@@ -77,7 +77,16 @@ type Request struct {
 	Container Container
 	// Language is a code ValidLanguage accepts; empty means DefaultLanguage.
 	Language string
+	// Model is the recognition model for this request; empty means the
+	// client's Config.Model. DeferredModel asks for the deferred mode.
+	Model string
 }
+
+// DeferredModel is the model of SpeechKit's deferred mode: the audio goes
+// to a low-priority queue, is recognized when the service is least busy
+// (within a day) and billed at a lower price (SpeechKit docs,
+// "Asynchronous recognition modes").
+const DeferredModel = "deferred-general"
 
 // Submit starts the recognition of r and returns its operation id, which
 // Check, Result and Delete take. Text normalization (numbers as digits),
@@ -148,8 +157,12 @@ func (c *Client) recognizeRequest(r Request) (*stt.RecognizeFileRequest, error) 
 			TextNormalization: stt.TextNormalizationOptions_TEXT_NORMALIZATION_DISABLED,
 		}
 	}
+	model := c.cfg.Model
+	if r.Model != "" {
+		model = r.Model
+	}
 	req.RecognitionModel = &stt.RecognitionModelOptions{
-		Model: c.cfg.Model,
+		Model: model,
 		AudioFormat: &stt.AudioFormatOptions{
 			AudioFormat: &stt.AudioFormatOptions_ContainerAudio{
 				ContainerAudio: &stt.ContainerAudio{ContainerAudioType: ct},

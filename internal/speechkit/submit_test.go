@@ -121,6 +121,20 @@ func TestSubmit(t *testing.T) {
 		require.Equal(t, "deferred-general", srv.Requests()[0].GetRecognitionModel().GetModel())
 	})
 
+	t.Run("a request's model overrides the configured one; none keeps it", func(t *testing.T) {
+		srv := speechkittest.Start(t)
+		c := mustClient(t, srv.Config())
+
+		deferred := uriRequest
+		deferred.Model = speechkit.DeferredModel
+		mustSubmit(t, c, deferred)
+		mustSubmit(t, c, uriRequest)
+
+		reqs := srv.Requests()
+		require.Equal(t, "deferred-general", reqs[0].GetRecognitionModel().GetModel())
+		require.Equal(t, "general", reqs[1].GetRecognitionModel().GetModel())
+	})
+
 	t.Run("a request that cannot be sent is invalid and never reaches the recognizer", func(t *testing.T) {
 		srv := speechkittest.Start(t)
 		c := mustClient(t, srv.Config())

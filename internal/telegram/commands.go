@@ -60,6 +60,8 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		return b.formatsCommand(ctx, m, arg, chat, l)
 	case "auto":
 		return b.autoCommand(ctx, m, arg, chat, l)
+	case "mode":
+		return b.modeCommand(ctx, m, arg, chat, l)
 	case "transcribe":
 		target := m.ReplyToMessage
 		med, ok := mediaOf(target)
@@ -120,6 +122,35 @@ func (b *Bot) langCommand(ctx context.Context, m *models.Message, arg string, ch
 		arg = b.cfg.DefaultLanguage
 	}
 	return b.reply(ctx, m, txtLangSet.f(l, arg), nil)
+}
+
+// modeCommand shows or sets the chat's recognition priority: /mode
+// deferred makes its recordings' jobs deferred (cheaper, within a day),
+// /mode normal goes back.
+func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
+	p := job.Priority(strings.ToLower(arg))
+	switch {
+	case arg == "":
+		return b.reply(ctx, m, txtModeIs.f(l, modeName(priorityOf(chat), l)), nil)
+	case p != job.PriorityNormal && p != job.PriorityDeferred:
+		return b.reply(ctx, m, txtModeBad.f(l, clip(arg, 32)), nil)
+	}
+	mode := string(p)
+	if p == job.PriorityNormal {
+		mode = "" // the default, as a chat never set has it
+	}
+	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Mode = mode }); err != nil {
+		return err
+	}
+	return b.reply(ctx, m, txtModeSet.f(l, modeName(p, l)), nil)
+}
+
+// priorityOf is the priority a chat's recordings get (/mode).
+func priorityOf(c botstate.Chat) job.Priority {
+	if job.Priority(c.Mode) == job.PriorityDeferred {
+		return job.PriorityDeferred
+	}
+	return job.PriorityNormal
 }
 
 func (b *Bot) formatsCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {

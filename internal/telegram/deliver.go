@@ -40,12 +40,16 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceTelegram {
 		return nil
 	}
-	var label text
+	var label func(lang) string
+	// telling: the message says how long the wait is (a long recording, a
+	// deferred job), which is worth an edit however soon after the last.
+	telling := false
 	switch j.State {
 	case job.Created:
-		label = txtConverting
+		label = txtConverting.in
 	case job.Converted, job.Transcribe:
-		label = txtRecognizing
+		label = func(l lang) string { return recognizingText(j, l) }
+		telling = j.DurationMs > 0 && (j.Deferred() || time.Duration(j.DurationMs)*time.Millisecond > longWait)
 	default:
 		return nil
 	}
@@ -58,7 +62,7 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 		return err
 	}
 	now := b.Clock.Now()
-	if st.State != botstate.Sent || st.SentID == 0 || now.Sub(st.UpdatedAt) < b.cfg.StatusEvery {
+	if st.State != botstate.Sent || st.SentID == 0 || (!telling && now.Sub(st.UpdatedAt) < b.cfg.StatusEvery) {
 		return nil
 	}
 	chat, err := b.State.Chat(ctx, j.TelegramChatID)
@@ -66,7 +70,7 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 		return err
 	}
 	_, err = b.api.EditMessageText(ctx, &bot.EditMessageTextParams{
-		ChatID: j.TelegramChatID, MessageID: int(st.SentID), Text: label.in(chatLang(chat)),
+		ChatID: j.TelegramChatID, MessageID: int(st.SentID), Text: label(chatLang(chat)),
 	})
 	if err != nil && !notModified(err) {
 		return classify(b.scrubbed(err))

@@ -408,6 +408,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		OwnerID:           ownerID(m.Chat.ID),
 		ChargedTo:         chargedTo,
 		Language:          chat.Language,
+		Priority:          priorityOf(chat),
 		Filename:          med.Filename,
 		SizeBytes:         med.Size,
 		ContentType:       med.ContentType,

@@ -55,7 +55,32 @@ var (
 		"Recognizing speech…",
 		"Распознаю речь…",
 	}
-	txtLongDone = text{
+	// txtRecognizingLong: a recording over longWait, in normal mode: its
+	// length and about when its transcript comes.
+	txtRecognizingLong = text{
+		"Recognizing %s of audio; the transcript should be ready in about %s.",
+		"Распознаю %s аудио; расшифровка будет готова примерно через %s.",
+	}
+	// txtRecognizingDeferred: a deferred job, whatever its length.
+	txtRecognizingDeferred = text{
+		"Recognizing %s of audio in deferred mode: the transcript may take up to a day.",
+		"Распознаю %s аудио в отложенном режиме: расшифровка может занять до суток.",
+	}
+	txtModeIs = text{
+		"Recognition mode for this chat: %s. /mode deferred is cheaper for the service but takes up to a day; /mode normal takes minutes.",
+		"Режим распознавания в этом чате: %s. /mode deferred дешевле для сервиса, но занимает до суток; /mode normal — минуты.",
+	}
+	txtModeSet = text{
+		"Recognition mode for this chat is now %s.",
+		"Теперь режим распознавания в этом чате: %s.",
+	}
+	txtModeBad = text{
+		"I don't know the mode %q. Use /mode normal or /mode deferred.",
+		"Я не знаю режима %q. Используйте /mode normal или /mode deferred.",
+	}
+	txtModeNormal   = text{"normal", "обычный"}
+	txtModeDeferred = text{"deferred (up to a day)", "отложенный (до суток)"}
+	txtLongDone     = text{
 		"Done: the transcript is in the file below.",
 		"Готово: расшифровка в файле ниже.",
 	}
@@ -97,14 +122,14 @@ var (
 			"• Files up to %s I fetch myself; for larger ones (up to %s) I give you a one-time upload link.\n" +
 			"• Recognition language: %s (/lang to change it for this chat).\n" +
 			"• In groups I transcribe voice messages when /auto is on, or when someone replies /transcribe to one.\n" +
-			"• /usage shows how much you have used of your limits.\n\n" +
+			"• /usage shows how much you have used of your limits; /mode deferred recognizes this chat's recordings more cheaply, within a day.\n\n" +
 			"Privacy: your files and transcripts are kept only to do the work and are deleted after a few days. /forget deletes everything of this chat now.",
 		"Я превращаю речь в текст. Пришлите или перешлите голосовое, аудио, видео, кружок или аудио/видеофайл.\n\n" +
 			"• Короткие записи возвращаются через несколько секунд ответом. Длинные — файлом (/formats: txt, srt или vtt).\n" +
 			"• Файлы до %s я скачиваю сам; для больших (до %s) дам одноразовую ссылку для загрузки.\n" +
 			"• Язык распознавания: %s (/lang меняет его для этого чата).\n" +
 			"• В группах я расшифровываю голосовые, когда включён /auto, или когда кто-то отвечает /transcribe на сообщение.\n" +
-			"• /usage покажет, сколько из ваших лимитов уже израсходовано.\n\n" +
+			"• /usage покажет, сколько из ваших лимитов уже израсходовано; /mode deferred распознаёт записи этого чата дешевле, в течение суток.\n\n" +
 			"Приватность: файлы и расшифровки хранятся только для работы и удаляются через несколько дней. /forget удаляет всё из этого чата сразу.",
 	}
 	txtLangIs = text{
@@ -315,4 +340,39 @@ func humanDuration(l lang, hours int) string {
 		return fmt.Sprintf("%d ч", hours)
 	}
 	return fmt.Sprintf("%d h", hours)
+}
+
+// modeName is a priority as /mode names it.
+func modeName(p job.Priority, l lang) string {
+	if p == job.PriorityDeferred {
+		return txtModeDeferred.in(l)
+	}
+	return txtModeNormal.in(l)
+}
+
+// longWait is the length past which the status message says how long the
+// wait will be: a recording over 10 minutes takes minutes to recognize.
+const longWait = 10 * time.Minute
+
+// secondsPerMinute is how long SpeechKit takes to recognize a minute of
+// audio in normal mode (about 10 s, docs/settings.md).
+const secondsPerMinute = 10
+
+// recognizingText is the status message of a job being recognized: for a
+// deferred job, its length and that it may take up to a day; for a
+// recording over longWait, its length and the estimated time to its
+// transcript (10 s per minute of audio, rounded up to a minute); else the
+// plain label.
+func recognizingText(j job.Job, l lang) string {
+	secs := spend.Seconds(j.DurationMs)
+	switch {
+	case secs == 0:
+		return txtRecognizing.in(l)
+	case j.Deferred():
+		return txtRecognizingDeferred.f(l, humanSeconds(l, secs))
+	case time.Duration(j.DurationMs)*time.Millisecond > longWait:
+		est := (secs*secondsPerMinute/60 + 59) / 60 * 60
+		return txtRecognizingLong.f(l, humanSeconds(l, secs), humanSeconds(l, est))
+	}
+	return txtRecognizing.in(l)
 }

@@ -115,7 +115,7 @@ func clean(s string) string {
 
 // cleaned is t with every text cleaned, for the JSON rendering.
 func cleaned(t Transcript) Transcript {
-	out := Transcript{DurationMs: t.DurationMs, Language: clean(t.Language), Utterances: make([]Utterance, len(t.Utterances))}
+	out := Transcript{DurationMs: t.DurationMs, Language: clean(t.Language), BilledSeconds: t.BilledSeconds, Utterances: make([]Utterance, len(t.Utterances))}
 	for i, u := range t.Utterances {
 		u.Text, u.Normal = clean(u.Text), clean(u.Normal)
 		if u.Words != nil {

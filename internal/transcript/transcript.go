@@ -6,9 +6,12 @@ package transcript
 // Transcript is what was said in one job's audio. Times are milliseconds
 // from the start of the job's audio, whatever segments it was cut into.
 type Transcript struct {
-	DurationMs int64       `json:"duration_ms"`
-	Language   string      `json:"language,omitempty"`
-	Utterances []Utterance `json:"utterances"`
+	DurationMs int64  `json:"duration_ms"`
+	Language   string `json:"language,omitempty"`
+	// BilledSeconds is what the recognizer billed for the audio
+	// (spend.JobBilledSeconds); 0 when not known, and then left out.
+	BilledSeconds int64       `json:"billed_seconds,omitempty"`
+	Utterances    []Utterance `json:"utterances"`
 }
 
 // Utterance is one final result of the recognizer: a phrase on one channel.

@@ -184,3 +184,17 @@ func TestCuesAreOrderedByStart(t *testing.T) {
 	require.Equal(t, "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nearlier\n\n00:00:05.000 --> 00:00:06.000\nlater\n\n",
 		render(t, tr, transcript.VTT))
 }
+
+// The JSON rendering carries the billed seconds when they are known, and
+// leaves the field out when they are not (a transcript written before
+// they were kept reads back the same).
+func TestJSONCarriesBilledSeconds(t *testing.T) {
+	tr := sample()
+	tr.BilledSeconds = 31
+	out := render(t, tr, transcript.JSON)
+	require.Contains(t, out, `"billed_seconds": 31`)
+	var got transcript.Transcript
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Equal(t, tr, got)
+	require.NotContains(t, render(t, sample(), transcript.JSON), "billed_seconds")
+}

@@ -59,6 +59,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("NextDue", func(t *testing.T) { testNextDue(t, open) })
 	t.Run("List", func(t *testing.T) { testList(t, open) })
 	t.Run("Charged", func(t *testing.T) { testCharged(t, open) })
+	t.Run("Priority", func(t *testing.T) { testPriority(t, open) })
 	t.Run("Races", func(t *testing.T) { testRaces(t, open) })
 }
 

@@ -18,7 +18,7 @@ import (
 // said plain CREATE when they were applied: adding IF NOT EXISTS to them
 // later was the one edit of an applied step allowed, since on a database
 // that has the step it does nothing either way. ALTER TABLE … ADD COLUMN
-// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6, 8) fails when
+// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6, 8, 10) fails when
 // run again on a database that has its column, and then the record is what
 // to fix (PRAGMA user_version), never the step. docs/database.md says so.
 var steps = []string{
@@ -137,6 +137,12 @@ var steps = []string{
 	// 9: jobs_unfinished finds a payer's unfinished jobs
 	// (Store.Unfinished), reading no more rows than it returns.
 	`CREATE INDEX IF NOT EXISTS jobs_unfinished ON jobs (charged_to, id) WHERE ended_at IS NULL;`,
+
+	// 10: a job's priority (job.Priority: "normal" or "deferred"), and a
+	// Telegram chat's choice of it (/mode). Jobs made before this step
+	// are normal; a chat's empty mode is normal.
+	`ALTER TABLE jobs ADD COLUMN priority TEXT;
+	ALTER TABLE telegram_chats ADD COLUMN mode TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

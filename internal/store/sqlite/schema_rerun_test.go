@@ -13,10 +13,19 @@ import (
 	"transcriber/internal/clock"
 )
 
-// A migrate that applied the last step's DDL but lost its record (here the
+// A migrate that applied a step's DDL but lost its record (here the
 // record is deleted by hand: user_version one lower) runs it again without
-// failing, keeps what the step made, and records it.
+// failing, keeps what the step made, and records it: step 9, the last
+// step that only creates (an ALTER TABLE step cannot run again, see
+// schema.go), met as the last step of a program that knew nine. The
+// program that knows the steps after it then applies them to that
+// database.
 func TestMigrateRerunsTheLastStepWhoseRecordWasLost(t *testing.T) {
+	all := steps
+	t.Cleanup(func() { steps = all })
+	steps = all[:9]
+	require.NotContains(t, steps[8], "ALTER TABLE")
+
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "rerun.db")
 	w := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -30,13 +39,20 @@ func TestMigrateRerunsTheLastStepWhoseRecordWasLost(t *testing.T) {
 
 	db, err = Open(ctx, path, clock.NewFake(w))
 	require.NoError(t, err, "the last step runs again on a database that has it")
-	defer db.Close()
 	var version int
 	require.NoError(t, db.sql.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version))
 	require.Equal(t, SchemaVersion(), version, "and is recorded")
 	n, err := NewCounters(db).Used(ctx, "k", w)
 	require.NoError(t, err)
 	require.Equal(t, int64(3), n, "what the step made is kept")
+	require.NoError(t, db.Close())
+
+	steps = all
+	db, err = Open(ctx, path, clock.NewFake(w))
+	require.NoError(t, err, "the later steps apply to that database")
+	defer db.Close()
+	require.NoError(t, db.sql.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version))
+	require.Equal(t, len(all), version)
 }
 
 // Every step that only creates tables and indexes can run again on a

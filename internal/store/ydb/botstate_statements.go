@@ -45,9 +45,14 @@ const (
 )`
 )
 
+// Schema step 18: the priority a chat's recordings get (/mode,
+// job.Priority); NULL (a chat written before it) or empty is normal.
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
+const alterTelegramChatsMode = `ALTER TABLE telegram_chats ADD COLUMN mode Utf8`
+
 // chatColumns is the telegram_chats table's columns as statements list
 // them; chatColumnList (botstate_rows.go) names the same in the same order.
-const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updated_at`
+const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updated_at, mode`
 
 // Chats.
 const (
@@ -67,8 +72,9 @@ DECLARE $auto AS Utf8;
 DECLARE $ui_lang AS Utf8;
 DECLARE $blocked_at AS Optional<Timestamp>;
 DECLARE $updated_at AS Timestamp;
+DECLARE $mode AS Utf8;
 UPSERT INTO telegram_chats (` + chatColumns + `)
-VALUES ($chat_id, $language, $format, $auto, $ui_lang, $blocked_at, $updated_at)`
+VALUES ($chat_id, $language, $format, $auto, $ui_lang, $blocked_at, $updated_at, $mode)`
 
 	// deleteChat removes a chat's settings (ForgetChat).
 	// https://ydb.tech/docs/en/yql/reference/syntax/delete

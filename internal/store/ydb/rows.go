@@ -17,6 +17,7 @@ type jobRow struct {
 	job.Job
 	state, source string
 	attempts      int32
+	priority      string
 }
 
 // jobColumn is one column of the jobs table: its name, the value a job
@@ -56,6 +57,7 @@ var jobColumnList = []jobColumn{
 	{"charged_to", func(j *job.Job) types.Value { return optUTF8(j.ChargedTo) }, func(r *jobRow) any { return &r.ChargedTo }},
 	{"reserved_seconds", func(j *job.Job) types.Value { return optI64(j.ReservedSeconds) }, func(r *jobRow) any { return &r.ReservedSeconds }},
 	{"reserved_day", func(j *job.Job) types.Value { return optTS(j.ReservedDay) }, func(r *jobRow) any { return &r.ReservedDay }},
+	{"priority", func(j *job.Job) types.Value { return optUTF8(string(j.Priority)) }, func(r *jobRow) any { return &r.priority }},
 }
 
 // jobStruct is j as one element of the $jobs parameter.
@@ -81,6 +83,7 @@ func jobDests(r *jobRow) []query.NamedDestination {
 func (r *jobRow) finish() job.Job {
 	j := r.Job
 	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
+	j.Priority = job.Priority(r.priority)
 	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
 		if !t.IsZero() {
 			*t = t.UTC()

@@ -25,7 +25,7 @@ func fullJob() job.Job {
 		ErrorCode: "speechkit_unavailable", ErrorMessage: "recognition is unavailable",
 		IdempotencyKey: "key-1", DeletedAt: at.Add(2 * time.Minute), UploadBy: at.Add(time.Hour),
 		EndedAt: at.Add(3 * time.Minute), CreatedAt: at, UpdatedAt: at.Add(time.Second),
-		ChargedTo: "tgu:77", ReservedSeconds: 62, ReservedDay: at.Add(-13 * time.Hour),
+		ChargedTo: "tgu:77", ReservedSeconds: 62, ReservedDay: at.Add(-13 * time.Hour), Priority: job.PriorityDeferred,
 	}
 }
 
@@ -61,10 +61,10 @@ func TestJobParams(t *testing.T) {
 		j := fullJob()
 		j.TelegramChatID, j.TelegramMessageID, j.ClaimID, j.ClaimUntil = 0, 0, "", time.Time{}
 		j.IdempotencyKey, j.DeletedAt, j.UploadBy = "", time.Time{}, time.Time{}
-		j.ChargedTo, j.ReservedSeconds, j.ReservedDay = "", 0, time.Time{}
+		j.ChargedTo, j.ReservedSeconds, j.ReservedDay, j.Priority = "", 0, time.Time{}, ""
 		fields := row(t, j)
 		for _, name := range []string{"tg_chat_id", "tg_message_id", "claim_id", "claim_until", "idempotency_key", "deleted_at", "upload_by",
-			"charged_to", "reserved_seconds", "reserved_day"} {
+			"charged_to", "reserved_seconds", "reserved_day", "priority"} {
 			require.Contains(t, fields[name].Yql(), "Nothing(Optional<", name)
 		}
 		require.Equal(t, `"speechkit_unavailable"u`, fields["error_code"].Yql())

@@ -50,6 +50,8 @@ var steps = []step{
 	{"jobs_reserved_seconds", alterJobsReservedSeconds},
 	{"jobs_reserved_day", alterJobsReservedDay},
 	{"jobs_unfinished", alterJobsUnfinishedIndex},
+	{"jobs_priority", alterJobsPriority},
+	{"telegram_chats_mode", alterTelegramChatsMode},
 }
 
 // statement is what Migrate runs for s: its DDL, with CREATE TABLE made

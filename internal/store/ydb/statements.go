@@ -150,6 +150,15 @@ const (
 	alterJobsUnfinishedIndex = `ALTER TABLE jobs ADD INDEX jobs_unfinished GLOBAL SYNC ON (charged_to, ended_at)`
 )
 
+// Schema step 17: a job's priority (step 18, a Telegram chat's choice of
+// it, is in botstate_statements.go).
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
+const (
+	// alterJobsPriority (step 17): "normal" or "deferred" (job.Priority);
+	// NULL for a job made before it, which is normal.
+	alterJobsPriority = `ALTER TABLE jobs ADD COLUMN priority Utf8`
+)
+
 // Schema bookkeeping.
 const (
 	// selectSchemaSteps lists the applied steps.
@@ -174,13 +183,14 @@ const jobsStruct = `List<Struct<
 	error_code: Utf8, error_message: Utf8, idempotency_key: Optional<Utf8>,
 	deleted_at: Optional<Timestamp>, upload_by: Optional<Timestamp>, ended_at: Optional<Timestamp>,
 	created_at: Timestamp, updated_at: Timestamp,
-	charged_to: Optional<Utf8>, reserved_seconds: Optional<Int64>, reserved_day: Optional<Timestamp>>>`
+	charged_to: Optional<Utf8>, reserved_seconds: Optional<Int64>, reserved_day: Optional<Timestamp>,
+	priority: Optional<Utf8>>>`
 
 // jobColumns is the jobs table's columns as statements list them.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
 	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
-	charged_to, reserved_seconds, reserved_day`
+	charged_to, reserved_seconds, reserved_day, priority`
 
 // Jobs.
 const (

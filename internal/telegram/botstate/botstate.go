@@ -44,6 +44,7 @@ type Chat struct {
 	Format   string // document format for long results: "txt", "srt" or "vtt"; "" = txt
 	Auto     Auto
 	UILang   string // language of the bot's replies: "ru" or "en"; "" = not yet known
+	Mode     string // recognition priority set by /mode: "normal" or "deferred" (job.Priority); "" = normal
 	// BlockedAt is when a delivery found the bot blocked in this chat (403);
 	// deliveries to it stop until the chat writes again. Zero when not
 	// blocked.
