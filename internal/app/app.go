@@ -139,6 +139,7 @@ func New(cfg Config, opt Options) (*App, error) {
 	if cfg.Telegram.Token != "" && opt.BotState != nil && opt.MakeBot != nil {
 		tg := &a.Config.Telegram
 		tg.ValidLanguage = speechkit.ValidLanguage
+		tg.Summaries = cfg.Pipeline.SummaryModel != ""
 		if tg.DefaultLanguage == "" {
 			tg.DefaultLanguage = cfg.Pipeline.DefaultLanguage
 		}
@@ -165,6 +166,7 @@ func New(cfg Config, opt Options) (*App, error) {
 	if opt.Tokens != nil {
 		api := cfg.API
 		api.ValidLanguage = speechkit.ValidLanguage
+		api.Summaries = cfg.Pipeline.SummaryModel != ""
 		if len(api.UploadLinkSecret) == 0 {
 			api.UploadLinkSecret = cfg.Telegram.UploadLinkSecret
 		}

@@ -77,6 +77,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			PollFor:         r.duration("POLL_FOR", limitPollFor),
 			JobRetention:    r.duration("JOB_RETENTION", limitJobRetention),
 			RequestsPerHour: r.requestsPerHour("SPEECHKIT_REQUESTS_PER_HOUR"),
+			SummaryModel:    r.str("SUMMARY_MODEL_URI", ""),
 		},
 		API: httpapi.Config{
 			UploadURLTTL: r.duration("UPLOAD_URL_TTL", limitUploadURLTTL),
@@ -98,6 +99,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.Telegram.Token != "" && c.Telegram.WebhookSecret != "" && !validSecretToken(c.Telegram.WebhookSecret) {
 		r.errs = append(r.errs, errors.New("TELEGRAM_WEBHOOK_SECRET: want 1 to 256 characters of A-Z, a-z, 0-9, _ and - (what setWebhook takes)"))
+	}
+	if m := c.Pipeline.SummaryModel; m != "" && (!strings.HasPrefix(m, "gpt://") || len(m) == len("gpt://")) {
+		r.errs = append(r.errs, errors.New("SUMMARY_MODEL_URI: want a language model's URI, gpt://<folder id>/<model>, such as gpt://b1g…/yandexgpt-lite/latest"))
 	}
 	if u := c.Telegram.PublicURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
 		r.errs = append(r.errs, errors.New("PUBLIC_URL: want an http(s) URL such as https://d5d….apigw.yandexcloud.net"))

@@ -70,6 +70,10 @@ type Config struct {
 	// hands out for files too large for it (package uploadlink). Empty:
 	// the upload page's routes answer 404.
 	UploadLinkSecret []byte
+	// Summaries says whether jobs may ask for a summary: a summary model is
+	// configured (SUMMARY_MODEL_URI). Without one, "summary": true is
+	// answered 400 summary_unavailable.
+	Summaries bool
 	// Limits are the spend limits (package spend): a caller with
 	// Limits.ActiveJobs unfinished jobs is answered 429
 	// too_many_active_jobs, and GET /v1/usage shows them.
@@ -122,6 +126,7 @@ var Routes = []Route{
 	{Method: http.MethodGet, Path: "/v1/jobs/{id}", Auth: true, handler: (*API).getJob},
 	{Method: http.MethodDelete, Path: "/v1/jobs/{id}", Auth: true, handler: (*API).deleteJob},
 	{Method: http.MethodGet, Path: "/v1/jobs/{id}/transcript", Auth: true, handler: (*API).transcript},
+	{Method: http.MethodGet, Path: "/v1/jobs/{id}/summary", Auth: true, handler: (*API).summary},
 	{Method: http.MethodGet, Path: "/v1/usage", Auth: true, handler: (*API).usage},
 	// The upload page for a Telegram file too large for the bot: the
 	// link's token is the credential (upload_page.go).

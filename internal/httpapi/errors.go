@@ -43,6 +43,7 @@ const (
 	codeGone             = "deleted"
 	codeExpired          = "expired"
 	codeNotDone          = "not_done"
+	codeNoSummary        = "no_summary"
 	codeRouteNotFound    = "not_found"
 )
 

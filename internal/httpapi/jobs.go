@@ -29,6 +29,10 @@ type createRequest struct {
 	// Priority is "normal" (the default) or "deferred": SpeechKit's
 	// cheaper deferred mode, done within a day.
 	Priority job.Priority `json:"priority,omitempty"`
+	// Speakers asks for who spoke in every format (job.Features.Speakers).
+	Speakers bool `json:"speakers,omitempty"`
+	// Summary asks for a summary of the recording (job.Features.Summary).
+	Summary bool `json:"summary,omitempty"`
 }
 
 var (
@@ -36,6 +40,7 @@ var (
 	errTooLarge    = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
 	errBadLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
 	errBadPriority = errs.New(errs.Invalid, "job_invalid", `priority must be "normal" or "deferred"`)
+	errNoSummaries = errs.New(errs.Invalid, "summary_unavailable", "summaries are not set up on this installation")
 	// errExpired: the job is done, but the bucket's lifecycle rule has
 	// removed its transcript since.
 	errExpired = errs.New(errs.NotFound, codeExpired, "the transcript has expired: it is kept for a limited time after the job is done, and is no longer available")
@@ -100,6 +105,9 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 	if !req.Priority.Valid() {
 		return req, errBadPriority
 	}
+	if req.Summary && !cfg.Summaries {
+		return req, errNoSummaries
+	}
 	return req, nil
 }
 
@@ -133,6 +141,8 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		ChargedTo:      payer,
 		Language:       req.Language,
 		Priority:       req.Priority,
+		Speakers:       req.Speakers,
+		Summary:        req.Summary,
 		Filename:       req.Filename,
 		SizeBytes:      req.SizeBytes,
 		ContentType:    req.ContentType,
@@ -146,7 +156,7 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	if d.IdempotencyKey != "" {
 		j, created, err = a.Jobs.CreateOnce(r.Context(), d)
 		if err == nil && !created && (j.Filename != d.Filename || j.SizeBytes != d.SizeBytes || j.ContentType != d.ContentType || j.Language != d.Language ||
-			j.PriorityOf() != d.Priority) {
+			j.PriorityOf() != d.Priority || j.Features.Speakers != d.Speakers || j.Features.Summary != d.Summary) {
 			return errIdemReuse
 		}
 	} else {
@@ -272,17 +282,9 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 	case j.State != job.Done:
 		return errs.New(errs.Conflict, codeNotDone, "the transcript is not ready yet: the job is "+string(j.State))
 	}
-	rc, err := a.Objects.Get(r.Context(), job.ResultKey(j.ID))
-	if errs.Is(err, errs.NotFound) {
-		return errExpired
-	}
+	t, err := a.readResult(r.Context(), j)
 	if err != nil {
 		return err
-	}
-	defer rc.Close()
-	var t transcript.Transcript
-	if err := json.NewDecoder(rc).Decode(&t); err != nil {
-		return fmt.Errorf("read transcript of job %s: %w", j.ID, err)
 	}
 	var b bytes.Buffer
 	if err := transcript.Render(&b, t, f); err != nil {
@@ -292,6 +294,72 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", j.ID+"."+string(f)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b.Bytes())
+	return nil
+}
+
+// readResult reads a done job's stored result: its transcript, with the
+// summary when there is one.
+func (a *API) readResult(ctx context.Context, j job.Job) (transcript.Transcript, error) {
+	rc, err := a.Objects.Get(ctx, job.ResultKey(j.ID))
+	if errs.Is(err, errs.NotFound) {
+		return transcript.Transcript{}, errExpired
+	}
+	if err != nil {
+		return transcript.Transcript{}, err
+	}
+	defer rc.Close()
+	var t transcript.Transcript
+	if err := json.NewDecoder(rc).Decode(&t); err != nil {
+		return transcript.Transcript{}, fmt.Errorf("read transcript of job %s: %w", j.ID, err)
+	}
+	return t, nil
+}
+
+// summaryView is GET /v1/jobs/{id}/summary?format=json.
+type summaryView struct {
+	Text  string                  `json:"text"`
+	Usage transcript.SummaryUsage `json:"usage"`
+}
+
+// summary answers a done job's summary: as text/plain, or with
+// ?format=json as its text and the language model's token usage. A job
+// that did not ask for one, or got none (the view says why), is 404.
+func (a *API) summary(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "txt" && format != "json" {
+		return errs.New(errs.Invalid, "bad_format", "format must be txt or json")
+	}
+	j, err := a.ownJob(r, caller)
+	if err != nil {
+		return err
+	}
+	switch {
+	case j.Deleted():
+		return errs.New(errs.NotFound, codeGone, "the job was deleted")
+	case j.State == job.Failed || j.State == job.Dead:
+		return errs.New(errs.Conflict, "job_failed", "the job failed: "+j.ErrorMessage)
+	case j.State != job.Done && j.Features.Summary:
+		return errs.New(errs.Conflict, codeNotDone, "the summary is not ready yet: the job is "+string(j.State))
+	case !j.Features.Summary:
+		return errs.New(errs.NotFound, codeNoSummary, `the job did not ask for a summary ("summary": true)`)
+	case j.Features.SummaryMissing != "":
+		return errs.New(errs.NotFound, codeNoSummary, "the job has no summary: "+j.Features.SummaryMissing)
+	}
+	t, err := a.readResult(r.Context(), j)
+	if err != nil {
+		return err
+	}
+	if t.Summary == nil {
+		return errs.New(errs.NotFound, codeNoSummary, "the job has no summary")
+	}
+	if format == "json" {
+		writeJSON(w, http.StatusOK, summaryView{Text: t.Summary.Text, Usage: t.Summary.Usage})
+		return nil
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", j.ID+".summary.txt"))
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, t.Summary.Text+"\n")
 	return nil
 }
 

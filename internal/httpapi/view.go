@@ -27,7 +27,18 @@ type jobView struct {
 	DeletedAt     *time.Time        `json:"deleted_at,omitempty"`
 	Error         *errorView        `json:"error,omitempty"`
 	Transcript    map[string]string `json:"transcript,omitempty"`
-	Upload        *uploadView       `json:"upload,omitempty"`
+	// Options are what the job asked for beyond a bare transcript.
+	Options *optionsView `json:"options,omitempty"`
+	// Summary links the summary of a done job that asked for one and got
+	// it; SummaryMissing says why a done job that asked has none.
+	Summary        map[string]string `json:"summary,omitempty"`
+	SummaryMissing string            `json:"summary_missing,omitempty"`
+	Upload         *uploadView       `json:"upload,omitempty"`
+}
+
+type optionsView struct {
+	Speakers bool `json:"speakers,omitempty"`
+	Summary  bool `json:"summary,omitempty"`
 }
 
 type errorView struct {
@@ -71,6 +82,15 @@ func (a *API) view(j job.Job) jobView {
 		for _, f := range transcript.Formats {
 			v.Transcript[string(f)] = "/v1/jobs/" + j.ID + "/transcript?format=" + string(f)
 		}
+		switch {
+		case j.Features.HasSummary():
+			v.Summary = map[string]string{"txt": "/v1/jobs/" + j.ID + "/summary", "json": "/v1/jobs/" + j.ID + "/summary?format=json"}
+		case j.Features.Summary:
+			v.SummaryMissing = j.Features.SummaryMissing
+		}
+	}
+	if f := j.Features; f.Speakers || f.Summary {
+		v.Options = &optionsView{Speakers: f.Speakers, Summary: f.Summary}
 	}
 	return v
 }

@@ -63,6 +63,7 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	j.ErrorCode = next.ErrorCode
 	j.ErrorMessage = next.ErrorMessage
 	j.Segments = append([]Segment(nil), next.Segments...)
+	j.Features = cur.Features.saved(next.Features)
 	if cur.ReservedSeconds == 0 && next.ReservedSeconds > 0 {
 		// A reservation is recorded once and then kept: a holder's stale
 		// copy never drops or changes it.

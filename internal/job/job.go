@@ -32,7 +32,10 @@ type Job struct {
 	// Priority is how soon the job is recognized: PriorityNormal (also
 	// when empty, as for a job made before it was kept) or
 	// PriorityDeferred, SpeechKit's cheaper deferred mode.
-	Priority    Priority
+	Priority Priority
+	// Features are the options the job was made with (speakers, a
+	// summary) and what the pipeline learned for them.
+	Features    Features
 	Filename    string // as the sender named it; for display only, never an object key
 	SizeBytes   int64  // declared (API) or known (Telegram) size of the source file
 	ContentType string
@@ -136,7 +139,8 @@ func AcceptedKey(id string) string { return "audio/" + id + "/source" }
 // AudioKey is where the seq-th converted piece of a job's audio goes.
 func AudioKey(id string, seq int) string { return fmt.Sprintf("audio/%s/%03d.ogg", id, seq) }
 
-// ResultKey is where the job's transcript goes.
+// ResultKey is where the job's transcript goes, with its summary when the
+// job asked for one.
 func ResultKey(id string) string { return "results/" + id + ".json" }
 
 // Claim names a holder's claim on a job.
@@ -166,6 +170,8 @@ type Draft struct {
 	ChargedTo         string // see Job.ChargedTo
 	Language          string
 	Priority          Priority // see Job.Priority; empty is normal
+	Speakers          bool     // see Features.Speakers
+	Summary           bool     // see Features.Summary
 	Filename          string
 	SizeBytes         int64
 	ContentType       string
@@ -255,6 +261,7 @@ func newJob(d Draft, now time.Time) (Job, error) {
 		ChargedTo:         d.ChargedTo,
 		Language:          d.Language,
 		Priority:          d.Priority.normal(),
+		Features:          Features{Speakers: d.Speakers, Summary: d.Summary},
 		Filename:          d.Filename,
 		SizeBytes:         d.SizeBytes,
 		ContentType:       d.ContentType,

@@ -16,6 +16,11 @@ type Config struct {
 	MaxSourceBytes int64
 	// DefaultLanguage is the recognition language of a job that names none.
 	DefaultLanguage string
+	// SummaryModel is the language model SpeechKit summarizes with, for
+	// jobs that ask for a summary (SUMMARY_MODEL_URI, "gpt://<folder
+	// id>/<model>"); empty turns summaries off, and such a job ends done
+	// without one, saying why.
+	SummaryModel string
 	// SourceURLTTL is how long the presigned GET that ffmpeg reads stays
 	// valid: the ingest lease, since no ingest outlives it.
 	SourceURLTTL time.Duration

@@ -167,6 +167,11 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 		return j, err
 	}
 	j.DurationMs = probe.DurationMs
+	// What is submitted is the first audio stream, as it is or converted
+	// with mono kept mono and more than two channels made stereo.
+	if len(probe.Audio) > 0 {
+		j.Features.Channels = min(probe.Audio[0].Channels, 2)
+	}
 	if j, err = p.reserve(ctx, j); err != nil {
 		return j, err
 	}
@@ -277,6 +282,12 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 		req := speechkit.Request{Container: speechkit.Container(sg.Container), Language: lang}
 		if j.Deferred() {
 			req.Model = speechkit.DeferredModel
+		}
+		// SpeechKit labels speakers in mono audio only; stereo keeps its
+		// channels apart, each channel a speaker (finish).
+		req.Speakers = j.Features.Speakers && j.Features.Mono()
+		if j.Features.Summary && p.cfg.SummaryModel != "" {
+			req.Summary = &speechkit.SummaryRequest{ModelURI: p.cfg.SummaryModel, Instruction: speechkit.SummaryInstruction(lang)}
 		}
 		if p.cfg.InlineAudio {
 			body, err := p.readInline(ctx, sg.AudioKey)

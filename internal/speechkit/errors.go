@@ -34,6 +34,7 @@ const (
 	CodeUnsupportedFormat   = "unsupported_audio_format"
 	CodeUnsupportedLanguage = "unsupported_language"
 	CodeNoOperation         = "speechkit_no_operation"
+	CodeNoSummaryModel      = "summary_unavailable" // a summary asked for without a model or an instruction
 
 	// Anything else (errs.Internal).
 	codeInternal = "speechkit_error"

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
 
@@ -24,6 +25,13 @@ import (
 // audio cursors' final and processed times. Language is the language
 // SpeechKit reported with the most total probability (in "auto" mode), else
 // empty. No speech is an empty transcript, not an error.
+//
+// With speaker labeling (Request.Speakers) the channel_tag of a final is
+// its speaker, "0" or "1", so Utterance.Channel holds the speaker; the
+// caller, which knows what it asked for, names them. A `summarization`
+// message (Request.Summary) becomes Transcript.Summary: the responses'
+// texts joined by a blank line, and the model's token usage; a result
+// without one, or with only empty responses, has no summary.
 //
 // Errors: an unknown or expired operation is errs.Permanent CodeExpired; the
 // rest as classify says.
@@ -72,6 +80,8 @@ type assembler struct {
 	byKey      map[finalKey]int
 	durationMs int64
 	langs      map[string]float64
+	summary    []string
+	usage      transcript.SummaryUsage
 }
 
 func newAssembler() *assembler {
@@ -102,6 +112,16 @@ func (a *assembler) add(r *stt.StreamingResponse) {
 		}
 		a.utts[i].Normal = alts[0].GetText()
 		a.normalized[i] = true
+	case *stt.StreamingResponse_Summarization:
+		for _, r := range ev.Summarization.GetResults() {
+			if text := strings.TrimSpace(r.GetResponse()); text != "" {
+				a.summary = append(a.summary, text)
+			}
+		}
+		u := ev.Summarization.GetContentUsage()
+		a.usage.InputTextTokens += u.GetInputTextTokens()
+		a.usage.CompletionTokens += u.GetCompletionTokens()
+		a.usage.TotalTokens += u.GetTotalTokens()
 	}
 }
 
@@ -124,6 +144,9 @@ func (a *assembler) transcript() transcript.Transcript {
 		}
 		return ui.Channel < uj.Channel
 	})
+	if len(a.summary) > 0 {
+		t.Summary = &transcript.Summary{Text: strings.Join(a.summary, "\n\n"), Usage: a.usage}
+	}
 	var best float64
 	for code, p := range a.langs {
 		if code != "" && (p > best || p == best && code < t.Language) {

@@ -80,6 +80,14 @@ type Request struct {
 	// Model is the recognition model for this request; empty means the
 	// client's Config.Model. DeferredModel asks for the deferred mode.
 	Model string
+	// Speakers turns on SpeechKit's speaker labeling: each final then
+	// carries its speaker ("0" or "1") as its channel_tag. SpeechKit labels
+	// mono audio only, and at most two speakers (docs/platform.md); the
+	// caller sends it for mono audio.
+	Speakers bool
+	// Summary, when set, asks for a summary with the recognition; Result
+	// puts it in Transcript.Summary.
+	Summary *SummaryRequest
 }
 
 // DeferredModel is the model of SpeechKit's deferred mode: the audio goes
@@ -173,6 +181,20 @@ func (c *Client) recognizeRequest(r Request) (*stt.RecognizeFileRequest, error) 
 			RestrictionType: stt.LanguageRestrictionOptions_WHITELIST,
 			LanguageCode:    []string{lang},
 		},
+	}
+	if r.Speakers {
+		req.SpeakerLabeling = &stt.SpeakerLabelingOptions{
+			SpeakerLabeling: stt.SpeakerLabelingOptions_SPEAKER_LABELING_ENABLED,
+		}
+	}
+	if r.Summary != nil {
+		if r.Summary.ModelURI == "" || r.Summary.Instruction == "" {
+			return nil, errs.New(errs.Invalid, CodeNoSummaryModel, "summaries are not set up on this installation")
+		}
+		req.Summarization = &stt.SummarizationOptions{
+			ModelUri:   r.Summary.ModelURI,
+			Properties: []*stt.SummarizationProperty{{Instruction: r.Summary.Instruction}},
+		}
 	}
 	return req, nil
 }

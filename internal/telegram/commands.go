@@ -62,6 +62,10 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		return b.autoCommand(ctx, m, arg, chat, l)
 	case "mode":
 		return b.modeCommand(ctx, m, arg, chat, l)
+	case "speakers":
+		return b.featureCommand(ctx, m, arg, chat, l, botstate.FeatureSpeakers, txtSpeakers)
+	case "summary":
+		return b.featureCommand(ctx, m, arg, chat, l, botstate.FeatureSummary, txtSummaryFeature)
 	case "transcribe":
 		target := m.ReplyToMessage
 		med, ok := mediaOf(target)
@@ -143,6 +147,33 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 		return err
 	}
 	return b.reply(ctx, m, txtModeSet.f(l, modeName(p, l)), nil)
+}
+
+// featureCommand shows or sets one of the chat's job options (/speakers,
+// /summary): "on" or "off", any case. A summary cannot be turned on where
+// no summary model is configured.
+func (b *Bot) featureCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang, feature string, name text) error {
+	state := func(on bool) string {
+		if on {
+			return txtFeatureOn.in(l)
+		}
+		return txtFeatureOff.in(l)
+	}
+	switch strings.ToLower(arg) {
+	case "":
+		return b.reply(ctx, m, txtFeatureIs.f(l, name.in(l), state(chat.Has(feature)), feature, feature), nil)
+	case "on", "off":
+	default:
+		return b.reply(ctx, m, txtFeatureBad.f(l, feature, feature), nil)
+	}
+	on := strings.EqualFold(arg, "on")
+	if on && feature == botstate.FeatureSummary && !b.cfg.Summaries {
+		return b.reply(ctx, m, txtNoSummaries.in(l), nil)
+	}
+	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Features = c.WithFeature(feature, on) }); err != nil {
+		return err
+	}
+	return b.reply(ctx, m, txtFeatureSet.f(l, name.in(l), state(on)), nil)
 }
 
 // priorityOf is the priority a chat's recordings get (/mode).

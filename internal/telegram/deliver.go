@@ -203,9 +203,34 @@ func retryPause(since time.Duration) time.Duration {
 	return min(max(since, time.Minute), time.Hour)
 }
 
+// summaryAfter: the bot posts a job's summary (when it asked for one and
+// got it) above the transcript of a recording longer than this; a shorter
+// one reads faster than its summary.
+const summaryAfter = 2 * time.Minute
+
+// summaryText is what the bot posts of a job's summary: a heading and the
+// summary, cut to fit one message; "" when there is none to post.
+func summaryText(j job.Job, t transcript.Transcript, l lang) string {
+	if t.Summary == nil || time.Duration(j.DurationMs)*time.Millisecond <= summaryAfter {
+		return ""
+	}
+	body := strings.TrimSpace(t.Summary.Text)
+	if body == "" {
+		return ""
+	}
+	s := txtSummaryHead.in(l) + "\n" + body
+	if utf16Len(s) > tgconf.MaxMessageUTF16 {
+		s = strings.TrimSpace(prefixUTF16(s, tgconf.MaxMessageUTF16-1)) + "…"
+	}
+	return s
+}
+
 // sendResult delivers a transcript: into the status message when it fits
 // one message, or as a document in the chat's format with its first lines
-// as the caption.
+// as the caption. A summary to post (summaryText) goes above it: at the
+// head of the one message when both fit; otherwise in the status message,
+// which stands above the document (or, with no status message, in a
+// message sent just before the document).
 func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64) (int64, error) {
 	l := chatLang(chat)
 	t, err := b.readTranscript(ctx, j.ID)
@@ -220,8 +245,18 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 	if plain == "" || t.Empty() {
 		return b.sendOrEdit(ctx, j, status, txtNoSpeech.in(l))
 	}
-	if utf16Len(plain) <= tgconf.MaxMessageUTF16 {
-		return b.sendOrEdit(ctx, j, status, plain)
+	summary := summaryText(j, t, l)
+	whole := plain
+	if summary != "" {
+		whole = summary + "\n\n" + plain
+	}
+	if utf16Len(whole) <= tgconf.MaxMessageUTF16 {
+		return b.sendOrEdit(ctx, j, status, whole)
+	}
+	if summary != "" && status == 0 {
+		if _, err := b.sendOrEdit(ctx, j, 0, summary); err != nil {
+			return 0, err
+		}
 	}
 	f, _ := transcript.ParseFormat(formatOf(chat))
 	var doc bytes.Buffer
@@ -240,7 +275,11 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 		return 0, err
 	}
 	if status != 0 {
-		if _, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: txtLongDone.in(l)}); err != nil && !notModified(err) {
+		done := txtLongDone.in(l)
+		if summary != "" {
+			done = summary
+		}
+		if _, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: done}); err != nil && !notModified(err) {
 			b.Log.WarnContext(ctx, "could not edit the status message", "job_id", j.ID, "error", b.scrub(err.Error()))
 		}
 	}

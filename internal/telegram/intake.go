@@ -409,6 +409,8 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		ChargedTo:         chargedTo,
 		Language:          chat.Language,
 		Priority:          priorityOf(chat),
+		Speakers:          chat.Has(botstate.FeatureSpeakers),
+		Summary:           chat.Has(botstate.FeatureSummary) && b.cfg.Summaries,
 		Filename:          med.Filename,
 		SizeBytes:         med.Size,
 		ContentType:       med.ContentType,

@@ -78,6 +78,36 @@ var (
 		"I don't know the mode %q. Use /mode normal or /mode deferred.",
 		"Я не знаю режима %q. Используйте /mode normal или /mode deferred.",
 	}
+	// txtFeatureIs, txtFeatureSet: /speakers and /summary, with the
+	// feature's description and on/off.
+	txtFeatureIs = text{
+		"%s for this chat: %s. Turn it on or off with /%s on or /%s off.",
+		"%s в этом чате: %s. Включить или выключить: /%s on или /%s off.",
+	}
+	txtFeatureSet = text{
+		"%s for this chat: now %s.",
+		"%s в этом чате: теперь %s.",
+	}
+	txtFeatureBad = text{
+		"Use /%s on or /%s off.",
+		"Используйте /%s on или /%s off.",
+	}
+	txtSpeakers = text{
+		"Who spoke (up to two speakers in a mono recording, one per channel in stereo)",
+		"Кто говорит (до двух собеседников в моно-записи, по одному на канал в стерео)",
+	}
+	txtSummaryFeature = text{
+		"A summary above the transcript of recordings over 2 minutes",
+		"Краткое содержание над расшифровкой записей длиннее 2 минут",
+	}
+	txtFeatureOn   = text{"on", "включено"}
+	txtFeatureOff  = text{"off", "выключено"}
+	txtNoSummaries = text{
+		"Summaries are not set up on this installation.",
+		"Краткое содержание здесь не настроено.",
+	}
+	// txtSummaryHead heads the summary the bot posts above a transcript.
+	txtSummaryHead  = text{"Summary:", "Кратко:"}
 	txtModeNormal   = text{"normal", "обычный"}
 	txtModeDeferred = text{"deferred (up to a day)", "отложенный (до суток)"}
 	txtLongDone     = text{
@@ -122,14 +152,16 @@ var (
 			"• Files up to %s I fetch myself; for larger ones (up to %s) I give you a one-time upload link.\n" +
 			"• Recognition language: %s (/lang to change it for this chat).\n" +
 			"• In groups I transcribe voice messages when /auto is on, or when someone replies /transcribe to one.\n" +
-			"• /usage shows how much you have used of your limits; /mode deferred recognizes this chat's recordings more cheaply, within a day.\n\n" +
+			"• /usage shows how much you have used of your limits; /mode deferred recognizes this chat's recordings more cheaply, within a day.\n" +
+			"• /speakers on says who spoke; /summary on adds a short summary above the transcript of a long recording.\n\n" +
 			"Privacy: your files and transcripts are kept only to do the work and are deleted after a few days. /forget deletes everything of this chat now.",
 		"Я превращаю речь в текст. Пришлите или перешлите голосовое, аудио, видео, кружок или аудио/видеофайл.\n\n" +
 			"• Короткие записи возвращаются через несколько секунд ответом. Длинные — файлом (/formats: txt, srt или vtt).\n" +
 			"• Файлы до %s я скачиваю сам; для больших (до %s) дам одноразовую ссылку для загрузки.\n" +
 			"• Язык распознавания: %s (/lang меняет его для этого чата).\n" +
 			"• В группах я расшифровываю голосовые, когда включён /auto, или когда кто-то отвечает /transcribe на сообщение.\n" +
-			"• /usage покажет, сколько из ваших лимитов уже израсходовано; /mode deferred распознаёт записи этого чата дешевле, в течение суток.\n\n" +
+			"• /usage покажет, сколько из ваших лимитов уже израсходовано; /mode deferred распознаёт записи этого чата дешевле, в течение суток.\n" +
+			"• /speakers on покажет, кто говорит; /summary on добавит краткое содержание над расшифровкой длинной записи.\n\n" +
 			"Приватность: файлы и расшифровки хранятся только для работы и удаляются через несколько дней. /forget удаляет всё из этого чата сразу.",
 	}
 	txtLangIs = text{

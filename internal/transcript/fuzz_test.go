@@ -18,6 +18,7 @@ func FuzzRenderStored(f *testing.F) {
 		`{"utterances":[{"start_ms":9223372036854775807,"end_ms":-9223372036854775808,"text":"x"}]}`,
 		`{"utterances":[{"channel":1,"start_ms":0,"end_ms":30000,"text":"a b c","words":[{"text":"c","start_ms":20000,"end_ms":29000},{"text":"\n","start_ms":0,"end_ms":1},{"text":"a<b&","start_ms":5,"end_ms":9000}]},{"channel":0,"start_ms":10,"end_ms":20,"text":"<i>&amp;</i>"}]}`,
 		"{\"utterances\":[{\"text\":\"\xff\xfe\u2028\"}]}",
+		`{"utterances":[{"speaker":1,"start_ms":0,"end_ms":900,"text":"a <v x>"},{"speaker":2,"channel":1,"start_ms":5,"end_ms":20,"text":"--> &"}],"summary":{"text":"s"}}`,
 		`{}`, `null`, `[]`,
 	} {
 		f.Add([]byte(s))

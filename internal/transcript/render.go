@@ -115,7 +115,8 @@ func clean(s string) string {
 
 // cleaned is t with every text cleaned, for the JSON rendering.
 func cleaned(t Transcript) Transcript {
-	out := Transcript{DurationMs: t.DurationMs, Language: clean(t.Language), BilledSeconds: t.BilledSeconds, Utterances: make([]Utterance, len(t.Utterances))}
+	out := Transcript{DurationMs: t.DurationMs, Language: clean(t.Language), BilledSeconds: t.BilledSeconds,
+		Utterances: make([]Utterance, len(t.Utterances)), Summary: t.Summary}
 	for i, u := range t.Utterances {
 		u.Text, u.Normal = clean(u.Text), clean(u.Normal)
 		if u.Words != nil {
@@ -131,6 +132,20 @@ func cleaned(t Transcript) Transcript {
 	return out
 }
 
+// labelled reports whether t names its speakers (Utterance.Speaker): then
+// every format says who spoke instead of the channel.
+func labelled(t Transcript) bool {
+	for _, u := range t.Utterances {
+		if u.Speaker > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// SpeakerName is how every format names speaker n (from 1).
+func SpeakerName(n int) string { return fmt.Sprintf("Speaker %d", n) }
+
 func multiChannel(t Transcript) bool {
 	for _, u := range t.Utterances {
 		if u.Channel != t.Utterances[0].Channel {
@@ -140,17 +155,26 @@ func multiChannel(t Transcript) bool {
 	return false
 }
 
+// renderTXT writes one line per utterance. A transcript with speakers
+// starts a line with "Speaker N: " when the speaker changes; one without,
+// but on two channels, starts every line with the channel ("[1] ").
 func renderTXT(w io.Writer, t Transcript) error {
-	speakers := multiChannel(t)
+	speakers := labelled(t)
+	channels := !speakers && multiChannel(t)
 	var b strings.Builder
+	last := 0
 	for _, u := range t.Utterances {
 		s := u.text()
 		if s == "" {
 			continue
 		}
-		if speakers {
+		switch {
+		case speakers && u.Speaker > 0 && u.Speaker != last:
+			b.WriteString(SpeakerName(u.Speaker) + ": ")
+		case channels:
 			fmt.Fprintf(&b, "[%d] ", u.Channel+1)
 		}
+		last = u.Speaker
 		b.WriteString(s)
 		b.WriteByte('\n')
 	}
@@ -185,20 +209,32 @@ var vttEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // renderCues writes the cues ordered by start time (WebVTT requires it;
 // cues from words out of order, or a stored transcript out of order, would
-// break it), each with a start before its end.
+// break it), each with a start before its end. In a transcript with
+// speakers each cue names its speaker: a WebVTT voice span
+// ("<v Speaker 1>"), a "Speaker 1: " prefix in SubRip; in one without, but
+// on two channels, each cue starts with the channel ("[1] ").
 func renderCues(w io.Writer, t Transcript, vtt bool) error {
 	var b strings.Builder
 	if vtt {
 		b.WriteString("WEBVTT\n\n")
 	}
-	speakers := multiChannel(t)
+	speakers := labelled(t)
+	channels := !speakers && multiChannel(t)
 	var cues []cue
 	for _, u := range t.Utterances {
 		for _, c := range cuesOf(u) {
-			if speakers {
+			if channels {
 				c.text = fmt.Sprintf("[%d] %s", u.Channel+1, c.text)
 			}
+			if speakers && u.Speaker > 0 && !vtt {
+				c.text = SpeakerName(u.Speaker) + ": " + c.text
+			}
 			c.text = cueText(c.text, vtt)
+			if speakers && u.Speaker > 0 && vtt {
+				// The name is ours, never the recognizer's text: it needs
+				// no escaping, and the span's markup is kept.
+				c.text = "<v " + SpeakerName(u.Speaker) + ">" + c.text
+			}
 			cues = append(cues, c)
 		}
 	}

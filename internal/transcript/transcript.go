@@ -12,11 +12,33 @@ type Transcript struct {
 	// (spend.JobBilledSeconds); 0 when not known, and then left out.
 	BilledSeconds int64       `json:"billed_seconds,omitempty"`
 	Utterances    []Utterance `json:"utterances"`
+	// Summary is the recognizer's summary of the recording, when the job
+	// asked for one and it came; nil otherwise, and then left out.
+	Summary *Summary `json:"summary,omitempty"`
+}
+
+// Summary is what the recognizer's language model wrote about the
+// recording, and the tokens it used.
+type Summary struct {
+	Text  string       `json:"text"`
+	Usage SummaryUsage `json:"usage"`
+}
+
+// SummaryUsage is the language model's token count for a summary, as
+// SpeechKit reports it (ContentUsage); the model's price is per token.
+type SummaryUsage struct {
+	InputTextTokens  int64 `json:"input_text_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
 }
 
 // Utterance is one final result of the recognizer: a phrase on one channel.
 type Utterance struct {
-	Channel int    `json:"channel"`
+	Channel int `json:"channel"`
+	// Speaker is who said it, from 1, when the job asked for speakers: the
+	// speaker SpeechKit labelled in mono audio, or the channel (its number
+	// + 1) in stereo. 0 when not asked, and then left out.
+	Speaker int    `json:"speaker,omitempty"`
 	StartMs int64  `json:"start_ms"`
 	EndMs   int64  `json:"end_ms"`
 	Text    string `json:"text"`       // as recognized

@@ -23,7 +23,11 @@ type Plan struct {
 	// Normal is set) a `final_refinement` message each, in this order, with
 	// the channel as channel_tag and per-channel final indices.
 	Utterances []transcript.Utterance
-	// Responses, when not nil, are streamed instead of Utterances' messages.
+	// Summary, when set, is streamed after the utterances' messages as a
+	// `summarization` message: its text as one response, with its usage.
+	Summary *transcript.Summary
+	// Responses, when not nil, are streamed instead of Utterances' and
+	// Summary's messages.
 	Responses []*stt.StreamingResponse
 	// ResultErr, when set, ends the GetRecognition stream after its messages.
 	ResultErr error
@@ -91,9 +95,49 @@ func alternative(text string, u transcript.Utterance) *stt.Alternative {
 	return alt
 }
 
+// PlanFor is the plan when no script is set: DefaultPlan, answering the
+// request's options as SpeechKit would. With speaker labeling on, a second
+// phrase follows from the other speaker (channel_tag "1"); with a summary
+// asked for, the summary FakeSummary, after the recognition's messages.
+func PlanFor(req *stt.RecognizeFileRequest) Plan {
+	p := DefaultPlan()
+	if req.GetSpeakerLabeling().GetSpeakerLabeling() == stt.SpeakerLabelingOptions_SPEAKER_LABELING_ENABLED {
+		p.Utterances = append(p.Utterances, transcript.Utterance{
+			Channel: 1, StartMs: 1500, EndMs: 2400, Text: "и тебе привет", Normal: "И тебе привет.",
+			Words: []transcript.Word{{Text: "и", StartMs: 1500, EndMs: 1600}, {Text: "тебе", StartMs: 1650, EndMs: 1900},
+				{Text: "привет", StartMs: 1950, EndMs: 2400}},
+		})
+	}
+	if len(req.GetSummarization().GetProperties()) > 0 {
+		s := FakeSummary
+		p.Summary = &s
+	}
+	return p
+}
+
+// FakeSummary is the summary PlanFor answers.
+var FakeSummary = transcript.Summary{
+	Text:  "Двое здороваются.",
+	Usage: transcript.SummaryUsage{InputTextTokens: 150, CompletionTokens: 80, TotalTokens: 230},
+}
+
+// SummaryMessage is the `summarization` message SpeechKit streams for s.
+func SummaryMessage(s transcript.Summary) *stt.StreamingResponse {
+	return &stt.StreamingResponse{Event: &stt.StreamingResponse_Summarization{Summarization: &stt.Summarization{
+		Results: []*stt.SummarizationPropertyResult{{Response: s.Text}},
+		ContentUsage: &stt.ContentUsage{
+			InputTextTokens: s.Usage.InputTextTokens, CompletionTokens: s.Usage.CompletionTokens, TotalTokens: s.Usage.TotalTokens,
+		},
+	}}}
+}
+
 func (p Plan) messages() []*stt.StreamingResponse {
 	if p.Responses != nil {
 		return p.Responses
 	}
-	return Messages(p.Utterances)
+	out := Messages(p.Utterances)
+	if p.Summary != nil {
+		out = append(out, SummaryMessage(*p.Summary))
+	}
+	return out
 }

@@ -137,7 +137,8 @@ func (s *Server) Config() speechkit.Config {
 }
 
 // Script sets what each later RecognizeFile leads to; fn sees the request.
-// Without a script every request gets DefaultPlan.
+// Without a script every request gets PlanFor(request): DefaultPlan for a
+// request without speaker labeling or a summary.
 func (s *Server) Script(fn func(req *stt.RecognizeFileRequest) Plan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -241,7 +242,7 @@ func (r recognizer) RecognizeFile(_ context.Context, req *stt.RecognizeFileReque
 	script := s.script
 	s.mu.Unlock()
 
-	plan := DefaultPlan()
+	plan := PlanFor(req)
 	if script != nil {
 		plan = script(req) // outside the lock: the script may call the Server
 	}

@@ -22,14 +22,14 @@ func NewBotState(db *DB) *BotState { return &BotState{db: db} }
 
 // chatColumns is the one list of the telegram_chats table's columns:
 // scanChat reads them and upsertChat writes them in this order.
-const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updated_at, mode`
+const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updated_at, mode, features`
 
 const (
 	selectChat = `SELECT ` + chatColumns + ` FROM telegram_chats WHERE chat_id = ?`
-	upsertChat = `INSERT INTO telegram_chats (` + chatColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	upsertChat = `INSERT INTO telegram_chats (` + chatColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (chat_id) DO UPDATE SET (` + chatColumns + `) =
 		(excluded.chat_id, excluded.language, excluded.format, excluded.auto, excluded.ui_lang, excluded.blocked_at, excluded.updated_at,
-		excluded.mode)`
+		excluded.mode, excluded.features)`
 )
 
 // deliveryColumns is the one list of the telegram_deliveries table's
@@ -55,7 +55,7 @@ func scanChat(r scanner) (botstate.Chat, error) {
 		blocked sql.NullString
 		updated string
 	)
-	if err := r.Scan(&c.ID, &c.Language, &c.Format, &auto, &c.UILang, &blocked, &updated, &c.Mode); err != nil {
+	if err := r.Scan(&c.ID, &c.Language, &c.Format, &auto, &c.UILang, &blocked, &updated, &c.Mode, &c.Features); err != nil {
 		return botstate.Chat{}, err
 	}
 	c.Auto = botstate.Auto(auto)
@@ -69,7 +69,7 @@ func scanChat(r scanner) (botstate.Chat, error) {
 }
 
 func chatValues(c botstate.Chat) []any {
-	return []any{c.ID, c.Language, c.Format, string(c.Auto), c.UILang, nullTime(c.BlockedAt), formatTime(c.UpdatedAt), c.Mode}
+	return []any{c.ID, c.Language, c.Format, string(c.Auto), c.UILang, nullTime(c.BlockedAt), formatTime(c.UpdatedAt), c.Mode, c.Features}
 }
 
 func scanDelivery(r scanner) (botstate.Delivery, error) {

@@ -24,7 +24,7 @@ func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
 	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
-	charged_to, reserved_seconds, reserved_day, priority`
+	charged_to, reserved_seconds, reserved_day, priority, features`
 
 var (
 	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
@@ -43,7 +43,7 @@ func scanJob(r scanner) (job.Job, error) {
 		idemKey, deletedAt        sql.NullString
 		uploadBy, endedAt         sql.NullString
 		chargedTo, reservedDay    sql.NullString
-		priority                  sql.NullString
+		priority, features        sql.NullString
 		reserved                  sql.NullInt64
 		nextRun, created, updated string
 		state, source             string
@@ -51,7 +51,7 @@ func scanJob(r scanner) (job.Job, error) {
 	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
 		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
 		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &endedAt, &created, &updated,
-		&chargedTo, &reserved, &reservedDay, &priority)
+		&chargedTo, &reserved, &reservedDay, &priority, &features)
 	if err != nil {
 		return job.Job{}, err
 	}
@@ -61,7 +61,8 @@ func scanJob(r scanner) (job.Job, error) {
 	j.IdempotencyKey = idemKey.String
 	j.ChargedTo, j.ReservedSeconds = chargedTo.String, reserved.Int64
 	j.Priority = job.Priority(priority.String)
-	var errT [8]error
+	var errT [9]error
+	j.Features, errT[8] = job.DecodeFeatures(features.String)
 	j.NextRunAt, errT[0] = parseTime(nextRun)
 	j.ClaimUntil, errT[1] = parseNullTime(claimUntil)
 	j.CreatedAt, errT[2] = parseTime(created)
@@ -82,7 +83,8 @@ func jobValues(j job.Job) []any {
 		nullString(j.ClaimID), nullTime(j.ClaimUntil),
 		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
 		nullTime(j.EndedAt), formatTime(j.CreatedAt), formatTime(j.UpdatedAt),
-		nullString(j.ChargedTo), nullInt(j.ReservedSeconds), nullTime(j.ReservedDay), nullString(string(j.Priority))}
+		nullString(j.ChargedTo), nullInt(j.ReservedSeconds), nullTime(j.ReservedDay), nullString(string(j.Priority)),
+		nullString(job.EncodeFeatures(j.Features))}
 }
 
 // stored is j as this store keeps it: times at millisecond precision.

@@ -18,7 +18,7 @@ import (
 // said plain CREATE when they were applied: adding IF NOT EXISTS to them
 // later was the one edit of an applied step allowed, since on a database
 // that has the step it does nothing either way. ALTER TABLE … ADD COLUMN
-// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6, 8, 10) fails when
+// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6, 8, 10, 11) fails when
 // run again on a database that has its column, and then the record is what
 // to fix (PRAGMA user_version), never the step. docs/database.md says so.
 var steps = []string{
@@ -143,6 +143,14 @@ var steps = []string{
 	// are normal; a chat's empty mode is normal.
 	`ALTER TABLE jobs ADD COLUMN priority TEXT;
 	ALTER TABLE telegram_chats ADD COLUMN mode TEXT NOT NULL DEFAULT '';`,
+
+	// 11: a job's features (job.Features, a small JSON object: speakers, a
+	// summary, the audio's channels, why a summary is missing), and a
+	// Telegram chat's choice of them (/speakers, /summary: the words
+	// "speakers" and "summary"). Jobs made before this step, and chats
+	// never set, have none.
+	`ALTER TABLE jobs ADD COLUMN features TEXT;
+	ALTER TABLE telegram_chats ADD COLUMN features TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

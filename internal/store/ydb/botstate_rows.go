@@ -35,6 +35,7 @@ var chatColumnList = []chatColumn{
 	{"blocked_at", func(c *botstate.Chat) types.Value { return optTS(c.BlockedAt) }, func(r *chatRow) any { return &r.BlockedAt }},
 	{"updated_at", func(c *botstate.Chat) types.Value { return ts(c.UpdatedAt) }, func(r *chatRow) any { return &r.UpdatedAt }},
 	{"mode", func(c *botstate.Chat) types.Value { return utf8(c.Mode) }, func(r *chatRow) any { return &r.Mode }},
+	{"features", func(c *botstate.Chat) types.Value { return utf8(c.Features) }, func(r *chatRow) any { return &r.Features }},
 }
 
 // chatParams are the parameters of upsertChat.

@@ -14,7 +14,7 @@ import (
 // in UTC, as a caller may pass them.
 func fullChat() botstate.Chat {
 	return botstate.Chat{
-		ID: -100123, Language: "ru-RU", Format: "srt", Auto: botstate.AutoOff, UILang: "en", Mode: "deferred",
+		ID: -100123, Language: "ru-RU", Format: "srt", Auto: botstate.AutoOff, UILang: "en", Mode: "deferred", Features: "speakers summary",
 		BlockedAt: at.Truncate(time.Millisecond), UpdatedAt: at.Add(time.Second).Truncate(time.Millisecond),
 	}
 }
@@ -74,7 +74,7 @@ func TestChatParams(t *testing.T) {
 		require.Len(t, p, len(chatColumnList))
 		want := map[string]string{
 			"$chat_id": "Int64", "$language": "Utf8", "$format": "Utf8", "$auto": "Utf8", "$ui_lang": "Utf8",
-			"$blocked_at": "Optional<Timestamp>", "$updated_at": "Timestamp", "$mode": "Utf8",
+			"$blocked_at": "Optional<Timestamp>", "$updated_at": "Timestamp", "$mode": "Utf8", "$features": "Utf8",
 		}
 		for _, x := range p {
 			require.Equal(t, want[x.name], x.value.Type().Yql(), x.name)

@@ -50,9 +50,15 @@ const (
 // https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
 const alterTelegramChatsMode = `ALTER TABLE telegram_chats ADD COLUMN mode Utf8`
 
+// Schema step 20: the job options a chat turned on (/speakers, /summary;
+// botstate.Chat.Features); NULL (a chat written before it) or empty is
+// none.
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
+const alterTelegramChatsFeatures = `ALTER TABLE telegram_chats ADD COLUMN features Utf8`
+
 // chatColumns is the telegram_chats table's columns as statements list
 // them; chatColumnList (botstate_rows.go) names the same in the same order.
-const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updated_at, mode`
+const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updated_at, mode, features`
 
 // Chats.
 const (
@@ -73,8 +79,9 @@ DECLARE $ui_lang AS Utf8;
 DECLARE $blocked_at AS Optional<Timestamp>;
 DECLARE $updated_at AS Timestamp;
 DECLARE $mode AS Utf8;
+DECLARE $features AS Utf8;
 UPSERT INTO telegram_chats (` + chatColumns + `)
-VALUES ($chat_id, $language, $format, $auto, $ui_lang, $blocked_at, $updated_at, $mode)`
+VALUES ($chat_id, $language, $format, $auto, $ui_lang, $blocked_at, $updated_at, $mode, $features)`
 
 	// deleteChat removes a chat's settings (ForgetChat).
 	// https://ydb.tech/docs/en/yql/reference/syntax/delete

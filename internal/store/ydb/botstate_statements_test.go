@@ -29,14 +29,15 @@ func TestEveryTableIsASchemaStep(t *testing.T) {
 	require.Equal(t, createTelegramChats, steps[5].ddl)
 	require.Equal(t, "telegram_deliveries", steps[6].name)
 	require.Equal(t, createTelegramDeliveries, steps[6].ddl)
-	require.Equal(t, 18, SchemaVersion())
+	require.Equal(t, 20, SchemaVersion())
 
 	schema, errs := parseSchema(ddlOf(consts))
 	require.Empty(t, errs)
 	chats, deliveries := schema["telegram_chats"], schema["telegram_deliveries"]
 	require.Equal(t, column{typ: "Int64", notNull: true}, chats.columns["chat_id"])
-	require.Len(t, chats.columns, 8)
+	require.Len(t, chats.columns, 9)
 	require.Equal(t, column{typ: "Utf8"}, chats.columns["mode"])
+	require.Equal(t, column{typ: "Utf8"}, chats.columns["features"])
 	require.Equal(t, column{typ: "Timestamp"}, chats.columns["blocked_at"])
 	for _, key := range []string{"chat_id", "message_id", "part"} {
 		require.True(t, deliveries.columns[key].notNull, "key column %s is NOT NULL", key)

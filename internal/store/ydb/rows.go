@@ -18,6 +18,7 @@ type jobRow struct {
 	state, source string
 	attempts      int32
 	priority      string
+	features      string
 }
 
 // jobColumn is one column of the jobs table: its name, the value a job
@@ -58,6 +59,7 @@ var jobColumnList = []jobColumn{
 	{"reserved_seconds", func(j *job.Job) types.Value { return optI64(j.ReservedSeconds) }, func(r *jobRow) any { return &r.ReservedSeconds }},
 	{"reserved_day", func(j *job.Job) types.Value { return optTS(j.ReservedDay) }, func(r *jobRow) any { return &r.ReservedDay }},
 	{"priority", func(j *job.Job) types.Value { return optUTF8(string(j.Priority)) }, func(r *jobRow) any { return &r.priority }},
+	{"features", func(j *job.Job) types.Value { return optUTF8(job.EncodeFeatures(j.Features)) }, func(r *jobRow) any { return &r.features }},
 }
 
 // jobStruct is j as one element of the $jobs parameter.
@@ -79,17 +81,23 @@ func jobDests(r *jobRow) []query.NamedDestination {
 }
 
 // finish turns a scanned row into its job: the typed columns, and times in
-// UTC (the SDK hands Timestamps back in the local zone).
-func (r *jobRow) finish() job.Job {
+// UTC (the SDK hands Timestamps back in the local zone). Its error is a
+// features column that does not decode.
+func (r *jobRow) finish() (job.Job, error) {
 	j := r.Job
 	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
 	j.Priority = job.Priority(r.priority)
+	f, err := job.DecodeFeatures(r.features)
+	if err != nil {
+		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	j.Features = f
 	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
 		if !t.IsZero() {
 			*t = t.UTC()
 		}
 	}
-	return j
+	return j, nil
 }
 
 func scanJob(row query.Row) (job.Job, error) {
@@ -97,7 +105,7 @@ func scanJob(row query.Row) (job.Job, error) {
 	if err := row.ScanNamed(jobDests(&r)...); err != nil {
 		return job.Job{}, fmt.Errorf("read job row: %w", err)
 	}
-	return r.finish(), nil
+	return r.finish()
 }
 
 // stored is j as this store keeps it: times in UTC at millisecond

@@ -26,6 +26,7 @@ func fullJob() job.Job {
 		IdempotencyKey: "key-1", DeletedAt: at.Add(2 * time.Minute), UploadBy: at.Add(time.Hour),
 		EndedAt: at.Add(3 * time.Minute), CreatedAt: at, UpdatedAt: at.Add(time.Second),
 		ChargedTo: "tgu:77", ReservedSeconds: 62, ReservedDay: at.Add(-13 * time.Hour), Priority: job.PriorityDeferred,
+		Features: job.Features{Speakers: true, Summary: true, Channels: 2, SummaryMissing: "no summary"},
 	}
 }
 
@@ -61,10 +62,10 @@ func TestJobParams(t *testing.T) {
 		j := fullJob()
 		j.TelegramChatID, j.TelegramMessageID, j.ClaimID, j.ClaimUntil = 0, 0, "", time.Time{}
 		j.IdempotencyKey, j.DeletedAt, j.UploadBy = "", time.Time{}, time.Time{}
-		j.ChargedTo, j.ReservedSeconds, j.ReservedDay, j.Priority = "", 0, time.Time{}, ""
+		j.ChargedTo, j.ReservedSeconds, j.ReservedDay, j.Priority, j.Features = "", 0, time.Time{}, "", job.Features{}
 		fields := row(t, j)
 		for _, name := range []string{"tg_chat_id", "tg_message_id", "claim_id", "claim_until", "idempotency_key", "deleted_at", "upload_by",
-			"charged_to", "reserved_seconds", "reserved_day", "priority"} {
+			"charged_to", "reserved_seconds", "reserved_day", "priority", "features"} {
 			require.Contains(t, fields[name].Yql(), "Nothing(Optional<", name)
 		}
 		require.Equal(t, `"speechkit_unavailable"u`, fields["error_code"].Yql())
@@ -92,7 +93,8 @@ func TestJobRowRoundTrip(t *testing.T) {
 				require.True(t, ok, "column %s is written", d.Name())
 				require.NoError(t, types.CastTo(v, d.Ref()), d.Name())
 			}
-			got := r.finish()
+			got, err := r.finish()
+			require.NoError(t, err)
 			require.Equal(t, stored(j), got)
 			require.Equal(t, time.UTC, got.CreatedAt.Location())
 		})

@@ -52,6 +52,8 @@ var steps = []step{
 	{"jobs_unfinished", alterJobsUnfinishedIndex},
 	{"jobs_priority", alterJobsPriority},
 	{"telegram_chats_mode", alterTelegramChatsMode},
+	{"jobs_features", alterJobsFeatures},
+	{"telegram_chats_features", alterTelegramChatsFeatures}, // botstate_statements.go
 }
 
 // statement is what Migrate runs for s: its DDL, with CREATE TABLE made

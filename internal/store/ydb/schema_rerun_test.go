@@ -41,7 +41,7 @@ func TestStepsRunAgain(t *testing.T) {
 		}
 	}
 	require.Equal(t, 8, creates)
-	require.Equal(t, 9, adds)
+	require.Equal(t, 11, adds)
 	require.Equal(t, 1, indexes)
 	tbl, col, ok := steps[7].addsColumn()
 	require.True(t, ok)

@@ -159,6 +159,16 @@ const (
 	alterJobsPriority = `ALTER TABLE jobs ADD COLUMN priority Utf8`
 )
 
+// Schema step 19: a job's features (step 20, a Telegram chat's choice of
+// them, is in botstate_statements.go).
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
+const (
+	// alterJobsFeatures (step 19): job.Features as a small JSON object
+	// (speakers, a summary, the audio's channels, why a summary is
+	// missing); NULL for a job made without options or before them.
+	alterJobsFeatures = `ALTER TABLE jobs ADD COLUMN features Utf8`
+)
+
 // Schema bookkeeping.
 const (
 	// selectSchemaSteps lists the applied steps.
@@ -184,13 +194,13 @@ const jobsStruct = `List<Struct<
 	deleted_at: Optional<Timestamp>, upload_by: Optional<Timestamp>, ended_at: Optional<Timestamp>,
 	created_at: Timestamp, updated_at: Timestamp,
 	charged_to: Optional<Utf8>, reserved_seconds: Optional<Int64>, reserved_day: Optional<Timestamp>,
-	priority: Optional<Utf8>>>`
+	priority: Optional<Utf8>, features: Optional<Utf8>>>`
 
 // jobColumns is the jobs table's columns as statements list them.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
 	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
-	charged_to, reserved_seconds, reserved_day, priority`
+	charged_to, reserved_seconds, reserved_day, priority, features`
 
 // Jobs.
 const (

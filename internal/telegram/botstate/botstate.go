@@ -21,6 +21,7 @@ package botstate
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"transcriber/internal/errs"
@@ -45,11 +46,43 @@ type Chat struct {
 	Auto     Auto
 	UILang   string // language of the bot's replies: "ru" or "en"; "" = not yet known
 	Mode     string // recognition priority set by /mode: "normal" or "deferred" (job.Priority); "" = normal
+	// Features are the job options the chat turned on (/speakers,
+	// /summary): the words FeatureSpeakers and FeatureSummary, in that
+	// order, separated by a space; "" = none.
+	Features string
 	// BlockedAt is when a delivery found the bot blocked in this chat (403);
 	// deliveries to it stop until the chat writes again. Zero when not
 	// blocked.
 	BlockedAt time.Time
 	UpdatedAt time.Time
+}
+
+// The words of Chat.Features.
+const (
+	FeatureSpeakers = "speakers"
+	FeatureSummary  = "summary"
+)
+
+// Has reports whether the chat turned the feature on.
+func (c Chat) Has(feature string) bool {
+	for _, f := range strings.Fields(c.Features) {
+		if f == feature {
+			return true
+		}
+	}
+	return false
+}
+
+// WithFeature returns Features with the feature turned on or off; the
+// known words are kept in one order, unknown ones dropped.
+func (c Chat) WithFeature(feature string, on bool) string {
+	var out []string
+	for _, f := range []string{FeatureSpeakers, FeatureSummary} {
+		if (f == feature && on) || (f != feature && c.Has(f)) {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // DeliveryState is where a delivery stands.

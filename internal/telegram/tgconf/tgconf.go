@@ -29,6 +29,10 @@ type Config struct {
 	DefaultLanguage string
 	// ValidLanguage tells the recognizer's language codes.
 	ValidLanguage func(string) bool
+	// Summaries says whether jobs may ask for a summary: a summary model
+	// is configured (SUMMARY_MODEL_URI). Without one /summary on is
+	// refused.
+	Summaries bool
 	// PublicURL is the API's public base URL, where upload links point
 	// (PUBLIC_URL). Empty: the address the webhook request came to, which
 	// behind API Gateway is the gateway's, where the upload page is served.

@@ -34,6 +34,9 @@ var (
 	vttTiming = regexp.MustCompile(`^(\d\d):([0-5]\d):([0-5]\d)\.(\d\d\d) --> (\d\d):([0-5]\d):([0-5]\d)\.(\d\d\d)$`)
 	// entities removes the escapes WebVTT cue text may hold.
 	entities = strings.NewReplacer("&amp;", "", "&lt;", "", "&gt;", "")
+	// voice is the WebVTT voice span a cue of a transcript with speakers
+	// starts with: the one markup the renderer writes itself.
+	voice = regexp.MustCompile(`^<v [^<>&]+>`)
 )
 
 // Check reports how out, the rendering of t in format f, is not well
@@ -48,8 +51,8 @@ var (
 //   - vtt: the "WEBVTT" header and a blank line, then such blocks without
 //     the index and with "." before the milliseconds, in order of start
 //     time, whose text has no "-->", no "<" and no "&" but in "&amp;",
-//     "&lt;" or "&gt;";
-//   - json: parses back into a Transcript with t's times.
+//     "&lt;" or "&gt;", and a leading voice span ("<v Speaker 1>");
+//   - json: parses back into a Transcript with t's times and speakers.
 func Check(f transcript.Format, t transcript.Transcript, out []byte) error {
 	if !utf8.Valid(out) {
 		return fmt.Errorf("not valid UTF-8")
@@ -138,7 +141,7 @@ func checkCues(s string, vtt bool) error {
 			if strings.Contains(l, "-->") {
 				return fmt.Errorf("cue %d: %q in the text", i+1, "-->")
 			}
-			if vtt && strings.ContainsAny(entities.Replace(l), "<&") {
+			if vtt && strings.ContainsAny(entities.Replace(voice.ReplaceAllString(l, "")), "<&") {
 				return fmt.Errorf("cue %d: an unescaped < or & in the text", i+1)
 			}
 		}
@@ -166,7 +169,7 @@ func checkJSON(t transcript.Transcript, out []byte) error {
 	}
 	for i, u := range back.Utterances {
 		o := t.Utterances[i]
-		if u.Channel != o.Channel || u.StartMs != o.StartMs || u.EndMs != o.EndMs || len(u.Words) != len(o.Words) {
+		if u.Channel != o.Channel || u.Speaker != o.Speaker || u.StartMs != o.StartMs || u.EndMs != o.EndMs || len(u.Words) != len(o.Words) {
 			return fmt.Errorf("utterance %d parses back as %+v, not %+v", i, u, o)
 		}
 	}

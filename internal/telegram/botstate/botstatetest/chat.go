@@ -34,10 +34,12 @@ func testUpdateChat(t *testing.T, open Opener) {
 			c.Auto = botstate.AutoOff
 			c.UILang = "en"
 			c.Mode = "deferred"
+			c.Features = "speakers summary"
 			c.BlockedAt = at(-time.Hour)
 		})
 		want := botstate.Chat{
 			ID: -100123, Language: "ru-RU", Format: "srt", Auto: botstate.AutoOff, UILang: "en", Mode: "deferred",
+			Features:  "speakers summary",
 			BlockedAt: at(-time.Hour), UpdatedAt: now,
 		}
 		require.Equal(t, want, got)
@@ -56,12 +58,12 @@ func testUpdateChat(t *testing.T, open Opener) {
 		e := newEnv(t, open)
 		first := e.mustUpdate(t, 42, at(0), func(c *botstate.Chat) {
 			c.Language, c.Format, c.Auto, c.UILang, c.BlockedAt = "kk-KZ", "vtt", botstate.AutoOn, "ru", at(-time.Minute)
-			c.Mode = "deferred"
+			c.Mode, c.Features = "deferred", "summary"
 		})
 		var seen botstate.Chat
 		got := e.mustUpdate(t, 42, at(time.Hour), func(c *botstate.Chat) {
 			seen = *c
-			c.Format, c.Auto, c.BlockedAt, c.Mode = "", botstate.AutoDefault, time.Time{}, ""
+			c.Format, c.Auto, c.BlockedAt, c.Mode, c.Features = "", botstate.AutoDefault, time.Time{}, "", ""
 		})
 		require.Equal(t, first, seen)
 		want := botstate.Chat{ID: 42, Language: "kk-KZ", UILang: "ru", UpdatedAt: at(time.Hour)}
