@@ -20,6 +20,8 @@ locals {
     LIMIT_ACTIVE_JOBS     = tostring(var.limit_active_jobs)
     }, var.limit_exempt_users == "" ? {} : {
     LIMIT_EXEMPT_USERS = var.limit_exempt_users
+    }, var.summary_model_uri == "" ? {} : {
+    SUMMARY_MODEL_URI = var.summary_model_uri
   })
 
   s3_key_version = yandex_iam_service_account_static_access_key.presigner.output_to_lockbox_version_id

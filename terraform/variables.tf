@@ -113,3 +113,9 @@ variable "force_destroy_buckets" {
   type        = bool
   default     = false
 }
+
+variable "summary_model_uri" {
+  description = "The model SpeechKit summarizes with when a job asks for a summary (SUMMARY_MODEL_URI), such as gpt://<folder id>/yandexgpt-lite/latest; empty turns summaries off. The functions' accounts then also need the role to use language models in the folder, which this configuration does not grant (docs/deploy.md)."
+  type        = string
+  default     = ""
+}
