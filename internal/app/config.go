@@ -79,8 +79,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			RequestsPerHour: r.requestsPerHour("SPEECHKIT_REQUESTS_PER_HOUR"),
 		},
 		API: httpapi.Config{
-			UploadURLTTL: r.duration("UPLOAD_URL_TTL", limitUploadURLTTL),
-			CORSOrigins:  r.list("CORS_ALLOWED_ORIGINS"),
+			UploadURLTTL:         r.duration("UPLOAD_URL_TTL", limitUploadURLTTL),
+			CORSOrigins:          r.list("CORS_ALLOWED_ORIGINS"),
+			CallbackAllowPrivate: r.boolean("CALLBACK_ALLOW_PRIVATE", false),
 		},
 	}
 	c.Telegram = tgconf.Config{
