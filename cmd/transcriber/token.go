@@ -168,9 +168,11 @@ func createToken(ctx context.Context, st apitoken.Store, name string, now time.T
 	if err := st.Create(ctx, tok); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "created token %s (%s)\nsecret: %s\n"+
+	_, err = fmt.Fprintf(stdout, "created token %s (%s)\nsecret: %s\ncallback secret: %s\n"+
 		"The secret is shown only this once and cannot be recovered: store it now. "+
-		"If it is lost, revoke the token and create another.\n", tok.ID, tok.Name, secret)
+		"If it is lost, revoke the token and create another. "+
+		"The callback secret verifies the callbacks of this token's jobs (docs/api.md, Callbacks): keep it with the receiver.\n",
+		tok.ID, tok.Name, secret, tok.CallbackSecret)
 	return err
 }
 

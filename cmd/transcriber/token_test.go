@@ -56,8 +56,9 @@ func authenticate(t *testing.T, dir, secret string) (apitoken.Token, error) {
 }
 
 var (
-	createdLine = regexp.MustCompile(`(?m)^created token ([0-9a-z]{26}) \(([^)]*)\)$`)
-	secretLine  = regexp.MustCompile(`(?m)^secret: (\S+)$`)
+	createdLine  = regexp.MustCompile(`(?m)^created token ([0-9a-z]{26}) \(([^)]*)\)$`)
+	secretLine   = regexp.MustCompile(`(?m)^secret: (\S+)$`)
+	callbackLine = regexp.MustCompile(`(?m)^callback secret: (whsec_\S+)$`)
 )
 
 func TestTokenCreateListRevoke(t *testing.T) {
@@ -78,6 +79,9 @@ func TestTokenCreateListRevoke(t *testing.T) {
 	tok, err := authenticate(t, dir, secret)
 	require.NoError(t, err, "the printed secret authenticates")
 	require.Equal(t, id, tok.ID)
+	cb := callbackLine.FindStringSubmatch(out)
+	require.NotNil(t, cb, "create prints the callback secret:\n%s", out)
+	require.Equal(t, tok.CallbackSecret, cb[1], "the printed callback secret is the one kept to sign with")
 	require.Equal(t, name, tok.Name)
 
 	other := mustRunToken(t, dir, "create", "--name=phone")
@@ -88,6 +92,7 @@ func TestTokenCreateListRevoke(t *testing.T) {
 	require.Contains(t, list, "build server")
 	require.Contains(t, list, "phone")
 	require.NotContains(t, list, secret, "list never shows a secret")
+	require.NotContains(t, list, cb[1], "nor a callback secret")
 	require.NotContains(t, list, tok.Hash, "list never shows a hash")
 	require.Regexp(t, `(?m)^`+id+`\s+build server\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s+live$`, list)
 	require.Less(t, strings.Index(list, "build server"), strings.Index(list, "phone"), "oldest first")

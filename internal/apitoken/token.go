@@ -9,6 +9,13 @@
 // Authenticate: its form first, with no store call, then the record of its
 // hash, which must be live.
 //
+// Beside the secret, New makes the token's callback secret
+// ("whsec_" and the standard base64 of 32 random bytes, the Standard
+// Webhooks form): the key that signs the callbacks of the token's jobs
+// (internal/callback). It is shown once with the secret, and stored as it
+// is, since the service needs it to sign; docs/security.md says why that
+// is acceptable.
+//
 // The package imports only errs and ident, like the job domain; stores
 // (internal/store/sqlite) import it, never the reverse.
 package apitoken
@@ -52,7 +59,14 @@ type Token struct {
 	Hash      string    // hex SHA-256 of the secret (Hash)
 	CreatedAt time.Time // when it was made, UTC, at millisecond precision
 	RevokedAt time.Time // when it was revoked; zero while it is live
+	// CallbackSecret signs the callbacks of the token's jobs: "whsec_"
+	// and the standard base64 of 32 random bytes. Tokens made before
+	// callbacks existed have none, and their jobs take no callback_url.
+	CallbackSecret string
 }
+
+// callbackSecretPrefix begins a callback secret.
+const callbackSecretPrefix = "whsec_"
 
 // Revoked reports whether the token has been revoked.
 func (t Token) Revoked() bool { return !t.RevokedAt.IsZero() }
@@ -74,8 +88,13 @@ func New(name string, now time.Time) (Token, string, error) {
 		return Token{}, "", fmt.Errorf("make token secret: %w", err)
 	}
 	secret := secretPrefix + secretEncoding.EncodeToString(raw)
+	key := make([]byte, secretBytes)
+	if _, err := rand.Read(key); err != nil {
+		return Token{}, "", fmt.Errorf("make callback secret: %w", err)
+	}
 	now = now.UTC().Truncate(time.Millisecond)
-	return Token{ID: ident.NewAt(now), Name: name, Hash: Hash(secret), CreatedAt: now}, secret, nil
+	return Token{ID: ident.NewAt(now), Name: name, Hash: Hash(secret), CreatedAt: now,
+		CallbackSecret: callbackSecretPrefix + base64.StdEncoding.EncodeToString(key)}, secret, nil
 }
 
 // Hash returns the stored form of a secret: its SHA-256 in lower-case hex.
@@ -120,7 +139,19 @@ func (t Token) Check() error {
 	if t.CreatedAt.IsZero() {
 		return invalid("a token needs the time it was made")
 	}
+	if t.CallbackSecret != "" && !isCallbackSecret(t.CallbackSecret) {
+		return invalid("a token's callback secret must be whsec_ and 32 bytes of standard base64")
+	}
 	return nil
+}
+
+// isCallbackSecret reports whether s has the form New makes.
+func isCallbackSecret(s string) bool {
+	if len(s) <= len(callbackSecretPrefix) || s[:len(callbackSecretPrefix)] != callbackSecretPrefix {
+		return false
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(s[len(callbackSecretPrefix):])
+	return err == nil && len(raw) == secretBytes
 }
 
 // ParseID reads a token's id from outside for a store: a malformed one names

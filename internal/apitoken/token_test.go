@@ -173,3 +173,29 @@ func TestRevoked(t *testing.T) {
 	require.False(t, apitoken.Token{}.Revoked())
 	require.True(t, apitoken.Token{RevokedAt: at}.Revoked())
 }
+
+// New makes a callback secret beside the token's secret: "whsec_" and the
+// standard base64 of 32 random bytes, unlike for each token, and kept in
+// the record (it must be usable to sign). Check refuses a malformed one
+// and takes none (a token made before callbacks).
+func TestNewMakesACallbackSecret(t *testing.T) {
+	tok, secret, err := apitoken.New("ci", at)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(tok.CallbackSecret, "whsec_"), tok.CallbackSecret)
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(tok.CallbackSecret, "whsec_"))
+	require.NoError(t, err)
+	require.Len(t, raw, 32)
+	require.NotContains(t, tok.CallbackSecret, secret[4:])
+	other, _, err := apitoken.New("ci", at)
+	require.NoError(t, err)
+	require.NotEqual(t, tok.CallbackSecret, other.CallbackSecret)
+
+	tok.CallbackSecret = ""
+	require.NoError(t, tok.Check(), "a token made before callbacks")
+	for _, bad := range []string{"whsec_", "whsec_AAAA", "trk_" + strings.Repeat("A", 43), "whsec_" + strings.Repeat("!", 44)} {
+		tok.CallbackSecret = bad
+		err := tok.Check()
+		require.ErrorIs(t, err, apitoken.ErrInvalid, bad)
+		require.Equal(t, errs.Invalid, errs.KindOf(err))
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/httpapi"
@@ -41,6 +42,9 @@ type App struct {
 	// Counters keeps the usage counters (Options.Counters); nil counts
 	// nothing.
 	Counters quota.Counters
+	// Callbacks sends the signed callbacks of API jobs; nil without
+	// Options.Callbacks or a token store.
+	Callbacks *callback.Sender
 	// Clock and Sleep are the instance's time, for what is built on it.
 	Clock clock.Clock
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -57,6 +61,12 @@ type Options struct {
 	// Counters keeps the usage counters shared by every instance (the
 	// recognizer's request quota); nil counts nothing.
 	Counters quota.Counters
+	// Callbacks keeps the callbacks of API jobs (package callback); with
+	// Tokens it makes App.Callbacks.
+	Callbacks callback.Store
+	// CallbackClient replaces the client callbacks are sent with
+	// (callback.Client of the configuration): tests.
+	CallbackClient *http.Client
 	// BotState keeps the Telegram bot's chats and deliveries; with
 	// TELEGRAM_BOT_TOKEN set and MakeBot given it makes the bot.
 	BotState botstate.Store
@@ -152,6 +162,17 @@ func New(cfg Config, opt Options) (*App, error) {
 		warnOpenSpend(log, a.Config)
 		ns = append(ns, a.Bot)
 	}
+	if opt.Callbacks != nil && opt.Tokens != nil {
+		client := opt.CallbackClient
+		if client == nil {
+			client = callback.Client(callback.ClientOptions{AllowPrivate: cfg.API.CallbackAllowPrivate})
+		}
+		if cfg.API.CallbackAllowPrivate {
+			log.Warn("CALLBACK_ALLOW_PRIVATE=true: callbacks may be http and reach private and loopback addresses; for local use and tests only")
+		}
+		a.Callbacks = &callback.Sender{Store: opt.Callbacks, Jobs: opt.Store, Tokens: opt.Tokens, Client: client, Clock: clk, Log: log}
+		ns = append(ns, a.Callbacks)
+	}
 	cfg.Pipeline.Counters = opt.Counters
 	a.Pipeline = pipeline.New(pipeline.Deps{
 		Store:      opt.Store,
@@ -173,9 +194,16 @@ func New(cfg Config, opt Options) (*App, error) {
 		if api.DefaultLanguage == "" {
 			api.DefaultLanguage = cfg.Pipeline.DefaultLanguage
 		}
-		a.API = httpapi.New(httpapi.Deps{
+		deps := httpapi.Deps{
 			Jobs: opt.Store, Tokens: opt.Tokens, Objects: objects, Recognitions: rec, Counters: opt.Counters, Clock: clk, Log: log,
-		}, api)
+		}
+		if a.Callbacks != nil {
+			deps.Callbacks = a.Callbacks
+		}
+		a.API = httpapi.New(deps, api)
+	}
+	if a.Callbacks != nil {
+		a.Callbacks.View = a.API.JobView // Callbacks are made only with Tokens, so with the API
 	}
 	return a, nil
 }

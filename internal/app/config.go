@@ -80,8 +80,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			SummaryModel:    r.str("SUMMARY_MODEL_URI", ""),
 		},
 		API: httpapi.Config{
-			UploadURLTTL: r.duration("UPLOAD_URL_TTL", limitUploadURLTTL),
-			CORSOrigins:  r.list("CORS_ALLOWED_ORIGINS"),
+			UploadURLTTL:         r.duration("UPLOAD_URL_TTL", limitUploadURLTTL),
+			CORSOrigins:          r.list("CORS_ALLOWED_ORIGINS"),
+			CallbackAllowPrivate: r.boolean("CALLBACK_ALLOW_PRIVATE", false),
 		},
 	}
 	c.Telegram = tgconf.Config{

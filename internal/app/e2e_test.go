@@ -81,13 +81,14 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 		f(&cfg)
 	}
 	st.app, err = app.New(cfg, app.Options{
-		Store:    st.store,
-		Tokens:   st.tokens,
-		BotState: st.bots,
-		MakeBot:  withbot.Make,
-		Notifier: st.ended,
-		Clock:    st.clk,
-		Log:      logs.Logger(t),
+		Store:     st.store,
+		Tokens:    st.tokens,
+		BotState:  st.bots,
+		Callbacks: sqlite.NewCallbacks(db),
+		MakeBot:   withbot.Make,
+		Notifier:  st.ended,
+		Clock:     st.clk,
+		Log:       logs.Logger(t),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			st.clk.Advance(d)
 			return ctx.Err()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/httpapi"
@@ -44,6 +45,15 @@ func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 			a.Log.InfoContext(ctx, "delivery sweep done", "delivered", n)
 		}
 		err = errors.Join(err, serr)
+	}
+	if a.Callbacks != nil {
+		// Callbacks to retry, and those of jobs whose end was not
+		// notified; one indexed read when there are none.
+		n, cerr := a.Callbacks.Sweep(ctx)
+		if n > 0 || cerr != nil {
+			a.Log.InfoContext(ctx, "callback sweep done", "delivered", n)
+		}
+		err = errors.Join(err, cerr)
 	}
 	return err
 }
@@ -108,10 +118,11 @@ const YDBOpenTimeout = 10 * time.Second
 
 // Stores are what an instance keeps its state in.
 type Stores struct {
-	Jobs     job.Store
-	Tokens   apitoken.Store
-	Bot      botstate.Store
-	Counters quota.Counters
+	Jobs      job.Store
+	Tokens    apitoken.Store
+	Bot       botstate.Store
+	Counters  quota.Counters
+	Callbacks callback.Store
 }
 
 // CloudStores open the job, token and bot stores the functions use in the
@@ -146,7 +157,8 @@ func CloudStores(ctx context.Context, getenv func(string) string) (Stores, error
 	if err != nil {
 		return Stores{}, fmt.Errorf("open the job store: %w", err)
 	}
-	return Stores{Jobs: ydb.NewJobStore(db), Tokens: ydb.NewTokenStore(db), Bot: ydb.NewBotState(db), Counters: ydb.NewCounters(db)}, nil
+	return Stores{Jobs: ydb.NewJobStore(db), Tokens: ydb.NewTokenStore(db), Bot: ydb.NewBotState(db), Counters: ydb.NewCounters(db),
+		Callbacks: ydb.NewCallbacks(db)}, nil
 }
 
 // CloudBuild is how a function builds its App: configuration from getenv
@@ -161,7 +173,7 @@ func CloudBuild(getenv func(string) string, tune ...func(*Options)) func(ctx con
 		if err != nil {
 			return nil, err
 		}
-		opt := Options{Store: stores.Jobs, Tokens: stores.Tokens, BotState: stores.Bot, Counters: stores.Counters}
+		opt := Options{Store: stores.Jobs, Tokens: stores.Tokens, BotState: stores.Bot, Counters: stores.Counters, Callbacks: stores.Callbacks}
 		for _, f := range tune {
 			f(&opt)
 		}

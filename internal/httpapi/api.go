@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
@@ -35,6 +36,16 @@ type Recognitions interface {
 	Delete(ctx context.Context, operationID string) error
 }
 
+// Callbacks keeps the callbacks of jobs made with a callback_url
+// (callback.Sender).
+type Callbacks interface {
+	// Register records job j's callback to url, made by tok; a job's first
+	// registration is kept, and returned as stored.
+	Register(ctx context.Context, j job.Job, tok apitoken.Token, url string) (callback.Delivery, error)
+	// Get returns a job's callback: callback.ErrNotFound when it has none.
+	Get(ctx context.Context, jobID string) (callback.Delivery, error)
+}
+
 // Deps are the API's collaborators.
 type Deps struct {
 	Jobs         job.Store
@@ -44,8 +55,10 @@ type Deps struct {
 	// Counters keeps the audio counted against the limits (package
 	// spend), which GET /v1/usage reads; nil reads as nothing used.
 	Counters quota.Counters
-	Clock    clock.Clock
-	Log      *slog.Logger
+	// Callbacks keeps job callbacks; nil refuses a callback_url.
+	Callbacks Callbacks
+	Clock     clock.Clock
+	Log       *slog.Logger
 }
 
 // Config holds the API's numbers and switches; see docs/settings.md.
@@ -78,6 +91,9 @@ type Config struct {
 	// Limits.ActiveJobs unfinished jobs is answered 429
 	// too_many_active_jobs, and GET /v1/usage shows them.
 	Limits spend.Limits
+	// CallbackAllowPrivate (CALLBACK_ALLOW_PRIVATE) lets a callback_url
+	// be http and name any address: for local use and tests only.
+	CallbackAllowPrivate bool
 }
 
 func (c Config) withDefaults() Config {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/callback"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/spend"
@@ -33,6 +34,9 @@ type createRequest struct {
 	Speakers bool `json:"speakers,omitempty"`
 	// Summary asks for a summary of the recording (job.Features.Summary).
 	Summary bool `json:"summary,omitempty"`
+	// CallbackURL is where the service POSTs a signed callback when the
+	// job ends (package callback).
+	CallbackURL string `json:"callback_url,omitempty"`
 }
 
 var (
@@ -41,6 +45,11 @@ var (
 	errBadLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
 	errBadPriority = errs.New(errs.Invalid, "job_invalid", `priority must be "normal" or "deferred"`)
 	errNoSummaries = errs.New(errs.Invalid, "summary_unavailable", "summaries are not set up on this installation")
+	// errNoCallbackSecret: the token was made before callbacks, so there
+	// is no secret to sign them with.
+	errNoCallbackSecret = errs.New(errs.Invalid, "token_without_callback_secret",
+		"this API token has no callback secret (it was made before callbacks existed): make a new token to use callback_url")
+	errNoCallbacks = errs.New(errs.Unavailable, "callbacks_unavailable", "callbacks are not available on this installation")
 	// errExpired: the job is done, but the bucket's lifecycle rule has
 	// removed its transcript since.
 	errExpired = errs.New(errs.NotFound, codeExpired, "the transcript has expired: it is kept for a limited time after the job is done, and is no longer available")
@@ -108,6 +117,11 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 	if req.Summary && !cfg.Summaries {
 		return req, errNoSummaries
 	}
+	if req.CallbackURL != "" {
+		if err := callback.CheckURL(req.CallbackURL, cfg.CallbackAllowPrivate); err != nil {
+			return req, err
+		}
+	}
 	return req, nil
 }
 
@@ -129,6 +143,12 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	req, err := a.decodeCreate(r)
 	if err != nil {
 		return err
+	}
+	if req.CallbackURL != "" && caller.CallbackSecret == "" {
+		return errNoCallbackSecret
+	}
+	if req.CallbackURL != "" && a.Callbacks == nil {
+		return errNoCallbacks
 	}
 	payer := spend.API(caller.ID)
 	key := r.Header.Get("Idempotency-Key")
@@ -166,6 +186,19 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		return err
 	}
 	v := a.view(j)
+	if req.CallbackURL != "" {
+		cb, err := a.Callbacks.Register(r.Context(), j, caller, req.CallbackURL)
+		if err == nil && cb.URL != req.CallbackURL {
+			err = errIdemReuse
+		}
+		if err != nil {
+			if created {
+				a.discard(r.Context(), j)
+			}
+			return err
+		}
+		v.Callback = callbackOf(cb)
+	}
 	if j.State == job.AwaitingUpload && !j.Deleted() {
 		put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), j.SizeBytes, j.ContentType, a.cfg.UploadURLTTL)
 		if err != nil {
@@ -239,7 +272,17 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, caller apitoken.Tok
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.view(j))
+	v := a.view(j)
+	if a.Callbacks != nil {
+		cb, err := a.Callbacks.Get(r.Context(), j.ID)
+		switch {
+		case err == nil:
+			v.Callback = callbackOf(cb)
+		case !errors.Is(err, callback.ErrNotFound):
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"time"
 
+	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
@@ -34,12 +35,43 @@ type jobView struct {
 	Summary        map[string]string `json:"summary,omitempty"`
 	SummaryMissing string            `json:"summary_missing,omitempty"`
 	Upload         *uploadView       `json:"upload,omitempty"`
+	// Callback is the job's callback (callback_url) and how its delivery
+	// stands: in the answers of POST /v1/jobs and GET /v1/jobs/{id} only.
+	Callback *callbackView `json:"callback,omitempty"`
 }
 
 type optionsView struct {
 	Speakers bool `json:"speakers,omitempty"`
 	Summary  bool `json:"summary,omitempty"`
 }
+
+// callbackView is a job's callback as the API shows it.
+type callbackView struct {
+	URL           string         `json:"url"`
+	State         callback.State `json:"state"`
+	Attempts      int            `json:"attempts"`
+	LastAttemptAt *time.Time     `json:"last_attempt_at,omitempty"`
+	LastStatus    int            `json:"last_status,omitempty"`
+	LastError     string         `json:"last_error,omitempty"`
+	NextAttemptAt *time.Time     `json:"next_attempt_at,omitempty"`
+}
+
+func callbackOf(d callback.Delivery) *callbackView {
+	v := &callbackView{URL: d.URL, State: d.State, Attempts: d.Attempts, LastStatus: d.LastStatus, LastError: d.LastError}
+	if !d.LastAt.IsZero() {
+		at := d.LastAt
+		v.LastAttemptAt = &at
+	}
+	if d.State == callback.Pending && d.Attempts > 0 {
+		at := d.NextAt
+		v.NextAttemptAt = &at
+	}
+	return v
+}
+
+// JobView is job j as GET /v1/jobs/{id} shows it, without its callback:
+// the data of a callback's payload.
+func (a *API) JobView(j job.Job) any { return a.view(j) }
 
 type errorView struct {
 	Code    string `json:"code"`

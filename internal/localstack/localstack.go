@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	// The counters pace submissions to SpeechKit's request quota, which a
 	// local stack shares with every other user of the same account.
 	opt := app.Options{Store: sqlite.NewJobStore(db), Tokens: tokens, BotState: sqlite.NewBotState(db),
-		Counters: sqlite.NewCounters(db), Log: log}
+		Counters: sqlite.NewCounters(db), Callbacks: sqlite.NewCallbacks(db), Log: log}
 	withbot.Option(&opt)
 	if !recognitionConfigured(acfg) {
 		opt.Recognizer = app.Unconfigured{}
@@ -298,6 +298,9 @@ func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens
 	} else {
 		fmt.Fprintln(out, "  recognition: NOT CONFIGURED — set SPEECHKIT_API_KEY (and SPEECHKIT_FOLDER_ID) to transcribe; until then jobs fail with recognition_not_configured")
 	}
+	if a.Config.API.CallbackAllowPrivate {
+		fmt.Fprintln(out, "  callbacks: CALLBACK_ALLOW_PRIVATE=true — callback URLs may be http and reach this machine and private networks; for local use and tests only")
+	}
 	switch {
 	case a.Bot == nil:
 		fmt.Fprintln(out, "  telegram: not configured — set TELEGRAM_BOT_TOKEN (and TELEGRAM_WEBHOOK_SECRET, TELEGRAM_ALLOWED_USERS) to run the bot")
@@ -324,6 +327,7 @@ func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens
 		return err
 	}
 	fmt.Fprintf(out, "  token:   %s   (made for local use; shown only now)\n", secret)
+	fmt.Fprintf(out, "  callback secret: %s   (verifies the callbacks of this token's jobs; shown only now)\n", tok.CallbackSecret)
 	return nil
 }
 

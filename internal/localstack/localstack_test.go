@@ -21,7 +21,7 @@ import (
 
 // stack is a running Run in this process.
 type stack struct {
-	api, objects, token, data string
+	api, objects, token, callbackSecret, data string
 }
 
 // startStack runs the stack on free ports with a fresh data directory
@@ -57,8 +57,12 @@ func startStack(t *testing.T, origins ...string) stack {
 			st.objects = f[1]
 		case "token:":
 			st.token = f[1]
+		case "callback":
+			if len(f) > 2 && f[1] == "secret:" {
+				st.callbackSecret = f[2]
+			}
 		}
-		if st.token != "" {
+		if st.token != "" && st.callbackSecret != "" {
 			break
 		}
 	}
@@ -71,6 +75,8 @@ func startStack(t *testing.T, origins ...string) stack {
 		logs.Secret(f, string(b))
 	}
 	logs.Secret("the stack's API token", st.token)
+	require.True(t, strings.HasPrefix(st.callbackSecret, "whsec_"), "the first start shows the token's callback secret")
+	logs.Secret("the stack's callback secret", st.callbackSecret)
 	return st
 }
 

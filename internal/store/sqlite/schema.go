@@ -151,6 +151,31 @@ var steps = []string{
 	// never set, have none.
 	`ALTER TABLE jobs ADD COLUMN features TEXT;
 	ALTER TABLE telegram_chats ADD COLUMN features TEXT NOT NULL DEFAULT '';`,
+	// 12: signed callbacks (package callback): each token's callback
+	// secret (tokens made before this step have none), and the callback of
+	// a job made with a callback_url, keyed by the job. callbacks_due
+	// serves ClaimDue; callbacks_forget removes a job's callback with its
+	// row when the job expires.
+	`ALTER TABLE api_tokens ADD COLUMN callback_secret TEXT NOT NULL DEFAULT '';
+	CREATE TABLE IF NOT EXISTS callbacks (
+		job_id      TEXT    PRIMARY KEY,
+		url         TEXT    NOT NULL,
+		token_hash  TEXT    NOT NULL,
+		webhook_id  TEXT    NOT NULL,
+		state       TEXT    NOT NULL,
+		attempts    INTEGER NOT NULL,
+		next_at     TEXT    NOT NULL,
+		lease_until TEXT    NOT NULL,
+		first_at    TEXT,
+		last_at     TEXT,
+		last_status INTEGER NOT NULL DEFAULT 0,
+		last_error  TEXT    NOT NULL DEFAULT '',
+		created_at  TEXT    NOT NULL,
+		updated_at  TEXT    NOT NULL
+	);
+	CREATE INDEX IF NOT EXISTS callbacks_due ON callbacks (state, next_at, job_id);
+	CREATE TRIGGER IF NOT EXISTS callbacks_forget AFTER DELETE ON jobs
+	BEGIN DELETE FROM callbacks WHERE job_id = old.id; END;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

@@ -24,7 +24,7 @@ func NewTokenStore(db *DB) *TokenStore { return &TokenStore{db: db} }
 
 // tokenColumns is the one list of the api_tokens table's columns: scanToken
 // reads them and Create writes them in this order.
-const tokenColumns = `id, name, hash, created_at, revoked_at`
+const tokenColumns = `id, name, hash, created_at, revoked_at, callback_secret`
 
 const selectToken = `SELECT ` + tokenColumns + ` FROM api_tokens`
 
@@ -34,7 +34,7 @@ func scanToken(r scanner) (apitoken.Token, error) {
 		created string
 		revoked sql.NullString
 	)
-	if err := r.Scan(&t.ID, &t.Name, &t.Hash, &created, &revoked); err != nil {
+	if err := r.Scan(&t.ID, &t.Name, &t.Hash, &created, &revoked, &t.CallbackSecret); err != nil {
 		return apitoken.Token{}, err
 	}
 	var errT [2]error
@@ -65,8 +65,8 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 		return fmt.Errorf("create token: %w", err)
 	}
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?)`,
-			t.ID, t.Name, t.Hash, formatTime(t.CreatedAt), nullTime(t.RevokedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
+			t.ID, t.Name, t.Hash, formatTime(t.CreatedAt), nullTime(t.RevokedAt), t.CallbackSecret)
 		return translateToken(err)
 	})
 	if err != nil {

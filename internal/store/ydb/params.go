@@ -162,6 +162,7 @@ func tokenParams(t apitoken.Token) params {
 		{"$name", utf8(t.Name)},
 		{"$created_at", ts(t.CreatedAt.UTC().Truncate(time.Millisecond))},
 		{"$revoked_at", optTS(truncMs(t.RevokedAt))},
+		{"$callback_secret", utf8(t.CallbackSecret)},
 	}
 }
 

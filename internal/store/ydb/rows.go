@@ -142,6 +142,7 @@ func tokenDests(r *tokenRow) []query.NamedDestination {
 	return []query.NamedDestination{
 		query.Named("hash", &r.Hash), query.Named("id", &r.ID), query.Named("name", &r.Name),
 		query.Named("created_at", &r.CreatedAt), query.Named("revoked_at", &r.RevokedAt),
+		query.Named("callback_secret", &r.CallbackSecret),
 	}
 }
 

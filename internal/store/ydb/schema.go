@@ -53,7 +53,9 @@ var steps = []step{
 	{"jobs_priority", alterJobsPriority},
 	{"telegram_chats_mode", alterTelegramChatsMode},
 	{"jobs_features", alterJobsFeatures},
-	{"telegram_chats_features", alterTelegramChatsFeatures}, // botstate_statements.go
+	{"telegram_chats_features", alterTelegramChatsFeatures},      // botstate_statements.go
+	{"api_tokens_callback_secret", alterAPITokensCallbackSecret}, // callbacks_statements.go
+	{"callbacks", createCallbacks},                               // callbacks_statements.go
 }
 
 // statement is what Migrate runs for s: its DDL, with CREATE TABLE made
@@ -140,14 +142,17 @@ func (db *DB) inEffect(ctx context.Context, s step) (bool, error) {
 }
 
 // expiring are the tables whose rows expire by YDB's TTL, and the column
-// each row's lifetime is counted from (steps 8 to 11). A NULL there never
-// expires (https://ydb.tech/docs/en/concepts/ttl): a live job, its
-// segments, and key rows older than step 10 and 11.
+// each row's lifetime is counted from (steps 8 to 11, and 22). A NULL there
+// never expires (https://ydb.tech/docs/en/concepts/ttl): a live job, its
+// segments, and key rows older than step 10 and 11. A callback's row
+// (step 22) expires retention after it was registered, when its job was
+// made.
 var expiring = []struct{ table, column string }{
 	{"jobs", "ended_at"},
 	{"segments", "ended_at"},
 	{"telegram_messages", "created_at"},
 	{"idempotency_keys", "created_at"},
+	{"callbacks", "created_at"},
 }
 
 // ttlStatement sets table's TTL: a row expires retention after its column.

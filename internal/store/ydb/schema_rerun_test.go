@@ -40,8 +40,8 @@ func TestStepsRunAgain(t *testing.T) {
 			require.Contains(t, st.ddl, "ALTER TABLE "+tbl+" ADD COLUMN "+col+" ")
 		}
 	}
-	require.Equal(t, 8, creates)
-	require.Equal(t, 11, adds)
+	require.Equal(t, 9, creates)
+	require.Equal(t, 12, adds)
 	require.Equal(t, 1, indexes)
 	tbl, col, ok := steps[7].addsColumn()
 	require.True(t, ok)

@@ -378,7 +378,7 @@ DELETE FROM idempotency_keys WHERE owner_id = $owner_id AND idempotency_key = $i
 )
 
 // API tokens.
-const tokenColumns = `hash, id, name, created_at, revoked_at`
+const tokenColumns = `hash, id, name, created_at, revoked_at, callback_secret`
 
 const (
 	// insertToken records a token; INSERT fails on a hash already there.
@@ -388,7 +388,8 @@ DECLARE $id AS Utf8;
 DECLARE $name AS Utf8;
 DECLARE $created_at AS Timestamp;
 DECLARE $revoked_at AS Optional<Timestamp>;
-INSERT INTO api_tokens (` + tokenColumns + `) VALUES ($hash, $id, $name, $created_at, $revoked_at)`
+DECLARE $callback_secret AS Utf8;
+INSERT INTO api_tokens (` + tokenColumns + `) VALUES ($hash, $id, $name, $created_at, $revoked_at, $callback_secret)`
 
 	// selectTokenByHash finds a token by the hash of its secret.
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/

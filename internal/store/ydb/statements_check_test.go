@@ -235,5 +235,6 @@ func fullSegments() []job.Segment {
 func t0() time.Time { return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC) }
 
 func fullToken(at time.Time) apitoken.Token {
-	return apitoken.Token{ID: "01jd0m3y8k9q2r5t7v4w6x8z0a", Name: "ci", Hash: strings.Repeat("a", 64), CreatedAt: at}
+	return apitoken.Token{ID: "01jd0m3y8k9q2r5t7v4w6x8z0a", Name: "ci", Hash: strings.Repeat("a", 64), CreatedAt: at,
+		CallbackSecret: "whsec_" + strings.Repeat("A", 43) + "="}
 }

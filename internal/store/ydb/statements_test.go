@@ -70,6 +70,11 @@ func boundParams() map[string]params {
 		"selectDueDeliveries":  dueDeliveriesParams(now, 10),
 		"deleteChatDeliveries": chatIDParams(d.ChatID),
 
+		"insertCallbacks":    callbacksParams(fullCallback()),
+		"upsertCallbacks":    callbacksParams(fullCallback(), fullCallback()),
+		"selectCallback":     callbackJobParams("01jd0m3y8k9q2r5t7v4w6x8z0a"),
+		"selectDueCallbacks": dueCallbacksParams(now, 10),
+
 		"selectCounter": counterKeyParams("api:owner", now),
 		"upsertCounter": counterParams("api:owner", now, 1),
 	}

@@ -13,6 +13,8 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/apitoken/apitokentest"
+	"transcriber/internal/callback"
+	"transcriber/internal/callback/callbacktest"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/ident"
@@ -85,6 +87,13 @@ func TestBotStateContract(t *testing.T) {
 	requireYDB(t)
 	botstatetest.Run(t, func(t *testing.T) botstate.Store {
 		return NewBotState(testDB(t, clock.NewFake(botstatetest.Base)))
+	})
+}
+
+func TestCallbackContract(t *testing.T) {
+	requireYDB(t)
+	callbacktest.Run(t, func(t *testing.T) callback.Store {
+		return NewCallbacks(testDB(t, clock.NewFake(callbacktest.Base)))
 	})
 }
 

@@ -1,0 +1,303 @@
+package callback
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"transcriber/internal/apitoken"
+	"transcriber/internal/clock"
+	"transcriber/internal/ident"
+	"transcriber/internal/job"
+)
+
+// The schedule of attempts: a failed one is tried again after a pause
+// that doubles from FirstPause up to MaxPause, for GiveUpAfter from the
+// first attempt; the attempt that would come later fails the delivery.
+const (
+	FirstPause  = 30 * time.Second
+	MaxPause    = time.Hour
+	GiveUpAfter = 24 * time.Hour
+)
+
+// Defaults of Sender's fields.
+const (
+	// DefaultLease covers one POST (Timeout) and recording it.
+	DefaultLease = Timeout + 20*time.Second
+	// DefaultCheckEvery is how long after it is registered, and again
+	// after a look that found its job unfinished, a delivery is due for
+	// the sweep: the net under a lost notification.
+	DefaultCheckEvery = 15 * time.Minute
+)
+
+// sweepBudget is the time a sweep leaves itself before its context's
+// deadline: it takes no new delivery when less than that is left.
+const sweepBudget = 5 * time.Second
+
+// Event types, the payload's "type".
+const (
+	TypeDone   = "job.done"
+	TypeFailed = "job.failed"
+)
+
+// Payload is the body of a callback.
+type Payload struct {
+	Type      string    `json:"type"`      // TypeDone or TypeFailed
+	Timestamp time.Time `json:"timestamp"` // when the job ended
+	Data      any       `json:"data"`      // the job, as GET /v1/jobs/{id} shows it
+}
+
+// Jobs is what the sender reads of the job store.
+type Jobs interface {
+	Get(ctx context.Context, id string) (job.Job, error)
+}
+
+// Tokens is what the sender reads of the token store.
+type Tokens interface {
+	ByHash(ctx context.Context, hash string) (apitoken.Token, error)
+}
+
+// Sender posts the callbacks of API jobs. It is a pipeline Notifier
+// (Finished sends when a job ends) and has the timer's Sweep (retries,
+// and what a lost notification left).
+type Sender struct {
+	Store  Store
+	Jobs   Jobs
+	Tokens Tokens
+	// View is the job as GET /v1/jobs/{id} shows it: the payload's data.
+	View   func(job.Job) any
+	Client *http.Client // Client(…) of the configuration
+	Clock  clock.Clock
+	Log    *slog.Logger
+	// Lease and CheckEvery: zero takes DefaultLease, DefaultCheckEvery.
+	Lease      time.Duration
+	CheckEvery time.Duration
+}
+
+func (s *Sender) lease() time.Duration {
+	if s.Lease > 0 {
+		return s.Lease
+	}
+	return DefaultLease
+}
+
+func (s *Sender) checkEvery() time.Duration {
+	if s.CheckEvery > 0 {
+		return s.CheckEvery
+	}
+	return DefaultCheckEvery
+}
+
+// NewWebhookID returns a delivery's webhook-id: "msg_" and a ULID.
+func NewWebhookID(now time.Time) string { return "msg_" + ident.NewAt(now) }
+
+// Register records the callback of job j, made by the token tok, to url
+// (CheckURL passed). It returns the delivery as stored: a job's first
+// registration is kept, so a retried request leaves it as it is.
+func (s *Sender) Register(ctx context.Context, j job.Job, tok apitoken.Token, url string) (Delivery, error) {
+	now := s.Clock.Now()
+	d, _, err := s.Store.Register(ctx, Delivery{JobID: j.ID, URL: url, TokenHash: tok.Hash, WebhookID: NewWebhookID(now)},
+		now.Add(s.checkEvery()), now)
+	return d, err
+}
+
+// Moved does nothing: callbacks tell only that a job ended.
+func (s *Sender) Moved(context.Context, job.Job) error { return nil }
+
+// Finished sends the callback of an ended API job, if it has one. A failed
+// POST is left to the sweep; the error says why.
+func (s *Sender) Finished(ctx context.Context, j job.Job) error {
+	if j.Source != job.SourceAPI || !j.State.Terminal() {
+		return nil
+	}
+	d, taken, err := s.Store.Begin(ctx, j.ID, s.Clock.Now(), s.lease())
+	if errors.Is(err, ErrNotFound) || (err == nil && !taken) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.deliver(ctx, j, d)
+	return err
+}
+
+// Sweep sends the callbacks that are due: retries, and those whose job's
+// end was never notified. It returns how many were delivered.
+func (s *Sender) Sweep(ctx context.Context) (int, error) {
+	delivered := 0
+	for ctx.Err() == nil {
+		if dl, ok := ctx.Deadline(); ok && dl.Sub(s.Clock.Now()) < s.lease()+sweepBudget {
+			return delivered, nil
+		}
+		due, err := s.Store.ClaimDue(ctx, s.Clock.Now(), s.lease(), 1)
+		if err != nil || len(due) == 0 {
+			return delivered, err
+		}
+		d := due[0]
+		j, err := s.Jobs.Get(ctx, d.JobID)
+		switch {
+		case errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()):
+			s.finish(ctx, d, Outcome{State: Failed})
+			continue
+		case err != nil:
+			s.finish(ctx, d, Outcome{State: Pending, NextAt: s.Clock.Now().Add(time.Minute)})
+			return delivered, err
+		case !j.State.Terminal():
+			s.finish(ctx, d, Outcome{State: Pending, NextAt: s.Clock.Now().Add(s.checkEvery())})
+			continue
+		}
+		ok, err := s.deliver(ctx, j, d)
+		if err != nil {
+			s.Log.WarnContext(ctx, "callback not delivered", "job_id", j.ID, "error", err.Error())
+		}
+		if ok {
+			delivered++
+		}
+	}
+	return delivered, nil
+}
+
+func (s *Sender) finish(ctx context.Context, d Delivery, o Outcome) {
+	if _, err := s.Store.Finish(ctx, d.JobID, o, s.Clock.Now()); err != nil {
+		s.Log.WarnContext(ctx, "could not record a callback", "job_id", d.JobID, "error", err.Error())
+	}
+}
+
+// errNotDelivered is a failed attempt, for the caller's log: the receiver's
+// answer or the reason none came (never the URL, which may carry a
+// client's secret in its query).
+type errNotDelivered struct {
+	status int
+	code   string
+}
+
+func (e errNotDelivered) Error() string {
+	if e.status != 0 {
+		return fmt.Sprintf("callback answered %d", e.status)
+	}
+	return "callback failed: " + e.code
+}
+
+// deliver POSTs the callback of ended job j under d, which the caller
+// holds, records the attempt and its outcome, and reports whether it was
+// delivered.
+func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, error) {
+	log := s.Log.With("job_id", j.ID, "webhook_id", d.WebhookID)
+	if j.Deleted() {
+		log.InfoContext(ctx, "callback given up: the job was deleted")
+		s.finish(ctx, d, Outcome{State: Failed})
+		return false, nil
+	}
+	tok, err := s.Tokens.ByHash(ctx, d.TokenHash)
+	if err != nil && !errors.Is(err, apitoken.ErrNotFound) {
+		s.finish(ctx, d, Outcome{State: Pending, NextAt: s.Clock.Now().Add(time.Minute)})
+		return false, err
+	}
+	key, kerr := Key(tok.CallbackSecret)
+	if err != nil || tok.Revoked() || kerr != nil {
+		log.InfoContext(ctx, "callback given up: the token that made the job is revoked or has no callback secret")
+		s.finish(ctx, d, Outcome{State: Failed})
+		return false, nil
+	}
+	typ := TypeDone
+	if j.State != job.Done {
+		typ = TypeFailed
+	}
+	ended := j.EndedAt
+	if ended.IsZero() {
+		ended = j.UpdatedAt
+	}
+	body, err := json.Marshal(Payload{Type: typ, Timestamp: ended.UTC(), Data: s.View(j)})
+	if err != nil {
+		s.finish(ctx, d, Outcome{State: Failed})
+		return false, fmt.Errorf("callback payload of job %s: %w", j.ID, err)
+	}
+	at := s.Clock.Now()
+	status, code := s.post(ctx, d, key, body, at)
+	a := &Attempt{At: at, Status: status, Error: code}
+	if code == "" {
+		log.InfoContext(ctx, "callback delivered", "status", status, "attempt", d.Attempts+1)
+		s.finish(ctx, d, Outcome{State: Delivered, Attempt: a})
+		return true, nil
+	}
+	first := d.FirstAt
+	if first.IsZero() {
+		first = at
+	}
+	next := at.Add(Pause(d.Attempts + 1))
+	if next.Sub(first) > GiveUpAfter {
+		log.WarnContext(ctx, "callback given up", "status", status, "reason", code, "attempts", d.Attempts+1)
+		s.finish(ctx, d, Outcome{State: Failed, Attempt: a})
+	} else {
+		s.finish(ctx, d, Outcome{State: Pending, NextAt: next, Attempt: a})
+	}
+	return false, errNotDelivered{status: status, code: code}
+}
+
+// Pause is the wait after the n-th failed attempt (n from 1): FirstPause,
+// doubling, at most MaxPause.
+func Pause(n int) time.Duration {
+	p := FirstPause
+	for i := 1; i < n && p < MaxPause; i++ {
+		p *= 2
+	}
+	if p > MaxPause {
+		p = MaxPause
+	}
+	return p
+}
+
+// post makes one POST and returns the answer's status and, when it is not
+// a 2xx, a snake_case code for why.
+func (s *Sender) post(ctx context.Context, d Delivery, key, body []byte, at time.Time) (int, string) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, "bad_url"
+	}
+	ts := at.Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "transcriber-callbacks")
+	req.Header.Set("webhook-id", d.WebhookID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", Sign(key, d.WebhookID, ts, body))
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		return 0, failure(err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBytes))
+	_ = resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return resp.StatusCode, ""
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return resp.StatusCode, "redirect_not_followed"
+	}
+	return resp.StatusCode, "status_not_2xx"
+}
+
+// failure is the code of a POST that got no answer.
+func failure(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, errRefusedAddress):
+		return "address_refused"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "connection_failed"
+}
+
+// Get returns the callback of a job: ErrNotFound when it has none.
+func (s *Sender) Get(ctx context.Context, jobID string) (Delivery, error) {
+	return s.Store.Get(ctx, jobID)
+}
