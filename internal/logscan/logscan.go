@@ -4,9 +4,9 @@
 // the tests are over, Run fails the binary if one line carries a secret:
 // a value registered with Secret (a bot token, the S3 secret key, the
 // SpeechKit API key, an upload-link secret), or anything shaped like a
-// credential whatever its value — an API token secret (trk_…), a SigV4
-// signature or credential in a URL or an Authorization header, an upload
-// link's token.
+// credential whatever its value — an API token secret (trk_…), a callback
+// secret (whsec_…), a SigV4 signature or credential in a URL or an
+// Authorization header, an upload link's token.
 package logscan
 
 import (
@@ -28,6 +28,7 @@ var shapes = []struct {
 	re   *regexp.Regexp
 }{
 	{"API token secret", regexp.MustCompile(`trk_[A-Za-z0-9_-]{20,}`)},
+	{"callback secret", regexp.MustCompile(`whsec_[A-Za-z0-9+/]{20,}`)},
 	{"X-Amz-Signature value", regexp.MustCompile(`(?i)X-Amz-Signature(=|%3D|":\s*")[0-9a-f]{8,}`)},
 	{"X-Amz-Credential value", regexp.MustCompile(`(?i)X-Amz-Credential(=|%3D|":\s*")[A-Za-z0-9]`)},
 	{"SigV4 Authorization signature", regexp.MustCompile(`Signature=[0-9a-f]{64}`)},

@@ -10,6 +10,7 @@ func TestScanFindsEachKindOfSecret(t *testing.T) {
 	leaks := []struct{ name, line string }{
 		{"registered value", `{"msg":"x","error":"Get https://api.telegram.org/file/bot123:AAH-secret-token/f: EOF"}`},
 		{"API token secret", `{"msg":"auth","header":"Bearer trk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcde"}`},
+		{"callback secret", `{"msg":"token made","callback_secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3RpYHDtZ5bA="}`},
 		{"presigned URL", `{"error":"Put \"http://127.0.0.1:1/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=3f2a9c0d1e\": EOF"}`},
 		{"escaped signature", `{"url":"/b/k%3FX-Amz-Signature%3D3f2a9c0d1e4b"}`},
 		{"credential", `{"url":"/b/k?X-Amz-Credential=AKIDEXAMPLE%2F20261201%2Fru-central1%2Fs3%2Faws4_request"}`},
