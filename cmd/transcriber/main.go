@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return local(ctx, getenv, stdout)
 	case "migrate":
 		if dsn := getenv("YDB_CONNECTION_STRING"); dsn != "" {
-			retention, err := jobRetention(getenv)
+			retention, err := app.JobRetention(getenv)
 			if err != nil {
 				return err
 			}
@@ -110,9 +110,6 @@ func migrate(ctx context.Context, dir string, stdout io.Writer) error {
 	_, err = fmt.Fprintf(stdout, "job store %s is at schema version %d\n", path, sqlite.SchemaVersion())
 	return err
 }
-
-// jobRetention is JOB_RETENTION, read as the functions read it.
-func jobRetention(getenv func(string) string) (time.Duration, error) { return app.JobRetention(getenv) }
 
 // migrateYDB applies the YDB schema steps, then sets the job tables' TTL
 // to retention (ydb.SetRetention, on every run, so a changed JOB_RETENTION

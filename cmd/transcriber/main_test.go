@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -25,22 +24,6 @@ func TestMigrateCreatesTheStoreAndIsRepeatable(t *testing.T) {
 	}
 	_, err := os.Stat(filepath.Join(dir, DBFile))
 	require.NoError(t, err)
-}
-
-func TestJobRetention(t *testing.T) {
-	d, err := jobRetention(env(nil))
-	require.NoError(t, err)
-	require.Equal(t, 90*24*time.Hour, d, "90 days unless set")
-	d, err = jobRetention(env(map[string]string{"JOB_RETENTION": "720h"}))
-	require.NoError(t, err)
-	require.Equal(t, 30*24*time.Hour, d)
-	d, err = jobRetention(env(map[string]string{"JOB_RETENTION": "0"}))
-	require.NoError(t, err)
-	require.Equal(t, 90*24*time.Hour, d, "0 is the default, as the functions read it")
-	for _, bad := range []string{"90d", "soon", "-1h", "30m", "12h", "100000h"} {
-		_, err = jobRetention(env(map[string]string{"JOB_RETENTION": bad}))
-		require.ErrorContains(t, err, "JOB_RETENTION", bad)
-	}
 }
 
 // A bad JOB_RETENTION stops a YDB migrate before it connects.

@@ -127,14 +127,10 @@ func New(cfg Config, opt Options) (*App, error) {
 		if err != nil {
 			return nil, fmt.Errorf("media tools: %w", err)
 		}
-		// ffmpeg may read only the storage's own URLs: their origin is taken
-		// from a presigned URL, so it is the host the pipeline's URLs have,
-		// path-style or virtual-hosted alike.
+		// ffmpeg may read only the storage's own URLs: the origin of every
+		// URL the store makes, path-style or virtual-hosted alike.
 		mediaCfg := cfg.Media
-		sample, err := objects.PresignGet(context.Background(), "sources/origin", time.Minute)
-		if err == nil {
-			mediaCfg.InputOrigin, err = ffmpeg.OriginOf(sample)
-		}
+		mediaCfg.InputOrigin, err = ffmpeg.OriginOf(objects.Origin())
 		if err != nil {
 			return nil, fmt.Errorf("media input origin: %w", err)
 		}

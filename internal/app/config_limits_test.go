@@ -59,3 +59,19 @@ func TestDurationSettingsAtTheirEdgesAreTaken(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, c.API.UploadURLTTL, "0 takes the default")
 }
+
+func TestJobRetention(t *testing.T) {
+	d, err := JobRetention(envOf())
+	require.NoError(t, err)
+	require.Equal(t, 90*24*time.Hour, d, "90 days unless set")
+	d, err = JobRetention(envOf("JOB_RETENTION", "720h"))
+	require.NoError(t, err)
+	require.Equal(t, 30*24*time.Hour, d)
+	d, err = JobRetention(envOf("JOB_RETENTION", "0"))
+	require.NoError(t, err)
+	require.Equal(t, 90*24*time.Hour, d, "0 is the default, as the functions read it")
+	for _, bad := range []string{"90d", "soon", "-1h", "30m", "12h", "100000h"} {
+		_, err = JobRetention(envOf("JOB_RETENTION", bad))
+		require.ErrorContains(t, err, "JOB_RETENTION", bad)
+	}
+}

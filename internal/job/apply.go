@@ -107,16 +107,12 @@ func ApplyRelease(cur Job, c Claim, pause time.Duration, f Failure, now time.Tim
 // or what names them is blanked (see Forgotten). Deleting again changes
 // nothing but that blanking, which a row deleted before it existed lacks.
 func ApplyDelete(cur Job, now time.Time) Job {
-	if cur.Deleted() {
-		j := Forgotten(cur)
-		if j.State.Terminal() && j.EndedAt.IsZero() {
-			j.EndedAt = now // deleted before jobs recorded their end: expire from now
-		}
-		return j
-	}
 	j := Forgotten(cur)
 	if j.State.Terminal() && j.EndedAt.IsZero() {
-		j.EndedAt = now
+		j.EndedAt = now // ended before jobs recorded their end: expire from now
+	}
+	if cur.Deleted() {
+		return j
 	}
 	j.DeletedAt = now
 	j.UpdatedAt = now

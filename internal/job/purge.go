@@ -27,20 +27,31 @@ func FileKeys(j Job) []string {
 // removed now is logged and left to the bucket's lifecycle rules and the
 // recognizer's own retention; Purge reports how many removals failed.
 func Purge(ctx context.Context, files, recognitions Deleter, log *slog.Logger, j Job) (failed int) {
-	log = log.With("job_id", j.ID)
+	return RemoveFiles(ctx, files, log, j) + DeleteRecognitions(ctx, recognitions, log, j)
+}
+
+// RemoveFiles removes every file a job may have (FileKeys), logging and
+// counting the removals that failed.
+func RemoveFiles(ctx context.Context, files Deleter, log *slog.Logger, j Job) (failed int) {
 	for _, k := range FileKeys(j) {
 		if err := files.Delete(ctx, k); err != nil {
 			failed++
-			log.WarnContext(ctx, "could not remove a file of a deleted job", "error", err.Error())
+			log.WarnContext(ctx, "could not remove a file of a job", "job_id", j.ID, "object_key", k, "error", err.Error())
 		}
 	}
+	return failed
+}
+
+// DeleteRecognitions deletes the job's recognitions at the recognizer,
+// logging and counting the deletions that failed.
+func DeleteRecognitions(ctx context.Context, recognitions Deleter, log *slog.Logger, j Job) (failed int) {
 	for _, sg := range j.Segments {
 		if sg.OperationID == "" {
 			continue
 		}
 		if err := recognitions.Delete(ctx, sg.OperationID); err != nil {
 			failed++
-			log.WarnContext(ctx, "could not delete a recognition of a deleted job", "operation_id", sg.OperationID, "error", err.Error())
+			log.WarnContext(ctx, "could not delete a recognition of a job", "job_id", j.ID, "operation_id", sg.OperationID, "error", err.Error())
 		}
 	}
 	return failed

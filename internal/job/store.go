@@ -26,7 +26,7 @@ type Store interface {
 	CreateOnce(ctx context.Context, d Draft) (j Job, created bool, err error)
 
 	// Delete marks a job deleted (see ApplyDelete) and returns it; deleting
-	// again returns it unchanged. In the same write it blanks what the
+	// again changes only what ApplyDelete says. In the same write it blanks what the
 	// sender gave or what names them (see Forgotten) and removes the job's
 	// idempotency key and Telegram message, so CreateOnce with that key and
 	// CreateForMessage for that message make a new job. The returned job

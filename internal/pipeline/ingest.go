@@ -15,6 +15,7 @@ import (
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/spend"
+	"transcriber/internal/storage/s3"
 )
 
 // Failures of the ingest step that are the input's fault.
@@ -26,7 +27,7 @@ var (
 	errInlineTooBig  = errs.New(errs.Permanent, "too_large_for_inline", "the audio is too large to send to the recognizer from this installation")
 	// errSourceChanged: the accepted copy is not what was checked; the
 	// upload was written again meanwhile, and is looked at anew.
-	errSourceChanged = errs.New(errs.Unavailable, "storage_object_changed", "the file changed in storage while it was being read; it will be read again")
+	errSourceChanged = errs.New(errs.Unavailable, s3.CodeChanged, s3.MsgChanged)
 )
 
 // Uploaded handles an object created under sources/: it claims the object's

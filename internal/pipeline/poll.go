@@ -204,12 +204,8 @@ func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
 	log := p.jobLog(done)
 	log.InfoContext(ctx, "transcript written", "utterances", len(t.Utterances), "no_speech", t.Empty(),
 		"summary", t.Summary != nil, "summary_missing", done.Features.SummaryMissing)
-	for _, sg := range j.Segments {
-		// SpeechKit keeps results 3 days; ours are in storage now.
-		if err := p.Recognizer.Delete(ctx, sg.OperationID); err != nil {
-			log.WarnContext(ctx, "could not delete the recognition", "operation_id", sg.OperationID, "error", err.Error())
-		}
-	}
+	// SpeechKit keeps results 3 days; ours are in storage now.
+	job.DeleteRecognitions(ctx, p.Recognizer, p.Log, done)
 	p.notify(ctx, done)
 	return nil
 }
@@ -327,15 +323,7 @@ func (p *Pipeline) dropRecognitions(ctx context.Context, j job.Job) {
 	if p.Recognizer == nil {
 		return
 	}
-	log := p.jobLog(j)
-	for _, sg := range j.Segments {
-		if sg.OperationID == "" {
-			continue
-		}
-		if err := p.Recognizer.Delete(ctx, sg.OperationID); err != nil {
-			log.WarnContext(ctx, "could not delete a recognition of an ended job", "operation_id", sg.OperationID, "error", err.Error())
-		}
-	}
+	job.DeleteRecognitions(ctx, p.Recognizer, p.Log, j)
 }
 
 // One poll call's expiry sweep removes at most expireBatches batches of
@@ -411,14 +399,7 @@ func (p *Pipeline) expire(ctx context.Context) int {
 // removeFiles removes every file j may have (a missing one is no
 // failure) and reports whether all are gone.
 func (p *Pipeline) removeFiles(ctx context.Context, j job.Job) bool {
-	ok := true
-	for _, k := range job.FileKeys(j) {
-		if err := p.Objects.Delete(ctx, k); err != nil {
-			ok = false
-			p.jobLog(j).WarnContext(ctx, "could not remove a file of an expired job; its row stays for a later sweep", "error", err.Error())
-		}
-	}
-	return ok
+	return job.RemoveFiles(ctx, p.Objects, p.Log, j) == 0
 }
 
 // moved tells the notifier a step saved a new state.

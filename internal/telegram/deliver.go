@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -309,10 +310,7 @@ func caption(plain string) string {
 func utf16Len(s string) int {
 	n := 0
 	for _, r := range s {
-		n++
-		if r > 0xFFFF {
-			n++
-		}
+		n += utf16.RuneLen(r) // a string's runes are valid: 1 or 2
 	}
 	return n
 }
@@ -322,10 +320,7 @@ func utf16Len(s string) int {
 func prefixUTF16(s string, limit int) string {
 	n := 0
 	for i, r := range s {
-		w := 1
-		if r > 0xFFFF {
-			w = 2
-		}
+		w := utf16.RuneLen(r)
 		if n+w > limit {
 			return s[:i]
 		}

@@ -560,13 +560,13 @@ func (b *Bot) fetch(ctx context.Context, j job.Job, med media, f *models.File) e
 	if f == nil {
 		var err error
 		if f, err = b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID}); fileTooBig(err) {
-			return errs.New(errs.Permanent, "telegram_file_too_big", "Telegram says the file is larger than a bot may download")
+			return errTooBigForBot
 		} else if err != nil {
 			return classify(b.scrubbed(err))
 		}
 	}
 	if f.FileSize > b.cfg.MaxDownloadBytes {
-		return errs.New(errs.Permanent, "telegram_file_too_big", "Telegram says the file is larger than a bot may download")
+		return errTooBigForBot
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.api.FileDownloadLink(f), nil)
 	if err != nil {
@@ -609,6 +609,10 @@ type capped struct {
 	r    io.Reader
 	left int64
 }
+
+// errTooBigForBot: Telegram says (by the file's size, or getFile's "file
+// is too big") that the file is larger than a bot may download.
+var errTooBigForBot = errs.New(errs.Permanent, "telegram_file_too_big", "Telegram says the file is larger than a bot may download")
 
 var errCapped = errs.New(errs.Permanent, "telegram_file_too_big", "the file from Telegram is larger than a bot may download")
 

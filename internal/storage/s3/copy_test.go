@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -98,4 +100,17 @@ func TestHeadReturnsTheETag(t *testing.T) {
 	info, err := st.Head(context.Background(), "k")
 	require.NoError(t, err)
 	require.Equal(t, `"d41d8cd9"`, info.ETag)
+}
+
+// Origin is the scheme and host of the URLs the store presigns, path-style
+// or virtual-hosted.
+func TestOriginIsThePresignedURLsOrigin(t *testing.T) {
+	for _, pathStyle := range []bool{true, false} {
+		st, err := New(Config{Endpoint: "https://storage.example:8443", Bucket: "media-bucket", AccessKeyID: "AKID",
+			SecretAccessKey: testSecret, PathStyle: pathStyle})
+		require.NoError(t, err)
+		u, err := st.PresignGet(context.Background(), "sources/x", time.Minute)
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(u, st.Origin()+"/"), "%s under %s", u, st.Origin())
+	}
 }

@@ -11,6 +11,14 @@ import (
 	"transcriber/internal/errs"
 )
 
+// CodeChanged is the code of an error about an object that changed while
+// it was read (a failed ETag precondition): callers that check an object
+// themselves give it too.
+const (
+	CodeChanged = "storage_object_changed"
+	MsgChanged  = "the file changed in storage while it was being read; it will be read again"
+)
+
 // The codes of the errors a Store returns (the package comment lists them
 // with their kinds).
 const (
@@ -21,7 +29,7 @@ const (
 	codeFailed        = "storage_failed"
 	codeTooLarge      = "object_too_large"
 	codeEmpty         = "empty_file"
-	codeChanged       = "storage_object_changed"
+	codeChanged       = CodeChanged
 )
 
 // The messages: fixed sentences, fit for a person, that never quote the
@@ -32,7 +40,7 @@ const (
 	msgAccessDenied  = "file storage refused the service's credentials; its storage settings need fixing"
 	msgBucketMissing = "the service's storage bucket does not exist; its storage settings need fixing"
 	msgFailed        = "file storage failed"
-	msgChanged       = "the file changed in storage while it was being read; it will be read again"
+	msgChanged       = MsgChanged
 )
 
 // S3 error codes by what they mean to us. A HEAD answer has no body, so its

@@ -280,6 +280,14 @@ func cleanEndpoint(raw string) (string, error) {
 	return u.Scheme + "://" + u.Host, nil
 }
 
+// Origin is scheme://host of every URL the Store makes for an object,
+// presigned ones included: the endpoint, with the bucket in the host when
+// addressing is virtual-hosted.
+func (s *Store) Origin() string {
+	u := s.objectURL("k", nil)
+	return u.Scheme + "://" + u.Host
+}
+
 // Bucket returns the bucket the Store works in.
 func (s *Store) Bucket() string { return s.bucket }
 

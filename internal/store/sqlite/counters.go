@@ -26,9 +26,8 @@ const (
 	selectCounter = `SELECT used FROM counters WHERE counter = ? AND window_start = ?`
 	upsertCounter = `INSERT INTO counters (counter, window_start, used, expires_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (counter, window_start) DO UPDATE SET used = excluded.used`
-	updateCounter   = `UPDATE counters SET used = ? WHERE counter = ? AND window_start = ?`
-	deleteCounters  = `DELETE FROM counters WHERE expires_at <= ?`
-	errCountersWord = "usage counter"
+	updateCounter  = `UPDATE counters SET used = ? WHERE counter = ? AND window_start = ?`
+	deleteCounters = `DELETE FROM counters WHERE expires_at <= ?`
 )
 
 // Reserve reads the counter, checks, and writes it in one write
@@ -56,7 +55,7 @@ func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, am
 		return translate(err)
 	})
 	if err != nil {
-		return 0, false, fmt.Errorf("reserve %s %q: %w", errCountersWord, key, err)
+		return 0, false, fmt.Errorf("reserve usage counter %q: %w", key, err)
 	}
 	return used, ok, nil
 }
@@ -75,7 +74,7 @@ func (c *Counters) Release(ctx context.Context, key string, window time.Time, am
 		return translate(err)
 	})
 	if err != nil {
-		return fmt.Errorf("release %s %q: %w", errCountersWord, key, err)
+		return fmt.Errorf("release usage counter %q: %w", key, err)
 	}
 	return nil
 }
@@ -87,7 +86,7 @@ func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int6
 	}
 	n, err := readCounter(ctx, c.db.sql, key, window)
 	if err != nil {
-		return 0, fmt.Errorf("read %s %q: %w", errCountersWord, key, err)
+		return 0, fmt.Errorf("read usage counter %q: %w", key, err)
 	}
 	return n, nil
 }
@@ -105,17 +104,13 @@ func (c *Counters) ExpireCounters(ctx context.Context, now time.Time) (int, erro
 		return translate(err)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("expire %ss: %w", errCountersWord, err)
+		return 0, fmt.Errorf("expire usage counters: %w", err)
 	}
 	return int(n), nil
 }
 
-type queryRower interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // readCounter reads a counter; 0 when it does not exist.
-func readCounter(ctx context.Context, q queryRower, key string, window time.Time) (int64, error) {
+func readCounter(ctx context.Context, q queryer, key string, window time.Time) (int64, error) {
 	var n int64
 	err := q.QueryRowContext(ctx, selectCounter, key, formatTime(window)).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {

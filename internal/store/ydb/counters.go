@@ -102,19 +102,16 @@ func (c *Counters) read(ctx context.Context, tx query.TxActor, key string, windo
 	return n, err
 }
 
-// counterWindow is a window as the store keeps it: UTC at millisecond
-// precision, as the embedded store keeps it, so both name the same counter
-// for the same time.Time.
-func counterWindow(w time.Time) time.Time { return w.UTC().Truncate(time.Millisecond) }
-
-// counterKeyParams are the parameters of selectCounter.
+// counterKeyParams are the parameters of selectCounter. A window is kept
+// in UTC at millisecond precision (truncMs), as the embedded store keeps
+// it, so both name the same counter for the same time.Time.
 func counterKeyParams(key string, window time.Time) params {
-	return params{{"$counter", utf8(key)}, {"$window_start", ts(counterWindow(window))}}
+	return params{{"$counter", utf8(key)}, {"$window_start", ts(truncMs(window))}}
 }
 
 // counterParams are the parameters of upsertCounter: the row as it is to
 // be, expiring quota.Retention after its window.
 func counterParams(key string, window time.Time, used int64) params {
-	w := counterWindow(window)
+	w := truncMs(window)
 	return append(counterKeyParams(key, w), param{"$used", i64(used)}, param{"$expires_at", ts(quota.ExpiresAt(w))})
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -326,7 +327,7 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 		return "", e
 	}
 	for _, name := range []string{"x-amz-date", "x-amz-content-sha256"} {
-		if !contains(signed, name) {
+		if !slices.Contains(signed, name) {
 			return "", refuse(http.StatusForbidden, "AccessDenied", name+" must be a signed header")
 		}
 	}
@@ -362,7 +363,7 @@ func unsignedAmzHeaders(r *http.Request, signed []string, allowed ...string) *s3
 	var extra []string
 	for name := range r.Header {
 		lower := strings.ToLower(name)
-		if strings.HasPrefix(lower, "x-amz-") && !contains(signed, lower) && !contains(allowed, lower) {
+		if strings.HasPrefix(lower, "x-amz-") && !slices.Contains(signed, lower) && !slices.Contains(allowed, lower) {
 			extra = append(extra, lower)
 		}
 	}
@@ -382,7 +383,7 @@ func signedHeaders(names, malformed string) ([]string, *s3Error) {
 			return nil, refuse(http.StatusBadRequest, malformed, "SignedHeaders must be lowercase names separated by ;")
 		}
 	}
-	if !contains(list, "host") {
+	if !slices.Contains(list, "host") {
 		return nil, refuse(http.StatusForbidden, "AccessDenied", "host must be a signed header")
 	}
 	return list, nil
@@ -417,15 +418,6 @@ func (v *verifier) canonical(r *http.Request, signed []string) *http.Request {
 // sameSignature compares in constant time.
 func sameSignature(computed, given string) bool {
 	return computed != "" && hmac.Equal([]byte(computed), []byte(given))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func isSHA256Hex(s string) bool {
