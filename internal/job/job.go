@@ -124,6 +124,10 @@ type Segment struct {
 	Container   string // the recognizer's name for its format: OGG_OPUS, MP3, WAV
 	OperationID string // the recognition operation; empty until submitted
 	Done        bool   // the operation finished and its result was read
+	// CountedIn is the start of the window of the installation's count of
+	// recognitions in flight that this one was last counted in; zero when
+	// it is not counted (not submitted, finished, or counting is off).
+	CountedIn time.Time
 }
 
 // Object keys of a job's files. Keys are made only here, from the job's id,

@@ -176,6 +176,13 @@ var steps = []string{
 	CREATE INDEX IF NOT EXISTS callbacks_due ON callbacks (state, next_at, job_id);
 	CREATE TRIGGER IF NOT EXISTS callbacks_forget AFTER DELETE ON jobs
 	BEGIN DELETE FROM callbacks WHERE job_id = old.id; END;`,
+
+	// 13: the window of the installation's count of recognitions in
+	// flight that a segment's recognition was last counted in
+	// (job.Segment.CountedIn). Segments written before this step are
+	// counted in none; their recognitions are counted again at their
+	// job's next check.
+	`ALTER TABLE segments ADD COLUMN counted_in TEXT;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

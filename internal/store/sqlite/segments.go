@@ -8,7 +8,7 @@ import (
 	"transcriber/internal/job"
 )
 
-const segmentColumns = `job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done`
+const segmentColumns = `job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, counted_in`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -34,11 +34,15 @@ func loadSegments(ctx context.Context, q querier, jobs []job.Job) error {
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			id string
-			s  job.Segment
+			id      string
+			s       job.Segment
+			counted sql.NullString
 		)
-		if err := rows.Scan(&id, &s.Seq, &s.StartMs, &s.DurationMs, &s.AudioKey, &s.Container, &s.OperationID, &s.Done); err != nil {
+		if err := rows.Scan(&id, &s.Seq, &s.StartMs, &s.DurationMs, &s.AudioKey, &s.Container, &s.OperationID, &s.Done, &counted); err != nil {
 			return translate(err)
+		}
+		if s.CountedIn, err = parseNullTime(counted); err != nil {
+			return err
 		}
 		i := at[id]
 		jobs[i].Segments = append(jobs[i].Segments, s)
@@ -52,8 +56,8 @@ func writeSegments(ctx context.Context, tx *sql.Tx, j job.Job) error {
 		return translate(err)
 	}
 	for _, s := range j.Segments {
-		_, err := tx.ExecContext(ctx, `INSERT INTO segments (`+segmentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			j.ID, s.Seq, s.StartMs, s.DurationMs, s.AudioKey, s.Container, s.OperationID, s.Done)
+		_, err := tx.ExecContext(ctx, `INSERT INTO segments (`+segmentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			j.ID, s.Seq, s.StartMs, s.DurationMs, s.AudioKey, s.Container, s.OperationID, s.Done, nullTime(s.CountedIn))
 		if err != nil {
 			return translate(err)
 		}

@@ -153,6 +153,9 @@ func (s *JobStore) loadSegments(ctx context.Context, tx query.TxActor, jobs []jo
 			return fmt.Errorf("read segment row: %w", err)
 		}
 		r.Seq = int(r.seq)
+		if !r.CountedIn.IsZero() {
+			r.CountedIn = r.CountedIn.UTC() // the SDK hands Timestamps back in the local zone
+		}
 		i := at[r.jobID]
 		jobs[i].Segments = append(jobs[i].Segments, r.Segment)
 		return nil

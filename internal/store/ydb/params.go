@@ -149,6 +149,7 @@ func segmentsParams(jobID string, segs []job.Segment, endedAt time.Time) params 
 			types.StructFieldValue("operation_id", utf8(s.OperationID)),
 			types.StructFieldValue("done", types.BoolValue(s.Done)),
 			types.StructFieldValue("ended_at", optTS(truncMs(endedAt))),
+			types.StructFieldValue("counted_in", optTS(truncMs(s.CountedIn))),
 		)
 	}
 	return params{{"$segments", types.ListValue(vs...)}}

@@ -56,6 +56,7 @@ var steps = []step{
 	{"telegram_chats_features", alterTelegramChatsFeatures},      // botstate_statements.go
 	{"api_tokens_callback_secret", alterAPITokensCallbackSecret}, // callbacks_statements.go
 	{"callbacks", createCallbacks},                               // callbacks_statements.go
+	{"segments_counted_in", alterSegmentsCountedIn},
 }
 
 // statement is what Migrate runs for s: its DDL, with CREATE TABLE made

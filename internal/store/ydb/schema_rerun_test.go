@@ -41,7 +41,7 @@ func TestStepsRunAgain(t *testing.T) {
 		}
 	}
 	require.Equal(t, 9, creates)
-	require.Equal(t, 12, adds)
+	require.Equal(t, 13, adds)
 	require.Equal(t, 1, indexes)
 	tbl, col, ok := steps[7].addsColumn()
 	require.True(t, ok)

@@ -159,6 +159,12 @@ const (
 	alterJobsPriority = `ALTER TABLE jobs ADD COLUMN priority Utf8`
 )
 
+// Schema step 23: the window of the installation's count of recognitions
+// in flight that a segment's recognition was last counted in
+// (job.Segment.CountedIn); NULL when it is counted in none.
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
+const alterSegmentsCountedIn = `ALTER TABLE segments ADD COLUMN counted_in Timestamp`
+
 // Schema step 19: a job's features (step 20, a Telegram chat's choice of
 // them, is in botstate_statements.go).
 // https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
@@ -295,7 +301,7 @@ const (
 	// selectSegments reads the segments of some jobs.
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/
 	selectSegments = `DECLARE $job_ids AS List<Utf8>;
-SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done
+SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, counted_in
 FROM segments WHERE job_id IN $job_ids
 ORDER BY job_id, seq`
 
@@ -308,9 +314,10 @@ DELETE FROM segments WHERE job_id = $job_id`
 	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
 	upsertSegments = `DECLARE $segments AS List<Struct<
 	job_id: Utf8, seq: Int32, start_ms: Int64, duration_ms: Int64,
-	audio_key: Utf8, container: Utf8, operation_id: Utf8, done: Bool, ended_at: Optional<Timestamp>>>;
-UPSERT INTO segments (job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at)
-SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at FROM AS_TABLE($segments)`
+	audio_key: Utf8, container: Utf8, operation_id: Utf8, done: Bool, ended_at: Optional<Timestamp>,
+	counted_in: Optional<Timestamp>>>;
+UPSERT INTO segments (job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at, counted_in)
+SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at, counted_in FROM AS_TABLE($segments)`
 )
 
 // The keys that make CreateForMessage and CreateOnce return the job made
