@@ -77,6 +77,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			PollFor:         r.duration("POLL_FOR", limitPollFor),
 			JobRetention:    r.duration("JOB_RETENTION", limitJobRetention),
 			RequestsPerHour: r.requestsPerHour("SPEECHKIT_REQUESTS_PER_HOUR"),
+			MaxInFlight:     r.count("MAX_RECOGNITIONS_IN_FLIGHT", pipeline.DefaultMaxInFlight, 0, maxInFlight, "0 (no bound)"),
 			SummaryModel:    r.str("SUMMARY_MODEL_URI", ""),
 		},
 		API: httpapi.Config{
@@ -247,6 +248,30 @@ func (r *envReader) activeJobs(name string) int {
 	}
 	return n
 }
+
+// count reads a whole number from lo to hi; empty is def. zero says what
+// 0 means when lo is 0, for the error.
+func (r *envReader) count(name string, def, lo, hi int, zero string) int {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		want := fmt.Sprintf("a number from %d to %d, such as %d", max(lo, 1), hi, def)
+		if lo == 0 {
+			want = zero + " or " + want
+		}
+		r.errs = append(r.errs, fmt.Errorf("%s: want %s", name, want))
+		return def
+	}
+	return n
+}
+
+// maxInFlight is the largest MAX_RECOGNITIONS_IN_FLIGHT taken: past it,
+// checking each recognition once a minute would take more than SpeechKit's
+// 5 checks a second many times over.
+const maxInFlight = 10_000
 
 // userIDs reads Telegram user ids separated by commas.
 func (r *envReader) userIDs(name string) map[int64]bool {

@@ -32,8 +32,11 @@ type Config struct {
 	// Audio up to InlineCheckMax long is checked right after submission,
 	// every InlineCheckEvery for up to InlineCheckFor, so a voice note comes
 	// back in the same call.
+	// The first check comes InlineCheckFirst after the submission, and
+	// the pause doubles up to InlineCheckEvery.
 	InlineCheckMax   time.Duration
 	InlineCheckFor   time.Duration
+	InlineCheckFirst time.Duration
 	InlineCheckEvery time.Duration
 	// The pause before checking a recognition again grows with the audio:
 	// its length / CheckPauseDivisor, within [MinCheckPause, MaxCheckPause].
@@ -46,6 +49,16 @@ type Config struct {
 	// and a check a minute would be 1,440 checks.
 	DeferredEagerFor   time.Duration
 	DeferredCheckPause time.Duration
+	// SlotWaitPause is how long a job whose pieces all wait for a place in
+	// flight (none of its recognitions is running) waits before it tries
+	// again.
+	SlotWaitPause time.Duration
+	// JobInFlight is the most recognitions one job has in flight: its
+	// pieces are submitted side by side up to that many, the rest as they
+	// finish. MaxInFlight is the most the installation has, counted in
+	// Counters (see inflight.go); 0, or no Counters, leaves it unbounded.
+	JobInFlight int
+	MaxInFlight int
 	// ChecksPerSecond caps operation checks (SpeechKit allows 5 per second).
 	ChecksPerSecond int
 	// PollFor is how long one poll call keeps working before it returns;
@@ -95,6 +108,14 @@ const (
 	// minutes, at most 96 checks in the day SpeechKit may take.
 	DefaultDeferredEagerFor   = time.Hour
 	DefaultDeferredCheckPause = 15 * time.Minute
+	// DefaultJobInFlight is as many as a recording's pieces
+	// (ffmpeg.DefaultMaxPieces): every piece of a job goes at once.
+	DefaultJobInFlight = 12
+	// DefaultMaxInFlight: the poll function checks at most 5 operations
+	// a second, and a 5-minute piece is checked every 25 s (its length /
+	// CheckPauseDivisor), so 125 recognitions of pieces can each be checked
+	// on time; 100 leaves the rest to voice notes checked every 2 s.
+	DefaultMaxInFlight = 100
 )
 
 // submissionsKey is the counter of the installation's recognition
@@ -157,7 +178,12 @@ func (c Config) withDefaults() Config {
 	}
 	def(&c.InlineCheckMax, time.Minute)
 	def(&c.InlineCheckFor, 15*time.Second)
+	def(&c.InlineCheckFirst, 250*time.Millisecond)
 	def(&c.InlineCheckEvery, time.Second)
+	def(&c.SlotWaitPause, 15*time.Second)
+	if c.JobInFlight <= 0 {
+		c.JobInFlight = DefaultJobInFlight
+	}
 	if c.CheckPauseDivisor == 0 {
 		c.CheckPauseDivisor = 12
 	}
@@ -180,11 +206,26 @@ func (c Config) withDefaults() Config {
 }
 
 // pauseFor is how long to wait at now before checking j's recognitions
-// again: checkPause of its audio, or for a deferred job past its first
+// again: checkPause of its longest piece in flight (SlotWaitPause when its
+// pieces all wait for a place), or for a deferred job past its first
 // DeferredEagerFor, DeferredCheckPause.
 func (c Config) pauseFor(j job.Job, now time.Time) time.Duration {
 	if j.Deferred() && now.Sub(j.CreatedAt) >= c.DeferredEagerFor {
 		return c.DeferredCheckPause
+	}
+	// The pieces run side by side: the job is ready when its longest
+	// piece in flight is.
+	var longest int64 = -1
+	for _, sg := range j.Segments {
+		if sg.OperationID != "" && !sg.Done {
+			longest = max(longest, sg.DurationMs)
+		}
+	}
+	switch {
+	case longest >= 0:
+		return c.checkPause(longest)
+	case waitingForSlot(j):
+		return c.SlotWaitPause
 	}
 	return c.checkPause(j.DurationMs)
 }

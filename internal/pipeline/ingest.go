@@ -268,8 +268,12 @@ func (p *Pipeline) submit(ctx context.Context, j job.Job) (job.Job, error) {
 	return j, err
 }
 
-// submitMissing submits the segments that have no recognition: all of them
-// on the first go, or one whose recognition failed and was dropped.
+// submitMissing submits the segments that have no recognition (all of them
+// on the first go, or one whose recognition failed and was dropped) while
+// the bounds on recognitions in flight allow: at most JobInFlight of the
+// job's at once, and a place among the installation's MaxInFlight for
+// each. The pieces that find no place wait, the job in transcribe, and
+// are submitted at a later check, as places come free.
 func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error) {
 	lang := j.Language
 	if lang == "" {
@@ -277,8 +281,11 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 	}
 	for i := range j.Segments {
 		sg := j.Segments[i]
-		if sg.OperationID != "" {
+		if sg.OperationID != "" || sg.Done {
 			continue
+		}
+		if inFlight(j) >= p.cfg.JobInFlight {
+			break // the rest go as these finish
 		}
 		req := speechkit.Request{Container: speechkit.Container(sg.Container), Language: lang}
 		if j.Deferred() {
@@ -299,7 +306,19 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 		} else {
 			req.URI = p.Objects.URI(sg.AudioKey)
 		}
+		window, admitted, err := p.admitRecognition(ctx)
+		if err != nil {
+			return j, err
+		}
+		if !admitted {
+			p.jobLog(j).InfoContext(ctx, "the installation has its most recognitions in flight; the piece waits for a place",
+				"segment", sg.Seq, "max_in_flight", p.cfg.MaxInFlight)
+			break
+		}
 		ok, err := p.reserveSubmission(ctx)
+		if err != nil || !ok {
+			p.unadmit(ctx, window)
+		}
 		if err != nil {
 			return j, err
 		}
@@ -307,6 +326,9 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 			return p.waitForQuota(ctx, j, "counted")
 		}
 		op, err := p.Recognizer.Submit(ctx, req)
+		if err != nil {
+			p.unadmit(ctx, window)
+		}
 		if errs.CodeOf(err) == speechkit.CodeRecognitionQuota {
 			p.jobLog(j).InfoContext(ctx, "the recognizer answered that its request quota is used up", "error", err.Error())
 			return p.recognizerQuota(ctx, j, err)
@@ -315,6 +337,7 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 			return j, err
 		}
 		j.Segments[i].OperationID = op
+		j.Segments[i].CountedIn = window
 		if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
 			return j, err
 		}
@@ -412,16 +435,19 @@ func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {
 }
 
 // afterSubmit checks a short recording's recognition for a few seconds, so
-// a voice note finishes in the call that received it; anything longer, or
+// a voice note finishes in the call that received it: first after
+// InlineCheckFirst, then at pauses doubling up to InlineCheckEvery; anything longer, or
 // not ready in time, goes to the poll function. A deferred job is never
 // checked here: its queue is not meant to answer in seconds.
 func (p *Pipeline) afterSubmit(ctx context.Context, j job.Job) (job.Job, error) {
 	if !j.Deferred() && time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.InlineCheckMax {
 		deadline := p.Clock.Now().Add(p.cfg.InlineCheckFor)
+		pause := p.cfg.InlineCheckFirst
 		for {
-			if err := p.Sleep(ctx, p.cfg.InlineCheckEvery); err != nil {
+			if err := p.Sleep(ctx, pause); err != nil {
 				return j, err
 			}
+			pause = min(2*pause, p.cfg.InlineCheckEvery)
 			finished, next, err := p.checkAndFinish(ctx, j)
 			if err != nil || finished {
 				return next, err

@@ -140,8 +140,14 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 	if err != nil {
 		return false, j, err
 	}
+	j = p.renewInFlight(ctx, j)
+	waiting := false
 	for i, sg := range j.Segments {
 		if sg.Done {
+			continue
+		}
+		if sg.OperationID == "" {
+			waiting = true // for a place in flight
 			continue
 		}
 		if err := p.limiter.wait(ctx); err != nil {
@@ -152,6 +158,7 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 			// The recognition itself failed in a way that may pass: drop it,
 			// so the next attempt submits this segment again.
 			j.Segments[i].OperationID = ""
+			p.leaveInFlight(ctx, &j, i)
 			j, _ = p.save(ctx, j, job.Next{Keep: true}) // if this fails, the failure is settled on the same claim
 			return false, j, err
 		}
@@ -159,9 +166,17 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 			return false, j, err
 		}
 		if !done {
+			// The pieces were submitted together and take about as long
+			// each: the rest are checked once this one is done.
 			return false, j, nil
 		}
 		j.Segments[i].Done = true
+		p.leaveInFlight(ctx, &j, i)
+	}
+	if waiting {
+		// The places this round freed go to the pieces that wait.
+		j, err = p.submitMissing(ctx, j)
+		return false, j, err
 	}
 	return true, j, p.finish(ctx, j)
 }
@@ -320,6 +335,9 @@ func (p *Pipeline) releaseUnused(ctx context.Context, j, ended job.Job) {
 // for days. Best effort: the job has ended already; a failure is logged
 // and SpeechKit's own retention removes the rest.
 func (p *Pipeline) dropRecognitions(ctx context.Context, j job.Job) {
+	for i := range j.Segments {
+		p.leaveInFlight(ctx, &j, i)
+	}
 	if p.Recognizer == nil {
 		return
 	}

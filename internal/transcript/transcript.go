@@ -65,15 +65,25 @@ func (t Transcript) Empty() bool {
 }
 
 // Append adds the utterances of a later segment, whose audio starts offsetMs
-// into the job's audio, shifting their times by the offset.
+// into the job's audio, shifting their times by the offset. When the
+// segment's length is known (seg.DurationMs > 0), its times are first held
+// within it: a recognizer may time the last word of a piece a few
+// milliseconds past the piece's end (the encoder pads the last frame), and
+// the next piece's words start there, so times stay in order across the
+// seam. Pieces are cut where nobody speaks and do not overlap, so every
+// word is in exactly one of them: nothing is dropped or merged here.
 func (t *Transcript) Append(seg Transcript, offsetMs int64) {
+	at := func(ms int64) int64 {
+		if seg.DurationMs > 0 {
+			ms = min(max(ms, 0), seg.DurationMs)
+		}
+		return ms + offsetMs
+	}
 	for _, u := range seg.Utterances {
-		u.StartMs += offsetMs
-		u.EndMs += offsetMs
+		u.StartMs, u.EndMs = at(u.StartMs), at(u.EndMs)
 		words := make([]Word, len(u.Words))
 		for i, w := range u.Words {
-			w.StartMs += offsetMs
-			w.EndMs += offsetMs
+			w.StartMs, w.EndMs = at(w.StartMs), at(w.EndMs)
 			words[i] = w
 		}
 		u.Words = words

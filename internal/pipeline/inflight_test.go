@@ -1,0 +1,321 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/pipeline"
+	"transcriber/internal/quota"
+	"transcriber/internal/speechkit"
+	"transcriber/internal/transcript"
+)
+
+// flightRecognizer numbers its operations op-1, op-2, … in the order they
+// are submitted; an operation is done once finish names it, and its result
+// is one word, the operation's id.
+type flightRecognizer struct {
+	mu        sync.Mutex
+	submitted []string
+	done      map[string]bool
+}
+
+func newFlightRecognizer() *flightRecognizer { return &flightRecognizer{done: map[string]bool{}} }
+
+func (r *flightRecognizer) Submit(context.Context, speechkit.Request) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	op := fmt.Sprintf("op-%d", len(r.submitted)+1)
+	r.submitted = append(r.submitted, op)
+	return op, nil
+}
+
+func (r *flightRecognizer) Check(_ context.Context, op string) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done[op], nil
+}
+
+func (r *flightRecognizer) Result(_ context.Context, op string) (transcript.Transcript, error) {
+	return transcript.Transcript{Utterances: []transcript.Utterance{{StartMs: 10, EndMs: 500, Text: op, Normal: op,
+		Words: []transcript.Word{{Text: op, StartMs: 10, EndMs: 500}}}}}, nil
+}
+
+func (r *flightRecognizer) Delete(context.Context, string) error { return nil }
+
+func (r *flightRecognizer) finish(ops ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, op := range ops {
+		r.done[op] = true
+	}
+}
+
+func (r *flightRecognizer) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.submitted)
+}
+
+// resultObjects keeps what is put, and names objects by URI.
+type resultObjects struct {
+	uriObjects
+	mu   sync.Mutex
+	puts map[string][]byte
+}
+
+func (o *resultObjects) Put(_ context.Context, key string, body []byte, _ string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.puts == nil {
+		o.puts = map[string][]byte{}
+	}
+	o.puts[key] = bytes.Clone(body)
+	return nil
+}
+
+func (o *resultObjects) Get(_ context.Context, key string) (io.ReadCloser, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return io.NopCloser(bytes.NewReader(o.puts[key])), nil
+}
+
+func (e *quotaEnv) flightPipeline(rec pipeline.Recognizer, cfg pipeline.Config) *pipeline.Pipeline {
+	cfg.Counters = e.counters
+	return pipeline.New(pipeline.Deps{
+		Store: e.st, Objects: &resultObjects{}, Recognizer: rec, Clock: e.clk, Log: quiet(),
+		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
+	}, cfg)
+}
+
+// submittedOps lists the operations of j's segments, "" for one waiting.
+func submittedOps(j job.Job) []string {
+	ops := make([]string, len(j.Segments))
+	for i, sg := range j.Segments {
+		ops[i] = sg.OperationID
+	}
+	return ops
+}
+
+func (e *quotaEnv) inFlight(t *testing.T, window time.Time) int64 {
+	t.Helper()
+	n, err := e.counters.Used(e.ctx, "recognitions_in_flight", window)
+	require.NoError(t, err)
+	return n
+}
+
+// The window of the in-flight count at 10:03 with the default pauses
+// (twice the deferred jobs' 15-minute pause): 10:00–10:30.
+var flightWindow = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+func TestAJobHasAtMostJobInFlightRecognitionsAndSubmitsTheRestAsTheyFinish(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := newFlightRecognizer()
+	p := e.flightPipeline(rec, pipeline.Config{JobInFlight: 2, MaxInFlight: 100})
+	j := e.converted(t, 5)
+
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Transcribe, got.State, "a job whose pieces wait is in transcribe")
+	require.Equal(t, []string{"op-1", "op-2", "", "", ""}, submittedOps(got))
+	require.Equal(t, int64(2), e.inFlight(t, flightWindow))
+
+	// The first two finish: the check that finds them done submits the next two at once.
+	rec.finish("op-1", "op-2")
+	e.clk.Set(got.NextRunAt)
+	_, err := p.Poll(e.ctx)
+	require.NoError(t, err)
+	got = e.get(t, j.ID)
+	require.Equal(t, []string{"op-1", "op-2", "op-3", "op-4", ""}, submittedOps(got))
+	require.True(t, got.Segments[0].Done && got.Segments[1].Done)
+	require.Equal(t, int64(2), e.inFlight(t, flightWindow), "two left the count, two came in")
+
+	rec.finish("op-3", "op-4")
+	e.clk.Set(got.NextRunAt)
+	_, err = p.Poll(e.ctx)
+	require.NoError(t, err)
+	got = e.get(t, j.ID)
+	require.Equal(t, []string{"op-1", "op-2", "op-3", "op-4", "op-5"}, submittedOps(got))
+
+	rec.finish("op-5")
+	e.clk.Set(got.NextRunAt)
+	_, err = p.Poll(e.ctx)
+	require.NoError(t, err)
+	got = e.get(t, j.ID)
+	require.Equal(t, job.Done, got.State)
+	require.Equal(t, 5, rec.count(), "each piece submitted once")
+	require.Zero(t, e.inFlight(t, flightWindow), "nothing left in flight")
+}
+
+func TestTheInstallationHasAtMostMaxInFlightRecognitions(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := newFlightRecognizer()
+	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 3})
+	a, b := e.converted(t, 2), e.converted(t, 2)
+
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(b.ID)))
+	gotA, gotB := e.get(t, a.ID), e.get(t, b.ID)
+	require.Equal(t, []string{"op-1", "op-2"}, submittedOps(gotA))
+	require.Equal(t, []string{"op-3", ""}, submittedOps(gotB), "the fourth recognition waits for a place")
+	require.Equal(t, int64(3), e.inFlight(t, flightWindow))
+
+	// Nothing finished: a check of b finds no place.
+	e.clk.Set(gotB.NextRunAt)
+	_, err := p.Poll(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"op-3", ""}, submittedOps(e.get(t, b.ID)))
+
+	// a's first piece finishes, found at a's check; its place goes to b's
+	// second at b's next check.
+	rec.finish("op-1")
+	e.clk.Set(e.get(t, a.ID).NextRunAt)
+	_, err = p.Poll(e.ctx)
+	require.NoError(t, err)
+	require.True(t, e.get(t, a.ID).Segments[0].Done)
+	if submittedOps(e.get(t, b.ID))[1] == "" { // b was not due within that poll call
+		e.clk.Set(e.get(t, b.ID).NextRunAt)
+		_, err = p.Poll(e.ctx)
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"op-3", "op-4"}, submittedOps(e.get(t, b.ID)))
+	require.Equal(t, int64(3), e.inFlight(t, flightWindow))
+	require.Equal(t, 4, rec.count())
+}
+
+func TestRecognitionsStillRunningAreCountedAgainInTheNextWindow(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := newFlightRecognizer()
+	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 2})
+	a := e.converted(t, 2)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
+	require.Equal(t, int64(2), e.inFlight(t, flightWindow))
+
+	// Checked in the next window, the two still running move into it.
+	next := flightWindow.Add(30 * time.Minute)
+	e.clk.Set(next.Add(time.Minute))
+	_, err := p.Poll(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), e.inFlight(t, next))
+	require.Zero(t, e.inFlight(t, flightWindow), "taken out of the window they were in")
+	for _, sg := range e.get(t, a.ID).Segments {
+		require.True(t, next.Equal(sg.CountedIn), "counted in %v", sg.CountedIn)
+	}
+
+	// So another job still finds no place.
+	b := e.converted(t, 1)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(b.ID)))
+	require.Equal(t, []string{""}, submittedOps(e.get(t, b.ID)))
+}
+
+func TestAPlaceHeldByAJobThatEndedComesBackWithinTwoWindows(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := newFlightRecognizer()
+	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 1})
+	a := e.converted(t, 1)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
+	require.Equal(t, int64(1), e.inFlight(t, flightWindow))
+	// The owner deletes it: its recognition is never checked again, and
+	// nothing takes it out of the count.
+	_, err := e.st.Delete(e.ctx, a.ID)
+	require.NoError(t, err)
+
+	b := e.converted(t, 1)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(b.ID)))
+	got := e.get(t, b.ID)
+	require.Equal(t, []string{""}, submittedOps(got), "the place is still held")
+	require.Equal(t, job.Transcribe, got.State)
+	require.Equal(t, 15*time.Second, got.NextRunAt.Sub(e.clk.Now()), "a job whose pieces all wait tries again after SlotWaitPause")
+
+	// One window on, the previous window still holds it; two on, it is gone.
+	e.clk.Set(flightWindow.Add(31 * time.Minute))
+	_, err = p.Poll(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{""}, submittedOps(e.get(t, b.ID)))
+	e.clk.Set(flightWindow.Add(61 * time.Minute))
+	_, err = p.Poll(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"op-2"}, submittedOps(e.get(t, b.ID)))
+}
+
+func TestAFailedRecognitionGivesItsPlaceBack(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := &failingRecognizer{flightRecognizer: newFlightRecognizer()}
+	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 5})
+	a := e.converted(t, 1)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
+	require.Equal(t, int64(1), e.inFlight(t, flightWindow))
+	e.clk.Set(e.get(t, a.ID).NextRunAt)
+	_, err := p.Poll(e.ctx)
+	require.NoError(t, err)
+	got := e.get(t, a.ID)
+	require.Equal(t, []string{""}, submittedOps(got), "dropped, to be submitted again")
+	require.Zero(t, e.inFlight(t, flightWindow))
+}
+
+// failingRecognizer's recognitions fail as SpeechKit's do when the audio
+// could not be recognized this time.
+type failingRecognizer struct{ *flightRecognizer }
+
+func (failingRecognizer) Check(context.Context, string) (bool, error) {
+	return true, errFailedRecognition
+}
+
+var errFailedRecognition = errs.New(errs.Unavailable, speechkit.CodeRecognitionFailed, "the recognition failed; it is submitted again")
+
+func TestWithoutCountersTheInstallationIsNotBounded(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := newFlightRecognizer()
+	p := pipeline.New(pipeline.Deps{
+		Store: e.st, Objects: &resultObjects{}, Recognizer: rec, Clock: e.clk, Log: quiet(),
+		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
+	}, pipeline.Config{MaxInFlight: 1})
+	a := e.converted(t, 3)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
+	require.Equal(t, []string{"op-1", "op-2", "op-3"}, submittedOps(e.get(t, a.ID)))
+	var _ quota.Counters = e.counters
+}
+
+// clockedRecognizer notes when each check came.
+type clockedRecognizer struct {
+	*flightRecognizer
+	now    func() time.Time
+	checks []time.Time
+}
+
+func (r *clockedRecognizer) Check(ctx context.Context, op string) (bool, error) {
+	r.checks = append(r.checks, r.now())
+	return r.flightRecognizer.Check(ctx, op)
+}
+
+// A voice note is first checked a quarter of a second after its
+// submission, then at pauses doubling up to a second: most of a short
+// recording's wait is the recognizer's, not ours.
+func TestAShortRecordingIsCheckedSoonAfterItsSubmission(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := &clockedRecognizer{flightRecognizer: newFlightRecognizer(), now: e.clk.Now}
+	p := e.flightPipeline(rec, pipeline.Config{})
+	j := e.converted(t, 1)
+	j, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
+	require.NoError(t, err)
+	j.DurationMs, j.Segments[0].DurationMs = 5000, 5000
+	_, err = e.st.Save(e.ctx, j, job.Next{})
+	require.NoError(t, err)
+
+	start := e.clk.Now()
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	var at []time.Duration
+	for _, c := range rec.checks[:5] {
+		at = append(at, c.Sub(start))
+	}
+	ms := time.Millisecond
+	require.Equal(t, []time.Duration{250 * ms, 750 * ms, 1750 * ms, 2750 * ms, 3750 * ms}, at)
+}
