@@ -45,6 +45,10 @@ type App struct {
 	// Callbacks sends the signed callbacks of API jobs; nil without
 	// Options.Callbacks or a token store.
 	Callbacks *callback.Sender
+	// Agenda tells the timer when its earliest work is due, in one read
+	// (Options.Agenda); nil has each part of the timer's call read for
+	// itself.
+	Agenda Agenda
 	// Clock and Sleep are the instance's time, for what is built on it.
 	Clock clock.Clock
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -67,6 +71,10 @@ type Options struct {
 	// CallbackClient replaces the client callbacks are sent with
 	// (callback.Client of the configuration): tests.
 	CallbackClient *http.Client
+	// Agenda tells when the timer's earliest work is due: a store that
+	// keeps the jobs, the deliveries and the callbacks in one database
+	// answers for all three in one read, so an idle minute costs one.
+	Agenda Agenda
 	// BotState keeps the Telegram bot's chats and deliveries; with
 	// TELEGRAM_BOT_TOKEN set and MakeBot given it makes the bot.
 	BotState botstate.Store
@@ -84,6 +92,13 @@ type Options struct {
 	Clock        clock.Clock
 	Log          *slog.Logger
 	Sleep        func(ctx context.Context, d time.Duration) error
+}
+
+// Agenda tells when the timer's earliest work is due: a job in one of
+// states, a pending Telegram delivery or a pending callback. False when
+// there is none.
+type Agenda interface {
+	NextWork(ctx context.Context, states []job.State) (time.Time, bool, error)
 }
 
 // NewLogger returns the service's logger: JSON lines on stderr, which Cloud
@@ -136,7 +151,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		}
 		media = ffmpeg.New(tools, mediaCfg)
 	}
-	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Counters: opt.Counters,
+	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Counters: opt.Counters, Agenda: opt.Agenda,
 		Clock: clk, Sleep: opt.Sleep, closers: closers}
 	ns := notifiers{}
 	if opt.Notifier != nil {

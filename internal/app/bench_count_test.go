@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"transcriber/internal/app"
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
@@ -243,4 +244,15 @@ func (c countingCallbacks) Finish(ctx context.Context, jobID string, o callback.
 func (c countingCallbacks) Get(ctx context.Context, jobID string) (callback.Delivery, error) {
 	c.log.add("callbacks.Get")
 	return c.s.Get(ctx, jobID)
+}
+
+// countingAgenda is an app.Agenda that records its calls.
+type countingAgenda struct {
+	s   app.Agenda
+	log *callLog
+}
+
+func (c countingAgenda) NextWork(ctx context.Context, states []job.State) (time.Time, bool, error) {
+	c.log.add("agenda.NextWork")
+	return c.s.NextWork(ctx, states)
 }

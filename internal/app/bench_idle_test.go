@@ -106,6 +106,7 @@ func benchIdlePoll(b *testing.B, tools ffmpeg.Tools, expiring bool) {
 		BotState:  countingBotState{s: sqlite.NewBotState(db), log: calls},
 		Counters:  ctr,
 		Callbacks: countingCallbacks{s: sqlite.NewCallbacks(db), log: calls},
+		Agenda:    countingAgenda{s: sqlite.NewAgenda(db), log: calls},
 		MakeBot:   withbot.Make,
 		Clock:     clk,
 		Log:       benchLogger(),
@@ -150,7 +151,7 @@ func benchIdlePoll(b *testing.B, tools ffmpeg.Tools, expiring bool) {
 		}
 		b.ReportMetric(ms(median(took)), "idle-poll-ms")
 		b.ReportMetric(float64(len(made)), "idle-poll-reads")
-		for _, s := range []string{"jobs", "counters", "botstate", "callbacks"} {
+		for _, s := range []string{"agenda", "jobs", "counters", "botstate", "callbacks"} {
 			b.ReportMetric(float64(perStore[s]), s+"-reads")
 		}
 		b.ReportMetric(idleGoalMs, "goal-ms")

@@ -246,7 +246,9 @@ func TestLongAudioIsRecognizedInSegmentsAndJoined(t *testing.T) {
 	}
 	var srt bytes.Buffer
 	require.NoError(t, transcript.Render(&srt, tr, transcript.SRT))
-	require.Contains(t, srt.String(), "3\n00:00:04,000 --> 00:00:05,200\n")
+	// The last piece is 1 s long: its utterance, timed to 1.2 s, is held
+	// within it.
+	require.Contains(t, srt.String(), "3\n00:00:04,000 --> 00:00:05,000\n")
 }
 
 // An event that comes before its file is visible (or for a file that is not

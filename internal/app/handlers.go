@@ -31,6 +31,9 @@ func (a *App) OnObjects(ctx context.Context, ev *trigger.ObjectEvent) error {
 
 // OnTimer handles a timer trigger's call: the poll function.
 func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
+	if a.idle(ctx) {
+		return nil
+	}
 	st, err := a.Pipeline.Poll(ctx)
 	level := slog.LevelInfo
 	if st == (pipeline.PollStats{}) {
@@ -56,6 +59,29 @@ func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 		err = errors.Join(err, cerr)
 	}
 	return err
+}
+
+// idle reports whether the timer's call has nothing to do: by the agenda,
+// no job, delivery or callback falls due before the poll would stop
+// looking. It then does the housekeeping a poll does (expiry, where the
+// store does not expire rows itself) and nothing else: one read. Without
+// an agenda, or when it cannot be read, the call goes on as usual and
+// each part reads for itself.
+func (a *App) idle(ctx context.Context) bool {
+	if a.Agenda == nil {
+		return false
+	}
+	at, ok, err := a.Agenda.NextWork(ctx, pipeline.SweptStates())
+	if err != nil {
+		a.Log.WarnContext(ctx, "could not read when the next work is due; looking at everything", "error", err.Error())
+		return false
+	}
+	if ok && at.Before(a.Clock.Now().Add(a.Pipeline.PollFor())) {
+		return false
+	}
+	a.Pipeline.Housekeep(ctx)
+	a.Log.DebugContext(ctx, "nothing due in this call", "next_due", at)
+	return true
 }
 
 // ErrNoBot: the telegram function was called where the bot is not
@@ -123,6 +149,7 @@ type Stores struct {
 	Bot       botstate.Store
 	Counters  quota.Counters
 	Callbacks callback.Store
+	Agenda    Agenda
 }
 
 // CloudStores open the job, token and bot stores the functions use in the
@@ -158,7 +185,7 @@ func CloudStores(ctx context.Context, getenv func(string) string) (Stores, error
 		return Stores{}, fmt.Errorf("open the job store: %w", err)
 	}
 	return Stores{Jobs: ydb.NewJobStore(db), Tokens: ydb.NewTokenStore(db), Bot: ydb.NewBotState(db), Counters: ydb.NewCounters(db),
-		Callbacks: ydb.NewCallbacks(db)}, nil
+		Callbacks: ydb.NewCallbacks(db), Agenda: ydb.NewAgenda(db)}, nil
 }
 
 // CloudBuild is how a function builds its App: configuration from getenv
@@ -173,7 +200,7 @@ func CloudBuild(getenv func(string) string, tune ...func(*Options)) func(ctx con
 		if err != nil {
 			return nil, err
 		}
-		opt := Options{Store: stores.Jobs, Tokens: stores.Tokens, BotState: stores.Bot, Counters: stores.Counters, Callbacks: stores.Callbacks}
+		opt := Options{Store: stores.Jobs, Tokens: stores.Tokens, BotState: stores.Bot, Counters: stores.Counters, Callbacks: stores.Callbacks, Agenda: stores.Agenda}
 		for _, f := range tune {
 			f(&opt)
 		}

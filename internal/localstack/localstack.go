@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	// The counters pace submissions to SpeechKit's request quota, which a
 	// local stack shares with every other user of the same account.
 	opt := app.Options{Store: sqlite.NewJobStore(db), Tokens: tokens, BotState: sqlite.NewBotState(db),
-		Counters: sqlite.NewCounters(db), Callbacks: sqlite.NewCallbacks(db), Log: log}
+		Counters: sqlite.NewCounters(db), Callbacks: sqlite.NewCallbacks(db), Agenda: sqlite.NewAgenda(db), Log: log}
 	withbot.Option(&opt)
 	if !recognitionConfigured(acfg) {
 		opt.Recognizer = app.Unconfigured{}

@@ -14,7 +14,6 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
-	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/transcript"
 )
@@ -281,7 +280,6 @@ func TestWithoutCountersTheInstallationIsNotBounded(t *testing.T) {
 	a := e.converted(t, 3)
 	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
 	require.Equal(t, []string{"op-1", "op-2", "op-3"}, submittedOps(e.get(t, a.ID)))
-	var _ quota.Counters = e.counters
 }
 
 // clockedRecognizer notes when each check came.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,21 @@ import (
 // whose claim expired with a crashed call.
 var sweptStates = []job.State{job.AwaitingUpload, job.Created, job.Converted, job.Transcribe}
 
+// SweptStates returns the states a poll call looks after.
+func SweptStates() []job.State { return slices.Clone(sweptStates) }
+
+// PollFor is how long one poll call keeps looking for due work.
+func (p *Pipeline) PollFor() time.Duration { return p.cfg.PollFor }
+
+// Housekeep removes the jobs and counters past their retention where the
+// stores do not expire rows themselves (the embedded one), as every poll
+// call does first, and returns how many jobs it removed.
+func (p *Pipeline) Housekeep(ctx context.Context) int {
+	n := p.expire(ctx)
+	p.expireCounters(ctx)
+	return n
+}
+
 // PollStats says what one poll call did, for its log line.
 type PollStats struct {
 	Checked  int // jobs whose recognitions were checked
@@ -35,8 +51,7 @@ type PollStats struct {
 // is due within the call, it returns after one indexed read.
 func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 	var st PollStats
-	st.Expired = p.expire(ctx)
-	p.expireCounters(ctx)
+	st.Expired = p.Housekeep(ctx)
 	deadline := p.Clock.Now().Add(p.cfg.PollFor)
 	if d, ok := ctx.Deadline(); ok {
 		// Leave time to finish the job in hand before the platform stops us.

@@ -97,37 +97,46 @@ func firstDue(rows []job.Job, now time.Time, limit int) []job.Job {
 // each live state, the first entry of its range in jobs_due, so an idle
 // poll reads at most one index row per state.
 func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
-	live := liveStates(states)
-	if len(live) == 0 {
-		return time.Time{}, false, nil
-	}
-	var (
-		first time.Time
-		found bool
-	)
+	var e earliest
 	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		first, found = time.Time{}, false
-		for _, st := range live {
-			err := s.db.rows(ctx, tx, selectNextDue, nextDueParams(st), func(row query.Row) error {
-				var at time.Time
-				if err := row.ScanNamed(query.Named("next_run_at", &at)); err != nil {
-					return fmt.Errorf("read next_run_at: %w", err)
-				}
-				if !at.IsZero() && (!found || at.Before(first)) {
-					first, found = at.UTC(), true
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		e = earliest{}
+		return e.jobs(ctx, s.db, tx, states)
 	})
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due job: %w", err)
 	}
-	return first, found, nil
+	return e.at, e.found, nil
+}
+
+// earliest is the earliest of the times read into it.
+type earliest struct {
+	at    time.Time
+	found bool
+}
+
+// first reads the first row of stmt, a time in column col, if there is one.
+func (e *earliest) first(ctx context.Context, db *DB, tx query.TxActor, stmt, col string, p params) error {
+	return db.rows(ctx, tx, stmt, p, func(row query.Row) error {
+		var at time.Time
+		if err := row.ScanNamed(query.Named(col, &at)); err != nil {
+			return fmt.Errorf("read %s: %w", col, err)
+		}
+		if !at.IsZero() && (!e.found || at.Before(e.at)) {
+			e.at, e.found = at.UTC(), true
+		}
+		return nil
+	})
+}
+
+// jobs reads the earliest next_run_at of the jobs in states, one index row
+// per live state.
+func (e *earliest) jobs(ctx context.Context, db *DB, tx query.TxActor, states []job.State) error {
+	for _, st := range liveStates(states) {
+		if err := e.first(ctx, db, tx, selectNextDue, "next_run_at", nextDueParams(st)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // List returns one page of an owner's jobs, newest first, through

@@ -1,0 +1,63 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/callback"
+	"transcriber/internal/clock"
+	"transcriber/internal/job"
+	"transcriber/internal/store/sqlite"
+	"transcriber/internal/telegram/botstate"
+)
+
+// The agenda's one read finds the earliest due work of the three kinds
+// the timer does, and nothing when there is none.
+func TestAgendaFindsTheEarliestWorkOfEveryKind(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(now)
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "a.db"), clk)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	agenda := sqlite.NewAgenda(db)
+	live := []job.State{job.AwaitingUpload, job.Created, job.Converted, job.Transcribe}
+	next := func() (time.Time, bool) {
+		t.Helper()
+		at, ok, err := agenda.NextWork(ctx, live)
+		require.NoError(t, err)
+		return at, ok
+	}
+
+	_, ok := next()
+	require.False(t, ok, "nothing at all")
+
+	// A job waiting for its upload for an hour.
+	_, err = sqlite.NewJobStore(db).Create(ctx, job.Draft{Source: job.SourceAPI, OwnerID: "o", UploadWindow: time.Hour})
+	require.NoError(t, err)
+	at, ok := next()
+	require.True(t, ok)
+	require.Equal(t, now.Add(time.Hour), at)
+	_, ok, err = agenda.NextWork(ctx, []job.State{job.Done})
+	require.NoError(t, err)
+	require.False(t, ok, "only the states asked for count")
+
+	// A callback due in 30 minutes comes first.
+	cbs := sqlite.NewCallbacks(db)
+	_, _, err = cbs.Register(ctx, callback.Delivery{JobID: "j1", URL: "https://hooks.example.com/cb",
+		TokenHash: strings.Repeat("a", 64), WebhookID: "msg_j1"}, now.Add(30*time.Minute), now)
+	require.NoError(t, err)
+	at, _ = next()
+	require.Equal(t, now.Add(30*time.Minute), at)
+
+	// A Telegram delivery due in 5 minutes, earlier still.
+	_, err = sqlite.NewBotState(db).Schedule(ctx, botstate.Key{ChatID: 1, MessageID: 2, Part: "result"}, "j2", now.Add(5*time.Minute), now)
+	require.NoError(t, err)
+	at, _ = next()
+	require.Equal(t, now.Add(5*time.Minute), at)
+}
