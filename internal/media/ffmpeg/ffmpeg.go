@@ -1,6 +1,7 @@
 // Package ffmpeg is the media adapter: it finds out what a file holds
 // (ffprobe), decides whether SpeechKit can take it as it is, and otherwise
-// converts it to OGG/Opus with ffmpeg, as a stream.
+// converts it to OGG/Opus with ffmpeg, as a stream, or cuts a long
+// recording into pieces at quiet moments.
 //
 // The input is a presigned GET URL (or, locally and in tests, a path).
 // It is demuxed, never fetched from: ffmpeg opens that one input, on the
@@ -8,10 +9,19 @@
 // containers, none of which opens other inputs (see input.go); a file in
 // any other format is ErrUnsupported. ffmpeg reads the URL itself, so it
 // can seek with HTTP Range requests, which an MP4 with its index at the
-// end needs, and writes the converted audio to its stdout, which Convert
-// copies to an io.Writer (in the pipeline, a multipart upload to Object
-// Storage). Nothing is written to disk: /tmp on Cloud Functions is 512 MB
-// and the memory stays bounded whatever the input's length.
+// end needs. Convert writes the converted audio to ffmpeg's stdout, which
+// it copies to an io.Writer (in the pipeline, a multipart upload to Object
+// Storage): nothing is written to disk, and the memory stays bounded
+// whatever the input's length.
+//
+// Split is the one place that writes to disk: ffmpeg's segment muxer
+// writes each piece to a file in a fresh directory under the system's
+// temp folder, and Split removes it as soon as it has been handed over,
+// and the directory at the end. Cloud Functions allow at most 512 MB of
+// temporary files (https://yandex.cloud/en/docs/functions/concepts/limits),
+// and a piece is small: 1.2 MB per 5 minutes at 32 kbit/s, so the pieces
+// on disk at once (the one handed over and the one being written) are a
+// few MB, and even a whole 6-hour recording would be 86 MB.
 //
 // Every failure of the input or of the tools is an *errs.Error (see the Err
 // sentinels); the writer's error and the context's come back as they are,
