@@ -87,9 +87,10 @@ func outline(plan Plan) (nominal []int64, format string, err error) {
 //	frame:12   pts:9600    pts_time:1.2
 //	lavfi.astats.Overall.RMS_level=-21.078644
 //
-// ffmpeg 5.1 and 7.0 print the same lines (f_metadata.c, METADATA_PRINT;
-// 7.0 pads pts_time with spaces); "-inf" is digital silence. The last
-// frame may be shorter (asetnsamples p=0 does not pad it).
+// That is ffmpeg 5.1's output; later f_metadata.c (METADATA_PRINT) pads
+// pts_time with spaces, and only the level lines are read. "-inf" is
+// digital silence. The last frame may be shorter (asetnsamples p=0 does
+// not pad it).
 const (
 	levelRate = 8000
 	levelKey  = "lavfi.astats.Overall.RMS_level"
