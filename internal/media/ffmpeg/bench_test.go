@@ -153,3 +153,93 @@ func cachedFixture(b *testing.B, tools Tools, kind string, seconds int, ext stri
 	require.NoError(b, os.Rename(tmp, path))
 	return path
 }
+
+// BenchmarkSplit measures Split on the hour of 16 kHz mono AAC (M4A) that
+// BenchmarkStreaming converts, read by URL as in production, against
+// converting it whole with Convert, and reports from one run (`make bench`):
+//
+//   - levels-s-1h, pieces-s-1h, convert-s-1h: wall time of the level pass,
+//     of the conversion pass into the plan's 12 pieces (each read to its
+//     end and dropped) and of one Convert of the whole hour;
+//   - split/convert-ratio: both passes over the one Convert, what cutting at
+//     quiet moments costs; levels/convert-ratio: the level pass alone;
+//   - first-piece-s: when the first piece was handed over, from the start of
+//     the conversion pass: what the pipeline waits before it can submit;
+//   - ffmpeg-maxrss-MB-levels, -pieces and -convert: ffmpeg's peak resident
+//     memory in each run; go-alloc-KB-levels: what the Go side allocated in
+//     the level pass, about the levels themselves (36 000 frames of 8 bytes,
+//     288 KB) and nothing that grows with the input besides;
+//   - piece-MB-max: the largest piece, what the disk holds at once besides
+//     the one being written.
+func BenchmarkSplit(b *testing.B) {
+	tools, err := Locate("", "", "")
+	if err != nil {
+		b.Skipf("skipped: ffmpeg and ffprobe are needed on PATH (apt-get install ffmpeg): %v", err)
+	}
+	hour := cachedFixture(b, tools, "noise-16k-mono-aac48k", 3600, "m4a",
+		"-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.05:sample_rate=16000:duration=3600",
+		"-c:a", "aac", "-b:a", "48k")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, filepath.Join(os.TempDir(), filepath.Base(r.URL.Path)))
+	}))
+	defer srv.Close()
+	in := srv.URL + "/" + filepath.Base(hour) + "?X-Amz-Signature=0123456789abcdef"
+	m := New(tools, Config{InputOrigin: srv.URL})
+	ctx := context.Background()
+	clk := clock.System()
+	p, err := m.Probe(ctx, in)
+	require.NoError(b, err)
+	plan, err := m.Plan(p)
+	require.NoError(b, err)
+	require.Len(b, plan.Segments, 12)
+	nominal, format, err := outline(plan)
+	require.NoError(b, err)
+	b.ResetTimer()
+
+	for i := 0; i < b.N; i++ {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		start := clk.Now()
+		levels, lst, err := m.levels(ctx, in, format, plan.Segments[len(plan.Segments)-1])
+		levelTime := clk.Now().Sub(start)
+		runtime.ReadMemStats(&after)
+		require.NoError(b, err, "stderr: %s", lst.Stderr)
+		require.InDelta(b, 36_000, len(levels), 2)
+
+		cuts := Cuts(levels, levelFrameMs, nominal, cutWindow(plan.Segments[0].DurationMs), m.cfg.SegmentLength)
+		var first time.Duration
+		var largest int64
+		pieces := 0
+		start = clk.Now()
+		pst, err := m.splitAt(ctx, in, format, cuts, func(_ Segment, audio io.Reader) error {
+			if pieces == 0 {
+				first = clk.Now().Sub(start)
+			}
+			pieces++
+			n, err := io.Copy(io.Discard, audio)
+			largest = max(largest, n)
+			return err
+		})
+		pieceTime := clk.Now().Sub(start)
+		require.NoError(b, err, "stderr: %s", pst.Stderr)
+		require.Equal(b, 12, pieces)
+
+		start = clk.Now()
+		cst, err := m.ConvertStats(ctx, in, Segment{Format: format}, io.Discard)
+		convertTime := clk.Now().Sub(start)
+		require.NoError(b, err, "stderr: %s", cst.Stderr)
+
+		b.ReportMetric(levelTime.Seconds(), "levels-s-1h")
+		b.ReportMetric(pieceTime.Seconds(), "pieces-s-1h")
+		b.ReportMetric(convertTime.Seconds(), "convert-s-1h")
+		b.ReportMetric((levelTime+pieceTime).Seconds()/convertTime.Seconds(), "split/convert-ratio")
+		b.ReportMetric(levelTime.Seconds()/convertTime.Seconds(), "levels/convert-ratio")
+		b.ReportMetric(first.Seconds(), "first-piece-s")
+		b.ReportMetric(float64(lst.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-levels")
+		b.ReportMetric(float64(pst.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-pieces")
+		b.ReportMetric(float64(cst.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-convert")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/1e3, "go-alloc-KB-levels")
+		b.ReportMetric(float64(largest)/1e6, "piece-MB-max")
+	}
+}

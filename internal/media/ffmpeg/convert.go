@@ -75,10 +75,17 @@ func (m *Media) convertArgs(input string, seg Segment, out string) ([]string, er
 	if seg.DurationMs > 0 {
 		args = append(args, "-t", seconds(msDuration(seg.DurationMs)))
 	}
-	return append(args,
+	args = append(args, m.opusArgs()...)
+	return append(args, "-f", "ogg", out), nil
+}
+
+// opusArgs are the output options of every conversion, Convert's and
+// Split's: what is taken from the input, and how it is encoded.
+func (m *Media) opusArgs() []string {
+	return []string{
 		"-map", "0:a:0", // the first audio stream; video, subtitles and data are left behind
 		"-map_metadata", "-1", "-map_chapters", "-1", // the sender's tags stay out of what is submitted
 		"-af", "aformat=channel_layouts=mono|stereo", // mono and stereo as they are, more channels downmixed
 		"-c:a", "libopus", "-b:a", m.cfg.Bitrate,
-		"-f", "ogg", out), nil
+	}
 }

@@ -1,6 +1,7 @@
 // Package ffmpeg is the media adapter: it finds out what a file holds
 // (ffprobe), decides whether SpeechKit can take it as it is, and otherwise
-// converts it to OGG/Opus with ffmpeg, as a stream.
+// converts it to OGG/Opus with ffmpeg, as a stream, or cuts a long
+// recording into pieces at quiet moments.
 //
 // The input is a presigned GET URL (or, locally and in tests, a path).
 // It is demuxed, never fetched from: ffmpeg opens that one input, on the
@@ -8,10 +9,19 @@
 // containers, none of which opens other inputs (see input.go); a file in
 // any other format is ErrUnsupported. ffmpeg reads the URL itself, so it
 // can seek with HTTP Range requests, which an MP4 with its index at the
-// end needs, and writes the converted audio to its stdout, which Convert
-// copies to an io.Writer (in the pipeline, a multipart upload to Object
-// Storage). Nothing is written to disk: /tmp on Cloud Functions is 512 MB
-// and the memory stays bounded whatever the input's length.
+// end needs. Convert writes the converted audio to ffmpeg's stdout, which
+// it copies to an io.Writer (in the pipeline, a multipart upload to Object
+// Storage): nothing is written to disk, and the memory stays bounded
+// whatever the input's length.
+//
+// Split is the one place that writes to disk: ffmpeg's segment muxer
+// writes each piece to a file in a fresh directory under the system's
+// temp folder, and Split removes it as soon as it has been handed over,
+// and the directory at the end. Cloud Functions allow at most 512 MB of
+// temporary files (https://yandex.cloud/en/docs/functions/concepts/limits),
+// and a piece is small: 1.2 MB per 5 minutes at 32 kbit/s, so the pieces
+// on disk at once (the one handed over and the one being written) are a
+// few MB, and even a whole 6-hour recording would be 86 MB.
 //
 // Every failure of the input or of the tools is an *errs.Error (see the Err
 // sentinels); the writer's error and the context's come back as they are,
@@ -42,6 +52,23 @@ const (
 	// DefaultStderrLimit is how much of ffmpeg's stderr is kept for the logs:
 	// the tail, where the error that ended the run is.
 	DefaultStderrLimit = 4 << 10
+	// DefaultPieceLength is the length the pieces of a long recording aim
+	// at. SpeechKit's asynchronous recognition takes "about 10 seconds to
+	// recognize one minute of single-channel audio" (docs/settings.md), so
+	// its time grows with a file's length; pieces recognized side by side
+	// bring a transcript in the time of the longest one: about a minute for
+	// 5 minutes, where an hour in one file takes ten.
+	DefaultPieceLength = 5 * time.Minute
+	// DefaultParallelFrom is the length above which a recording is cut into
+	// pieces. A shorter one is back in under two minutes as one file, and
+	// every piece is one more recognition request, of which SpeechKit
+	// allows 500 an hour by default ("Recognition requests per hour",
+	// https://yandex.cloud/en/docs/speechkit/concepts/limits).
+	DefaultParallelFrom = 10 * time.Minute
+	// DefaultMaxPieces bounds the requests one recording spends: an hour is
+	// 12 pieces of 5 minutes, and past an hour the pieces grow instead (6 h
+	// gives 12 of 30 min), so 40 long recordings an hour fit the quota.
+	DefaultMaxPieces = 12
 	// DefaultBitrate is the Opus bitrate of converted audio: 32 kbit/s is
 	// inside the 28–40 kbit/s that RFC 7587 (3.1.1) recommends for fullband
 	// speech, keeps stereo as stereo (libopus folds stereo to mono below
@@ -110,6 +137,18 @@ type Config struct {
 	SegmentLength time.Duration // longest piece submitted; default 3 h 50 min, under SpeechKit's 4 h per file
 	StderrLimit   int           // bytes of ffmpeg's stderr kept for logs (the tail); default 4 KiB
 	Bitrate       string        // Opus bitrate of converted audio; default "32k" (see DefaultBitrate)
+	// PieceLength is the length the pieces of a long recording aim at;
+	// default 5 min (DefaultPieceLength). Each cut is moved to the quietest
+	// moment near it, so the pieces come out only about this long.
+	PieceLength time.Duration
+	// ParallelFrom: a recording longer than this is cut into pieces of about
+	// PieceLength, recognized side by side; default 10 min
+	// (DefaultParallelFrom). Shorter ones are one segment, as before.
+	ParallelFrom time.Duration
+	// MaxPieces is the most pieces a recording is cut into; default 12
+	// (DefaultMaxPieces). A longer recording gets longer pieces, never
+	// longer than SegmentLength.
+	MaxPieces int
 	// InputOrigin is the only place a URL input may be on: the storage's
 	// scheme://host[:port], as its presigned URLs have it (see OriginOf).
 	// Any other URL is refused with ErrInputRefused before a binary runs;
@@ -129,6 +168,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Bitrate == "" {
 		c.Bitrate = DefaultBitrate
+	}
+	if c.PieceLength <= 0 {
+		c.PieceLength = DefaultPieceLength
+	}
+	if c.ParallelFrom <= 0 {
+		c.ParallelFrom = DefaultParallelFrom
+	}
+	if c.MaxPieces <= 0 {
+		c.MaxPieces = DefaultMaxPieces
 	}
 	if o, err := OriginOf(c.InputOrigin); err == nil {
 		c.InputOrigin = o

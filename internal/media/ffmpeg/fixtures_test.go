@@ -71,6 +71,7 @@ var fixtures = []fixture{
 		"-c:a", "aac", "-b:a", "128k", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-b:v", "1M", "-shortest")},
 	{"silent.mp4", []string{"-f", "lavfi", "-i", "testsrc=size=64x64:rate=10:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"}},
 	{"long.ogg", with(noise("10", "48000"), "-c:a", "libopus", "-b:a", "64k")},
+	{"words.m4a", wordsFixture()}, // see split_test.go
 }
 
 // fixtureSet is the fixtures made once per test binary, and the server

@@ -66,6 +66,17 @@ func TestHostileFilesAreRefusedAndFetchNothing(t *testing.T) {
 					requireOneOf(t, err, f.Codes)
 				} // else junk ffmpeg may take for MP3 with a low score and fail on: media_failed
 
+				// Split reads the input as Convert does, and refuses it alike.
+				err = m.Split(ctx, in, twoPieces, func(ffmpeg.Segment, io.Reader) error {
+					t.Error("a piece of a hostile file")
+					return nil
+				})
+				require.Error(t, err)
+				require.NotEqual(t, errs.Unavailable, errs.KindOf(err), "never the storage's fault: %v", err)
+				if f.Codes[0] == ffmpegtest.CodeUnsupported {
+					requireOneOf(t, err, f.Codes)
+				}
+				requireNoSecret(t, err)
 			})
 		}
 	}
@@ -82,11 +93,15 @@ func TestHostileFilesAreRefusedAndFetchNothing(t *testing.T) {
 	require.NotEmpty(t, paths, "the URLs were read")
 }
 
+// twoPieces is a plan Split follows for any input: two segments of a
+// second, the format left to detection among the accepted ones.
+var twoPieces = ffmpeg.Plan{Container: ffmpeg.ContainerOggOpus, Segments: []ffmpeg.Segment{{0, 1000, ""}, {1000, 1000, ""}}}
+
 // A segment's Format is the demuxer Probe found: a source swapped for a
-// playlist between Probe and Convert is read as that format, and fails
-// as a file that is not one, fetching nothing (the next attempt probes it
-// again, and refuses it).
-func TestConvertReadsTheProbedFormatOnly(t *testing.T) {
+// playlist between Probe and Convert (or Split) is read as that format,
+// and fails as a file that is not one, fetching nothing (the next attempt
+// probes it again, and refuses it).
+func TestConvertAndSplitReadTheProbedFormatOnly(t *testing.T) {
 	tools := mustTools(t)
 	listener := ffmpegtest.Listen(t)
 	playlist := ffmpegtest.HostileFiles(t, listener.Addr())[0]
@@ -100,6 +115,15 @@ func TestConvertReadsTheProbedFormatOnly(t *testing.T) {
 
 	err = m.Convert(context.Background(), path, ffmpeg.Segment{Format: "hls"}, io.Discard)
 	require.ErrorIs(t, err, ffmpeg.ErrUnsupported, "a format off the list is never forced")
+
+	asOgg := ffmpeg.Plan{Container: ffmpeg.ContainerOggOpus, Segments: []ffmpeg.Segment{{0, 1000, "ogg"}, {1000, 1000, "ogg"}}}
+	none := func(ffmpeg.Segment, io.Reader) error { t.Error("a piece of a playlist"); return nil }
+	err = m.Split(context.Background(), path, asOgg, none)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "End of file", "Split too reads it as OGG")
+	asOgg.Segments[0].Format, asOgg.Segments[1].Format = "hls", "hls"
+	require.ErrorIs(t, m.Split(context.Background(), path, asOgg, none), ffmpeg.ErrUnsupported)
+	require.Zero(t, listener.Connections())
 }
 
 // The only URL ffmpeg is given is one on the storage's origin: any other
@@ -122,6 +146,8 @@ func TestURLOffTheOriginIsRefusedBeforeAnythingRuns(t *testing.T) {
 		require.Equal(t, errs.Internal, errs.KindOf(err))
 		requireNoSecret(t, err)
 		err = m.Convert(ctx, in, ffmpeg.Segment{}, io.Discard)
+		require.ErrorIs(t, err, ffmpeg.ErrInputRefused, in)
+		err = m.Split(ctx, in, twoPieces, func(ffmpeg.Segment, io.Reader) error { return nil })
 		require.ErrorIs(t, err, ffmpeg.ErrInputRefused, in)
 	}
 	_, err := ffmpeg.New(tools, ffmpeg.Config{}).Probe(ctx, "http://"+listener.Addr()+"/x.ogg")

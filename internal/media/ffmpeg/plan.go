@@ -22,7 +22,9 @@ type Plan struct {
 	// "OGG_OPUS", "MP3" or "WAV"; always "OGG_OPUS" when converted.
 	Container string
 	// Segments are consecutive pieces that cover the recording, in order;
-	// one or more. Unless PassThrough, each is converted by Convert.
+	// one or more. Unless PassThrough, one segment is converted by Convert,
+	// and more are the outline Split cuts the recording by: where a cut
+	// lands is known only once Split has found a quiet moment for it.
 	Segments []Segment
 }
 
@@ -51,9 +53,17 @@ type Segment struct {
 //
 // Anything else is converted to OGG/Opus: AAC in M4A or MP4, FLAC, Opus in
 // WebM (Matroska), OGG with Vorbis (which SpeechKit does not take), AMR,
-// other PCM formats, video, more than 2 channels. A recording longer than
-// SegmentLength is cut into consecutive segments of SegmentLength (the last
-// one shorter), each converted even if the source could pass through.
+// other PCM formats, video, more than 2 channels.
+//
+// A recording longer than ParallelFrom, or than SegmentLength, is cut into
+// n > 1 consecutive segments of one length (the last one shorter by what
+// the division leaves), converted even if the source could pass through,
+// by Split, which moves each cut to a quiet moment near it. Past ParallelFrom, n is
+// the recording's length over PieceLength, rounded up, and at most
+// MaxPieces; otherwise it is its length over SegmentLength, rounded up. In
+// both cases there are enough segments that none is longer than
+// SegmentLength, and a recording that comes out as one segment is planned
+// as one, as above.
 //
 // Errors: ErrUnsupported (the container is not one of the accepted
 // formats, which Probe never returns), ErrNoAudio (no audio stream),
@@ -76,19 +86,42 @@ func (m *Media) Plan(p Probe) (Plan, error) {
 			"the recording is longer than "+humanDuration(m.cfg.MaxDuration))
 	}
 
-	length := m.cfg.SegmentLength.Milliseconds()
-	if p.DurationMs <= length {
+	n, length := m.pieces(p.DurationMs)
+	if n == 1 {
 		whole := []Segment{{StartMs: 0, DurationMs: p.DurationMs, Format: format}}
 		if c := passContainer(p); c != "" {
 			return Plan{PassThrough: true, Container: c, Segments: whole}, nil
 		}
 		return Plan{Container: ContainerOggOpus, Segments: whole}, nil
 	}
-	var segs []Segment
-	for start := int64(0); start < p.DurationMs; start += length {
+	segs := make([]Segment, 0, n)
+	for i := int64(0); i < n; i++ {
+		start := i * length
 		segs = append(segs, Segment{StartMs: start, DurationMs: min(length, p.DurationMs-start), Format: format})
 	}
 	return Plan{Container: ContainerOggOpus, Segments: segs}, nil
+}
+
+// pieces is how many segments a recording of d > 0 ms is planned as (see
+// Plan), and how long each is but the last. The length is d/n rounded up,
+// so that no segment is longer than d/n (and so than SegmentLength) by a
+// millisecond; for a recording of a few milliseconds that can leave
+// nothing for the last ones, so n is counted again from the length.
+func (m *Media) pieces(d int64) (n, length int64) {
+	atLeast := ceilDiv(d, m.cfg.SegmentLength.Milliseconds()) // none longer than SegmentLength
+	n = atLeast
+	if d > m.cfg.ParallelFrom.Milliseconds() {
+		n = min(ceilDiv(d, m.cfg.PieceLength.Milliseconds()), int64(m.cfg.MaxPieces))
+	}
+	n = max(n, atLeast, 1)
+	length = ceilDiv(d, n)
+	return ceilDiv(d, length), length
+}
+
+// ceilDiv is a/b rounded up, for a ≥ 0; b under 1 counts as 1.
+func ceilDiv(a, b int64) int64 {
+	b = max(b, 1)
+	return (a + b - 1) / b
 }
 
 // passContainer returns SpeechKit's container for a file it takes as it

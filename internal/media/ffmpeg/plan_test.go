@@ -16,7 +16,9 @@ func audio(codec string, channels, rate int) []ffmpeg.AudioStream {
 }
 
 func TestPlanDecides(t *testing.T) {
-	m := ffmpeg.New(ffmpeg.Tools{}, ffmpeg.Config{})
+	// Recordings up to SegmentLength are one segment when they are not
+	// longer than ParallelFrom either.
+	m := ffmpeg.New(ffmpeg.Tools{}, ffmpeg.Config{ParallelFrom: 230 * time.Minute})
 	const minute = int64(60_000)
 	tests := []struct {
 		name   string
@@ -55,17 +57,70 @@ func TestPlanDecides(t *testing.T) {
 }
 
 func TestPlanCutsLongAudio(t *testing.T) {
-	m := ffmpeg.New(ffmpeg.Tools{}, ffmpeg.Config{})
-	const length = int64(230 * 60_000) // the default SegmentLength, 3 h 50 min
-	plan, err := m.Plan(ffmpeg.Probe{Container: "mp3", DurationMs: 6 * 3_600_000, Audio: audio("mp3", 1, 44100)})
-	require.NoError(t, err)
-	require.False(t, plan.PassThrough, "segments are converted even from a format SpeechKit takes")
-	require.Equal(t, "OGG_OPUS", plan.Container)
-	require.Equal(t, []ffmpeg.Segment{{0, length, "mp3"}, {length, 6*3_600_000 - length, "mp3"}}, plan.Segments)
+	const minute, hour = int64(60_000), int64(3_600_000)
+	mp3 := func(ms int64) ffmpeg.Probe {
+		return ffmpeg.Probe{Container: "mp3", DurationMs: ms, Audio: audio("mp3", 1, 44100)}
+	}
+	defaults := ffmpeg.Config{}
+	tests := []struct {
+		name   string
+		cfg    ffmpeg.Config
+		ms     int64
+		pieces int
+		length int64 // of each segment but the last
+	}{
+		{"10 minutes is one piece", defaults, 10 * minute, 1, 10 * minute},
+		{"11 minutes is three pieces", defaults, 11 * minute, 3, 220_000}, // ceil(11/5) = 3 of 3 min 40 s
+		{"an hour is twelve pieces of 5 minutes", defaults, hour, 12, 5 * minute},
+		{"a minute more is still twelve, a little longer", defaults, hour + minute, 12, 305_000},
+		{"6 hours is twelve pieces of 30 minutes", defaults, 6 * hour, 12, 30 * minute},
+		{"a remainder goes to the last piece", defaults, hour + 5, 12, 300_001}, // the last is 299 994 ms
+		{"never over SegmentLength, whatever MaxPieces says",
+			ffmpeg.Config{MaxPieces: 2, MaxDuration: 10 * time.Hour}, 9 * hour, 3, 3 * hour},
+		{"one more piece when the SegmentLength would be passed by a millisecond",
+			ffmpeg.Config{MaxPieces: 2, MaxDuration: 10 * time.Hour}, 460*minute + 1, 3, 153*minute + 20_001},
+		{"below ParallelFrom, only SegmentLength cuts",
+			ffmpeg.Config{SegmentLength: 4 * time.Minute}, 9 * minute, 3, 3 * minute},
+		{"a PieceLength longer than the recording leaves one piece",
+			ffmpeg.Config{PieceLength: time.Hour}, 50 * minute, 1, 50 * minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := ffmpeg.New(ffmpeg.Tools{}, tt.cfg)
+			plan, err := m.Plan(mp3(tt.ms))
+			require.NoError(t, err)
+			require.Len(t, plan.Segments, tt.pieces)
+			if tt.pieces == 1 {
+				require.True(t, plan.PassThrough, "one segment passes through as before")
+				require.Equal(t, []ffmpeg.Segment{{0, tt.ms, "mp3"}}, plan.Segments)
+				return
+			}
+			require.False(t, plan.PassThrough, "pieces are converted even from a format SpeechKit takes")
+			require.Equal(t, "OGG_OPUS", plan.Container)
+			var next int64
+			for i, seg := range plan.Segments {
+				want := tt.length
+				if i == len(plan.Segments)-1 {
+					want = tt.ms - int64(i)*tt.length
+					require.Positive(t, want)
+					require.LessOrEqual(t, want, tt.length)
+				}
+				require.Equal(t, ffmpeg.Segment{StartMs: next, DurationMs: want, Format: "mp3"}, seg, "segment %d", i)
+				require.LessOrEqual(t, seg.DurationMs, m.Config().SegmentLength.Milliseconds())
+				next += seg.DurationMs
+			}
+			require.Equal(t, tt.ms, next, "the segments add up to the recording")
+		})
+	}
+}
 
-	plan, err = m.Plan(ffmpeg.Probe{Container: "mp3", DurationMs: length + 1, Audio: audio("mp3", 1, 44100)})
+// Rounding a few milliseconds up to equal segments would leave nothing for
+// the last one: the plan has fewer segments, none empty.
+func TestPlanNeverMakesAnEmptySegment(t *testing.T) {
+	m := ffmpeg.New(ffmpeg.Tools{}, ffmpeg.Config{SegmentLength: 2 * time.Millisecond, MaxPieces: 4})
+	plan, err := m.Plan(ffmpeg.Probe{Container: "ogg", DurationMs: 5, Audio: audio("opus", 1, 48000)})
 	require.NoError(t, err)
-	require.Equal(t, []ffmpeg.Segment{{0, length, "mp3"}, {length, 1, "mp3"}}, plan.Segments)
+	require.Equal(t, []ffmpeg.Segment{{0, 2, "ogg"}, {2, 2, "ogg"}, {4, 1, "ogg"}}, plan.Segments)
 }
 
 func TestPlanRefuses(t *testing.T) {
