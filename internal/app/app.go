@@ -304,7 +304,10 @@ type noMedia struct{}
 func (noMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
 	return ffmpeg.Probe{}, errNoMedia
 }
-func (noMedia) Plan(ffmpeg.Probe) (ffmpeg.Plan, error) { return ffmpeg.Plan{}, errNoMedia }
+func (noMedia) PlanFor(ffmpeg.Probe, bool) (ffmpeg.Plan, error) { return ffmpeg.Plan{}, errNoMedia }
 func (noMedia) Convert(context.Context, string, ffmpeg.Segment, io.Writer) error {
+	return errNoMedia
+}
+func (noMedia) Split(context.Context, string, ffmpeg.Plan, func(ffmpeg.Segment, io.Reader) error) error {
 	return errNoMedia
 }

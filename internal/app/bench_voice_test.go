@@ -422,16 +422,22 @@ func (t timedMedia) Probe(ctx context.Context, input string) (ffmpeg.Probe, erro
 	return t.m.Probe(ctx, input)
 }
 
-func (t timedMedia) Plan(p ffmpeg.Probe) (ffmpeg.Plan, error) {
+func (t timedMedia) PlanFor(p ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error) {
 	start := t.tl.clock.Now()
 	defer t.tl.mark("probe", start)
-	return t.m.Plan(p)
+	return t.m.PlanFor(p, parallel)
 }
 
 func (t timedMedia) Convert(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error {
 	start := t.tl.clock.Now()
 	defer t.tl.mark("convert", start)
 	return t.m.Convert(ctx, input, seg, w)
+}
+
+func (t timedMedia) Split(ctx context.Context, input string, plan ffmpeg.Plan, piece func(ffmpeg.Segment, io.Reader) error) error {
+	start := t.tl.clock.Now()
+	defer t.tl.mark("convert", start)
+	return t.m.Split(ctx, input, plan, piece)
 }
 
 // timedRecognizer marks each call to the recognizer by its name.

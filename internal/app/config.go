@@ -70,6 +70,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		Media: ffmpeg.Config{
 			MaxDuration:   r.duration("MAX_AUDIO_DURATION", limitMaxDuration),
 			SegmentLength: r.duration("SEGMENT_LENGTH", limitSegmentLength),
+			PieceLength:   r.duration("PIECE_LENGTH", limitPieceLength),
+			ParallelFrom:  r.duration("PARALLEL_FROM", limitParallelFrom),
+			MaxPieces:     r.count("MAX_PIECES", ffmpeg.DefaultMaxPieces, 1, maxPieces, ""),
 		},
 		Pipeline: pipeline.Config{
 			DefaultLanguage: r.str("DEFAULT_LANGUAGE", ""),
@@ -107,6 +110,16 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if u := c.Telegram.PublicURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
 		r.errs = append(r.errs, errors.New("PUBLIC_URL: want an http(s) URL such as https://d5d….apigw.yandexcloud.net"))
+	}
+	// A job's pieces all go at once: its recognitions in flight are as
+	// many as its pieces may be.
+	c.Pipeline.JobInFlight = c.Media.MaxPieces
+	seg := c.Media.SegmentLength
+	if seg == 0 {
+		seg = ffmpeg.DefaultSegmentLength
+	}
+	if c.Media.PieceLength > seg {
+		r.errs = append(r.errs, fmt.Errorf("PIECE_LENGTH: %s is longer than SEGMENT_LENGTH (%s), the longest piece SpeechKit is sent", c.Media.PieceLength, seg))
 	}
 	c.Limits = spend.Limits{
 		AudioPerDay:   r.limitDuration("LIMIT_AUDIO_PER_DAY", spend.DefaultAudioPerDay, limitAudio),
@@ -268,6 +281,10 @@ func (r *envReader) count(name string, def, lo, hi int, zero string) int {
 	return n
 }
 
+// maxPieces is the largest MAX_PIECES taken: 100 pieces of one recording
+// are a fifth of SpeechKit's 500 requests an hour.
+const maxPieces = 100
+
 // maxInFlight is the largest MAX_RECOGNITIONS_IN_FLIGHT taken: past it,
 // checking each recognition once a minute would take more than SpeechKit's
 // 5 checks a second many times over.
@@ -306,6 +323,12 @@ var (
 	// SpeechKit takes at most 4 h per file; a piece under a minute would
 	// make a 6-hour recording hundreds of recognitions.
 	limitSegmentLength = bounds{time.Minute, 4 * time.Hour, "SpeechKit's limit of 4 hours per file"}
+	// A piece is at most what SpeechKit takes in one file; under a
+	// minute, a recording would be more pieces than MAX_PIECES allows.
+	limitPieceLength = bounds{time.Minute, 4 * time.Hour, "SpeechKit's limit of 4 hours per file"}
+	// Cutting starts past a minute at the least; past the longest
+	// recording the service takes, it never starts.
+	limitParallelFrom = bounds{time.Minute, 24 * time.Hour, "the longest recording the service can take"}
 	// A poll call runs inside the function's timeout (at most 10 min on
 	// Cloud Functions) and needs a few seconds to do anything.
 	limitPollFor = bounds{5 * time.Second, 10 * time.Minute, "the longest a function call may run on Cloud Functions"}

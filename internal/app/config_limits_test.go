@@ -61,6 +61,28 @@ func TestRecognitionsInFlight(t *testing.T) {
 	}
 }
 
+func TestPieceSettings(t *testing.T) {
+	c, err := FromEnv(envOf())
+	require.NoError(t, err)
+	require.Zero(t, c.Media.PieceLength, "the media's default, 5 min")
+	require.Equal(t, 12, c.Media.MaxPieces)
+	require.Equal(t, 12, c.Pipeline.JobInFlight, "a job's pieces all go at once")
+	c, err = FromEnv(envOf("PIECE_LENGTH", "2m", "PARALLEL_FROM", "30m", "MAX_PIECES", "40"))
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Minute, c.Media.PieceLength)
+	require.Equal(t, 30*time.Minute, c.Media.ParallelFrom)
+	require.Equal(t, 40, c.Media.MaxPieces)
+	require.Equal(t, 40, c.Pipeline.JobInFlight)
+	for name, bad := range map[string]string{"MAX_PIECES": "0", "PIECE_LENGTH": "30s", "PARALLEL_FROM": "25h"} {
+		_, err = FromEnv(envOf(name, bad))
+		require.ErrorContains(t, err, name+":", bad)
+	}
+	_, err = FromEnv(envOf("MAX_PIECES", "101"))
+	require.ErrorContains(t, err, "MAX_PIECES: want a number from 1 to 100, such as 12")
+	_, err = FromEnv(envOf("PIECE_LENGTH", "2h", "SEGMENT_LENGTH", "1h"))
+	require.ErrorContains(t, err, "PIECE_LENGTH: 2h0m0s is longer than SEGMENT_LENGTH (1h0m0s)")
+}
+
 func TestDurationSettingsAtTheirEdgesAreTaken(t *testing.T) {
 	c, err := FromEnv(envOf("UPLOAD_URL_TTL", "168h", "MAX_AUDIO_DURATION", "24h", "SEGMENT_LENGTH", "4h",
 		"POLL_FOR", "5s", "JOB_RETENTION", "720h"))

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -230,25 +231,36 @@ func TestLongAudioIsRecognizedInSegmentsAndJoined(t *testing.T) {
 	st.poll()
 	got := st.job(j.ID)
 	require.Equal(t, job.Done, got.State, "error: %s", got.ErrorCode)
-	require.Len(t, got.Segments, 3, "5 s in segments of 2 s")
+	require.Len(t, got.Segments, 3, "5 s in pieces of at most 2 s")
+	var end int64
 	for i, sg := range got.Segments {
-		require.Equal(t, job.AudioKey(j.ID, i), sg.AudioKey, "a segment is converted even from a format that passes through")
-		require.Equal(t, int64(i)*2000, sg.StartMs)
+		require.Equal(t, job.AudioKey(j.ID, i), sg.AudioKey, "a piece is converted even from a format that passes through")
+		require.InDelta(t, end, sg.StartMs, 1, "piece %d starts where the one before ended", i)
+		require.LessOrEqual(t, sg.DurationMs, int64(2000)+20, "piece %d is no longer than SEGMENT_LENGTH (and a frame)", i)
+		end = sg.StartMs + sg.DurationMs
 	}
+	require.InDelta(t, 5000, end, 50, "the pieces cover the recording")
 	require.Equal(t, 3, st.sk.RecognizeCalls())
 
 	tr := st.result(j.ID)
 	require.Len(t, tr.Utterances, 3)
 	for i, u := range tr.Utterances {
-		// The fake says "привет мир" at 0–1200 ms of each segment.
-		require.Equal(t, int64(i)*2000, u.StartMs, "utterance %d is shifted by its segment's offset", i)
-		require.Equal(t, int64(i)*2000+120, u.Words[0].StartMs, "and so are its words")
+		// The fake says "привет мир" at 0–1200 ms of each piece.
+		start := got.Segments[i].StartMs
+		require.Equal(t, start, u.StartMs, "utterance %d is shifted by its piece's start", i)
+		require.Equal(t, start+120, u.Words[0].StartMs, "and so are its words")
 	}
+	// Each utterance ends within its piece: timed to 1.2 s, it is held at
+	// the piece's end when the piece is shorter.
+	last := got.Segments[2]
 	var srt bytes.Buffer
 	require.NoError(t, transcript.Render(&srt, tr, transcript.SRT))
-	// The last piece is 1 s long: its utterance, timed to 1.2 s, is held
-	// within it.
-	require.Contains(t, srt.String(), "3\n00:00:04,000 --> 00:00:05,000\n")
+	require.Contains(t, srt.String(), "3\n"+srtTime(last.StartMs)+" --> "+srtTime(last.StartMs+min(1200, last.DurationMs))+"\n")
+}
+
+// srtTime is ms as an SRT timestamp.
+func srtTime(ms int64) string {
+	return fmt.Sprintf("%02d:%02d:%02d,%03d", ms/3_600_000, ms/60_000%60, ms/1000%60, ms%1000)
 }
 
 // An event that comes before its file is visible (or for a file that is not

@@ -29,7 +29,7 @@ func (m channelMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
 		Audio: []ffmpeg.AudioStream{{Codec: "opus", Channels: m.channels, SampleRate: 48000}}}, nil
 }
 
-func (m channelMedia) Plan(pr ffmpeg.Probe) (ffmpeg.Plan, error) {
+func (m channelMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
 	return ffmpeg.Plan{PassThrough: true, Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
 }
 

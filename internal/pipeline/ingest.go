@@ -163,7 +163,9 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 	if err != nil {
 		return j, err
 	}
-	plan, err := p.Media.Plan(probe)
+	// SpeechKit labels speakers and summarizes file by file: a job that
+	// asks for either is not cut into short pieces.
+	plan, err := p.Media.PlanFor(probe, !j.Features.Speakers && !j.Features.Summary)
 	if err != nil {
 		return j, err
 	}
@@ -176,18 +178,8 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 	if j, err = p.reserve(ctx, j); err != nil {
 		return j, err
 	}
-	j.Segments = make([]job.Segment, len(plan.Segments))
-	for i, sg := range plan.Segments {
-		j.Segments[i] = job.Segment{Seq: i, StartMs: sg.StartMs, DurationMs: sg.DurationMs, Container: plan.Container}
-		if plan.PassThrough {
-			j.Segments[i].AudioKey = job.AcceptedKey(j.ID)
-			continue
-		}
-		key := job.AudioKey(j.ID, i)
-		if err := p.convert(ctx, src, sg, key); err != nil {
-			return j, err
-		}
-		j.Segments[i].AudioKey = key
+	if j.Segments, err = p.makeAudio(ctx, j, src, plan); err != nil {
+		return j, err
 	}
 	p.jobLog(j).InfoContext(ctx, "audio ready", "duration_ms", j.DurationMs, "segments", len(j.Segments),
 		"pass_through", plan.PassThrough, "container", plan.Container, "probe_container", probe.Container)
@@ -220,6 +212,46 @@ func (p *Pipeline) reserve(ctx context.Context, j job.Job) (job.Job, error) {
 	}
 	p.jobLog(saved).InfoContext(ctx, "audio reserved", "seconds", secs, "day", day)
 	return saved, nil
+}
+
+// makeAudio makes the audio plan says for job j from the source at src,
+// and returns its segments: the source itself when it passes through; one
+// converted piece; or, for a plan of several pieces, the pieces Split cuts
+// (each at a quiet moment near its planned place, so its real start and
+// length are Split's), each uploaded as soon as it is made.
+func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ffmpeg.Plan) ([]job.Segment, error) {
+	segment := func(i int, sg ffmpeg.Segment, key string) job.Segment {
+		return job.Segment{Seq: i, StartMs: sg.StartMs, DurationMs: sg.DurationMs, Container: plan.Container, AudioKey: key}
+	}
+	switch {
+	case len(plan.Segments) == 0:
+		return nil, fmt.Errorf("the media plan has no segments")
+	case plan.PassThrough:
+		return []job.Segment{segment(0, plan.Segments[0], job.AcceptedKey(j.ID))}, nil
+	case len(plan.Segments) == 1:
+		key := job.AudioKey(j.ID, 0)
+		if err := p.convert(ctx, src, plan.Segments[0], key); err != nil {
+			return nil, err
+		}
+		return []job.Segment{segment(0, plan.Segments[0], key)}, nil
+	}
+	var segs []job.Segment
+	err := p.Media.Split(ctx, src, plan, func(sg ffmpeg.Segment, audio io.Reader) error {
+		i := len(segs)
+		key := job.AudioKey(j.ID, i)
+		if _, err := p.Objects.Upload(ctx, key, audio, "audio/ogg"); err != nil {
+			return err
+		}
+		segs = append(segs, segment(i, sg, key))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("the recording was split into no pieces")
+	}
+	return segs, nil
 }
 
 // convert streams ffmpeg's output into a multipart upload: no temp file,

@@ -36,8 +36,14 @@ type Objects interface {
 // errs.Permanent with a code and a message a person understands.
 type Media interface {
 	Probe(ctx context.Context, input string) (ffmpeg.Probe, error)
-	Plan(p ffmpeg.Probe) (ffmpeg.Plan, error)
+	// PlanFor plans what to submit; parallel false keeps the pieces as
+	// long as SpeechKit takes (ffmpeg.Media.PlanFor).
+	PlanFor(p ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error)
 	Convert(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error
+	// Split converts a plan of several pieces in one pass, cutting each
+	// near its planned place where nobody speaks, and hands over each
+	// piece, in order, with where it really starts and how long it is.
+	Split(ctx context.Context, input string, plan ffmpeg.Plan, piece func(seg ffmpeg.Segment, audio io.Reader) error) error
 }
 
 // Recognizer is the speech recognizer's asynchronous API.

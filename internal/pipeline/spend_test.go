@@ -28,7 +28,7 @@ func (m passMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
 	return ffmpeg.Probe{Container: "ogg", DurationMs: m.durationMs}, nil
 }
 
-func (m passMedia) Plan(pr ffmpeg.Probe) (ffmpeg.Plan, error) {
+func (m passMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
 	return ffmpeg.Plan{PassThrough: true, Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
 }
 
@@ -194,7 +194,7 @@ type convertMedia struct {
 	failures int
 }
 
-func (m *convertMedia) Plan(pr ffmpeg.Probe) (ffmpeg.Plan, error) {
+func (m *convertMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
 	return ffmpeg.Plan{Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
 }
 

@@ -69,7 +69,14 @@ type Segment struct {
 // formats, which Probe never returns), ErrNoAudio (no audio stream),
 // ErrEmptyFile (the audio lasts 0 ms), ErrTooLong (longer than
 // MaxDuration).
-func (m *Media) Plan(p Probe) (Plan, error) {
+func (m *Media) Plan(p Probe) (Plan, error) { return m.PlanFor(p, true) }
+
+// PlanFor is Plan, or with parallel false, the plan of a recording whose
+// pieces must be as long as they can be: it is cut only where
+// SegmentLength makes it, never into pieces of PieceLength. That is for a
+// job whose results SpeechKit works out per file (speakers labelled, a
+// summary written), which short pieces would split.
+func (m *Media) PlanFor(p Probe, parallel bool) (Plan, error) {
 	format, ok := allowedDemuxer(p.Container)
 	if !ok {
 		return Plan{}, wrap(ErrUnsupported, fmt.Errorf("format %q is not accepted", p.Container), "")
@@ -86,7 +93,7 @@ func (m *Media) Plan(p Probe) (Plan, error) {
 			"the recording is longer than "+humanDuration(m.cfg.MaxDuration))
 	}
 
-	n, length := m.pieces(p.DurationMs)
+	n, length := m.pieces(p.DurationMs, parallel)
 	if n == 1 {
 		whole := []Segment{{StartMs: 0, DurationMs: p.DurationMs, Format: format}}
 		if c := passContainer(p); c != "" {
@@ -103,14 +110,15 @@ func (m *Media) Plan(p Probe) (Plan, error) {
 }
 
 // pieces is how many segments a recording of d > 0 ms is planned as (see
-// Plan), and how long each is but the last. The length is d/n rounded up,
+// Plan; without parallel, only as many as SegmentLength needs), and how
+// long each is but the last. The length is d/n rounded up,
 // so that no segment is longer than d/n (and so than SegmentLength) by a
 // millisecond; for a recording of a few milliseconds that can leave
 // nothing for the last ones, so n is counted again from the length.
-func (m *Media) pieces(d int64) (n, length int64) {
+func (m *Media) pieces(d int64, parallel bool) (n, length int64) {
 	atLeast := ceilDiv(d, m.cfg.SegmentLength.Milliseconds()) // none longer than SegmentLength
 	n = atLeast
-	if d > m.cfg.ParallelFrom.Milliseconds() {
+	if parallel && d > m.cfg.ParallelFrom.Milliseconds() {
 		n = min(ceilDiv(d, m.cfg.PieceLength.Milliseconds()), int64(m.cfg.MaxPieces))
 	}
 	n = max(n, atLeast, 1)
