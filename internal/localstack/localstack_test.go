@@ -28,15 +28,24 @@ type stack struct {
 // until the test ends.
 func startStack(t *testing.T, origins ...string) stack {
 	t.Helper()
+	return startStackWith(t, func(c *Config) { c.CORSOrigins = origins })
+}
+
+// startStackWith runs the stack as startStack does, with its configuration
+// changed by change first.
+func startStackWith(t *testing.T, change func(*Config)) stack {
+	t.Helper()
 	data := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	r, w := io.Pipe()
 	done := make(chan error, 1)
+	cfg := Config{
+		HTTPAddr: "127.0.0.1:0", S3Addr: "127.0.0.1:0", DataDir: data,
+		PollInterval: time.Hour, Shutdown: time.Second, Log: logs.Logger(t),
+	}
+	change(&cfg)
 	go func() {
-		done <- Run(ctx, Config{
-			HTTPAddr: "127.0.0.1:0", S3Addr: "127.0.0.1:0", DataDir: data, CORSOrigins: origins,
-			PollInterval: time.Hour, Shutdown: time.Second, Log: logs.Logger(t),
-		}, w)
+		done <- Run(ctx, cfg, w)
 		_ = w.Close()
 	}()
 	t.Cleanup(func() {
