@@ -54,10 +54,11 @@ type Report struct {
 	// PeakRecognizing is the most recognitions running at SpeechKit at
 	// once.
 	PeakRecognizing int
-	// Function calls made, their time, and those that failed, per
-	// function ("ingest", "poll").
+	// Function calls made, their time, the longest, and those that
+	// failed, per function ("ingest", "poll").
 	Calls       map[string]int
 	CallHours   map[string]float64
+	LongestCall map[string]time.Duration
 	CallsFailed map[string]int
 	// The store, as the cloud's YDB would count it: request units per job
 	// (estimated from docs/database.md), moves of a job's jobs_due entry
@@ -110,7 +111,7 @@ func (s *sim) report() Report {
 		return t.Sub(start)
 	}
 	r := Report{Mode: s.cfg.Mode, Jobs: len(s.order), FailedBy: map[string]int{},
-		Calls: map[string]int{}, CallHours: map[string]float64{}, CallsFailed: map[string]int{}}
+		Calls: map[string]int{}, CallHours: map[string]float64{}, LongestCall: map[string]time.Duration{}, CallsFailed: map[string]int{}}
 	var all []time.Duration
 	byClass := map[string][]time.Duration{}
 	var order []string
@@ -184,6 +185,7 @@ func (s *sim) report() Report {
 	for fn, st := range s.calls {
 		r.Calls[fn] = st.n
 		r.CallHours[fn] = st.busy.Hours()
+		r.LongestCall[fn] = st.longest
 		if st.failed > 0 {
 			r.CallsFailed[fn] = st.failed
 		}
@@ -285,9 +287,10 @@ func Table(w io.Writer, reports ...Report) error {
 		return fmt.Sprintf("%d (%s)", r.ChecksRefused, at(r.FirstCheckRefused))
 	})
 	row("most recognitions running at once", func(r Report) string { return fmt.Sprint(r.PeakRecognizing) })
-	row("calls: ingest / poll (hours busy; failed)", func(r Report) string {
-		return fmt.Sprintf("%d / %d (%.1f / %.1f; %d / %d)", r.Calls["ingest"], r.Calls["poll"],
-			r.CallHours["ingest"], r.CallHours["poll"], r.CallsFailed["ingest"], r.CallsFailed["poll"])
+	row("calls: ingest / poll", func(r Report) string { return fmt.Sprintf("%d / %d", r.Calls["ingest"], r.Calls["poll"]) })
+	row("  hours busy; longest; failed", func(r Report) string {
+		return fmt.Sprintf("%.1f / %.1f; %s / %s; %d / %d", r.CallHours["ingest"], r.CallHours["poll"],
+			fmtDuration(r.LongestCall["ingest"]), fmtDuration(r.LongestCall["poll"]), r.CallsFailed["ingest"], r.CallsFailed["poll"])
 	})
 	row("YDB RU per job (estimated)", func(r Report) string { return fmt.Sprintf("%.0f", r.RUPerJob) })
 	row("jobs_due moves per job", func(r Report) string { return fmt.Sprintf("%.1f", r.DueMovesPerJob) })
@@ -319,16 +322,16 @@ func fmtDuration(d time.Duration) string {
 // loads; labels name the loads.
 func Lines(w io.Writer, labels []string, reports []Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\tmode\tjobs\taudio h\tp50\tp95\tvoice p95\tlongest p95\treq/job\theld\tchecks/s\trefused\tfailed\tslot waits\tRU/job\tdue moves/job\t")
+	fmt.Fprintln(tw, "load\tmode\tjobs\taudio h\tp50\tp95\tvoice p95\tlongest p95\treq/job\theld\tchecks/s\trefused\tfailed\tslot waits\tbusiest\tlongest poll\tRU/job\tdue moves/job\t")
 	for i, r := range reports {
 		voice, longest := "-", "-"
 		if n := len(r.Classes); n > 0 {
 			voice, longest = fmtDuration(r.Classes[0].P95), fmtDuration(r.Classes[n-1].P95)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%d\t%d (%s)\t%.0f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%d\t%d (%s)\t%d\t%s\t%.0f\t%.1f\t\n",
 			labels[i], r.Mode, r.Jobs, r.AudioHours, fmtDuration(r.P50), fmtDuration(r.P95), voice, longest,
 			float64(r.Requests)/float64(max(r.Jobs, 1)), r.QuotaHeld, r.PeakChecks, r.ChecksRefused, r.Failed,
-			r.CallWaits, fmtDuration(r.MaxCallWait), r.RUPerJob, r.DueMovesPerJob)
+			r.CallWaits, fmtDuration(r.MaxCallWait), r.BusiestSlots, fmtDuration(r.LongestCall["poll"]), r.RUPerJob, r.DueMovesPerJob)
 	}
 	return tw.Flush()
 }

@@ -166,9 +166,10 @@ type tracked struct {
 
 // callStats adds up one function's calls.
 type callStats struct {
-	n      int
-	busy   time.Duration
-	failed int // calls that returned an error: the platform would retry their event
+	n       int
+	busy    time.Duration
+	longest time.Duration
+	failed  int // calls that returned an error: the platform would retry their event
 }
 
 // Run runs the load and reports what happened.
@@ -256,8 +257,10 @@ func (s *sim) call(fn string, run func(ctx context.Context) error) {
 		st = &callStats{}
 		s.calls[fn] = st
 	}
+	took := s.sched.Now().Sub(start)
 	st.n++
-	st.busy += s.sched.Now().Sub(start)
+	st.busy += took
+	st.longest = max(st.longest, took)
 	if err != nil {
 		st.failed++
 	}
