@@ -90,6 +90,10 @@ test-ydb: ## run the YDB store's contract suite against ydbplatform/local-ydb in
 bench: ## run the benchmarks and print their ratios
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...
 
+.PHONY: bench-load
+bench-load: ## the load model (docs/scale.md): 1,000 mixed jobs in a minute and steady loads of 2,000-15,000 a day, pieces against one piece (about three minutes)
+	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -count 1 ./internal/loadsim -args -load
+
 # Deployment packages (docs/deploy.md). The ingest and poll zips carry a
 # static Linux x86-64 ffmpeg and ffprobe: John Van Sickle's build of FFmpeg
 # 7.0.2, pinned by its SHA-256, downloaded once into FFMPEG_CACHE and

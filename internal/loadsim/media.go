@@ -40,7 +40,7 @@ type Cutting struct {
 func (m Mode) Cutting() Cutting {
 	c := Cutting{SegmentLength: ffmpeg.DefaultSegmentLength}
 	if m == Pieces {
-		c.PieceLength, c.ParallelFrom, c.MaxPieces = 5*time.Minute, 10*time.Minute, 12
+		c.PieceLength, c.ParallelFrom, c.MaxPieces = ffmpeg.DefaultPieceLength, ffmpeg.DefaultParallelFrom, ffmpeg.DefaultMaxPieces
 	}
 	return c
 }
@@ -58,30 +58,14 @@ func (c Cutting) Pieces(durationMs int64) int {
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
-// planner is the Plan the simulated media makes: ffmpeg's own, for its
-// checks and its rule of what passes through untouched. Without a
-// PieceLength that is all (one piece per SegmentLength, as the media
-// adapter cuts today); with one, a recording Cutting.Pieces cuts in more
-// than one piece is cut into that many of equal length (the last takes
-// what is left), the outline the adapter then moves each cut from to a
-// quiet moment.
-func planner(c Cutting) func(ffmpeg.Probe) (ffmpeg.Plan, error) {
-	media := ffmpeg.New(ffmpeg.Tools{}, ffmpeg.Config{SegmentLength: c.SegmentLength})
-	return func(p ffmpeg.Probe) (ffmpeg.Plan, error) {
-		plan, err := media.Plan(p)
-		n := int64(c.Pieces(p.DurationMs))
-		if err != nil || c.PieceLength == 0 || n == 1 {
-			return plan, err
-		}
-		format := plan.Segments[0].Format
-		each := p.DurationMs / n
-		segs := make([]ffmpeg.Segment, n)
-		for i := range segs {
-			start := int64(i) * each
-			segs[i] = ffmpeg.Segment{StartMs: start, DurationMs: each, Format: format}
-		}
-		segs[n-1].DurationMs = p.DurationMs - segs[n-1].StartMs
-		return ffmpeg.Plan{Container: ffmpeg.ContainerOggOpus, Segments: segs}, nil
+// planner is the plan the simulated media makes: ffmpeg's own
+// (ffmpeg.Media.PlanFor, which runs no binary), with c's cutting; without
+// a PieceLength, only SegmentLength cuts.
+func planner(c Cutting) func(ffmpeg.Probe, bool) (ffmpeg.Plan, error) {
+	media := ffmpeg.New(ffmpeg.Tools{}, ffmpeg.Config{SegmentLength: c.SegmentLength, PieceLength: c.PieceLength,
+		ParallelFrom: c.ParallelFrom, MaxPieces: c.MaxPieces})
+	return func(p ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error) {
+		return media.PlanFor(p, parallel && c.PieceLength > 0)
 	}
 }
 
@@ -93,7 +77,7 @@ func planner(c Cutting) func(ffmpeg.Probe) (ffmpeg.Plan, error) {
 type Media struct {
 	sched   *Sched
 	objects *Objects
-	plan    func(ffmpeg.Probe) (ffmpeg.Plan, error)
+	plan    func(ffmpeg.Probe, bool) (ffmpeg.Plan, error)
 	// ProbeTime is how long a probe takes.
 	ProbeTime time.Duration
 	// Speed is how many times faster than real time audio converts.
@@ -118,7 +102,9 @@ func (m *Media) Probe(ctx context.Context, input string) (ffmpeg.Probe, error) {
 }
 
 // Plan cuts the recording as the simulation's mode says.
-func (m *Media) Plan(p ffmpeg.Probe) (ffmpeg.Plan, error) { return m.plan(p) }
+func (m *Media) PlanFor(p ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error) {
+	return m.plan(p, parallel)
+}
 
 // Convert writes the piece's marker.
 func (m *Media) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {

@@ -57,7 +57,7 @@ func requireCovers(t *testing.T, segs []ffmpeg.Segment, d time.Duration) {
 func TestThePlannerCutsAsItsModeSays(t *testing.T) {
 	pieces, one := planner(Pieces.Cutting()), planner(OnePiece.Cutting())
 
-	plan, err := pieces(m4a(11*time.Minute + time.Millisecond))
+	plan, err := pieces(m4a(11*time.Minute+time.Millisecond), true)
 	require.NoError(t, err)
 	require.Len(t, plan.Segments, 3)
 	require.Equal(t, ffmpeg.ContainerOggOpus, plan.Container)
@@ -66,18 +66,21 @@ func TestThePlannerCutsAsItsModeSays(t *testing.T) {
 	require.Equal(t, "mov", plan.Segments[0].Format, "read as what was probed")
 
 	voice := ffmpeg.Probe{Container: "ogg", DurationMs: 30_000, Audio: []ffmpeg.AudioStream{{Codec: "opus", Channels: 1, SampleRate: 48000}}}
-	plan, err = pieces(voice)
+	plan, err = pieces(voice, true)
 	require.NoError(t, err)
 	require.True(t, plan.PassThrough, "a voice note goes as it is")
 	require.Len(t, plan.Segments, 1)
 
-	plan, err = one(m4a(6 * time.Hour))
+	plan, err = one(m4a(6*time.Hour), true)
 	require.NoError(t, err)
-	require.Equal(t, []int64{(3*time.Hour + 50*time.Minute).Milliseconds(), (2*time.Hour + 10*time.Minute).Milliseconds()},
-		[]int64{plan.Segments[0].DurationMs, plan.Segments[1].DurationMs}, "as the media adapter cuts today")
+	require.Equal(t, []int64{(3 * time.Hour).Milliseconds(), (3 * time.Hour).Milliseconds()},
+		[]int64{plan.Segments[0].DurationMs, plan.Segments[1].DurationMs}, "in equal halves, none over SEGMENT_LENGTH")
 	requireCovers(t, plan.Segments, 6*time.Hour)
+	plan, err = pieces(m4a(6*time.Hour), false)
+	require.NoError(t, err)
+	require.Len(t, plan.Segments, 2, "a job that asks for speakers or a summary keeps its pieces long")
 
-	_, err = pieces(m4a(7 * time.Hour))
+	_, err = pieces(m4a(7*time.Hour), true)
 	require.ErrorIs(t, err, ffmpeg.ErrTooLong, "the adapter's own checks hold")
 }
 

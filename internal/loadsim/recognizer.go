@@ -63,7 +63,7 @@ type recognition struct {
 // (TestCheckRateErrorIsTheClients compares them).
 func errCheckRate() error {
 	return errs.Wrap(status.Error(codes.ResourceExhausted, "too many operation checks in a second"),
-		errs.Unavailable, speechkit.CodeUnavailable, "the speech recognizer is unavailable; try again later")
+		errs.Unavailable, speechkit.CodeCheckQuota, "the speech recognizer is asked too often for now; the recognition is checked again later")
 }
 
 // Submit starts a recognition of the audio at the request's URI.

@@ -236,7 +236,8 @@ func (s *sim) pipeline() *pipeline.Pipeline {
 	return pipeline.New(pipeline.Deps{
 		Store: s.store, Objects: s.objects, Media: s.media, Recognizer: s.rec, Notifier: s,
 		Clock: s.sched, Log: s.log, Sleep: s.sched.Sleep,
-	}, pipeline.Config{RequestsPerHour: s.cfg.RequestsPerHour, ChecksPerSecond: s.cfg.ChecksPerSecond, Counters: s.counters})
+	}, pipeline.Config{RequestsPerHour: s.cfg.RequestsPerHour, ChecksPerSecond: s.cfg.ChecksPerSecond, Counters: s.counters,
+		JobInFlight: s.cfg.Mode.Cutting().MaxPieces, MaxInFlight: pipeline.DefaultMaxInFlight})
 }
 
 // call runs one call of function fn: it waits for a slot, then runs

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/clock"
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/transcript"
 )
@@ -88,9 +89,10 @@ func TestAnHourIsRecognizedInPiecesAndComesBackAsOneTranscript(t *testing.T) {
 		DurationMs int64  `json:"duration_ms"`
 		Error      *struct{ Code, Message string }
 	}
-	deadline := time.Now().Add(3 * time.Minute)
+	clk := clock.System()
+	deadline := clk.Now().Add(3 * time.Minute)
 	for view.State != "done" {
-		require.True(t, time.Now().Before(deadline), "the job is still %s", view.State)
+		require.True(t, clk.Now().Before(deadline), "the job is still %s", view.State)
 		time.Sleep(500 * time.Millisecond)
 		require.Equal(t, http.StatusOK, api(http.MethodGet, "/v1/jobs/"+j.ID, "", &view))
 		require.NotEqual(t, "failed", view.State, "%+v", view.Error)

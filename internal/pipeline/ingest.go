@@ -55,18 +55,23 @@ func (p *Pipeline) Uploaded(ctx context.Context, key string) error {
 	case err != nil:
 		return fmt.Errorf("upload event for job %s: %w", id, err)
 	}
-	p.ingest(ctx, j)
+	p.ingest(ctx, j, true)
 	return nil
 }
 
 // ingest runs the ingest step on a claimed job. A failure ends the attempt
 // by the retry policy; nothing is returned because the job records it.
-func (p *Pipeline) ingest(ctx context.Context, j job.Job) {
+//
+// inline says whether a short recording is checked in this call after its
+// submission (afterSubmit): so for the upload's own event, whose sender
+// waits for the answer; not for the poll function's sweep, whose call
+// would otherwise wait up to InlineCheckFor for each job it takes.
+func (p *Pipeline) ingest(ctx context.Context, j job.Job, inline bool) {
 	if p.cfg.Policy.Abandoned(j) {
 		p.settle(ctx, j, errs.New(errs.Unavailable, "attempts_exhausted", "the job failed too many times"))
 		return
 	}
-	j, err := p.runIngest(ctx, j)
+	j, err := p.runIngest(ctx, j, inline)
 	if errors.Is(err, errQuotaWait) {
 		return // the job waits for the quota's next window, saved and logged
 	}
@@ -76,7 +81,7 @@ func (p *Pipeline) ingest(ctx context.Context, j job.Job) {
 	}
 }
 
-func (p *Pipeline) runIngest(ctx context.Context, j job.Job) (job.Job, error) {
+func (p *Pipeline) runIngest(ctx context.Context, j job.Job, inline bool) (job.Job, error) {
 	var err error
 	if j.State == job.AwaitingUpload {
 		if j, err = p.accept(ctx, j); err != nil || j.State == job.AwaitingUpload {
@@ -95,6 +100,9 @@ func (p *Pipeline) runIngest(ctx context.Context, j job.Job) (job.Job, error) {
 	}
 	if j.State != job.Transcribe {
 		return j, fmt.Errorf("ingest ended in state %s", j.State)
+	}
+	if !inline {
+		return p.save(ctx, j, job.Next{After: p.cfg.pauseFor(j, p.Clock.Now())})
 	}
 	return p.afterSubmit(ctx, j)
 }

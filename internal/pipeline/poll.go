@@ -65,7 +65,9 @@ func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 			return st, fmt.Errorf("poll: %w", err)
 		}
 		now := p.Clock.Now()
-		if !ok || !next.Before(deadline) {
+		// Stop at the deadline even while work is due: a backlog is the
+		// next call's, and calls must not pile up to the timeout.
+		if !ok || !next.Before(deadline) || !now.Before(deadline) {
 			return st, nil
 		}
 		if wait := next.Sub(now); wait > 0 {
@@ -115,7 +117,7 @@ func (p *Pipeline) pollOnce(ctx context.Context, deadline time.Time, st *PollSta
 		n++
 		st.Ingested++
 		p.jobLog(swept[0]).InfoContext(ctx, "sweep takes the job back into ingest")
-		p.ingest(ctx, swept[0])
+		p.ingest(ctx, swept[0], false)
 	}
 	return n, nil
 }
@@ -169,6 +171,13 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 			return false, j, err
 		}
 		done, err := p.Recognizer.Check(ctx, sg.OperationID)
+		if errs.CodeOf(err) == speechkit.CodeCheckQuota {
+			// The recognizer's checks a second are used up (by other
+			// instances too): the check is only late, no fault of the
+			// job's. It is tried again after the job's pause.
+			p.jobLog(j).InfoContext(ctx, "the recognizer refused a status check over its quota; checked again later")
+			return false, j, nil
+		}
 		if done && errs.CodeOf(err) == speechkit.CodeRecognitionFailed {
 			// The recognition itself failed in a way that may pass: drop it,
 			// so the next attempt submits this segment again.

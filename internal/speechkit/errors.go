@@ -22,7 +22,12 @@ const (
 	// hour). No fault of the job's: the caller waits for the quota to free
 	// instead of counting an attempt.
 	CodeRecognitionQuota = "recognition_quota"
-	codeAuthUnavailable  = "speechkit_auth_unavailable"
+	// CodeCheckQuota: a status check met the recognizer's quota of checks
+	// (RESOURCE_EXHAUSTED on OperationService.Get; SpeechKit allows 5 a
+	// second). The recognition runs on; the caller checks again later and
+	// counts no attempt.
+	CodeCheckQuota      = "check_quota"
+	codeAuthUnavailable = "speechkit_auth_unavailable"
 
 	// Give up (errs.Permanent).
 	CodeRejected = "speechkit_rejected"  // the recognizer refused the request or the audio
@@ -45,6 +50,7 @@ const (
 	msgAccessDenied = "the speech recognizer refused this service's credentials; try again later"
 	msgFailed       = "the speech recognizer failed on this audio; it will be tried again"
 	msgQuota        = "the speech recognizer's request quota is used up for now; it will be tried again"
+	msgCheckQuota   = "the speech recognizer is asked too often for now; the recognition is checked again later"
 	msgRejected     = "the recognizer could not process this audio"
 	msgExpired      = "the recognition result is no longer available (results are kept for 3 days)"
 )
@@ -103,6 +109,8 @@ func (c *Client) classify(k call, err error) error {
 			return errs.Wrap(cause, errs.Unavailable, CodeRecognitionQuota, msgQuota)
 		case callOperation:
 			return errs.Wrap(cause, errs.Unavailable, CodeRecognitionFailed, msgFailed)
+		case callCheck:
+			return errs.Wrap(cause, errs.Unavailable, CodeCheckQuota, msgCheckQuota)
 		}
 		return errs.Wrap(cause, errs.Unavailable, CodeUnavailable, msgUnavailable)
 	case codes.Unavailable, codes.DeadlineExceeded,

@@ -35,4 +35,14 @@ func TestResourceExhaustedIsTheRequestQuotaOnSubmit(t *testing.T) {
 	done, err := c.Check(context.Background(), id)
 	require.True(t, done)
 	requireErr(t, err, errs.Unavailable, speechkit.CodeRecognitionFailed)
+
+	// A status check over the quota of checks: the recognition runs on.
+	srv.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
+		return speechkittest.Plan{CheckErr: status.Error(codes.ResourceExhausted, "fake says too many checks")}
+	})
+	id = mustSubmit(t, c, uriRequest)
+	done, err = c.Check(context.Background(), id)
+	require.False(t, done)
+	requireErr(t, err, errs.Unavailable, speechkit.CodeCheckQuota)
+	require.NotContains(t, errs.MessageOf(err), "fake says")
 }

@@ -17,6 +17,10 @@ type Plan struct {
 	// PendingChecks is how many OperationService.Get calls answer
 	// done = false before the operation is done.
 	PendingChecks int
+	// CheckErr, when set, is what every OperationService.Get of the
+	// operation returns (e.g. status.Error(codes.ResourceExhausted, …)
+	// for a check over the quota); the operation itself runs on.
+	CheckErr error
 	// OpErr, when set, is the error the operation finishes with.
 	OpErr *status.Status
 	// Utterances are what GetRecognition streams, as a `final` and (when

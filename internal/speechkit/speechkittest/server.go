@@ -314,6 +314,9 @@ func (o operations) Get(_ context.Context, req *operation.GetOperationRequest) (
 		return nil, status.Error(codes.NotFound, "operation not found")
 	}
 	op.checks++
+	if op.plan.CheckErr != nil {
+		return nil, op.plan.CheckErr
+	}
 	res := &operation.Operation{Id: req.GetOperationId(), Description: "STT v3 async recognition"}
 	if op.checks <= op.plan.PendingChecks {
 		return res, nil
