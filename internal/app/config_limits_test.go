@@ -65,8 +65,8 @@ func TestPieceSettings(t *testing.T) {
 	c, err := FromEnv(envOf())
 	require.NoError(t, err)
 	require.Zero(t, c.Media.PieceLength, "the media's default, 5 min")
-	require.Equal(t, 12, c.Media.MaxPieces)
-	require.Equal(t, 12, c.Pipeline.JobInFlight, "a job's pieces all go at once")
+	require.Equal(t, 24, c.Media.MaxPieces)
+	require.Equal(t, 24, c.Pipeline.JobInFlight, "a job's pieces all go at once")
 	c, err = FromEnv(envOf("PIECE_LENGTH", "2m", "PARALLEL_FROM", "30m", "MAX_PIECES", "40"))
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Minute, c.Media.PieceLength)
@@ -78,7 +78,7 @@ func TestPieceSettings(t *testing.T) {
 		require.ErrorContains(t, err, name+":", bad)
 	}
 	_, err = FromEnv(envOf("MAX_PIECES", "101"))
-	require.ErrorContains(t, err, "MAX_PIECES: want a number from 1 to 100, such as 12")
+	require.ErrorContains(t, err, "MAX_PIECES: want a number from 1 to 100, such as 24")
 	_, err = FromEnv(envOf("PIECE_LENGTH", "2h", "SEGMENT_LENGTH", "1h"))
 	require.ErrorContains(t, err, "PIECE_LENGTH: 2h0m0s is longer than SEGMENT_LENGTH (1h0m0s)")
 }

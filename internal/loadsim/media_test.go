@@ -26,7 +26,8 @@ func TestEachModeCutsByItsRule(t *testing.T) {
 		{pieces, 10 * time.Minute, 1}, // not longer than ParallelFrom
 		{pieces, 11 * time.Minute, 3},
 		{pieces, time.Hour, 12},
-		{pieces, 6 * time.Hour, 12}, // at most 12: pieces of 30 min
+		{pieces, 2 * time.Hour, 24},
+		{pieces, 6 * time.Hour, 24}, // at most 24: pieces of 15 min
 		{few, 9 * time.Hour, 3},     // never longer than SegmentLength
 		{one, time.Hour, 1},
 		{one, 3*time.Hour + 50*time.Minute, 1},

@@ -81,9 +81,11 @@ func TestAnHourIsCheckedByThePollTimer(t *testing.T) {
 
 // A load larger than the quotas: with 70 requests an hour (10 in each
 // 10-minute window) and 3 call slots, 24 voice notes and a recording of
-// 20 minutes in pieces (28 requests) all end done, with no window over
-// its 10 and no hour over 70, calls waiting for slots, and never more
-// than 3 running. The same load gives the same report twice.
+// 20 minutes all end done, with no window over its 10 and no hour over 70,
+// calls waiting for slots, and never more than 3 running. The recording,
+// converted while the voice notes fill the window, finds it over half used
+// and goes as one file, not 4 pieces (pipeline's room for pieces): 25
+// requests. The same load gives the same report twice.
 func TestALoadKeepsThePlatformsLimits(t *testing.T) {
 	recs := Mixed([]Class{
 		{Name: "voice", Share: 24.0 / 25, Min: 5 * time.Second, Max: time.Minute, Voice: true},
@@ -93,7 +95,7 @@ func TestALoadKeepsThePlatformsLimits(t *testing.T) {
 	s, r := run(t, cfg)
 
 	require.Equal(t, 25, r.Done)
-	require.Equal(t, 24+4, r.Requests)
+	require.Equal(t, 24+1, r.Requests)
 	perWindow := map[time.Time]int{}
 	for _, at := range s.rec.Submissions() {
 		perWindow[at.Truncate(10*time.Minute)]++
@@ -101,7 +103,7 @@ func TestALoadKeepsThePlatformsLimits(t *testing.T) {
 	for w, n := range perWindow {
 		require.LessOrEqual(t, n, 10, "window %s", w)
 	}
-	require.GreaterOrEqual(t, len(perWindow), 3, "28 requests need three windows")
+	require.GreaterOrEqual(t, len(perWindow), 3, "25 requests need three windows")
 	require.LessOrEqual(t, r.PeakRequestHour, 70)
 	require.Positive(t, r.QuotaHeld)
 	require.Positive(t, r.CallWaits)

@@ -110,7 +110,7 @@ const (
 	DefaultDeferredCheckPause = 15 * time.Minute
 	// DefaultJobInFlight is as many as a recording's pieces
 	// (ffmpeg.DefaultMaxPieces): every piece of a job goes at once.
-	DefaultJobInFlight = 12
+	DefaultJobInFlight = 24
 	// DefaultMaxInFlight: the poll function checks at most 5 operations
 	// a second, and a 5-minute piece is checked every 25 s (its length /
 	// CheckPauseDivisor), so 125 recognitions of pieces can each be checked

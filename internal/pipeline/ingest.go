@@ -173,9 +173,17 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 	}
 	// SpeechKit labels speakers and summarizes file by file: a job that
 	// asks for either is not cut into short pieces.
-	plan, err := p.Media.PlanFor(probe, !j.Features.Speakers && !j.Features.Summary)
+	parallel := !j.Features.Speakers && !j.Features.Summary
+	plan, err := p.Media.PlanFor(probe, parallel)
 	if err != nil {
 		return j, err
+	}
+	if parallel && len(plan.Segments) > 1 && !p.roomForPieces(ctx, len(plan.Segments)) {
+		if plan, err = p.Media.PlanFor(probe, false); err != nil {
+			return j, err
+		}
+		p.jobLog(j).InfoContext(ctx, "the request quota's window is over half used; the recording goes in as few pieces as it can",
+			"segments", len(plan.Segments))
 	}
 	j.DurationMs = probe.DurationMs
 	// What is submitted is the first audio stream, as it is or converted
@@ -193,6 +201,26 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 		"pass_through", plan.PassThrough, "container", plan.Container, "probe_container", probe.Container)
 	j.State = job.Converted
 	return p.save(ctx, j, job.Next{Keep: true})
+}
+
+// roomForPieces reports whether n pieces fit in the first half of the
+// request quota's current window, counted with what it holds already.
+// Each piece is a request: under load, pieces would spend the quota that
+// other jobs wait for, so a recording is then sent as few files as
+// SEGMENT_LENGTH allows. Speed when the installation is quiet, the most
+// audio per request when it is busy. Without pacing there is always room;
+// a counter that cannot be read leaves the pieces as planned.
+func (p *Pipeline) roomForPieces(ctx context.Context, n int) bool {
+	if !p.cfg.pacing() {
+		return true
+	}
+	start, _, limit := p.cfg.submissionWindow(p.Clock.Now())
+	used, err := p.cfg.Counters.Used(ctx, submissionsKey, start)
+	if err != nil {
+		p.Log.WarnContext(ctx, "could not read the request quota's window; cutting as planned", "error", err.Error())
+		return true
+	}
+	return used+int64(n) <= limit/2
 }
 
 // reserve counts the job's audio against its payer's day and the

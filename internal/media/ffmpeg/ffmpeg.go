@@ -65,10 +65,15 @@ const (
 	// allows 500 an hour by default ("Recognition requests per hour",
 	// https://yandex.cloud/en/docs/speechkit/concepts/limits).
 	DefaultParallelFrom = 10 * time.Minute
-	// DefaultMaxPieces bounds the requests one recording spends: an hour is
-	// 12 pieces of 5 minutes, and past an hour the pieces grow instead (6 h
-	// gives 12 of 30 min), so 40 long recordings an hour fit the quota.
-	DefaultMaxPieces = 12
+	// DefaultMaxPieces bounds the requests one recording spends: 2 hours
+	// are 24 pieces of 5 minutes, and past that the pieces grow instead
+	// (6 h gives 24 of 15 min), so 20 long recordings an hour fit the
+	// quota. The pipeline cuts into pieces only while the quota's window
+	// has room (pipeline.Config, "room for pieces"). 24 rather than 12:
+	// a 6 h recording's transcript is back in about 0.2 of the time of
+	// one file per SEGMENT_LENGTH instead of 0.28 (BenchmarkLongWall),
+	// its 15-minute pieces taking half the time of 30-minute ones.
+	DefaultMaxPieces = 24
 	// DefaultBitrate is the Opus bitrate of converted audio: 32 kbit/s is
 	// inside the 28–40 kbit/s that RFC 7587 (3.1.1) recommends for fullband
 	// speech, keeps stereo as stereo (libopus folds stereo to mono below

@@ -209,5 +209,5 @@ func TestSettingsHelpers(t *testing.T) {
 
 	cfg := New(Tools{}, Config{}).Config()
 	require.Equal(t, Config{MaxDuration: 6 * time.Hour, SegmentLength: 230 * time.Minute, StderrLimit: 4096, Bitrate: "32k",
-		PieceLength: 5 * time.Minute, ParallelFrom: 10 * time.Minute, MaxPieces: 12}, cfg)
+		PieceLength: 5 * time.Minute, ParallelFrom: 10 * time.Minute, MaxPieces: 24}, cfg)
 }

@@ -72,9 +72,12 @@ func TestPlanCutsLongAudio(t *testing.T) {
 		{"10 minutes is one piece", defaults, 10 * minute, 1, 10 * minute},
 		{"11 minutes is three pieces", defaults, 11 * minute, 3, 220_000}, // ceil(11/5) = 3 of 3 min 40 s
 		{"an hour is twelve pieces of 5 minutes", defaults, hour, 12, 5 * minute},
-		{"a minute more is still twelve, a little longer", defaults, hour + minute, 12, 305_000},
-		{"6 hours is twelve pieces of 30 minutes", defaults, 6 * hour, 12, 30 * minute},
-		{"a remainder goes to the last piece", defaults, hour + 5, 12, 300_001}, // the last is 299 994 ms
+		{"an hour and a minute is thirteen", defaults, hour + minute, 13, 281_539},
+		{"2 hours is twenty-four pieces of 5 minutes", defaults, 2 * hour, 24, 5 * minute},
+		{"a minute more is still twenty-four, a little longer", defaults, 2*hour + minute, 24, 302_500},
+		{"6 hours is twenty-four pieces of 15 minutes", defaults, 6 * hour, 24, 15 * minute},
+		{"a remainder goes to the last piece", defaults, 2*hour + 5, 24, 300_001}, // the last is 299 982 ms
+		{"at most MaxPieces", ffmpeg.Config{MaxPieces: 12}, 6 * hour, 12, 30 * minute},
 		{"never over SegmentLength, whatever MaxPieces says",
 			ffmpeg.Config{MaxPieces: 2, MaxDuration: 10 * time.Hour}, 9 * hour, 3, 3 * hour},
 		{"one more piece when the SegmentLength would be passed by a millisecond",

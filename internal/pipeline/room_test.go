@@ -1,0 +1,79 @@
+package pipeline_test
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/job"
+	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/pipeline"
+)
+
+// askedMedia is pieceMedia that plans a whole file when asked to, and
+// notes what it was asked.
+type askedMedia struct {
+	pieceMedia
+	asked []bool
+}
+
+func (m *askedMedia) PlanFor(pr ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error) {
+	m.asked = append(m.asked, parallel)
+	if !parallel {
+		return ffmpeg.Plan{Container: ffmpeg.ContainerOggOpus, Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs, Format: "mp3"}}}, nil
+	}
+	return m.pieceMedia.PlanFor(pr, true)
+}
+
+// Convert writes a whole file's few bytes.
+func (m *askedMedia) Convert(_ context.Context, _ string, _ ffmpeg.Segment, w io.Writer) error {
+	_, err := io.WriteString(w, "OggS")
+	return err
+}
+
+// A recording is cut into pieces while they fit in the first half of the
+// request quota's window; past that it goes as one file, leaving the
+// window's requests to the jobs that wait for them.
+func TestPiecesOnlyWhileTheRequestWindowHasRoom(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		used     int64 // of the window's 71
+		segments int
+	}{
+		{"an empty window", 0, 3},
+		{"half the window less the pieces", 35 - 3, 3},
+		{"one more", 35 - 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newQuotaEnv(t)
+			if tc.used > 0 {
+				_, ok, err := e.counters.Reserve(e.ctx, "speechkit_requests", windowEnd.Add(-10*time.Minute), tc.used, 0)
+				require.NoError(t, err)
+				require.True(t, ok)
+			}
+			media := &askedMedia{pieceMedia: pieceMedia{durationMs: 15_000, planned: 3, cuts: []int64{5_000, 10_000}}}
+			p := pipeline.New(pipeline.Deps{
+				Store: e.st, Objects: &pieceObjects{}, Media: media, Recognizer: newFlightRecognizer(), Clock: e.clk, Log: quiet(),
+				Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
+			}, pipeline.Config{Counters: e.counters, RequestsPerHour: 500, InlineCheckMax: time.Nanosecond})
+			j, err := e.st.Create(e.ctx, job.Draft{Source: job.SourceAPI, OwnerID: "o", Filename: "a.mp3", SizeBytes: 10})
+			require.NoError(t, err)
+			j, err = e.st.Claim(e.ctx, j.ID, job.Ingest)
+			require.NoError(t, err)
+			j.State = job.Created
+			_, err = e.st.Save(e.ctx, j, job.Next{})
+			require.NoError(t, err)
+
+			require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+			got := e.get(t, j.ID)
+			require.Equal(t, job.Transcribe, got.State, got.ErrorMessage)
+			require.Len(t, got.Segments, tc.segments)
+			if tc.segments == 1 {
+				require.Equal(t, []bool{true, false}, media.asked, "planned in pieces, then whole")
+			}
+		})
+	}
+}
