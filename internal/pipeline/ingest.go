@@ -203,24 +203,36 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 	return p.save(ctx, j, job.Next{Keep: true})
 }
 
-// roomForPieces reports whether n pieces fit in the first half of the
-// request quota's current window, counted with what it holds already.
-// Each piece is a request: under load, pieces would spend the quota that
-// other jobs wait for, so a recording is then sent as few files as
-// SEGMENT_LENGTH allows. Speed when the installation is quiet, the most
-// audio per request when it is busy. Without pacing there is always room;
-// a counter that cannot be read leaves the pieces as planned.
+// roomForPieces reports whether the installation is quiet enough for n
+// pieces: the request quota's previous window used at most half of its
+// requests, and the n fit in the first half of the current one with what
+// it holds already. Each piece is a request: under load, pieces would
+// spend the quota that other jobs wait for, so a recording is then sent
+// as few files as SEGMENT_LENGTH allows. Speed when the installation is
+// quiet, the most audio per request when it is busy. The previous window
+// says whether the load goes on: at the start of a window the current
+// one holds little whatever the load. Without pacing there is always
+// room; a counter that cannot be read leaves the pieces as planned.
 func (p *Pipeline) roomForPieces(ctx context.Context, n int) bool {
 	if !p.cfg.pacing() {
 		return true
 	}
-	start, _, limit := p.cfg.submissionWindow(p.Clock.Now())
-	used, err := p.cfg.Counters.Used(ctx, submissionsKey, start)
-	if err != nil {
-		p.Log.WarnContext(ctx, "could not read the request quota's window; cutting as planned", "error", err.Error())
-		return true
+	start, end, limit := p.cfg.submissionWindow(p.Clock.Now())
+	before := start.Add(-end.Sub(start))
+	for _, w := range []struct {
+		start time.Time
+		n     int64
+	}{{before, 0}, {start, int64(n)}} {
+		used, err := p.cfg.Counters.Used(ctx, submissionsKey, w.start)
+		if err != nil {
+			p.Log.WarnContext(ctx, "could not read the request quota's window; cutting as planned", "error", err.Error())
+			return true
+		}
+		if used+w.n > limit/2 {
+			return false
+		}
 	}
-	return used+int64(n) <= limit/2
+	return true
 }
 
 // reserve counts the job's audio against its payer's day and the

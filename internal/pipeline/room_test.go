@@ -34,23 +34,30 @@ func (m *askedMedia) Convert(_ context.Context, _ string, _ ffmpeg.Segment, w io
 	return err
 }
 
-// A recording is cut into pieces while they fit in the first half of the
-// request quota's window; past that it goes as one file, leaving the
-// window's requests to the jobs that wait for them.
+// A recording is cut into pieces while the window before used at most half
+// its requests and the pieces fit in the first half of the current one;
+// past either it goes as one file, leaving the requests to the jobs that
+// wait for them.
 func TestPiecesOnlyWhileTheRequestWindowHasRoom(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		used     int64 // of the window's 71
+		before   int64 // of the previous window's 71
+		used     int64 // of the current window's 71
 		segments int
 	}{
-		{"an empty window", 0, 3},
-		{"half the window less the pieces", 35 - 3, 3},
-		{"one more", 35 - 2, 1},
+		{"an empty window", 0, 0, 3},
+		{"half the window less the pieces", 0, 35 - 3, 3},
+		{"one more", 0, 35 - 2, 1},
+		{"the window before half used", 35, 0, 3},
+		{"the window before over half used", 36, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newQuotaEnv(t)
-			if tc.used > 0 {
-				_, ok, err := e.counters.Reserve(e.ctx, "speechkit_requests", windowEnd.Add(-10*time.Minute), tc.used, 0)
+			for w, n := range map[time.Time]int64{windowEnd.Add(-20 * time.Minute): tc.before, windowEnd.Add(-10 * time.Minute): tc.used} {
+				if n == 0 {
+					continue
+				}
+				_, ok, err := e.counters.Reserve(e.ctx, "speechkit_requests", w, n, 0)
 				require.NoError(t, err)
 				require.True(t, ok)
 			}
