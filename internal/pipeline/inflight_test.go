@@ -1,10 +1,8 @@
 package pipeline_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -64,33 +62,10 @@ func (r *flightRecognizer) count() int {
 	return len(r.submitted)
 }
 
-// resultObjects keeps what is put, and names objects by URI.
-type resultObjects struct {
-	uriObjects
-	mu   sync.Mutex
-	puts map[string][]byte
-}
-
-func (o *resultObjects) Put(_ context.Context, key string, body []byte, _ string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.puts == nil {
-		o.puts = map[string][]byte{}
-	}
-	o.puts[key] = bytes.Clone(body)
-	return nil
-}
-
-func (o *resultObjects) Get(_ context.Context, key string) (io.ReadCloser, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return io.NopCloser(bytes.NewReader(o.puts[key])), nil
-}
-
 func (e *quotaEnv) flightPipeline(rec pipeline.Recognizer, cfg pipeline.Config) *pipeline.Pipeline {
 	cfg.Counters = e.counters
 	return pipeline.New(pipeline.Deps{
-		Store: e.st, Objects: &resultObjects{}, Recognizer: rec, Clock: e.clk, Log: quiet(),
+		Store: e.st, Objects: &putObjects{}, Recognizer: rec, Clock: e.clk, Log: quiet(),
 		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
 	}, cfg)
 }
@@ -274,7 +249,7 @@ func TestWithoutCountersTheInstallationIsNotBounded(t *testing.T) {
 	e := newQuotaEnv(t)
 	rec := newFlightRecognizer()
 	p := pipeline.New(pipeline.Deps{
-		Store: e.st, Objects: &resultObjects{}, Recognizer: rec, Clock: e.clk, Log: quiet(),
+		Store: e.st, Objects: &putObjects{}, Recognizer: rec, Clock: e.clk, Log: quiet(),
 		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
 	}, pipeline.Config{MaxInFlight: 1})
 	a := e.converted(t, 3)
