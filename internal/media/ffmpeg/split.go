@@ -121,6 +121,16 @@ func (m *Media) levels(ctx context.Context, input, format string, last Segment) 
 		cause := &processError{tool: "ffmpeg (levels)", err: errors.New("reading the input broke off"), stderr: res.Stderr}
 		return nil, st, wrap(ErrSourceUnavailable, cause, "")
 	}
+	// The lines read are those of the ffmpeg builds this was tried with
+	// (5.1 here; the packaged 7.0.2 is read from its source, not run). A
+	// build that prints them otherwise gives no levels, and cuts made
+	// blind could fall inside words: fail loudly instead. Half the frames
+	// leaves room for a header that overstated the length.
+	if got := int64(len(p.levels)); got < expected/2 {
+		cause := &processError{tool: "ffmpeg (levels)",
+			err: fmt.Errorf("the level pass gave %d levels for about %d frames: its output is not what this code reads", got, expected), stderr: res.Stderr}
+		return nil, st, wrap(ErrFailed, cause, "")
+	}
 	return p.levels, st, nil
 }
 

@@ -269,6 +269,24 @@ func TestSplitStopsWhenPieceFails(t *testing.T) {
 	requireNoZombies(t)
 }
 
+// An ffmpeg whose level pass prints nothing this code reads (another
+// build's format) fails the split loudly, as an internal error, before any
+// piece is cut: cuts made without levels could fall inside words.
+func TestSplitFailsWhenTheLevelsCannotBeRead(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "ffmpeg")
+	script := "#!/bin/sh\necho 'frame:0 pts:0 pts_time:0'\necho 'lavfi.astats.Overall.RMS_LEVEL: -20.0'\n"
+	require.NoError(t, os.WriteFile(fake, []byte(script), 0o700))
+	m := ffmpeg.New(ffmpeg.Tools{FFmpeg: fake}, ffmpeg.Config{})
+	plan := ffmpeg.Plan{Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{0, 60_000, "ogg"}, {60_000, 60_000, "ogg"}}}
+	err := m.Split(context.Background(), filepath.Join(t.TempDir(), "x.ogg"), plan, func(ffmpeg.Segment, io.Reader) error {
+		t.Fatal("no piece without levels")
+		return nil
+	})
+	require.ErrorIs(t, err, ffmpeg.ErrFailed)
+	require.Equal(t, errs.Internal, errs.KindOf(err))
+	require.ErrorContains(t, err, "gave 0 levels for about 1200 frames")
+}
+
 // A plan Split cannot follow is refused before anything runs.
 func TestSplitRefusesAPlanItCannotFollow(t *testing.T) {
 	m := ffmpeg.New(ffmpeg.Tools{FFmpeg: "/nonexistent/ffmpeg"}, ffmpeg.Config{})
