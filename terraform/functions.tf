@@ -18,6 +18,10 @@ locals {
     LIMIT_AUDIO_PER_DAY   = var.limit_audio_per_day
     LIMIT_AUDIO_PER_MONTH = var.limit_audio_per_month
     LIMIT_ACTIVE_JOBS     = tostring(var.limit_active_jobs)
+    # The request quota and the bound in flight are kept by ingest and
+    # poll, which submit; the others never read them, harmlessly.
+    SPEECHKIT_REQUESTS_PER_HOUR = tostring(var.speechkit_requests_per_hour)
+    MAX_RECOGNITIONS_IN_FLIGHT  = tostring(var.max_recognitions_in_flight)
     }, var.limit_exempt_users == "" ? {} : {
     LIMIT_EXEMPT_USERS = var.limit_exempt_users
     }, var.summary_model_uri == "" ? {} : {

@@ -74,6 +74,28 @@ variable "limit_exempt_users" {
   }
 }
 
+variable "speechkit_requests_per_hour" {
+  description = "SpeechKit's quota of recognition requests an hour, as granted to the cloud: 500 unless support raised it (SPEECHKIT_REQUESTS_PER_HOUR; docs/scale.md)."
+  type        = number
+  default     = 500
+
+  validation {
+    condition     = var.speechkit_requests_per_hour >= 2 && var.speechkit_requests_per_hour <= 1000000 && floor(var.speechkit_requests_per_hour) == var.speechkit_requests_per_hour
+    error_message = "speechkit_requests_per_hour: want a whole number from 2 to 1000000."
+  }
+}
+
+variable "max_recognitions_in_flight" {
+  description = "The most recognitions the installation has running at once; 0 is no bound (MAX_RECOGNITIONS_IN_FLIGHT; docs/settings.md)."
+  type        = number
+  default     = 100
+
+  validation {
+    condition     = var.max_recognitions_in_flight >= 0 && var.max_recognitions_in_flight <= 10000 && floor(var.max_recognitions_in_flight) == var.max_recognitions_in_flight
+    error_message = "max_recognitions_in_flight: want a whole number from 0 (no bound) to 10000."
+  }
+}
+
 variable "default_language" {
   description = "A job's recognition language when it names none (DEFAULT_LANGUAGE)."
   type        = string
