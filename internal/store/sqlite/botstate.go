@@ -213,40 +213,13 @@ func (s *BotState) ClaimDue(ctx context.Context, now time.Time, lease time.Durat
 	if err := botstate.ValidateClaim(now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}
-	claimed := make([]botstate.Delivery, 0, limit)
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		at := formatTime(now)
-		rows, err := tx.QueryContext(ctx, selectDueDeliveries, string(botstate.Pending), at, at, limit)
-		if err != nil {
-			return translate(err)
-		}
-		var due []botstate.Delivery
-		for rows.Next() {
-			d, err := scanDelivery(rows)
-			if err != nil {
-				_ = rows.Close()
-				return translate(err)
-			}
-			due = append(due, d)
-		}
-		if err := rows.Close(); err != nil {
-			return translate(err)
-		}
-		if err := rows.Err(); err != nil {
-			return translate(err)
-		}
-		for _, cur := range due {
-			d, err := botstate.ApplyClaim(cur, now, lease)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, updateDelivery, append(deliveryValues(d), keyArgs(d.Key)...)...); err != nil {
-				return translate(err)
-			}
-			claimed = append(claimed, d)
-		}
-		return nil
-	})
+	at := formatTime(now)
+	claimed, err := claimDue(ctx, s.db, limit, selectDueDeliveries, []any{string(botstate.Pending), at, at, limit}, scanDelivery,
+		func(cur botstate.Delivery) (botstate.Delivery, error) { return botstate.ApplyClaim(cur, now, lease) },
+		func(tx *sql.Tx, d botstate.Delivery) error {
+			_, err := tx.ExecContext(ctx, updateDelivery, append(deliveryValues(d), keyArgs(d.Key)...)...)
+			return err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}

@@ -137,40 +137,13 @@ func (s *Callbacks) ClaimDue(ctx context.Context, now time.Time, lease time.Dura
 	if err := callback.ValidateClaim(now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due callbacks: %w", err)
 	}
-	claimed := make([]callback.Delivery, 0, limit)
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		at := formatTime(now)
-		rows, err := tx.QueryContext(ctx, selectDueCallbacks, string(callback.Pending), at, at, limit)
-		if err != nil {
-			return translate(err)
-		}
-		var due []callback.Delivery
-		for rows.Next() {
-			d, err := scanCallback(rows)
-			if err != nil {
-				_ = rows.Close()
-				return translate(err)
-			}
-			due = append(due, d)
-		}
-		if err := rows.Close(); err != nil {
-			return translate(err)
-		}
-		if err := rows.Err(); err != nil {
-			return translate(err)
-		}
-		for _, cur := range due {
-			d, err := callback.ApplyClaim(cur, now, lease)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, updateCallback, append(callbackValues(d), d.JobID)...); err != nil {
-				return translate(err)
-			}
-			claimed = append(claimed, d)
-		}
-		return nil
-	})
+	at := formatTime(now)
+	claimed, err := claimDue(ctx, s.db, limit, selectDueCallbacks, []any{string(callback.Pending), at, at, limit}, scanCallback,
+		func(cur callback.Delivery) (callback.Delivery, error) { return callback.ApplyClaim(cur, now, lease) },
+		func(tx *sql.Tx, d callback.Delivery) error {
+			_, err := tx.ExecContext(ctx, updateCallback, append(callbackValues(d), d.JobID)...)
+			return err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("claim due callbacks: %w", err)
 	}

@@ -183,35 +183,8 @@ func (s *BotState) ClaimDue(ctx context.Context, now time.Time, lease time.Durat
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}
 	now = truncMs(now)
-	var claimed []botstate.Delivery
-	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		claimed = make([]botstate.Delivery, 0, limit)
-		var due []botstate.Delivery
-		err := s.db.rows(ctx, tx, selectDueDeliveries, dueDeliveriesParams(now, limit), func(row query.Row) error {
-			d, err := scanDelivery(row)
-			due = append(due, d)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if len(due) == 0 {
-			return nil
-		}
-		next := make([]botstate.Delivery, 0, len(due))
-		for _, cur := range due {
-			d, err := botstate.ApplyClaim(cur, now, lease)
-			if err != nil {
-				return err
-			}
-			next = append(next, d)
-		}
-		if err := s.db.exec(ctx, tx, upsertDeliveries, deliveriesParams(next...)); err != nil {
-			return err
-		}
-		claimed = next
-		return nil
-	})
+	claimed, err := claimDue(ctx, s.db, selectDueDeliveries, dueDeliveriesParams(now, limit), scanDelivery,
+		func(cur botstate.Delivery) (botstate.Delivery, error) { return botstate.ApplyClaim(cur, now, lease) }, upsertDeliveries, deliveriesParams)
 	if err != nil {
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}

@@ -176,32 +176,8 @@ func (s *Callbacks) ClaimDue(ctx context.Context, now time.Time, lease time.Dura
 		return nil, fmt.Errorf("claim due callbacks: %w", err)
 	}
 	now = truncMs(now)
-	var claimed []callback.Delivery
-	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		claimed = make([]callback.Delivery, 0, limit)
-		var due []callback.Delivery
-		err := s.db.rows(ctx, tx, selectDueCallbacks, dueCallbacksParams(now, limit), func(row query.Row) error {
-			d, err := scanCallback(row)
-			due = append(due, d)
-			return err
-		})
-		if err != nil || len(due) == 0 {
-			return err
-		}
-		next := make([]callback.Delivery, 0, len(due))
-		for _, cur := range due {
-			d, err := callback.ApplyClaim(cur, now, lease)
-			if err != nil {
-				return err
-			}
-			next = append(next, d)
-		}
-		if err := s.db.exec(ctx, tx, upsertCallbacks, callbacksParams(next...)); err != nil {
-			return err
-		}
-		claimed = next
-		return nil
-	})
+	claimed, err := claimDue(ctx, s.db, selectDueCallbacks, dueCallbacksParams(now, limit), scanCallback,
+		func(cur callback.Delivery) (callback.Delivery, error) { return callback.ApplyClaim(cur, now, lease) }, upsertCallbacks, callbacksParams)
 	if err != nil {
 		return nil, fmt.Errorf("claim due callbacks: %w", err)
 	}
