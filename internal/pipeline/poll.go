@@ -295,9 +295,7 @@ func (p *Pipeline) summaryOf(j job.Job, t transcript.Transcript, parts []transcr
 	s := parts[0]
 	for _, part := range parts[1:] {
 		s.Text += "\n\n" + part.Text
-		s.Usage.InputTextTokens += part.Usage.InputTextTokens
-		s.Usage.CompletionTokens += part.Usage.CompletionTokens
-		s.Usage.TotalTokens += part.Usage.TotalTokens
+		s.Usage = s.Usage.Add(part.Usage)
 	}
 	return &s, ""
 }

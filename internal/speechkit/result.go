@@ -119,9 +119,8 @@ func (a *assembler) add(r *stt.StreamingResponse) {
 			}
 		}
 		u := ev.Summarization.GetContentUsage()
-		a.usage.InputTextTokens += u.GetInputTextTokens()
-		a.usage.CompletionTokens += u.GetCompletionTokens()
-		a.usage.TotalTokens += u.GetTotalTokens()
+		a.usage = a.usage.Add(transcript.SummaryUsage{InputTextTokens: u.GetInputTextTokens(),
+			CompletionTokens: u.GetCompletionTokens(), TotalTokens: u.GetTotalTokens()})
 	}
 }
 

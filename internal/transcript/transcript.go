@@ -32,6 +32,16 @@ type SummaryUsage struct {
 	TotalTokens      int64 `json:"total_tokens"`
 }
 
+// Add returns u with o's tokens added: the usage of two summaries, or of
+// two messages of one.
+func (u SummaryUsage) Add(o SummaryUsage) SummaryUsage {
+	return SummaryUsage{
+		InputTextTokens:  u.InputTextTokens + o.InputTextTokens,
+		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
+		TotalTokens:      u.TotalTokens + o.TotalTokens,
+	}
+}
+
 // Utterance is one final result of the recognizer: a phrase on one channel.
 type Utterance struct {
 	Channel int `json:"channel"`
