@@ -10,7 +10,7 @@ import (
 	"transcriber/internal/loadsim"
 )
 
-var load = flag.Bool("load", false, "run BenchmarkLoad, the load model (make bench-load, about three minutes)")
+var load = flag.Bool("load", false, "run BenchmarkLoad, the load model (make bench-load, about two minutes)")
 
 // BenchmarkLoad is the load model of docs/scale.md. First a burst: 1,000
 // jobs of loadsim.DefaultMix uploaded within one minute, run with long

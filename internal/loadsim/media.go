@@ -16,8 +16,8 @@ const (
 	// OnePiece cuts only what SpeechKit cannot take in one file: a piece
 	// per ffmpeg.DefaultSegmentLength (3 h 50 min).
 	OnePiece Mode = iota
-	// Pieces cuts a recording longer than 10 minutes into pieces of about
-	// 5 minutes, at most 12, recognized side by side.
+	// Pieces cuts as the service does: a recording longer than 10 minutes
+	// into pieces of about 5 minutes, at most 24, recognized side by side.
 	Pieces
 )
 
@@ -28,46 +28,20 @@ func (m Mode) String() string {
 	return "one piece"
 }
 
-// Cutting is the rule a mode cuts by.
-type Cutting struct {
-	SegmentLength time.Duration // no piece is longer (SpeechKit's 4 h per file, with a margin)
-	PieceLength   time.Duration // the length pieces aim at; 0 cuts only by SegmentLength
-	ParallelFrom  time.Duration // recordings longer than this are cut into pieces of PieceLength
-	MaxPieces     int           // at most this many pieces; a longer recording gets longer ones
-}
-
-// Cutting returns the rule of mode m.
-func (m Mode) Cutting() Cutting {
-	c := Cutting{SegmentLength: ffmpeg.DefaultSegmentLength}
-	if m == Pieces {
-		c.PieceLength, c.ParallelFrom, c.MaxPieces = ffmpeg.DefaultPieceLength, ffmpeg.DefaultParallelFrom, ffmpeg.DefaultMaxPieces
-	}
-	return c
-}
-
-// Pieces is how many pieces a recording of durationMs is cut into: a
-// recording over ParallelFrom gets one per PieceLength, at most MaxPieces;
-// none is longer than SegmentLength.
-func (c Cutting) Pieces(durationMs int64) int {
-	n := ceilDiv(durationMs, c.SegmentLength.Milliseconds())
-	if c.PieceLength > 0 && durationMs > c.ParallelFrom.Milliseconds() {
-		n = max(n, min(ceilDiv(durationMs, c.PieceLength.Milliseconds()), int64(c.MaxPieces)))
-	}
-	return int(max(n, 1))
-}
-
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
-
 // planner is the plan the simulated media makes: ffmpeg's own
-// (ffmpeg.Media.PlanFor, which runs no binary), with c's cutting; without
-// a PieceLength, only SegmentLength cuts.
-func planner(c Cutting) func(ffmpeg.Probe, bool) (ffmpeg.Plan, error) {
-	media := ffmpeg.New(ffmpeg.Tools{}, ffmpeg.Config{SegmentLength: c.SegmentLength, PieceLength: c.PieceLength,
-		ParallelFrom: c.ParallelFrom, MaxPieces: c.MaxPieces})
+// (ffmpeg.Media.PlanFor with the shipped settings, which runs no binary);
+// in OnePiece mode never in pieces, only where SegmentLength cuts.
+func planner(m Mode) func(ffmpeg.Probe, bool) (ffmpeg.Plan, error) {
+	media := ffmpeg.New(ffmpeg.Tools{}, ffmpeg.Config{})
 	return func(p ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error) {
-		return media.PlanFor(p, parallel && c.PieceLength > 0)
+		return media.PlanFor(p, parallel && m == Pieces)
 	}
 }
+
+// levelShare is the level pass's time as a share of a conversion's: both
+// of Split's passes take 1.13-1.16 times one conversion of the whole
+// (BenchmarkSplit, docs/scale.md), so 0.15.
+const levelShare = 0.15
 
 // Media is a pipeline.Media that runs no binary. Probe finds what
 // Objects.PutRecording stored; Plan is planner's; Convert and Split write
@@ -112,8 +86,16 @@ func (m *Media) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Wr
 	return err
 }
 
-// Split hands over each piece of plan, in order, as its marker.
-func (m *Media) Split(_ context.Context, _ string, plan ffmpeg.Plan, piece func(seg ffmpeg.Segment, audio io.Reader) error) error {
+// Split spends the level pass's time, then hands over each piece of plan,
+// in order, as its marker (whose upload spends its conversion time).
+func (m *Media) Split(ctx context.Context, _ string, plan ffmpeg.Plan, piece func(seg ffmpeg.Segment, audio io.Reader) error) error {
+	if n := len(plan.Segments); n > 0 {
+		last := plan.Segments[n-1]
+		level := time.Duration(float64(m.convertTime(last.StartMs+last.DurationMs)) * levelShare)
+		if err := m.sched.Sleep(ctx, level); err != nil {
+			return err
+		}
+	}
 	for _, seg := range plan.Segments {
 		if err := piece(seg, strings.NewReader(audioMarker(seg.DurationMs))); err != nil {
 			return err

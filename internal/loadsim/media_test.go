@@ -12,31 +12,6 @@ import (
 	"transcriber/internal/media/ffmpeg"
 )
 
-func TestEachModeCutsByItsRule(t *testing.T) {
-	pieces, one := Pieces.Cutting(), OnePiece.Cutting()
-	few := pieces
-	few.MaxPieces = 2
-	for _, tc := range []struct {
-		c    Cutting
-		d    time.Duration
-		want int
-	}{
-		{pieces, 30 * time.Second, 1},
-		{pieces, 5 * time.Minute, 1},
-		{pieces, 10 * time.Minute, 1}, // not longer than ParallelFrom
-		{pieces, 11 * time.Minute, 3},
-		{pieces, time.Hour, 12},
-		{pieces, 2 * time.Hour, 24},
-		{pieces, 6 * time.Hour, 24}, // at most 24: pieces of 15 min
-		{few, 9 * time.Hour, 3},     // never longer than SegmentLength
-		{one, time.Hour, 1},
-		{one, 3*time.Hour + 50*time.Minute, 1},
-		{one, 6 * time.Hour, 2},
-	} {
-		require.Equal(t, tc.want, tc.c.Pieces(tc.d.Milliseconds()), "%+v, %s", tc.c, tc.d)
-	}
-}
-
 func m4a(d time.Duration) ffmpeg.Probe {
 	return ffmpeg.Probe{Container: "mov,mp4,m4a,3gp,3g2,mj2", DurationMs: d.Milliseconds(),
 		Audio: []ffmpeg.AudioStream{{Codec: "aac", Channels: 1, SampleRate: 16000}}}
@@ -56,7 +31,7 @@ func requireCovers(t *testing.T, segs []ffmpeg.Segment, d time.Duration) {
 }
 
 func TestThePlannerCutsAsItsModeSays(t *testing.T) {
-	pieces, one := planner(Pieces.Cutting()), planner(OnePiece.Cutting())
+	pieces, one := planner(Pieces), planner(OnePiece)
 
 	plan, err := pieces(m4a(11*time.Minute+time.Millisecond), true)
 	require.NoError(t, err)

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"transcriber/internal/job"
+	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/store/sqlite"
 )
@@ -203,7 +204,7 @@ func start(cfg Config) (*sim, error) {
 		log:      slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1})),
 		jobs:     map[string]*tracked{}, calls: map[string]*callStats{},
 	}
-	s.media = &Media{sched: sched, plan: planner(cfg.Mode.Cutting()), ProbeTime: cfg.ProbeTime, Speed: cfg.ConvertSpeed}
+	s.media = &Media{sched: sched, plan: planner(cfg.Mode), ProbeTime: cfg.ProbeTime, Speed: cfg.ConvertSpeed}
 	s.objects = NewObjects(sched, s.media)
 	s.media.objects = s.objects
 	s.rec = &Recognizer{sched: sched, objects: s.objects, PerMinute: cfg.PerMinute, Fixed: cfg.Fixed, ChecksPerSecond: cfg.ChecksPerSecond}
@@ -237,7 +238,7 @@ func (s *sim) pipeline() *pipeline.Pipeline {
 		Store: s.store, Objects: s.objects, Media: s.media, Recognizer: s.rec, Notifier: s,
 		Clock: s.sched, Log: s.log, Sleep: s.sched.Sleep,
 	}, pipeline.Config{RequestsPerHour: s.cfg.RequestsPerHour, ChecksPerSecond: s.cfg.ChecksPerSecond, Counters: s.counters,
-		JobInFlight: s.cfg.Mode.Cutting().MaxPieces, MaxInFlight: pipeline.DefaultMaxInFlight})
+		JobInFlight: ffmpeg.DefaultMaxPieces, MaxInFlight: pipeline.DefaultMaxInFlight})
 }
 
 // call runs one call of function fn: it waits for a slot, then runs

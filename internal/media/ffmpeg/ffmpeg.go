@@ -69,8 +69,8 @@ const (
 	// are 24 pieces of 5 minutes, and past that the pieces grow instead
 	// (6 h gives 24 of 15 min), so 20 long recordings an hour fit the
 	// quota. The pipeline cuts into pieces only while the quota's window
-	// has room (pipeline.Config, "room for pieces"). 24 rather than 12:
-	// a 6 h recording's transcript is back in about 0.2 of the time of
+	// has room (pipeline.roomForPieces). 24 rather than 12:
+	// a 6 h recording's transcript is back in about 0.21 of the time of
 	// one file per SEGMENT_LENGTH instead of 0.28 (BenchmarkLongWall),
 	// its 15-minute pieces taking half the time of 30-minute ones.
 	DefaultMaxPieces = 24
@@ -150,7 +150,7 @@ type Config struct {
 	// PieceLength, recognized side by side; default 10 min
 	// (DefaultParallelFrom). Shorter ones are one segment, as before.
 	ParallelFrom time.Duration
-	// MaxPieces is the most pieces a recording is cut into; default 12
+	// MaxPieces is the most pieces a recording is cut into; default 24
 	// (DefaultMaxPieces). A longer recording gets longer pieces, never
 	// longer than SegmentLength.
 	MaxPieces int
