@@ -68,20 +68,33 @@ func waitingForSlot(j job.Job) bool {
 	return false
 }
 
+// heldBefore is the previous window's count as admitRecognition read it:
+// one read serves every piece a submission round admits (the previous
+// window only shrinks while the current one runs, so an earlier read
+// errs towards fewer places).
+type heldBefore struct {
+	read   bool
+	window time.Time
+	n      int64
+}
+
 // admitRecognition takes a place in the installation's count for one more
 // recognition and returns the window it is counted in, or false when the
 // installation has MaxInFlight in flight. Without counting it admits every
 // recognition and returns the zero window.
-func (p *Pipeline) admitRecognition(ctx context.Context) (time.Time, bool, error) {
+func (p *Pipeline) admitRecognition(ctx context.Context, held *heldBefore) (time.Time, bool, error) {
 	if !p.cfg.countingInFlight() {
 		return time.Time{}, true, nil
 	}
 	cur, prev := p.cfg.inFlightWindow(p.Clock.Now())
-	held, err := p.cfg.Counters.Used(ctx, inFlightKey, prev)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("count recognitions in flight: %w", err)
+	if !held.read || !held.window.Equal(prev) {
+		n, err := p.cfg.Counters.Used(ctx, inFlightKey, prev)
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("count recognitions in flight: %w", err)
+		}
+		*held = heldBefore{read: true, window: prev, n: n}
 	}
-	room := int64(p.cfg.MaxInFlight) - held
+	room := int64(p.cfg.MaxInFlight) - held.n
 	if room <= 0 {
 		return time.Time{}, false, nil
 	}
@@ -109,12 +122,14 @@ func (p *Pipeline) unadmit(ctx context.Context, window time.Time) {
 
 // renewInFlight counts j's recognitions in flight in the current window,
 // those counted in an earlier one (or in none: a segment written before
-// the count was kept), and takes them out of the window they were in.
-// Counting is best effort: a failure is logged and leaves the segments as
-// they were, to be counted at the next check.
-func (p *Pipeline) renewInFlight(ctx context.Context, j job.Job) job.Job {
+// the count was kept), and takes them out of the window they were in. It
+// reports whether it changed the counters: the segments must then be saved
+// with the job, whatever the rest of the round does. Counting is best
+// effort: a failure is logged and leaves the segments as they were, to be
+// counted at the next check.
+func (p *Pipeline) renewInFlight(ctx context.Context, j job.Job) (job.Job, bool) {
 	if !p.cfg.countingInFlight() {
-		return j
+		return j, false
 	}
 	cur, _ := p.cfg.inFlightWindow(p.Clock.Now())
 	var (
@@ -131,13 +146,13 @@ func (p *Pipeline) renewInFlight(ctx context.Context, j job.Job) job.Job {
 		}
 	}
 	if n == 0 {
-		return j
+		return j, false
 	}
 	// Recognitions already running are counted whatever the bound: the
 	// bound stops new ones.
 	if _, _, err := p.cfg.Counters.Reserve(ctx, inFlightKey, cur, n, 0); err != nil {
 		p.jobLog(j).WarnContext(ctx, "could not count the job's recognitions in flight", "error", err.Error())
-		return j
+		return j, false
 	}
 	for i, sg := range j.Segments {
 		if sg.OperationID != "" && !sg.Done {
@@ -149,7 +164,7 @@ func (p *Pipeline) renewInFlight(ctx context.Context, j job.Job) job.Job {
 			p.jobLog(j).WarnContext(ctx, "could not take recognitions out of an earlier window's count", "error", err.Error())
 		}
 	}
-	return j
+	return j, true
 }
 
 // leaveInFlight takes segment i of j, whose recognition finished or was

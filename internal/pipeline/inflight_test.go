@@ -292,3 +292,57 @@ func TestAShortRecordingIsCheckedSoonAfterItsSubmission(t *testing.T) {
 	ms := time.Millisecond
 	require.Equal(t, []time.Duration{250 * ms, 750 * ms, 1750 * ms, 2750 * ms, 3750 * ms}, at)
 }
+
+// unavailableRecognizer's checks fail as an outage's do.
+type unavailableRecognizer struct{ *flightRecognizer }
+
+func (unavailableRecognizer) Check(context.Context, string) (bool, error) {
+	return false, errs.New(errs.Unavailable, speechkit.CodeUnavailable, "the speech recognizer is unavailable")
+}
+
+// Checks that fail in a new window count the job's recognitions in it
+// once, not once an attempt: the window the segments were counted in is
+// saved with them before the failure is recorded, and when the job ends
+// dead they leave the count.
+func TestFailedChecksDoNotCountRecognitionsAgain(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := newFlightRecognizer()
+	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 10})
+	a := e.converted(t, 2)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
+	require.Equal(t, int64(2), e.inFlight(t, flightWindow))
+
+	next := flightWindow.Add(30 * time.Minute)
+	e.clk.Set(next.Add(time.Minute))
+	down := e.flightPipeline(unavailableRecognizer{rec}, pipeline.Config{MaxInFlight: 10})
+	_, err := down.Poll(e.ctx)
+	require.NoError(t, err)
+	got := e.get(t, a.ID)
+	require.Equal(t, job.Dead, got.State, "five failed attempts within the call")
+	require.Zero(t, e.inFlight(t, next), "counted once in the new window, and taken out when the job ended")
+	require.Zero(t, e.inFlight(t, flightWindow))
+}
+
+// A voice note that finds no place in flight is not waited for inside
+// the call that took it: nothing was submitted to check.
+func TestAVoiceNoteWithNoPlaceIsNotWaitedFor(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := &clockedRecognizer{flightRecognizer: newFlightRecognizer(), now: e.clk.Now}
+	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 1})
+	a := e.converted(t, 1)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
+
+	b := e.converted(t, 1)
+	b, err := e.st.Claim(e.ctx, b.ID, job.Ingest)
+	require.NoError(t, err)
+	b.DurationMs, b.Segments[0].DurationMs = 5000, 5000
+	_, err = e.st.Save(e.ctx, b, job.Next{})
+	require.NoError(t, err)
+	start, checks := e.clk.Now(), len(rec.checks)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(b.ID)))
+	require.Equal(t, start, e.clk.Now(), "the call returned without waiting")
+	require.Len(t, rec.checks, checks, "and checked nothing")
+	got := e.get(t, b.ID)
+	require.Equal(t, []string{""}, submittedOps(got))
+	require.Equal(t, 15*time.Second, got.NextRunAt.Sub(start), "tried again after SlotWaitPause")
+}

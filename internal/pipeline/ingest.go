@@ -101,10 +101,7 @@ func (p *Pipeline) runIngest(ctx context.Context, j job.Job, inline bool) (job.J
 	if j.State != job.Transcribe {
 		return j, fmt.Errorf("ingest ended in state %s", j.State)
 	}
-	if !inline {
-		return p.save(ctx, j, job.Next{After: p.cfg.pauseFor(j, p.Clock.Now())})
-	}
-	return p.afterSubmit(ctx, j)
+	return p.afterSubmit(ctx, j, inline)
 }
 
 // accept checks the uploaded source against the job and the limits. A
@@ -359,6 +356,7 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 	if lang == "" {
 		lang = p.cfg.DefaultLanguage
 	}
+	var held heldBefore
 	for i := range j.Segments {
 		sg := j.Segments[i]
 		if sg.OperationID != "" || sg.Done {
@@ -386,7 +384,7 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 		} else {
 			req.URI = p.Objects.URI(sg.AudioKey)
 		}
-		window, admitted, err := p.admitRecognition(ctx)
+		window, admitted, err := p.admitRecognition(ctx, &held)
 		if err != nil {
 			return j, err
 		}
@@ -519,8 +517,11 @@ func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {
 // InlineCheckFirst, then at pauses doubling up to InlineCheckEvery; anything longer, or
 // not ready in time, goes to the poll function. A deferred job is never
 // checked here: its queue is not meant to answer in seconds.
-func (p *Pipeline) afterSubmit(ctx context.Context, j job.Job) (job.Job, error) {
-	if !j.Deferred() && time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.InlineCheckMax {
+func (p *Pipeline) afterSubmit(ctx context.Context, j job.Job, inline bool) (job.Job, error) {
+	// Checked here only when the caller waits for it, and when something
+	// was submitted: a piece that found no place in flight is not waited
+	// for.
+	if inline && !j.Deferred() && inFlight(j) > 0 && time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.InlineCheckMax {
 		deadline := p.Clock.Now().Add(p.cfg.InlineCheckFor)
 		pause := p.cfg.InlineCheckFirst
 		for {

@@ -157,8 +157,19 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 	if err != nil {
 		return false, j, err
 	}
-	j = p.renewInFlight(ctx, j)
-	waiting := false
+	j, changed := p.renewInFlight(ctx, j)
+	// fail ends the round with err. When the round changed the count in
+	// flight (a recognition counted in a new window, or one taken out),
+	// the segments are saved first, so the failed attempt's release does
+	// not forget what the counters already hold, and the next attempt
+	// does not count them again.
+	fail := func(err error) (bool, job.Job, error) {
+		if changed {
+			j, _ = p.save(ctx, j, job.Next{Keep: true}) // if this fails, the failure is settled on the same claim
+		}
+		return false, j, err
+	}
+	waiting, freed := false, false
 	for i, sg := range j.Segments {
 		if sg.Done {
 			continue
@@ -168,7 +179,7 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 			continue
 		}
 		if err := p.limiter.wait(ctx); err != nil {
-			return false, j, err
+			return fail(err)
 		}
 		done, err := p.Recognizer.Check(ctx, sg.OperationID)
 		if errs.CodeOf(err) == speechkit.CodeCheckQuota {
@@ -183,11 +194,11 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 			// so the next attempt submits this segment again.
 			j.Segments[i].OperationID = ""
 			p.leaveInFlight(ctx, &j, i)
-			j, _ = p.save(ctx, j, job.Next{Keep: true}) // if this fails, the failure is settled on the same claim
-			return false, j, err
+			changed = true
+			return fail(err)
 		}
 		if err != nil {
-			return false, j, err
+			return fail(err)
 		}
 		if !done {
 			// The pieces were submitted together and take about as long
@@ -196,13 +207,19 @@ func (p *Pipeline) checkAndFinish(ctx context.Context, j job.Job) (bool, job.Job
 		}
 		j.Segments[i].Done = true
 		p.leaveInFlight(ctx, &j, i)
+		changed, freed = true, true
 	}
 	if waiting {
-		// The places this round freed go to the pieces that wait.
-		j, err = p.submitMissing(ctx, j)
+		if freed {
+			// The places this round freed go to the pieces that wait.
+			j, err = p.submitMissing(ctx, j)
+		}
 		return false, j, err
 	}
-	return true, j, p.finish(ctx, j)
+	if err := p.finish(ctx, j); err != nil {
+		return fail(err)
+	}
+	return true, j, nil
 }
 
 func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
