@@ -36,7 +36,7 @@ variable "ydb_ru_per_job" {
 }
 
 variable "ydb_ru_per_idle_minute" {
-  description = "Request units the timer's poll costs a minute with nothing to do: NextDue's indexed read per swept state and the bot's delivery sweep."
+  description = "Request units the timer costs a minute with nothing to do: the agenda's one read of the first due job, delivery and callback."
   type        = number
   default     = 6
 

@@ -83,8 +83,9 @@ const voiceTranscript = "Transcript-of-the-benchmark-voice-note."
 //   - probe-ms: ffprobe through a presigned URL, and the plan;
 //   - submit-ms: the recognition request;
 //   - check-ms: the waits before and between checks and the checks;
-//     check-wait-ms is the waits alone (the pipeline's InlineCheckEvery as
-//     configured, and the check rate limiter's);
+//     check-wait-ms is the waits alone (the pipeline's InlineCheckFirst,
+//     doubling to InlineCheckEvery, as configured, and the check rate
+//     limiter's);
 //   - result-ms: from the check that found the recognition done to the job
 //     saved done: fetching the result, rendering, storing, saving;
 //   - send-ms: from there (and the recognition's deletion) to the

@@ -18,7 +18,7 @@ import (
 // said plain CREATE when they were applied: adding IF NOT EXISTS to them
 // later was the one edit of an applied step allowed, since on a database
 // that has the step it does nothing either way. ALTER TABLE … ADD COLUMN
-// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6, 8, 10, 11) fails when
+// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6, 8, 10, 11, 12, 13) fails when
 // run again on a database that has its column, and then the record is what
 // to fix (PRAGMA user_version), never the step. docs/database.md says so.
 var steps = []string{
