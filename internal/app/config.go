@@ -317,9 +317,11 @@ var (
 	// A presigned URL lives at most 7 days (SigV4), and a minute is the
 	// least in which anyone starts an upload.
 	limitUploadURLTTL = bounds{time.Minute, s3.MaxPresignTTL, "the longest a presigned URL can live (SigV4)"}
-	// 24 h of audio converts in about 8 min at the measured 190× real
-	// time: the ingest function's 10-minute limit leaves no room for more.
-	limitMaxDuration = bounds{time.Second, 24 * time.Hour, "the longest recording one ingest call can convert within its 10-minute limit"}
+	// The ingest function has about half a CPU: about 95× real time, half
+	// the 190× measured on two cores, and cutting into pieces adds a level
+	// pass of 0.15 of a conversion. 12 h then takes about 8.7 min, inside
+	// the function's 10-minute limit; 24 h would take about 17.
+	limitMaxDuration = bounds{time.Second, 12 * time.Hour, "the longest recording one ingest call can convert within its 10-minute limit"}
 	// SpeechKit takes at most 4 h per file; a piece under a minute would
 	// make a 6-hour recording hundreds of recognitions.
 	limitSegmentLength = bounds{time.Minute, 4 * time.Hour, "SpeechKit's limit of 4 hours per file"}
@@ -328,7 +330,7 @@ var (
 	limitPieceLength = bounds{time.Minute, 4 * time.Hour, "SpeechKit's limit of 4 hours per file"}
 	// Cutting starts past a minute at the least; past the longest
 	// recording the service takes, it never starts.
-	limitParallelFrom = bounds{time.Minute, 24 * time.Hour, "the longest recording the service can take"}
+	limitParallelFrom = bounds{time.Minute, 12 * time.Hour, "the longest recording the service can take"}
 	// A poll call runs inside the function's timeout (at most 10 min on
 	// Cloud Functions) and needs a few seconds to do anything.
 	limitPollFor = bounds{5 * time.Second, 10 * time.Minute, "the longest a function call may run on Cloud Functions"}

@@ -14,7 +14,7 @@ func TestDurationSettingsOutsideTheirRangeAreRefused(t *testing.T) {
 		// The presign limit: with 200h every POST /v1/jobs answered 500.
 		{"UPLOAD_URL_TTL", "200h", "longest a presigned URL can live"},
 		{"UPLOAD_URL_TTL", "5s", "shorter than 1m0s"},
-		{"MAX_AUDIO_DURATION", "25h", "10-minute limit"},
+		{"MAX_AUDIO_DURATION", "13h", "10-minute limit"},
 		{"SEGMENT_LENGTH", "4h1m", "4 hours per file"},
 		{"SEGMENT_LENGTH", "30s", "shorter than 1m0s"},
 		{"POLL_FOR", "11m", "function call"},
@@ -73,7 +73,7 @@ func TestPieceSettings(t *testing.T) {
 	require.Equal(t, 30*time.Minute, c.Media.ParallelFrom)
 	require.Equal(t, 40, c.Media.MaxPieces)
 	require.Equal(t, 40, c.Pipeline.JobInFlight)
-	for name, bad := range map[string]string{"MAX_PIECES": "0", "PIECE_LENGTH": "30s", "PARALLEL_FROM": "25h"} {
+	for name, bad := range map[string]string{"MAX_PIECES": "0", "PIECE_LENGTH": "30s", "PARALLEL_FROM": "13h"} {
 		_, err = FromEnv(envOf(name, bad))
 		require.ErrorContains(t, err, name+":", bad)
 	}
@@ -84,11 +84,11 @@ func TestPieceSettings(t *testing.T) {
 }
 
 func TestDurationSettingsAtTheirEdgesAreTaken(t *testing.T) {
-	c, err := FromEnv(envOf("UPLOAD_URL_TTL", "168h", "MAX_AUDIO_DURATION", "24h", "SEGMENT_LENGTH", "4h",
+	c, err := FromEnv(envOf("UPLOAD_URL_TTL", "168h", "MAX_AUDIO_DURATION", "12h", "SEGMENT_LENGTH", "4h",
 		"POLL_FOR", "5s", "JOB_RETENTION", "720h"))
 	require.NoError(t, err)
 	require.Equal(t, 7*24*time.Hour, c.API.UploadURLTTL)
-	require.Equal(t, 24*time.Hour, c.Media.MaxDuration)
+	require.Equal(t, 12*time.Hour, c.Media.MaxDuration)
 	require.Equal(t, 4*time.Hour, c.Media.SegmentLength)
 	require.Equal(t, 5*time.Second, c.Pipeline.PollFor)
 	require.Equal(t, 30*24*time.Hour, c.Pipeline.JobRetention)
