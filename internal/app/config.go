@@ -124,7 +124,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.Limits = spend.Limits{
 		AudioPerDay:   r.limitDuration("LIMIT_AUDIO_PER_DAY", spend.DefaultAudioPerDay, limitAudio),
 		AudioPerMonth: r.limitDuration("LIMIT_AUDIO_PER_MONTH", 0, limitAudio),
-		ActiveJobs:    r.activeJobs("LIMIT_ACTIVE_JOBS"),
+		ActiveJobs:    r.count("LIMIT_ACTIVE_JOBS", spend.DefaultActiveJobs, 0, spend.MaxActiveJobs, "0 (no limit)"),
 		Exempt:        r.userIDs("LIMIT_EXEMPT_USERS"),
 	}
 	c.Pipeline.Limits, c.API.Limits, c.Telegram.Limits = c.Limits, c.Limits, c.Limits
@@ -244,22 +244,6 @@ func (r *envReader) limitDuration(name string, def time.Duration, b bounds) time
 		return d
 	}
 	return def
-}
-
-// activeJobs reads LIMIT_ACTIVE_JOBS: empty is spend.DefaultActiveJobs, 0
-// no limit, at most spend.MaxActiveJobs (what one read of a payer's
-// unfinished jobs returns).
-func (r *envReader) activeJobs(name string) int {
-	v := r.get(name)
-	if v == "" {
-		return spend.DefaultActiveJobs
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > spend.MaxActiveJobs {
-		r.errs = append(r.errs, fmt.Errorf("%s: want 0 (no limit) or a number of jobs from 1 to %d, such as 3", name, spend.MaxActiveJobs))
-		return spend.DefaultActiveJobs
-	}
-	return n
 }
 
 // count reads a whole number from lo to hi; empty is def. zero says what

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"transcriber/internal/job"
+	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
 )
@@ -108,9 +109,9 @@ const (
 	// minutes, at most 96 checks in the day SpeechKit may take.
 	DefaultDeferredEagerFor   = time.Hour
 	DefaultDeferredCheckPause = 15 * time.Minute
-	// DefaultJobInFlight is as many as a recording's pieces
-	// (ffmpeg.DefaultMaxPieces): every piece of a job goes at once.
-	DefaultJobInFlight = 24
+	// DefaultJobInFlight is as many as a recording's pieces: every piece
+	// of a job goes at once.
+	DefaultJobInFlight = ffmpeg.DefaultMaxPieces
 	// DefaultMaxInFlight: the poll function checks at most 5 operations
 	// a second, and a 5-minute piece is checked every 25 s (its length /
 	// CheckPauseDivisor), so 125 recognitions of pieces can each be checked

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"transcriber/internal/callback"
@@ -26,17 +25,11 @@ func NewAgenda(db *DB) *Agenda { return &Agenda{db: db} }
 // too late.
 func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	args := []any{string(botstate.Pending), string(callback.Pending)}
-	marks := []string{}
-	for _, st := range states {
-		if !st.Terminal() {
-			args = append(args, string(st))
-			marks = append(marks, "?")
-		}
+	jobs, jobArgs := nextDueQuery(states)
+	if jobs == "" {
+		jobs = `SELECT NULL`
 	}
-	jobs := `SELECT NULL`
-	if len(marks) > 0 {
-		jobs = `SELECT MIN(next_run_at) FROM jobs WHERE state IN (` + strings.Join(marks, ", ") + `)`
-	}
+	args = append(args, jobArgs...)
 	var at sql.NullString
 	err := a.db.sql.QueryRowContext(ctx, `SELECT MIN(t) FROM (
 		SELECT MIN(next_at) AS t FROM telegram_deliveries WHERE state = ?

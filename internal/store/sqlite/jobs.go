@@ -392,6 +392,25 @@ func (s *JobStore) Unfinished(ctx context.Context, chargedTo string, limit int) 
 
 // NextDue returns the earliest next_run_at among the jobs in states.
 func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
+	query, args := nextDueQuery(states)
+	if query == "" {
+		return time.Time{}, false, nil
+	}
+	var at sql.NullString
+	if err := s.db.sql.QueryRowContext(ctx, query, args...).Scan(&at); err != nil {
+		return time.Time{}, false, fmt.Errorf("next due job: %w", translate(err))
+	}
+	t, err := parseNullTime(at)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next due job: %w", err)
+	}
+	return t, at.Valid, nil
+}
+
+// nextDueQuery is the earliest next_run_at among the jobs in the live
+// states of states, and its arguments; "" when none is live. MIN over
+// (state, next_run_at) is answered from the jobs_due index.
+func nextDueQuery(states []job.State) (string, []any) {
 	var (
 		args  []any
 		marks []string
@@ -403,20 +422,7 @@ func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, 
 		}
 	}
 	if len(args) == 0 {
-		return time.Time{}, false, nil
+		return "", nil
 	}
-	var at sql.NullString
-	// MIN over (state, next_run_at) is answered from the jobs_due index.
-	err := s.db.sql.QueryRowContext(ctx, `SELECT MIN(next_run_at) FROM jobs WHERE state IN (`+strings.Join(marks, ", ")+`)`, args...).Scan(&at)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("next due job: %w", translate(err))
-	}
-	if !at.Valid {
-		return time.Time{}, false, nil
-	}
-	t, err := parseTime(at.String)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("next due job: %w", err)
-	}
-	return t, true, nil
+	return `SELECT MIN(next_run_at) FROM jobs WHERE state IN (` + strings.Join(marks, ", ") + `)`, args
 }
