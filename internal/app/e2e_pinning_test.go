@@ -55,8 +55,8 @@ func TestUploadSwappedAfterAcceptanceIsNotRecognized(t *testing.T) {
 	u, err := url.Parse(reqs[0].GetUri())
 	require.NoError(t, err)
 	key := strings.TrimPrefix(u.Path, "/"+st.s3.Bucket+"/")
-	require.Equal(t, job.AcceptedKey(j.ID), key, "SpeechKit reads the accepted copy")
-	require.Equal(t, a, st.s3.Object(t, key), "what SpeechKit reads by URL is the file that was accepted")
+	require.Equal(t, job.AudioKey(j.ID, 0), key, "SpeechKit reads the audio converted from the accepted copy")
+	require.Equal(t, a, st.s3.Object(t, job.AcceptedKey(j.ID)), "the accepted copy is the file that was accepted")
 
 	st.poll()
 	for st.job(j.ID).State == job.Transcribe {

@@ -85,6 +85,7 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 		Tokens:    st.tokens,
 		BotState:  st.bots,
 		Callbacks: sqlite.NewCallbacks(db),
+		Counters:  sqlite.NewCounters(db),
 		MakeBot:   withbot.Make,
 		Notifier:  st.ended,
 		Clock:     st.clk,

@@ -64,10 +64,15 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	j.ErrorMessage = next.ErrorMessage
 	j.Segments = append([]Segment(nil), next.Segments...)
 	j.Features = cur.Features.saved(next.Features)
-	if cur.ReservedSeconds == 0 && next.ReservedSeconds > 0 {
-		// A reservation is recorded once and then kept: a holder's stale
-		// copy never drops or changes it.
+	switch {
+	case cur.ReservedSeconds == 0 && next.ReservedSeconds > 0:
+		// A reservation is recorded once and then kept: a holder's copy
+		// never drops it, moves it to another day or raises it.
 		j.ReservedSeconds, j.ReservedDay = next.ReservedSeconds, next.ReservedDay
+	case next.ReservedSeconds > 0 && next.ReservedSeconds < cur.ReservedSeconds:
+		// It may be lowered to what the audio turned out to hold, the
+		// rest given back (the pipeline's trimReservation).
+		j.ReservedSeconds = next.ReservedSeconds
 	}
 	j.UpdatedAt = now
 	if j.State.Terminal() {

@@ -72,7 +72,8 @@ type Job struct {
 	// day and the installation's month (package spend), and ReservedDay the
 	// UTC day it was counted in (its month is the month's window). Recorded
 	// once, with the save after the probe, so a retried ingest does not
-	// reserve again; 0 before.
+	// reserve again; 0 before. Once the audio is made it may be lowered to
+	// what the audio holds, never raised.
 	ReservedSeconds int64
 	ReservedDay     time.Time
 

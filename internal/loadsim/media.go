@@ -1,9 +1,9 @@
 package loadsim
 
 import (
+	"bytes"
 	"context"
 	"io"
-	"strings"
 	"time"
 
 	"transcriber/internal/media/ffmpeg"
@@ -45,7 +45,7 @@ const levelShare = 0.15
 
 // Media is a pipeline.Media that runs no binary. Probe finds what
 // Objects.PutRecording stored; Plan is planner's; Convert and Split write
-// a few bytes per piece that say how long it is (audioMarker), at once,
+// a few bytes per piece that say how long it is (audioOf), at once,
 // and the conversion's time is spent when those bytes reach storage
 // (Objects.Put), at Speed times real time.
 type Media struct {
@@ -82,12 +82,12 @@ func (m *Media) PlanFor(p ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error) {
 
 // Convert writes the piece's marker.
 func (m *Media) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
-	_, err := io.WriteString(w, audioMarker(seg.DurationMs))
+	_, err := w.Write(audioOf(seg.DurationMs))
 	return err
 }
 
 // Split spends the level pass's time, then hands over each piece of plan,
-// in order, as its marker (whose upload spends its conversion time).
+// in order, as its audio (whose upload spends its conversion time).
 func (m *Media) Split(ctx context.Context, _ string, plan ffmpeg.Plan, piece func(seg ffmpeg.Segment, audio io.Reader) error) error {
 	if n := len(plan.Segments); n > 0 {
 		last := plan.Segments[n-1]
@@ -97,7 +97,7 @@ func (m *Media) Split(ctx context.Context, _ string, plan ffmpeg.Plan, piece fun
 		}
 	}
 	for _, seg := range plan.Segments {
-		if err := piece(seg, strings.NewReader(audioMarker(seg.DurationMs))); err != nil {
+		if err := piece(seg, bytes.NewReader(audioOf(seg.DurationMs))); err != nil {
 			return err
 		}
 	}

@@ -37,14 +37,13 @@ func TestThePlannerCutsAsItsModeSays(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, plan.Segments, 3)
 	require.Equal(t, ffmpeg.ContainerOggOpus, plan.Container)
-	require.False(t, plan.PassThrough)
 	requireCovers(t, plan.Segments, 11*time.Minute+time.Millisecond)
 	require.Equal(t, "mov", plan.Segments[0].Format, "read as what was probed")
 
 	voice := ffmpeg.Probe{Container: "ogg", DurationMs: 30_000, Audio: []ffmpeg.AudioStream{{Codec: "opus", Channels: 1, SampleRate: 48000}}}
 	plan, err = pieces(voice, true)
 	require.NoError(t, err)
-	require.True(t, plan.PassThrough, "a voice note goes as it is")
+	require.Equal(t, ffmpeg.ContainerOggOpus, plan.Container, "a voice note is converted too")
 	require.Len(t, plan.Segments, 1)
 
 	plan, err = one(m4a(6*time.Hour), true)

@@ -1,15 +1,16 @@
 package loadsim
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"transcriber/internal/errs"
+	"transcriber/internal/media/oggopus"
 	"transcriber/internal/storage/s3"
 )
 
@@ -99,7 +100,7 @@ func (o *Objects) Copy(_ context.Context, src, dst, ifMatch string) error {
 }
 
 // Upload reads r to its end and stores what it read. Converted audio (see
-// audioMarker) costs its conversion time here, on the caller's goroutine.
+// audioOf) costs its conversion time here, on the caller's goroutine.
 func (o *Objects) Upload(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
 	body, err := io.ReadAll(r)
 	if err != nil {
@@ -144,16 +145,19 @@ func (o *Objects) URI(key string) string { return objectsURL + key }
 // keyOf is the key of an object's URL.
 func keyOf(uri string) string { return strings.TrimPrefix(uri, objectsURL) }
 
-// audioMarker is what the media fake writes for a converted piece: a few
-// bytes that say how long it is.
-func audioMarker(durationMs int64) string { return "opus:" + strconv.FormatInt(durationMs, 10) }
+// audioOf is what the media fake writes for a converted piece: Ogg Opus
+// of silence as long as the piece, a few bytes a second, which the
+// pipeline meters as it would real audio.
+func audioOf(durationMs int64) []byte { return oggopus.Synth(durationMs, 0) }
 
-// audioLength reads an audioMarker.
+// audioLength reads the length of what audioOf wrote.
 func audioLength(body []byte) (int64, bool) {
-	rest, ok := strings.CutPrefix(string(body), "opus:")
-	if !ok {
+	if !bytes.HasPrefix(body, []byte("OggS")) {
 		return 0, false
 	}
-	ms, err := strconv.ParseInt(rest, 10, 64)
-	return ms, err == nil
+	m := &oggopus.Meter{}
+	if _, err := m.Write(body); err != nil || m.Close() != nil {
+		return 0, false
+	}
+	return m.Ms(), true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
+	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
 )
 
@@ -61,6 +63,15 @@ type putObjects struct {
 	put map[string][]byte
 }
 
+// Upload stores what it reads, as Put does.
+func (o *putObjects) Upload(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(body)), o.Put(ctx, key, body, contentType)
+}
+
 func (o *putObjects) Put(_ context.Context, key string, body []byte, _ string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -89,6 +100,7 @@ func (e *quotaEnv) convertedWith(t *testing.T, pr job.Priority, lengths ...int64
 				start += ms
 			}
 			j.DurationMs = start
+			j.ReservedSeconds = spend.Seconds(start) // what prepare reserves
 		}
 		j, err = e.st.Save(e.ctx, j, job.Next{})
 		require.NoError(t, err)

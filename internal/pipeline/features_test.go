@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -12,13 +13,14 @@ import (
 
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/media/oggopus"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/transcript"
 )
 
-// channelMedia is a source of one audio stream of the given channels that
-// goes to the recognizer as it is.
+// channelMedia is a source of one audio stream of the given channels,
+// converted as one piece.
 type channelMedia struct {
 	pipeline.Media
 	channels int
@@ -30,7 +32,12 @@ func (m channelMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
 }
 
 func (m channelMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
-	return ffmpeg.Plan{PassThrough: true, Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
+	return ffmpeg.Plan{Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
+}
+
+func (channelMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
+	_, err := w.Write(oggopus.Synth(seg.DurationMs, 0))
+	return err
 }
 
 // scriptedRecognizer records the requests and answers every recognition

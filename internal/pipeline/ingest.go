@@ -13,6 +13,7 @@ import (
 	"transcriber/internal/ident"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/media/oggopus"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/spend"
 	"transcriber/internal/storage/s3"
@@ -25,6 +26,11 @@ var (
 	errSizeMismatch  = errs.New(errs.Permanent, "size_mismatch", "the uploaded file is not the size that was announced")
 	errTooLarge      = errs.New(errs.Permanent, "too_large", "the file is larger than the service takes")
 	errInlineTooBig  = errs.New(errs.Permanent, "too_large_for_inline", "the audio is too large to send to the recognizer from this installation")
+	// errOverReserved: the audio made from a file holds more than its
+	// length as probed, which is what was reserved for it. Only a file
+	// made to mislead does that; nothing of it is recognized.
+	errOverReserved = errs.New(errs.Permanent, CodeOverReserved,
+		"the file holds more audio than its length as read from it; it was not sent for recognition")
 	// errSourceChanged: the accepted copy is not what was checked; the
 	// upload was written again meanwhile, and is looked at anew.
 	errSourceChanged = errs.New(errs.Unavailable, s3.CodeChanged, s3.MsgChanged)
@@ -183,8 +189,8 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 			"segments", len(plan.Segments))
 	}
 	j.DurationMs = probe.DurationMs
-	// What is submitted is the first audio stream, as it is or converted
-	// with mono kept mono and more than two channels made stereo.
+	// What is submitted is the first audio stream, converted with mono
+	// kept mono and more than two channels made stereo.
 	if len(probe.Audio) > 0 {
 		j.Features.Channels = min(probe.Audio[0].Channels, 2)
 	}
@@ -194,10 +200,55 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 	if j.Segments, err = p.makeAudio(ctx, j, src, plan); err != nil {
 		return j, err
 	}
-	p.jobLog(j).InfoContext(ctx, "audio ready", "duration_ms", j.DurationMs, "segments", len(j.Segments),
-		"pass_through", plan.PassThrough, "container", plan.Container, "probe_container", probe.Container)
+	// From here the job's length is what its audio holds, as counted on
+	// its way to storage: what is shown, billed and submitted.
+	j.DurationMs = audioMs(j.Segments)
+	excess := p.trimReservation(&j)
+	p.jobLog(j).InfoContext(ctx, "audio ready", "duration_ms", j.DurationMs, "probed_ms", probe.DurationMs,
+		"segments", len(j.Segments), "container", plan.Container, "probe_container", probe.Container)
 	j.State = job.Converted
-	return p.save(ctx, j, job.Next{Keep: true})
+	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
+		return j, err
+	}
+	p.releaseExcess(ctx, j, excess)
+	return j, nil
+}
+
+// audioMs is the audio of segs, in milliseconds.
+func audioMs(segs []job.Segment) int64 {
+	var total int64
+	for _, sg := range segs {
+		total += sg.DurationMs
+	}
+	return total
+}
+
+// trimReservation lowers the seconds reserved for j to what its audio
+// holds, when that is less (a header that overstated its length), and
+// returns the seconds to give back. They are given back only once the job
+// is saved with its new reservation (releaseExcess): a crash in between
+// leaves the counter too high, never too low.
+func (p *Pipeline) trimReservation(j *job.Job) int64 {
+	held := spend.Seconds(j.DurationMs)
+	if p.cfg.Counters == nil || j.ReservedSeconds <= held {
+		return 0
+	}
+	excess := j.ReservedSeconds - held
+	j.ReservedSeconds = held
+	return excess
+}
+
+// releaseExcess gives back what trimReservation took off j's reservation.
+// A failure is logged: the counter then holds more than was used.
+func (p *Pipeline) releaseExcess(ctx context.Context, j job.Job, seconds int64) {
+	if seconds <= 0 {
+		return
+	}
+	if err := spend.Release(ctx, p.cfg.Counters, j.ChargedTo, seconds, j.ReservedDay); err != nil {
+		p.jobLog(j).WarnContext(ctx, "could not give back the audio reserved beyond what the file holds", "error", err.Error())
+		return
+	}
+	p.jobLog(j).InfoContext(ctx, "audio reservation trimmed to what the file holds", "released_seconds", seconds)
 }
 
 // roomForPieces reports whether the installation is quiet enough for n
@@ -259,39 +310,44 @@ func (p *Pipeline) reserve(ctx context.Context, j job.Job) (job.Job, error) {
 	return saved, nil
 }
 
-// makeAudio makes the audio plan says for job j from the source at src,
-// and returns its segments: the source itself when it passes through; one
-// converted piece; or, for a plan of several pieces, the pieces Split cuts
-// (each at a quiet moment near its planned place, so its real start and
-// length are Split's), each uploaded as soon as it is made.
+// makeAudio converts the audio plan says for job j from the source at
+// src, uploads it, and returns its segments: one converted piece, or, for a
+// plan of several pieces, the pieces Split cuts (each at a quiet moment near
+// its planned place, so its real start is Split's), each uploaded as soon
+// as it is made. Every byte goes through a meter (package oggopus) that
+// counts the audio packet by packet, whatever the file's header or
+// timestamps say: a segment's length is what the meter counted, and the
+// upload stops with errOverReserved once the audio passes what j may
+// submit (allowanceMs).
 func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ffmpeg.Plan) ([]job.Segment, error) {
-	segment := func(i int, sg ffmpeg.Segment, key string) job.Segment {
-		return job.Segment{Seq: i, StartMs: sg.StartMs, DurationMs: sg.DurationMs, Container: plan.Container, AudioKey: key}
-	}
-	switch {
-	case len(plan.Segments) == 0:
+	if len(plan.Segments) == 0 {
 		return nil, fmt.Errorf("the media plan has no segments")
-	case plan.PassThrough:
-		return []job.Segment{segment(0, plan.Segments[0], job.AcceptedKey(j.ID))}, nil
-	case len(plan.Segments) == 1:
-		key := job.AudioKey(j.ID, 0)
-		if err := p.convert(ctx, src, plan.Segments[0], key); err != nil {
+	}
+	left := p.allowanceMs(j, len(plan.Segments))
+	segment := func(i int, sg ffmpeg.Segment, m *oggopus.Meter) job.Segment {
+		left -= m.Ms()
+		return job.Segment{Seq: i, StartMs: sg.StartMs, DurationMs: m.Ms(), Container: plan.Container, AudioKey: job.AudioKey(j.ID, i)}
+	}
+	if len(plan.Segments) == 1 {
+		m := &oggopus.Meter{LimitMs: left}
+		if err := metered(p.convert(ctx, src, plan.Segments[0], job.AudioKey(j.ID, 0), m), m); err != nil {
 			return nil, err
 		}
-		return []job.Segment{segment(0, plan.Segments[0], key)}, nil
+		return []job.Segment{segment(0, plan.Segments[0], m)}, nil
 	}
 	var segs []job.Segment
 	err := p.Media.Split(ctx, src, plan, func(sg ffmpeg.Segment, audio io.Reader) error {
 		i := len(segs)
-		key := job.AudioKey(j.ID, i)
-		if _, err := p.Objects.Upload(ctx, key, audio, "audio/ogg"); err != nil {
+		m := &oggopus.Meter{LimitMs: max(left, 1)}
+		_, err := p.Objects.Upload(ctx, job.AudioKey(j.ID, i), &meterReader{r: audio, m: m}, "audio/ogg")
+		if err = metered(err, m); err != nil {
 			return err
 		}
-		segs = append(segs, segment(i, sg, key))
+		segs = append(segs, segment(i, sg, m))
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, metered(err, nil)
 	}
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("the recording was split into no pieces")
@@ -299,9 +355,53 @@ func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ff
 	return segs, nil
 }
 
-// convert streams ffmpeg's output into a multipart upload: no temp file,
-// memory bounded by the upload's parts whatever the input's length.
-func (p *Pipeline) convert(ctx context.Context, src string, sg ffmpeg.Segment, key string) error {
+// allowanceMs is the most audio, in milliseconds, job j may hand to the
+// recognizer in pieces pieces: its length as probed, or what is reserved
+// for it when that is more, and a second a piece for the frame a cut may
+// end in.
+func (p *Pipeline) allowanceMs(j job.Job, pieces int) int64 {
+	return max(j.DurationMs, j.ReservedSeconds*1000) + int64(pieces)*1000
+}
+
+// metered is err from a conversion or upload through m, with the meter's
+// verdict: errOverReserved when the audio passed the allowance; an
+// internal error when what ffmpeg wrote is not Ogg Opus the meter can
+// count (ffmpeg's output, not the sender's: a fault of ours).
+func metered(err error, m *oggopus.Meter) error {
+	if err == nil && m != nil {
+		err = m.Close()
+	}
+	switch {
+	case errors.Is(err, oggopus.ErrOverLimit):
+		return errOverReserved
+	case errors.Is(err, oggopus.ErrMalformed):
+		return errs.Wrap(err, errs.Internal, "audio_unmeasured", "the converted audio could not be measured")
+	}
+	return err
+}
+
+// meterReader passes what it reads through a meter, and fails as the
+// meter does.
+type meterReader struct {
+	r io.Reader
+	m *oggopus.Meter
+}
+
+func (r *meterReader) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	if n > 0 {
+		if _, merr := r.m.Write(b[:n]); merr != nil {
+			return 0, merr
+		}
+	}
+	return n, err
+}
+
+// convert streams ffmpeg's output through the meter m into a multipart
+// upload: no temp file, memory bounded by the upload's parts whatever the
+// input's length. The meter sits between ffmpeg and the upload, so a
+// write it refuses stops ffmpeg before that audio is stored.
+func (p *Pipeline) convert(ctx context.Context, src string, sg ffmpeg.Segment, key string, m *oggopus.Meter) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -312,7 +412,7 @@ func (p *Pipeline) convert(ctx context.Context, src string, sg ffmpeg.Segment, k
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		convertErr = p.Media.Convert(cctx, src, sg, pw)
+		convertErr = p.Media.Convert(cctx, src, sg, io.MultiWriter(m, pw))
 		_ = pw.CloseWithError(convertErr) // nil closes cleanly and ends the upload
 	}()
 	_, uploadErr := p.Objects.Upload(cctx, key, pr, "audio/ogg")
@@ -355,6 +455,9 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 	lang := j.Language
 	if lang == "" {
 		lang = p.cfg.DefaultLanguage
+	}
+	if err := p.withinReservation(j); err != nil {
+		return j, err
 	}
 	var held heldBefore
 	for i := range j.Segments {
@@ -422,6 +525,28 @@ func (p *Pipeline) submitMissing(ctx context.Context, j job.Job) (job.Job, error
 		p.jobLog(j).InfoContext(ctx, "recognition submitted", "segment", sg.Seq, "operation_id", op)
 	}
 	return j, nil
+}
+
+// CodeOverReserved is the code of a job whose audio holds more than was
+// reserved for it.
+const CodeOverReserved = "audio_over_reservation"
+
+// withinReservation is the one check before any of j's audio goes to the
+// recognizer: the audio of all its segments, as counted when it was made,
+// is at most what was reserved for it and a second a piece. makeAudio's
+// meter already stopped any conversion that passed it; this holds the
+// invariant for whatever else may have set the segments (a job converted
+// before the meter existed, a bug). Without counters nothing is reserved
+// and no limit is kept.
+func (p *Pipeline) withinReservation(j job.Job) error {
+	if p.cfg.Counters == nil {
+		return nil
+	}
+	allowed := (j.ReservedSeconds + int64(len(j.Segments))) * 1000
+	if total := audioMs(j.Segments); total > allowed {
+		return fmt.Errorf("%d ms of audio against %d ms reserved and allowed: %w", total, allowed, errOverReserved)
+	}
+	return nil
 }
 
 // errQuotaWait ends an attempt that met the recognizer's request quota.

@@ -17,6 +17,7 @@ import (
 	"transcriber/internal/pipeline"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
+	"transcriber/internal/spend"
 	"transcriber/internal/store/sqlite"
 )
 
@@ -92,6 +93,7 @@ func (e *quotaEnv) converted(t *testing.T, segments int) job.Job {
 		j.State = s
 		if s == job.Converted {
 			j.DurationMs = int64(segments) * 10 * 60 * 1000
+			j.ReservedSeconds = spend.Seconds(j.DurationMs) // what prepare reserves
 			for i := 0; i < segments; i++ {
 				j.Segments = append(j.Segments, job.Segment{Seq: i, StartMs: int64(i) * 600_000, DurationMs: 600_000,
 					AudioKey: job.AudioKey(j.ID, i), Container: "OGG_OPUS"})

@@ -10,6 +10,7 @@ import (
 
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/media/oggopus"
 	"transcriber/internal/pipeline"
 )
 
@@ -28,9 +29,9 @@ func (m *askedMedia) PlanFor(pr ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error
 	return m.pieceMedia.PlanFor(pr, true)
 }
 
-// Convert writes a whole file's few bytes.
-func (m *askedMedia) Convert(_ context.Context, _ string, _ ffmpeg.Segment, w io.Writer) error {
-	_, err := io.WriteString(w, "OggS")
+// Convert writes the segment's audio.
+func (m *askedMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
+	_, err := w.Write(oggopus.Synth(seg.DurationMs, 0))
 	return err
 }
 

@@ -12,13 +12,14 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/media/oggopus"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/racetest"
 	"transcriber/internal/spend"
 )
 
-// passMedia probes every source as durationMs of audio that goes to the
-// recognizer as it is, in one segment.
+// passMedia probes every source as durationMs of audio, converted as one
+// segment that holds what the probe said.
 type passMedia struct {
 	pipeline.Media
 	durationMs int64
@@ -29,12 +30,21 @@ func (m passMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
 }
 
 func (m passMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
-	return ffmpeg.Plan{PassThrough: true, Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
+	return ffmpeg.Plan{Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
 }
 
-// presignObjects signs reads and names objects by URI: all that prepare
-// and submission ask of storage for a source that goes as it is.
+func (m passMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
+	_, err := w.Write(oggopus.Synth(seg.DurationMs, 0))
+	return err
+}
+
+// presignObjects signs reads, takes uploads (reading them to the end) and
+// names objects by URI: all that prepare and submission ask of storage.
 type presignObjects struct{ uriObjects }
+
+func (presignObjects) Upload(_ context.Context, _ string, r io.Reader, _ string) (int64, error) {
+	return io.Copy(io.Discard, r)
+}
 
 func (presignObjects) PresignGet(_ context.Context, key string, _ time.Duration) (string, error) {
 	return "https://storage.example/bucket/" + key + "?signed", nil
@@ -198,21 +208,14 @@ func (m *convertMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
 	return ffmpeg.Plan{Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
 }
 
-func (m *convertMedia) Convert(context.Context, string, ffmpeg.Segment, io.Writer) error {
+func (m *convertMedia) Convert(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.failures > 0 {
 		m.failures--
 		return errs.New(errs.Unavailable, "convert_failed", "the conversion failed")
 	}
-	return nil
-}
-
-// uploadObjects also takes uploads, reading them to the end.
-type uploadObjects struct{ presignObjects }
-
-func (uploadObjects) Upload(_ context.Context, _ string, r io.Reader, _ string) (int64, error) {
-	return io.Copy(io.Discard, r)
+	return m.passMedia.Convert(ctx, input, seg, w)
 }
 
 // A retried ingest does not reserve again: the reservation is recorded
@@ -222,7 +225,7 @@ func TestARetriedIngestReservesOnce(t *testing.T) {
 	rec := &submitRecognizer{}
 	media := &convertMedia{passMedia: passMedia{durationMs: 40_000}, failures: 1}
 	p := pipeline.New(pipeline.Deps{
-		Store: e.st, Objects: uploadObjects{}, Media: media, Recognizer: rec, Clock: e.clk, Log: quiet(),
+		Store: e.st, Objects: presignObjects{}, Media: media, Recognizer: rec, Clock: e.clk, Log: quiet(),
 		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
 	}, pipeline.Config{Counters: e.counters, Limits: spend.Limits{AudioPerDay: time.Minute}, InlineCheckMax: time.Nanosecond})
 	j := e.ingest(t, p, "tok:a")

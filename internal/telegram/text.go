@@ -283,6 +283,10 @@ var failures = map[string]text{
 		"The recording is longer than I take. Cut it into parts and send them one by one.",
 		"Запись длиннее, чем я принимаю. Разрежьте её на части и пришлите по одной.",
 	},
+	"audio_over_reservation": {
+		"This file holds more audio than it says it lasts, so I did not transcribe it. Save it again in an audio editor and send it once more.",
+		"В этом файле больше звука, чем указано в нём самом, поэтому я его не расшифровал. Пересохраните его в аудиоредакторе и пришлите ещё раз.",
+	},
 	"recognition_not_configured": {
 		"Speech recognition is not set up on this installation yet. Tell the bot's owner.",
 		"Распознавание речи здесь ещё не настроено. Сообщите владельцу бота.",

@@ -39,7 +39,7 @@ func testCharged(t *testing.T, open Opener) {
 		require.ErrorIs(t, err, job.ErrInvalid)
 	})
 
-	t.Run("a reservation is saved once and kept", func(t *testing.T) {
+	t.Run("a reservation is saved once, kept, and only ever lowered", func(t *testing.T) {
 		e := newEnv(t, open)
 		j := e.mustCreate(t, apiDraft("o"))
 		c := e.mustClaim(t, j.ID, job.Ingest)
@@ -55,10 +55,17 @@ func testCharged(t *testing.T, open Opener) {
 		stale.State = job.Converted
 		again := e.mustSave(t, stale, job.Next{Keep: true})
 		require.Equal(t, int64(61), again.ReservedSeconds, "a copy without the reservation does not drop it")
-		changed := again
-		changed.ReservedSeconds, changed.ReservedDay = 5, day.Add(24*time.Hour)
-		again = e.mustSave(t, changed, job.Next{})
-		require.Equal(t, int64(61), again.ReservedSeconds, "nor does one with another")
+		raised := again
+		raised.ReservedSeconds, raised.ReservedDay = 62, day.Add(24*time.Hour)
+		again = e.mustSave(t, raised, job.Next{Keep: true})
+		require.Equal(t, int64(61), again.ReservedSeconds, "nor does one with more")
+		requireSameTime(t, day, again.ReservedDay, "nor one with another day")
+
+		lowered := again
+		lowered.ReservedSeconds, lowered.ReservedDay = 5, day.Add(24*time.Hour)
+		again = e.mustSave(t, lowered, job.Next{})
+		require.Equal(t, int64(5), again.ReservedSeconds, "lowered to what the audio holds")
+		requireSameTime(t, day, again.ReservedDay, "on the day it was counted in")
 		requireSameTime(t, day, again.ReservedDay, "reserved_day")
 		require.Equal(t, again, e.mustGet(t, j.ID))
 	})

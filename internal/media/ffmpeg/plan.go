@@ -5,26 +5,19 @@ import (
 	"time"
 )
 
-// SpeechKit's names for the containers it takes (RecognizeFile's
-// ContainerAudio.ContainerAudioType).
-const (
-	ContainerOggOpus = "OGG_OPUS"
-	ContainerMP3     = "MP3"
-	ContainerWAV     = "WAV"
-)
+// ContainerOggOpus is SpeechKit's name (RecognizeFile's
+// ContainerAudio.ContainerAudioType) for what Convert and Split write.
+const ContainerOggOpus = "OGG_OPUS"
 
 // Plan is what to submit for a file.
 type Plan struct {
-	// PassThrough: the source goes to SpeechKit untouched, as its one
-	// segment.
-	PassThrough bool
 	// Container is SpeechKit's name for the format of what is submitted:
-	// "OGG_OPUS", "MP3" or "WAV"; always "OGG_OPUS" when converted.
+	// always "OGG_OPUS", what Convert and Split write.
 	Container string
 	// Segments are consecutive pieces that cover the recording, in order;
-	// one or more. Unless PassThrough, one segment is converted by Convert,
-	// and more are the outline Split cuts the recording by: where a cut
-	// lands is known only once Split has found a quiet moment for it.
+	// one or more. One segment is converted by Convert, and more are the
+	// outline Split cuts the recording by: where a cut lands is known only
+	// once Split has found a quiet moment for it.
 	Segments []Segment
 }
 
@@ -39,31 +32,22 @@ type Segment struct {
 	Format string
 }
 
-// Plan decides, from what Probe found, whether the file can go to
-// SpeechKit untouched and how it is cut; it runs nothing.
-//
-// A file passes through, as one segment, when it is one of the three
-// formats SpeechKit takes, with exactly one audio stream, no video (or
-// cover picture), at most 2 channels, and no longer than SegmentLength:
-//   - OGG with Opus (Telegram voice notes);
-//   - MP3 (the mp3 codec in an MP3 file);
-//   - WAV with 16-bit little-endian PCM at 8, 16 or 48 kHz: the rates
-//     SpeechKit v3 names for LPCM. Whether it takes other rates inside a
-//     WAV header is not documented, so those are converted.
-//
-// Anything else is converted to OGG/Opus: AAC in M4A or MP4, FLAC, Opus in
-// WebM (Matroska), OGG with Vorbis (which SpeechKit does not take), AMR,
-// other PCM formats, video, more than 2 channels.
+// Plan decides, from what Probe found, how the file is cut; it runs
+// nothing. Every recording is converted to OGG/Opus, even one in a format
+// SpeechKit takes as it is (OGG/Opus, MP3, WAV): what is submitted is then
+// always audio that ffmpeg decoded and encoded, cut at the planned length,
+// whose every packet the pipeline counts (package oggopus) before it
+// reaches the recognizer. A file that goes untouched is recognized to its
+// real end whatever its header says, and a header is the sender's to
+// write.
 //
 // A recording longer than ParallelFrom, or than SegmentLength, is cut into
 // n > 1 consecutive segments of one length (the last one shorter by what
-// the division leaves), converted even if the source could pass through,
-// by Split, which moves each cut to a quiet moment near it. Past ParallelFrom, n is
-// the recording's length over PieceLength, rounded up, and at most
-// MaxPieces; otherwise it is its length over SegmentLength, rounded up. In
-// both cases there are enough segments that none is longer than
-// SegmentLength, and a recording that comes out as one segment is planned
-// as one, as above.
+// the division leaves), by Split, which moves each cut to a quiet moment
+// near it. Past ParallelFrom, n is the recording's length over
+// PieceLength, rounded up, and at most MaxPieces; otherwise it is its
+// length over SegmentLength, rounded up. In both cases there are enough
+// segments that none is longer than SegmentLength.
 //
 // Errors: ErrUnsupported (the container is not one of the accepted
 // formats, which Probe never returns), ErrNoAudio (no audio stream),
@@ -94,13 +78,6 @@ func (m *Media) PlanFor(p Probe, parallel bool) (Plan, error) {
 	}
 
 	n, length := m.pieces(p.DurationMs, parallel)
-	if n == 1 {
-		whole := []Segment{{StartMs: 0, DurationMs: p.DurationMs, Format: format}}
-		if c := passContainer(p); c != "" {
-			return Plan{PassThrough: true, Container: c, Segments: whole}, nil
-		}
-		return Plan{Container: ContainerOggOpus, Segments: whole}, nil
-	}
 	segs := make([]Segment, 0, n)
 	for i := int64(0); i < n; i++ {
 		start := i * length
@@ -130,29 +107,6 @@ func (m *Media) pieces(d int64, parallel bool) (n, length int64) {
 func ceilDiv(a, b int64) int64 {
 	b = max(b, 1)
 	return (a + b - 1) / b
-}
-
-// passContainer returns SpeechKit's container for a file it takes as it
-// is, or "" when the file must be converted. The length is checked by the
-// caller.
-func passContainer(p Probe) string {
-	if len(p.Audio) != 1 || p.HasVideo {
-		return ""
-	}
-	a := p.Audio[0]
-	if a.Channels < 1 || a.Channels > 2 {
-		return ""
-	}
-	switch {
-	case p.Container == "ogg" && a.Codec == "opus":
-		return ContainerOggOpus
-	case p.Container == "mp3" && a.Codec == "mp3":
-		return ContainerMP3
-	case p.Container == "wav" && a.Codec == "pcm_s16le" &&
-		(a.SampleRate == 8000 || a.SampleRate == 16000 || a.SampleRate == 48000):
-		return ContainerWAV
-	}
-	return ""
 }
 
 // humanDuration says d the way the limit is told to a person: "6 hours",

@@ -18,12 +18,13 @@ type Probe struct {
 	// Container is ffprobe's format_name, e.g. "ogg", "mp3", "wav",
 	// "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm".
 	Container string
-	// DurationMs is the recording's length: from the container's header
-	// when it states one; measured by reading the first audio stream to its
-	// end (demuxing only, no decoding; at most MaxDuration and a second)
-	// when the header has none (WebM recorded by a browser's MediaRecorder)
-	// or only an estimate from the bitrate (MP3 without a Xing header, raw
-	// AAC). 0 when there is no audio to measure.
+	// DurationMs is the recording's length: the larger of what the
+	// container's header states and what reading the first audio stream
+	// to its end measures (demuxing only, no decoding; at most MaxDuration
+	// and a second). A header that only estimates from the bitrate (MP3
+	// without a Xing header, raw AAC) is not counted; one that states
+	// nothing (WebM recorded by a browser's MediaRecorder) leaves the
+	// measurement. 0 when there is no audio to measure.
 	DurationMs int64
 	// Audio are the audio streams, in the file's order.
 	Audio []AudioStream
@@ -95,13 +96,20 @@ func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
 	if err != nil || len(p.Audio) == 0 {
 		return p, err
 	}
-	if p.DurationMs <= 0 || strings.Contains(res.Stderr, estimatedDuration) {
-		d, err := m.measure(ctx, input, p.Container)
-		if err != nil {
-			return Probe{}, err
-		}
-		p.DurationMs = d
+	// The header is the sender's to write: the audio is always measured
+	// too, and the larger of the two is the length. A header that states
+	// less than the file holds (an MP3's Xing frame count, an Ogg file's
+	// last granule position, a Matroska Duration) would otherwise have
+	// the recording planned, and its cost reserved, as shorter than it is.
+	d, err := m.measure(ctx, input, p.Container)
+	if err != nil {
+		return Probe{}, err
 	}
+	header := p.DurationMs
+	if strings.Contains(res.Stderr, estimatedDuration) {
+		header = 0 // a guess from the bitrate, which may be far off either way
+	}
+	p.DurationMs = max(header, d)
 	return p, nil
 }
 

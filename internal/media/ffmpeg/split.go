@@ -38,8 +38,11 @@ import (
 // encoder, and never more than the converted recording (86 MB for 6 h).
 //
 // The pieces handed over are consecutive: each starts where the one
-// before it ended, the first at 0. A recording shorter than its header
-// said gives fewer pieces than the plan. On error, the pieces already
+// before it ended, the first at 0. Both passes stop at the plan's end, the
+// length Probe found, as Convert does: a recording longer than that is cut
+// there, so what the pieces hold is never more than what was planned (and
+// reserved) for them. A recording shorter than its header said gives
+// fewer pieces than the plan. On error, the pieces already
 // handed over may be cut short (a connection lost for good reads as the
 // end of the input until ffmpeg has exited) and must be discarded.
 func (m *Media) Split(ctx context.Context, input string, plan Plan, piece func(seg Segment, audio io.Reader) error) error {
@@ -47,21 +50,21 @@ func (m *Media) Split(ctx context.Context, input string, plan Plan, piece func(s
 	if err != nil {
 		return err
 	}
-	levels, _, err := m.levels(ctx, input, format, plan.Segments[len(plan.Segments)-1])
+	last := plan.Segments[len(plan.Segments)-1]
+	levels, _, err := m.levels(ctx, input, format, last)
 	if err != nil {
 		return err
 	}
 	cuts := Cuts(levels, levelFrameMs, nominal, cutWindow(plan.Segments[0].DurationMs), m.cfg.SegmentLength)
-	_, err = m.splitAt(ctx, input, format, cuts, piece)
+	_, err = m.splitAt(ctx, input, format, cuts, last.StartMs+last.DurationMs, piece)
 	return err
 }
 
 // outline checks that plan is one Split can follow (more than one segment,
 // converted, consecutive from 0) and returns its cuts and its format.
 func outline(plan Plan) (nominal []int64, format string, err error) {
-	if len(plan.Segments) < 2 || plan.PassThrough {
-		return nil, "", fmt.Errorf("split: a plan of %d segments (pass-through %v) is not one to split",
-			len(plan.Segments), plan.PassThrough)
+	if len(plan.Segments) < 2 {
+		return nil, "", fmt.Errorf("split: a plan of %d segments is not one to split", len(plan.Segments))
 	}
 	format = plan.Segments[0].Format
 	var end int64
@@ -100,16 +103,18 @@ var levelFilter = fmt.Sprintf("aresample=%d,aformat=channel_layouts=mono,asetnsa
 	"astats=metadata=1:reset=1:measure_perchannel=none:measure_overall=RMS_level,"+
 	"ametadata=mode=print:key=%s:file=-", levelRate, levelRate*levelFrameMs/1000, levelKey)
 
-// levels runs the level pass over input (read with format) and returns
-// one level a frame, parsed as ffmpeg prints them: the memory is the slice,
-// 8 bytes per 100 ms, sized from last, the plan's last segment.
+// levels runs the level pass over input (read with format) up to the end
+// of last, the plan's last segment, and returns one level a frame, parsed
+// as ffmpeg prints them: the memory is the slice, 8 bytes per 100 ms,
+// sized from last.
 func (m *Media) levels(ctx context.Context, input, format string, last Segment) ([]float64, Stats, error) {
 	in, err := m.inputArgs(input, format)
 	if err != nil {
 		return nil, Stats{}, err
 	}
 	args := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error"}, in...)
-	args = append(args, "-map", "0:a:0", "-af", levelFilter, "-f", "null", "-")
+	args = append(args, "-map", "0:a:0", "-t", seconds(msDuration(last.StartMs+last.DurationMs)),
+		"-af", levelFilter, "-f", "null", "-")
 	expected := min(last.StartMs+last.DurationMs, m.cfg.MaxDuration.Milliseconds()) / levelFrameMs
 	p := &levelParser{levels: make([]float64, 0, expected+expected/100+16)}
 	res := run(ctx, m.tools.FFmpeg, args, input, p, m.cfg.StderrLimit)
@@ -206,9 +211,10 @@ func (p *levelParser) line(l []byte) error {
 // pieceName is the name of the i-th piece in the pieces' directory.
 func pieceName(i int) string { return fmt.Sprintf("piece%04d.ogg", i) }
 
-// splitAt runs the conversion pass: input (read with format) encoded as
-// Convert encodes it, cut by the segment muxer at cuts (ms, ascending),
-// each piece handed to piece as its entry comes in the segment list.
+// splitAt runs the conversion pass: input (read with format) up to endMs
+// encoded as Convert encodes it, cut by the segment muxer at cuts (ms,
+// ascending), each piece handed to piece as its entry comes in the segment
+// list.
 //
 // The list is ffmpeg's stdout. libavformat's segment.c (segment_end) writes
 // a piece's entry only after av_write_trailer has finished the piece's file
@@ -220,7 +226,7 @@ func pieceName(i int) string { return fmt.Sprintf("piece%04d.ogg", i) }
 // pre-skip) to 0, so a packet's time is that of the first sample a
 // decoder keeps from it, the time of the source that the level pass
 // measured too.
-func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64, piece func(Segment, io.Reader) error) (Stats, error) {
+func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64, endMs int64, piece func(Segment, io.Reader) error) (Stats, error) {
 	in, err := m.inputArgs(input, format)
 	if err != nil {
 		return Stats{}, err
@@ -240,7 +246,7 @@ func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64,
 	pattern := "file:" + strings.ReplaceAll(dir, "%", "%%") + string(filepath.Separator) + "piece%04d.ogg"
 	args := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error"}, in...)
 	args = append(args, m.opusArgs()...)
-	args = append(args,
+	args = append(args, "-t", seconds(msDuration(endMs)),
 		"-f", "segment", "-segment_format", "ogg", "-segment_times", strings.Join(times, ","),
 		"-reset_timestamps", "1", "-avoid_negative_ts", "make_non_negative",
 		"-segment_list", "pipe:1", "-segment_list_type", "csv",

@@ -293,7 +293,6 @@ func TestSplitRefusesAPlanItCannotFollow(t *testing.T) {
 	never := func(ffmpeg.Segment, io.Reader) error { t.Fatal("no piece from a refused plan"); return nil }
 	for name, plan := range map[string]ffmpeg.Plan{
 		"one segment":  {Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{0, 1000, "ogg"}}},
-		"pass-through": {PassThrough: true, Segments: []ffmpeg.Segment{{0, 1000, "ogg"}, {1000, 1000, "ogg"}}},
 		"a gap":        {Segments: []ffmpeg.Segment{{0, 1000, "ogg"}, {1500, 1000, "ogg"}}},
 		"an empty one": {Segments: []ffmpeg.Segment{{0, 1000, "ogg"}, {1000, 0, "ogg"}}},
 		"two formats":  {Segments: []ffmpeg.Segment{{0, 1000, "ogg"}, {1000, 1000, "mp3"}}},

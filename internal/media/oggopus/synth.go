@@ -1,0 +1,92 @@
+package oggopus
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// Synth returns a valid Ogg Opus stream of one mono logical stream that
+// holds durationMs of audio (rounded up to 20 ms) in packets of silence:
+// CELT frames of 20 ms, six to a packet, each frame empty (RFC 6716,
+// section 3.2.5, a code 3 packet of equal frames; an empty frame decodes
+// as silence). Granule positions say the truth, unless say is positive:
+// then the last page claims that the stream is sayMs long, as a lying file
+// does. For tests and the load model: a few bytes a second of audio.
+func Synth(durationMs, sayMs int64) []byte {
+	var out bytes.Buffer
+	w := pageWriter{out: &out, serial: 0x7472616e}
+	head := []byte("OpusHead")
+	head = append(head, 1, 1, 0, 0) // version 1, one channel, no pre-skip
+	head = binary.LittleEndian.AppendUint32(head, SampleRate)
+	head = append(head, 0, 0, 0) // no gain, channel mapping family 0
+	w.page(0x02, 0, [][]byte{head})
+	tags := []byte("OpusTags")
+	tags = binary.LittleEndian.AppendUint32(tags, 0) // no vendor string
+	tags = binary.LittleEndian.AppendUint32(tags, 0) // no comments
+	w.page(0, 0, [][]byte{tags})
+
+	frames := (durationMs + 19) / 20
+	var granule int64
+	var packets [][]byte
+	for frames > 0 {
+		n := min(frames, 6)
+		frames -= n
+		packets = append(packets, []byte{31<<3 | 3, byte(n)}) // CELT fullband 20 ms, code 3, n frames
+		granule += n * 960
+		if len(packets) == 255 || frames == 0 {
+			flags := byte(0)
+			g := granule
+			if frames == 0 {
+				flags = 0x04
+				if sayMs > 0 {
+					g = sayMs * SampleRate / 1000
+				}
+			}
+			w.page(flags, g, packets)
+			packets = packets[:0]
+		}
+	}
+	return out.Bytes()
+}
+
+// pageWriter writes Ogg pages of whole packets, each under 255 bytes.
+type pageWriter struct {
+	out    *bytes.Buffer
+	serial uint32
+	seq    uint32
+}
+
+func (w *pageWriter) page(flags byte, granule int64, packets [][]byte) {
+	hdr := []byte("OggS\x00")
+	hdr = append(hdr, flags)
+	hdr = binary.LittleEndian.AppendUint64(hdr, uint64(granule))
+	hdr = binary.LittleEndian.AppendUint32(hdr, w.serial)
+	hdr = binary.LittleEndian.AppendUint32(hdr, w.seq)
+	hdr = append(hdr, 0, 0, 0, 0, byte(len(packets)))
+	w.seq++
+	var body []byte
+	for _, p := range packets {
+		hdr = append(hdr, byte(len(p)))
+		body = append(body, p...)
+	}
+	page := append(hdr, body...)
+	binary.LittleEndian.PutUint32(page[22:26], crc(page))
+	w.out.Write(page)
+}
+
+// crc is the Ogg page checksum: CRC-32 with polynomial 0x04c11db7, not
+// reflected, initial value and final XOR 0 (RFC 3533, section 6).
+func crc(b []byte) uint32 {
+	var c uint32
+	for _, x := range b {
+		c ^= uint32(x) << 24
+		for range 8 {
+			if c&0x80000000 != 0 {
+				c = c<<1 ^ 0x04c11db7
+			} else {
+				c <<= 1
+			}
+		}
+	}
+	return c
+}
