@@ -280,3 +280,23 @@ func TestEarlyEventWaitsForTheUpload(t *testing.T) {
 	st.ingest(<-st.events)
 	require.Equal(t, job.Done, st.job(j.ID).State)
 }
+
+// Audio sent inline over the recognizer's message limit is refused by gRPC
+// with RESOURCE_EXHAUSTED, the request quota's code. The job fails at once
+// with a code and words of its own, instead of waiting out quota windows
+// until its attempts run out.
+func TestInlineAudioOverTheRecognizersMessageLimitFailsAtOnce(t *testing.T) {
+	small := speechkittest.StartReceivingAtMost(t, 4<<10)
+	st := newStack(t, func(c *app.Config) {
+		c.SpeechKit = small.Config()
+		c.Pipeline.InlineAudio = true
+	})
+	j, ev := st.upload(fixtures(t)["voice.ogg"]) // about 12 KB of Opus
+	st.ingest(ev)
+	got := st.job(j.ID)
+	require.Equal(t, job.Failed, got.State, "error: %s %s", got.ErrorCode, got.ErrorMessage)
+	require.Equal(t, "audio_too_large_for_request", got.ErrorCode)
+	require.Contains(t, got.ErrorMessage, "too large to send to the speech recognizer in one request")
+	require.Equal(t, []job.State{job.Failed}, st.ended.of(j.ID))
+	require.Zero(t, small.RecognizeCalls(), "refused before the recognizer's handler")
+}

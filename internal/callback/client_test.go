@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -75,6 +76,68 @@ var internal = []string{
 	"0.0.0.0", "::", // unspecified
 	"100.64.0.1", "64:ff9b::a00:1", // carrier-grade NAT; NAT64 of 10.0.0.1
 	"::ffff:10.0.0.1", "::ffff:127.0.0.1", // IPv4-mapped private and loopback
+}
+
+// reserved are ranges neither private nor internal by netip's own
+// predicates that still lead nowhere a receiver lives: the documentation
+// ranges, the IPv6 forms that carry or tunnel to an IPv4 address
+// (IPv4-compatible, SIIT, Teredo), site-local and discard-only.
+var reserved = []string{
+	"192.0.2.1", "198.51.100.7", "203.0.113.254", "2001:db8::1", "2001:db8:ffff::2", // documentation
+	"::10.0.0.1", "::8.8.8.8", // IPv4-compatible, whatever it carries
+	"::ffff:0:10.0.0.1", "::ffff:0:169.254.169.254", "::ffff:0:8.8.8.8", // SIIT, which Unmap leaves as it is
+	"fec0::1", "feff:ffff::1", // site-local
+	"2001::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", // Teredo
+	"100::1", "100::ffff:ffff:ffff:ffff", // discard-only
+}
+
+// Each reserved range is refused everywhere the rules hold: as a literal
+// in the URL (CheckURL, and the client's own check, without a dial), as
+// what a name resolves to (no dial), and by the dialer's Control at
+// connect. Addresses just beside the IPv4 and documentation ranges stay
+// public, so the ranges are no wider than they should be.
+func TestReservedRangesAreRefusedEverywhere(t *testing.T) {
+	c := newCounter(t)
+	_, port, _ := net.SplitHostPort(c.ln.Addr().String())
+	for _, a := range reserved {
+		ip := netip.MustParseAddr(a)
+		require.False(t, callback.Public(ip), a)
+		literal := "https://" + net.JoinHostPort(a, port) + "/cb"
+		require.Equal(t, "bad_callback_url", errs.CodeOf(callback.CheckURL(literal, false)), a)
+
+		var calls atomic.Int64
+		client := callback.Client(callback.ClientOptions{Dial: c.dial(&calls)})
+		resp, err := client.Post(literal, "application/json", strings.NewReader("{}"))
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
+		require.ErrorContains(t, err, "internal address", "%s as a literal", a)
+
+		client = callback.Client(callback.ClientOptions{Lookup: resolver(a), Dial: c.dial(&calls)})
+		resp, err = client.Post("https://hooks.example.com/cb", "application/json", strings.NewReader("{}"))
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
+		require.ErrorContains(t, err, "internal address", "%s as a name", a)
+		require.Zero(t, calls.Load(), "%s: no dial", a)
+
+		// The bound only keeps a broken rule from waiting out the dialer's
+		// own timeout on an address that does not answer.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		conn, err := callback.SafeDialer(false).DialContext(ctx, "tcp", net.JoinHostPort(a, "443"))
+		cancel()
+		if conn != nil {
+			_ = conn.Close()
+		}
+		require.ErrorContains(t, err, "internal address", "%s at connect", a)
+	}
+	require.Zero(t, c.accepts.Load(), "no connection was made")
+
+	for _, a := range []string{"192.0.1.255", "192.0.3.1", "198.51.99.1", "198.51.101.1", "203.0.112.1", "203.0.114.1",
+		"2001:db9::1", "2001:db7::1", "2001:200::1", "2001:4860:4860::8888"} {
+		require.True(t, callback.Public(netip.MustParseAddr(a)), a)
+		require.NoError(t, callback.CheckURL("https://"+net.JoinHostPort(a, "443")+"/cb", false), a)
+	}
 }
 
 func TestPublicRefusesInternalAddresses(t *testing.T) {

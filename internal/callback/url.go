@@ -67,17 +67,31 @@ func validPort(p string) bool {
 // blocked are address ranges beyond what netip's predicates name that a
 // callback may not reach: "this network", carrier-grade NAT (which clouds
 // use inside), IETF protocol assignments, benchmarking, reserved and
-// broadcast, and the IPv6 prefixes that embed an IPv4 address (NAT64,
-// 6to4) and so could lead to any of these.
+// broadcast; the documentation ranges, which no receiver has on the
+// internet, so an address in one is a route somebody set up inside; and
+// the IPv6 prefixes that carry an IPv4 address or tunnel to one (NAT64,
+// 6to4, Teredo, IPv4-compatible ::a.b.c.d, SIIT's ::ffff:0:a.b.c.d, which
+// Unmap does not unwrap) and so could lead to any of these, site-local
+// (the deprecated fec0::/10, still routed inside some networks) and
+// discard-only.
 var blocked = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"), // TEST-NET-1
 	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"), // TEST-NET-2
+	netip.MustParsePrefix("203.0.113.0/24"),  // TEST-NET-3
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (and ::, ::1)
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // SIIT, IPv4-translated
 	netip.MustParsePrefix("64:ff9b::/96"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"),      // discard-only
+	netip.MustParsePrefix("2001::/32"),     // Teredo
+	netip.MustParsePrefix("2001:db8::/32"), // documentation
 	netip.MustParsePrefix("2002::/16"),
+	netip.MustParsePrefix("fec0::/10"), // site-local
 }
 
 // metadata is the cloud's metadata service, which hands out the
@@ -87,7 +101,8 @@ var metadata = netip.MustParseAddr("169.254.169.254")
 
 // Public reports whether a callback may connect to ip: not loopback,
 // private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local, multicast,
-// unspecified, the metadata service or another internal range (blocked).
+// unspecified, the metadata service or another internal, reserved,
+// documentation or IPv4-carrying range (blocked).
 // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
 func Public(ip netip.Addr) bool {
 	ip = ip.Unmap()

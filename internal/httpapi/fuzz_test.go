@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"transcriber/internal/errs"
+	"transcriber/internal/job"
 )
 
 // FuzzParseCreate: whatever the body, decoding answers a request that keeps
@@ -16,7 +18,7 @@ func FuzzParseCreate(f *testing.F) {
 		`{"filename":"a.ogg","size_bytes":10}`,
 		`{"filename":"a.ogg","size_bytes":10,"content_type":"audio/ogg; codecs=opus","language":"ru-RU"}`,
 		`{"filename":"","size_bytes":-1}`, `{}`, `[]`, `null`, `{"filename":"a","size_bytes":1e30}`,
-		`{"filename":"a\u0000b","size_bytes":1}`, `{"x":1}`,
+		`{"filename":"a\u0000b","size_bytes":1}`, `{"x":1}`, `{"filename":"a\u202egpm.exe\u001b[31m","size_bytes":1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -28,7 +30,8 @@ func FuzzParseCreate(f *testing.F) {
 			}
 			return
 		}
-		if req.Filename == "" || len(req.Filename) > 255 || !utf8.ValidString(req.Filename) {
+		if req.Filename == "" || len(req.Filename) > 255 || !utf8.ValidString(req.Filename) ||
+			strings.IndexFunc(req.Filename, job.UnsafeFilenameRune) >= 0 {
 			t.Fatalf("accepted filename %q", req.Filename)
 		}
 		if req.SizeBytes <= 0 || req.SizeBytes > cfg.MaxSourceBytes {

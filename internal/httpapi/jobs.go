@@ -39,6 +39,10 @@ type createRequest struct {
 	CallbackURL string `json:"callback_url,omitempty"`
 }
 
+// codeBadFilename: the filename is empty, too long, not UTF-8, or has a
+// character that changes how it is shown (job.UnsafeFilenameRune).
+const codeBadFilename = "bad_filename"
+
 var (
 	errIdemReuse   = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
 	errTooLarge    = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
@@ -88,8 +92,12 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 	}
 	req.Filename = strings.TrimSpace(req.Filename)
 	switch {
-	case req.Filename == "" || len(req.Filename) > 255 || !utf8.ValidString(req.Filename) || strings.ContainsAny(req.Filename, "\x00\r\n"):
-		return req, errs.New(errs.Invalid, "bad_filename", "filename must be 1 to 255 bytes of text on one line")
+	case req.Filename == "" || len(req.Filename) > 255 || !utf8.ValidString(req.Filename):
+		return req, errs.New(errs.Invalid, codeBadFilename, "filename must be 1 to 255 bytes of text")
+	case strings.IndexFunc(req.Filename, job.UnsafeFilenameRune) >= 0:
+		return req, errs.New(errs.Invalid, codeBadFilename, "filename must not contain control characters (line breaks, tabs, escapes) "+
+			"or the invisible marks that reverse or isolate the direction of text (U+202A to U+202E, U+2066 to U+2069): "+
+			"they make a name show as something it is not")
 	case req.SizeBytes <= 0:
 		return req, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
 	case req.SizeBytes > cfg.MaxSourceBytes:

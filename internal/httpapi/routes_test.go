@@ -78,6 +78,47 @@ func TestCreateRefusesBadRequestsAndCreatesNothing(t *testing.T) {
 	require.Empty(t, page.Jobs, "nothing was created")
 }
 
+// A filename is shown back to people, so a name with a character that
+// changes how it shows (a control character, a bidirectional override or
+// isolate) is refused with words that say why, and no job is made. Names
+// in any script, with marks that show as themselves, are taken; spaces and
+// line breaks at either end are trimmed off, not refused.
+func TestCreateRefusesFilenamesThatHideWhatTheyAre(t *testing.T) {
+	h := newHarness(t, httpapi.Config{})
+	tok, secret := h.token("ci")
+	for _, name := range []string{
+		`a\u202egpm.exe\u001b[31m`,                                                         // shows as "aexe.mpg", then colours the terminal red
+		`a\u0000b.ogg`, `a\nb.ogg`, `a\rb.ogg`, `a\tb.ogg`, `a\u001fb.ogg`, `a\u007fb.ogg`, // C0 and DEL
+		`a\u0080b.ogg`, `a\u0085b.ogg`, `a\u009bb.ogg`, `a\u009fb.ogg`, // C1
+		`\u202aa.ogg`, `a\u202bb.ogg`, `a\u202cb.ogg`, `a\u202db.ogg`, `a\u202eb.ogg`, // embeddings and overrides
+		`a\u2066b.ogg`, `a\u2067b.ogg`, `a\u2068b.ogg`, `a\u2069b.ogg`, // isolates
+	} {
+		r := h.do(http.MethodPost, "/v1/jobs", secret, `{"filename":"`+name+`","size_bytes":10}`)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", name, r.body)
+		require.Equal(t, "bad_filename", r.errorCode(t), name)
+		var e struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		r.json(t, &e)
+		require.Contains(t, e.Error.Message, "control characters", name)
+		require.Contains(t, e.Error.Message, "direction of text", name)
+	}
+	page, err := h.jobs.List(context.Background(), tok.ID, "", job.MaxListLimit)
+	require.NoError(t, err)
+	require.Empty(t, page.Jobs, "nothing was created")
+
+	for name, stored := range map[string]string{
+		"Запись интервью 🎙.m4a": "Запись интервью 🎙.m4a", "مقابلة.ogg": "مقابلة.ogg",
+		"a – c\u00a0d.ogg": "a – c\u00a0d.ogg", ` padded.ogg\n`: "padded.ogg",
+	} {
+		r := h.do(http.MethodPost, "/v1/jobs", secret, `{"filename":"`+name+`","size_bytes":10}`)
+		require.Equal(t, http.StatusCreated, r.status, "%s: %s", name, r.body)
+		var j jobReply
+		r.json(t, &j)
+		require.Equal(t, stored, j.Filename)
+	}
+}
+
 func TestIdempotencyKeyMakesOneJob(t *testing.T) {
 	h := newHarness(t, httpapi.Config{})
 	tok, secret := h.token("ci")

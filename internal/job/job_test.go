@@ -119,3 +119,29 @@ func TestDraftValidate(t *testing.T) {
 	_, err = job.NewMessageJob(ok, time.Time{})
 	require.ErrorIs(t, err, job.ErrInvalid)
 }
+
+// The characters kept out of a file name are exactly the controls (C0,
+// DEL, C1) and the bidirectional overrides and isolates: the runes beside
+// each range stay.
+func TestUnsafeFilenameRunes(t *testing.T) {
+	for _, r := range []rune{0, '\t', '\n', 0x1b, 0x1f, 0x7f, 0x80, 0x85, 0x9b, 0x9f,
+		0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069} {
+		require.True(t, job.UnsafeFilenameRune(r), "%U", r)
+	}
+	for _, r := range []rune{' ', '!', '~', 0xa0, 0xa9, 0x2060, 0x202f, 0x206a, 'я', '🎙'} {
+		require.False(t, job.UnsafeFilenameRune(r), "%U", r)
+	}
+}
+
+// A name taken as it comes keeps what it shows and loses what hides it.
+func TestCleanFilename(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\u202egpm.exe\u001b[31m":            "agpm.exe[31m",
+		"\u2066Запись\u2069 интервью.m4a\r\n": "Запись интервью.m4a",
+		"\u202e \u0085":                       "",
+		"voice.ogg":                           "voice.ogg",
+		"bad\xffbyte.ogg":                     "bad\ufffdbyte.ogg",
+	} {
+		require.Equal(t, want, job.CleanFilename(in), "%q", in)
+	}
+}

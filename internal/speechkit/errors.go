@@ -3,6 +3,7 @@ package speechkit
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -32,6 +33,14 @@ const (
 	// Give up (errs.Permanent).
 	CodeRejected = "speechkit_rejected"  // the recognizer refused the request or the audio
 	CodeExpired  = "recognition_expired" // the operation or its result is gone (results are kept 3 days)
+	// CodeRequestTooLarge: the request with the audio is larger than a
+	// gRPC message may be, ours to send or the recognizer's to receive
+	// (RESOURCE_EXHAUSTED, as the quota, but with gRPC's "larger than max"
+	// text). The same request is as large next time: no wait helps.
+	CodeRequestTooLarge = "audio_too_large_for_request"
+	// CodeAnswerTooLarge: an answer of the recognizer (a status, a piece of
+	// the result) is larger than this client takes in one gRPC message.
+	CodeAnswerTooLarge = "recognizer_answer_too_large"
 
 	// The caller's request is wrong (errs.Invalid).
 	CodeNoAudio             = "speechkit_no_audio"
@@ -52,6 +61,8 @@ const (
 	msgQuota        = "the speech recognizer's request quota is used up for now; it will be tried again"
 	msgCheckQuota   = "the speech recognizer is asked too often for now; the recognition is checked again later"
 	msgRejected     = "the recognizer could not process this audio"
+	msgTooLarge     = "the audio is too large to send to the speech recognizer in one request; a shorter recording may fit"
+	msgAnswerLarge  = "the speech recognizer's answer is larger than this service can receive in one message"
 	msgExpired      = "the recognition result is no longer available (results are kept for 3 days)"
 )
 
@@ -71,6 +82,10 @@ const (
 // vocabulary. It returns nil when the outcome is not an error for this call
 // (NotFound on Delete: the result is already gone).
 //
+//   - ResourceExhausted with gRPC's text of a message over its size limit
+//     (sizeRefusal): errs.Permanent, never a quota. On Submit and inside an
+//     operation CodeRequestTooLarge, the request with the audio was too
+//     large; elsewhere CodeAnswerTooLarge, the recognizer's answer was.
 //   - ResourceExhausted on Submit: errs.Unavailable CodeRecognitionQuota,
 //     the request quota is used up; wait for it.
 //   - Unavailable, DeadlineExceeded, ResourceExhausted, Aborted, Internal,
@@ -104,6 +119,12 @@ func (c *Client) classify(k call, err error) error {
 	}
 	switch st.Code() {
 	case codes.ResourceExhausted:
+		if sizeRefusal(st.Message()) {
+			if k == callSubmit || k == callOperation {
+				return errs.Wrap(cause, errs.Permanent, CodeRequestTooLarge, msgTooLarge)
+			}
+			return errs.Wrap(cause, errs.Permanent, CodeAnswerTooLarge, msgAnswerLarge)
+		}
 		switch k {
 		case callSubmit:
 			return errs.Wrap(cause, errs.Unavailable, CodeRecognitionQuota, msgQuota)
@@ -135,4 +156,23 @@ func (c *Client) classify(k call, err error) error {
 	default:
 		return errs.Wrap(cause, errs.Internal, codeInternal, "")
 	}
+}
+
+// sizeRefusal reports whether a RESOURCE_EXHAUSTED status's message is
+// gRPC's refusal of a message over its size limit rather than a quota:
+// gRPC gives both the one code. The texts are the libraries' own, matched
+// without case and without the numbers:
+//
+//   - grpc-go (rpc_util.go, stream.go, server.go): "grpc: received message
+//     larger than max (N vs. M)", "grpc: received message larger than max
+//     length allowed on current machine", "grpc: message after
+//     decompression larger than max", "[grpc: ]trying to send message
+//     larger than max (N vs. M)";
+//   - gRPC's C core (the servers of most other languages): "Received
+//     message larger than max (N vs. M)", "Sent message larger than max";
+//   - grpc-java: "gRPC message exceeds maximum size M: N", and its
+//     "Decompressed …" form.
+func sizeRefusal(msg string) bool {
+	msg = strings.ToLower(msg)
+	return strings.Contains(msg, "larger than max") || strings.Contains(msg, "message exceeds maximum size")
 }

@@ -16,9 +16,10 @@ import (
 //
 // It returns (false, nil) while the recognition runs and (true, nil) when its
 // result is ready. A recognition that ended in an error returns done = true
-// with the error classified: errs.Permanent CodeRejected when the audio or the
-// request is at fault, errs.Unavailable CodeRecognitionFailed when submitting
-// again may succeed. A failed call returns done = false: an unknown operation
+// with the error classified: errs.Permanent CodeRejected (CodeRequestTooLarge
+// for a request over gRPC's message size) when the audio or the request is at
+// fault, errs.Unavailable CodeRecognitionFailed when submitting again may
+// succeed. A failed call returns done = false: an unknown operation
 // is errs.Permanent CodeExpired, the rest as classify says.
 func (c *Client) Check(ctx context.Context, operationID string) (done bool, err error) {
 	if operationID == "" {

@@ -8,18 +8,24 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/speechkit"
 )
 
 // A file the service refuses for good gets words of its own, never the
 // general "try again later", which would send the same file back.
 func TestPermanentMediaFailuresHaveTheirOwnWords(t *testing.T) {
+	codes := []string{speechkit.CodeRequestTooLarge, speechkit.CodeAnswerTooLarge}
 	for _, sentinel := range []*errs.Error{ffmpeg.ErrUnsupported, ffmpeg.ErrUnreadable, ffmpeg.ErrNoAudio, ffmpeg.ErrEmptyFile, ffmpeg.ErrTooLong} {
-		_, ok := failures[sentinel.Code]
-		require.True(t, ok, "no words for %s", sentinel.Code)
+		codes = append(codes, sentinel.Code)
+	}
+	for _, code := range codes {
+		_, ok := failures[code]
+		require.True(t, ok, "no words for %s", code)
 		for _, l := range []lang{en, ru} {
-			got := failureText(l, job.Job{ErrorCode: sentinel.Code, ErrorMessage: sentinel.Message})
-			require.NotContains(t, got, "later", "%s in %v: %q", sentinel.Code, l, got)
-			require.NotContains(t, got, "позже", "%s in %v: %q", sentinel.Code, l, got)
+			got := failureText(l, job.Job{ErrorCode: code, ErrorMessage: "the message"})
+			require.NotContains(t, got, "later", "%s in %v: %q", code, l, got)
+			require.NotContains(t, got, "позже", "%s in %v: %q", code, l, got)
+			require.NotContains(t, got, "the message", "%s in %v: %q", code, l, got)
 		}
 	}
 }

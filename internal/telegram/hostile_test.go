@@ -1,6 +1,7 @@
 package telegram_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -284,4 +285,28 @@ func TestAnUnsizedDocumentWhoseGetFileFailsForNowIsRedelivered(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.post(up))
 	require.Len(t, h.jobsOf(user), 1)
 	require.Len(t, h.tg.Calls("sendMessage"), 1)
+}
+
+// A file whose name hides what it is (a direction override, a terminal
+// escape) is still transcribed: the job is made and the file fetched, and
+// the name kept, to be shown, is the one without those characters.
+func TestAFileNameThatHidesWhatItIsIsCleanedNotRefused(t *testing.T) {
+	h := newHarness(t)
+	data := []byte("a small recording")
+	h.tg.AddFile("doc", data)
+	h.tg.AddFile("song", data)
+	hidden := " a\u202egpm.exe\u001b[31m\u2066.ogg\u0085"
+	doc := telegramtest.NamedDocument(1, user, 31, "doc", "audio/ogg", hidden, int64(len(data)))
+	audio := bytes.Replace(telegramtest.NamedDocument(2, user, 32, "song", "audio/mpeg", hidden, int64(len(data))),
+		[]byte(`"document":`), []byte(`"audio":`), 1)
+	require.Equal(t, http.StatusOK, h.post(doc))
+	require.Equal(t, http.StatusOK, h.post(audio))
+	jobs := h.jobsOf(user)
+	require.Len(t, jobs, 2)
+	for _, j := range jobs {
+		require.Equal(t, "agpm.exe[31m.ogg", j.Filename)
+		require.Equal(t, data, h.s3.Object(t, job.SourceKey(j.ID)), "the file is fetched all the same")
+	}
+	require.Len(t, h.tg.Calls("sendMessage"), 2)
+	require.Contains(t, h.tg.Calls("sendMessage")[0].Params["text"], "transcribing")
 }

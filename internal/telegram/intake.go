@@ -39,22 +39,25 @@ type media struct {
 }
 
 // mediaOf returns the message's voice, audio, video, video note, or
-// document with an audio or video type.
+// document with an audio or video type. The sender's file name is kept
+// without the characters that change how a name shows
+// (job.CleanFilename): the API refuses such a name, but a user's file is
+// still transcribed.
 func mediaOf(m *models.Message) (media, bool) {
 	switch {
 	case m == nil:
 	case m.Voice != nil:
 		return media{FileID: m.Voice.FileID, Size: m.Voice.FileSize, ContentType: orDefault(m.Voice.MimeType, "audio/ogg"), Filename: "voice.ogg"}, true
 	case m.Audio != nil:
-		return media{FileID: m.Audio.FileID, Size: m.Audio.FileSize, ContentType: orDefault(m.Audio.MimeType, "audio/mpeg"), Filename: m.Audio.FileName}, true
+		return media{FileID: m.Audio.FileID, Size: m.Audio.FileSize, ContentType: orDefault(m.Audio.MimeType, "audio/mpeg"), Filename: job.CleanFilename(m.Audio.FileName)}, true
 	case m.Video != nil:
-		return media{FileID: m.Video.FileID, Size: m.Video.FileSize, ContentType: orDefault(m.Video.MimeType, "video/mp4"), Filename: m.Video.FileName}, true
+		return media{FileID: m.Video.FileID, Size: m.Video.FileSize, ContentType: orDefault(m.Video.MimeType, "video/mp4"), Filename: job.CleanFilename(m.Video.FileName)}, true
 	case m.VideoNote != nil:
 		return media{FileID: m.VideoNote.FileID, Size: int64(m.VideoNote.FileSize), ContentType: "video/mp4", Filename: "video_note.mp4"}, true
 	case m.Document != nil:
 		ct := strings.ToLower(m.Document.MimeType)
 		if strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/") {
-			return media{FileID: m.Document.FileID, Size: m.Document.FileSize, ContentType: ct, Filename: m.Document.FileName}, true
+			return media{FileID: m.Document.FileID, Size: m.Document.FileSize, ContentType: ct, Filename: job.CleanFilename(m.Document.FileName)}, true
 		}
 	}
 	return media{}, false

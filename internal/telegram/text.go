@@ -287,6 +287,14 @@ var failures = map[string]text{
 		"This file holds more audio than it says it lasts, so I did not transcribe it. Save it again in an audio editor and send it once more.",
 		"В этом файле больше звука, чем указано в нём самом, поэтому я его не расшифровал. Пересохраните его в аудиоредакторе и пришлите ещё раз.",
 	},
+	"audio_too_large_for_request": {
+		"The recording is too large to send to the speech recognizer in one request. Send a shorter one, or cut it into parts.",
+		"Запись слишком велика, чтобы отправить её распознавателю одним запросом. Пришлите запись покороче или разрежьте её на части.",
+	},
+	"recognizer_answer_too_large": {
+		"The speech recognizer's answer for this recording is larger than I can receive. Cut the recording into parts and send them one by one.",
+		"Ответ распознавателя на эту запись больше, чем я могу принять. Разрежьте запись на части и пришлите по одной.",
+	},
 	"recognition_not_configured": {
 		"Speech recognition is not set up on this installation yet. Tell the bot's owner.",
 		"Распознавание речи здесь ещё не настроено. Сообщите владельцу бота.",

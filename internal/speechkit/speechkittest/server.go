@@ -67,10 +67,12 @@ type Server struct {
 }
 
 // New returns a fake that is not serving yet; see Serve.
-func New() *Server {
+func New() *Server { return newServer(maxMessage) }
+
+func newServer(maxRecv int) *Server {
 	s := &Server{ops: map[string]*fakeOp{}}
 	s.grpc = grpc.NewServer(
-		grpc.MaxRecvMsgSize(maxMessage),
+		grpc.MaxRecvMsgSize(maxRecv),
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			if err := s.record(ctx, info.FullMethod); err != nil {
 				return nil, err
@@ -92,11 +94,25 @@ func New() *Server {
 // Start runs a fake on 127.0.0.1 for the length of the test.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	return start(tb, New())
+}
+
+// StartReceivingAtMost is Start with a fake that takes requests of at most
+// maxRecv bytes, as a recognizer with a smaller limit than the one
+// SpeechKit documents would: a larger request is refused by gRPC itself,
+// RESOURCE_EXHAUSTED "grpc: received message larger than max (N vs. M)",
+// before any handler or recording sees it.
+func StartReceivingAtMost(tb testing.TB, maxRecv int) *Server {
+	tb.Helper()
+	return start(tb, newServer(maxRecv))
+}
+
+func start(tb testing.TB, s *Server) *Server {
+	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("speechkittest: listen: %v", err)
 	}
-	s := New()
 	s.setListener(lis)
 	go func() { _ = s.Serve(lis) }()
 	tb.Cleanup(s.Stop)

@@ -399,12 +399,18 @@ func ButtonIn(updateID, user, chat, messageID int64, chatType, langCode, data st
 // Document is an update with a document of type mimeType from user in
 // their private chat; size 0 leaves file_size out, as Telegram may.
 func Document(updateID, user, messageID int64, fileID, mimeType string, size int64) []byte {
+	return NamedDocument(updateID, user, messageID, fileID, mimeType, "talk.mp4", size)
+}
+
+// NamedDocument is Document with the file name the sender gave it.
+func NamedDocument(updateID, user, messageID int64, fileID, mimeType, name string, size int64) []byte {
 	sizeField := ""
 	if size != 0 {
 		sizeField = fmt.Sprintf(`,"file_size":%d`, size)
 	}
+	nameJSON, _ := json.Marshal(name)
 	return []byte(fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"date":1,`+
 		`"from":{"id":%d,"is_bot":false,"first_name":"T","language_code":"en"},`+
-		`"chat":{"id":%d,"type":"private"},"document":{"file_id":%q,"file_unique_id":"u%s","file_name":"talk.mp4","mime_type":%q%s}}}`,
-		updateID, messageID, user, user, fileID, fileID, mimeType, sizeField))
+		`"chat":{"id":%d,"type":"private"},"document":{"file_id":%q,"file_unique_id":"u%s","file_name":%s,"mime_type":%q%s}}}`,
+		updateID, messageID, user, user, fileID, fileID, nameJSON, mimeType, sizeField))
 }
