@@ -1,14 +1,23 @@
 package app_test
 
 import (
+	"errors"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/app"
+	"transcriber/internal/httpapi"
 	"transcriber/internal/job"
+	"transcriber/internal/store/sqlite"
+	"transcriber/internal/telegram"
+	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
+	"transcriber/internal/telegram/tgconf"
 )
 
 func TestTelegramBlockedChatCostsNoDownloadAndNoRecognition(t *testing.T) {
@@ -56,4 +65,80 @@ func TestTelegramUnsizedDocumentTooBigToFetchGetsTheLinkAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, page.Jobs, 1)
 	require.Equal(t, job.AwaitingUpload, page.Jobs[0].State)
+}
+
+// A user not on the allow-list who floods the bot — twenty voice notes at
+// once, through the telegram function's handler wired as in the cloud
+// (the bot keeps its marks in the App's counters) — costs one answer a
+// day: no download, no job, no recognition, no chat or delivery record. In
+// a group they get nothing at all.
+func TestTelegramStrangersFloodCostsOneAnswerADay(t *testing.T) {
+	b := newBotStackWith(t, func(o *app.Options, db *sqlite.DB) { o.Counters = sqlite.NewCounters(db) },
+		func(c *app.Config) {
+			var err error
+			c.Telegram.Allowed, err = tgconf.ParseAllowed("601")
+			require.NoError(t, err)
+		})
+	voice, err := os.ReadFile(fixtures(t)["voice.ogg"])
+	require.NoError(t, err)
+	b.tg.AddFile("voice-s", voice)
+	const stranger = 777
+
+	statuses := make([]int, 20)
+	fails := make([]error, 20)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			resp, err := b.app.OnTelegram(b.ctx, &httpapi.GatewayRequest{
+				HTTPMethod: http.MethodPost,
+				Path:       telegram.WebhookPath,
+				Headers:    map[string]string{"Content-Type": "application/json", telegram.SecretHeader: webhookSecret},
+				Body:       string(telegramtest.Voice(int64(i+1), stranger, int64(80+i), "voice-s", len(voice), "en")),
+			})
+			fails[i] = err
+			if resp != nil {
+				statuses[i] = resp.StatusCode
+			}
+		}(i)
+	}
+	wg.Wait()
+	for i := range statuses {
+		require.NoError(t, fails[i])
+		require.Equal(t, http.StatusOK, statuses[i], "update %d: handled, never sent again", i)
+	}
+	sends := b.tg.Calls("sendMessage")
+	require.Len(t, sends, 1, "one answer for twenty messages")
+	require.Contains(t, sends[0].Params["text"], "777")
+	require.Len(t, b.tg.Calls(), 1, "and no other Bot API call: no getFile, no download")
+	select {
+	case ev := <-b.events:
+		t.Fatalf("a file reached storage: %s", ev)
+	default:
+	}
+	b.poll()
+	require.Zero(t, b.sk.RecognizeCalls())
+	page, err := b.store.List(b.ctx, "tg:777", "", 10)
+	require.NoError(t, err)
+	require.Empty(t, page.Jobs)
+	chat, err := b.bots.Chat(b.ctx, stranger)
+	require.NoError(t, err)
+	require.True(t, chat.UpdatedAt.IsZero(), "no chat settings written")
+	for i := range statuses {
+		_, err := b.bots.Get(b.ctx, botstate.Key{ChatID: stranger, MessageID: int64(80 + i), Part: "status"})
+		require.True(t, errors.Is(err, botstate.ErrNotFound), "no delivery for message %d", 80+i)
+	}
+
+	// In a group: not a word.
+	require.Equal(t, http.StatusOK, b.webhook(telegramtest.Text(30, stranger, -100601, 5, "supergroup", "/start"), webhookSecret))
+	require.Len(t, b.tg.Calls(), 1)
+
+	// The next day: one answer again.
+	b.clk.Advance(24 * time.Hour)
+	for i := 0; i < 3; i++ {
+		require.Equal(t, http.StatusOK, b.webhook(telegramtest.Voice(int64(40+i), stranger, int64(120+i), "voice-s", len(voice), "en"), webhookSecret))
+	}
+	require.Len(t, b.tg.Calls("sendMessage"), 2)
+	require.Len(t, b.tg.Calls(), 2)
 }

@@ -17,6 +17,7 @@ import (
 	"transcriber/internal/httpapi"
 	"transcriber/internal/job"
 	"transcriber/internal/speechkit/speechkittest"
+	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
@@ -33,17 +34,21 @@ type botStack struct {
 	api *httptest.Server
 }
 
-func newBotStack(t *testing.T) *botStack {
+func newBotStack(t *testing.T) *botStack { return newBotStackWith(t, nil) }
+
+// newBotStackWith is newBotStack with more options (newStackWith) and
+// more settings, applied after the bot's own.
+func newBotStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...func(*app.Config)) *botStack {
 	tg := telegramtest.Start(t)
 	api := httptest.NewUnstartedServer(nil)
-	st := newStack(t, func(c *app.Config) {
+	st := newStackWith(t, more, append([]func(*app.Config){func(c *app.Config) {
 		c.Telegram.Token = telegramtest.Token
 		c.Telegram.WebhookSecret = webhookSecret
 		c.Telegram.APIURL = tg.URL
 		c.Telegram.Allowed = tgconf.Allowed{Everyone: true}
 		c.Telegram.PublicURL = "http://" + api.Listener.Addr().String()
 		c.Telegram.UploadLinkSecret = []byte(strings.Repeat("u", 32))
-	})
+	}}, tune...)...)
 	require.NotNil(t, st.app.Bot)
 	api.Config.Handler = st.app.API
 	api.Start()

@@ -49,6 +49,14 @@ type stack struct {
 
 func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	t.Helper()
+	return newStackWith(t, nil, tune...)
+}
+
+// newStackWith is newStack with more of app.New's options, which more sets
+// given the stack's database (the counters store, which the stack
+// otherwise goes without).
+func newStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...func(*app.Config)) *stack {
+	t.Helper()
 	tools, err := ffmpeg.Locate("", "", "")
 	if err != nil {
 		t.Skipf("ffmpeg is not installed (apt-get install ffmpeg): %v", err)
@@ -80,7 +88,7 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	for _, f := range tune {
 		f(&cfg)
 	}
-	st.app, err = app.New(cfg, app.Options{
+	opt := app.Options{
 		Store:     st.store,
 		Tokens:    st.tokens,
 		BotState:  st.bots,
@@ -94,7 +102,11 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 			st.clk.Advance(d)
 			return ctx.Err()
 		},
-	})
+	}
+	if more != nil {
+		more(&opt, db)
+	}
+	st.app, err = app.New(cfg, opt)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.app.Close() })
 	return st

@@ -52,6 +52,11 @@ type harness struct {
 	slept  []time.Duration
 	mu     sync.Mutex
 	server *httptest.Server
+
+	// counters are the usage counters, in the database file at dbPath
+	// with the jobs and the bot's state.
+	counters *sqlite.Counters
+	dbPath   string
 }
 
 func newHarness(t testing.TB, tune ...func(*tgconf.Config)) *harness {
@@ -60,11 +65,13 @@ func newHarness(t testing.TB, tune ...func(*tgconf.Config)) *harness {
 	h.tg = telegramtest.Start(t)
 	h.s3 = s3test.Start(t)
 	h.clk = clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	db, err := sqlite.Open(h.ctx, filepath.Join(t.TempDir(), "jobs.db"), h.clk)
+	h.dbPath = filepath.Join(t.TempDir(), "jobs.db")
+	db, err := sqlite.Open(h.ctx, h.dbPath, h.clk)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	h.jobs = sqlite.NewJobStore(db)
 	h.state = sqlite.NewBotState(db)
+	h.counters = sqlite.NewCounters(db)
 	cfg := h.s3.Config()
 	cfg.Clock = h.clk
 	h.obj, err = s3.New(cfg)
@@ -85,7 +92,7 @@ func newHarness(t testing.TB, tune ...func(*tgconf.Config)) *harness {
 		f(&c)
 	}
 	h.bot, err = telegram.New(telegram.Deps{
-		Jobs: h.jobs, State: h.state, Objects: h.obj, Clock: h.clk, Log: testLog(t),
+		Jobs: h.jobs, State: h.state, Objects: h.obj, Counters: h.counters, Clock: h.clk, Log: testLog(t),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			h.mu.Lock()
 			h.slept = append(h.slept, d)

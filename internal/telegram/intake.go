@@ -21,10 +21,9 @@ import (
 
 // Parts of the deliveries the bot records for a Telegram message.
 const (
-	partStatus  = "status"  // the status message, edited as the job moves
-	partResult  = "result"  // the transcript or the failure
-	partRefusal = "refusal" // the one refusal to a user not allowed
-	partReply   = "reply"   // a command's answer
+	partStatus = "status" // the status message, edited as the job moves
+	partResult = "result" // the transcript or the failure
+	partReply  = "reply"  // a command's answer
 )
 
 // media is the file a message carries, if it is one the bot transcribes.
@@ -115,6 +114,11 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 		return nil
 	}
 	l := langOf(m.From.LanguageCode)
+	if !b.cfg.Allowed.Allows(m.From.ID) {
+		// Before anything is read or asked of Telegram: a user not
+		// allowed costs at most the day's one answer (strangers.go).
+		return b.refuse(ctx, m, l)
+	}
 	cmd, arg, to := command(m.Text)
 	if cmd != "" {
 		ours, err := b.forUs(ctx, to)
@@ -134,9 +138,6 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	addressed := cmd != "" || (isMedia && auto) || private(m.Chat)
 	if !addressed {
 		return nil // group chatter; not for the bot
-	}
-	if !b.cfg.Allowed.Allows(m.From.ID) {
-		return b.refuse(ctx, m, l)
 	}
 	if chat, err = b.remember(ctx, m.Chat.ID, chat, l); err != nil {
 		return err
@@ -161,13 +162,6 @@ func (b *Bot) remember(ctx context.Context, chatID int64, c botstate.Chat, l lan
 	return b.State.UpdateChat(ctx, chatID, b.Clock.Now(), func(c *botstate.Chat) {
 		c.UILang = string(l)
 		c.BlockedAt = time.Time{}
-	})
-}
-
-func (b *Bot) refuse(ctx context.Context, m *models.Message, l lang) error {
-	b.Log.InfoContext(ctx, "refused a user not allowed", "user_id", m.From.ID, "chat_id", m.Chat.ID)
-	return b.postOnce(ctx, key(m, partRefusal), "", func(ctx context.Context) (*models.Message, error) {
-		return b.api.SendMessage(ctx, replyTo(m, txtRefusal.f(l, m.From.ID)))
 	})
 }
 

@@ -6,10 +6,11 @@
 // Intake is idempotent: a job is keyed by its (chat, message), and every
 // message the bot posts is a delivery recorded in botstate before and after
 // the send, so an update Telegram delivers again finds the job and the
-// replies already made. The webhook answers 200 only once the job is
-// recorded and its file is in storage (or a link to upload it was given); a
-// failure the next delivery may not meet answers 5xx, and Telegram sends the
-// update again.
+// replies already made. The one exception is the answer to a user not
+// allowed, which is kept as one mark a day, not per message (strangers.go).
+// The webhook answers 200 only once the job is recorded and its file is in
+// storage (or a link to upload it was given); a failure the next delivery
+// may not meet answers 5xx, and Telegram sends the update again.
 //
 // The bot token is in every Bot API URL and in file download links: no error
 // or log line this package makes carries one (scrub removes it from any text
@@ -56,7 +57,9 @@ type Deps struct {
 	Objects      Objects
 	Recognitions job.Deleter // for /forget
 	// Counters keeps the audio counted against the limits, which /usage
-	// reads; nil reads as nothing used.
+	// reads, and the day's mark of a user not allowed who was told so
+	// (strangers.go); nil reads as nothing used, and tells such users
+	// nothing.
 	Counters quota.Counters
 	Clock    clock.Clock  // default clock.System()
 	Log      *slog.Logger // default slog.Default()

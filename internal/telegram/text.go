@@ -119,8 +119,8 @@ var (
 		"В этой записи я не услышал речи.",
 	}
 	txtRefusal = text{
-		"Sorry, this bot is private. Ask its owner to add your id (%d) to the allowed users.",
-		"Извините, это закрытый бот. Попросите владельца добавить ваш id (%d) в список разрешённых.",
+		"Sorry, this bot is private. Ask its owner to add your id (%d) to the allowed users. Until then I say this once a day and answer nothing else.",
+		"Извините, это закрытый бот. Попросите владельца добавить ваш id (%d) в список разрешённых. До тех пор я говорю это раз в день и больше ничего не отвечаю.",
 	}
 	txtLink = text{
 		"This file is %s — more than Telegram lets a bot download (%s). Upload it here instead; the link works for %s and only for this file:\n%s\nThe transcript will come to this chat.",

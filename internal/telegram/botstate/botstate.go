@@ -4,7 +4,7 @@
 // posts twice.
 //
 // A delivery is keyed by the Telegram message it answers and a part name
-// ("status", "result", "refusal", …), not by job: a refusal or a command's
+// ("status", "result", "reply", …), not by job: a refusal or a command's
 // answer has no job. Its protocol mirrors a job's claim: Begin takes a
 // delivery to send it (creating it, or taking over one whose sender's lease
 // ran out), Finish records the outcome; a delivery left pending is due again
