@@ -49,6 +49,13 @@ type stack struct {
 
 func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	t.Helper()
+	return newStackWith(t, nil, tune...)
+}
+
+// newStackWith is newStack whose options opt changes (when not nil); db is
+// the embedded database the stores are on.
+func newStackWith(t *testing.T, opt func(o *app.Options, db *sqlite.DB), tune ...func(*app.Config)) *stack {
+	t.Helper()
 	tools, err := ffmpeg.Locate("", "", "")
 	if err != nil {
 		t.Skipf("ffmpeg is not installed (apt-get install ffmpeg): %v", err)
@@ -80,7 +87,7 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	for _, f := range tune {
 		f(&cfg)
 	}
-	st.app, err = app.New(cfg, app.Options{
+	o := app.Options{
 		Store:     st.store,
 		Tokens:    st.tokens,
 		BotState:  st.bots,
@@ -93,7 +100,11 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 			st.clk.Advance(d)
 			return ctx.Err()
 		},
-	})
+	}
+	if opt != nil {
+		opt(&o, db)
+	}
+	st.app, err = app.New(cfg, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.app.Close() })
 	return st
