@@ -55,8 +55,10 @@ type Deps struct {
 	State        botstate.Store
 	Objects      Objects
 	Recognitions job.Deleter // for /forget
-	// Counters keeps the audio counted against the limits, which /usage
-	// reads; nil reads as nothing used.
+	// Counters keeps what is counted against the limits (package spend):
+	// the user's unfinished jobs, which intake counts, and the audio,
+	// which /usage reads. Nil counts nothing: no limit of unfinished
+	// jobs, and no audio used.
 	Counters quota.Counters
 	Clock    clock.Clock  // default clock.System()
 	Log      *slog.Logger // default slog.Default()
