@@ -127,6 +127,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		ActiveJobs:    r.count("LIMIT_ACTIVE_JOBS", spend.DefaultActiveJobs, 0, spend.MaxActiveJobs, "0 (no limit)"),
 		Exempt:        r.userIDs("LIMIT_EXEMPT_USERS"),
 	}
+	// A payer's unfinished jobs are counted over the longest a job can
+	// stay unfinished: the longest of the API's and the bot's upload
+	// windows, and what follows it (spend.JobLife).
+	tg := c.Telegram.WithDefaults()
+	c.Limits.JobLife = spend.JobLife(max(c.API.UploadWindow(), tg.DownloadWindow, tg.LinkWindow))
 	c.Pipeline.Limits, c.API.Limits, c.Telegram.Limits = c.Limits, c.Limits, c.Limits
 	if lvl := r.str("LOG_LEVEL", "info"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {

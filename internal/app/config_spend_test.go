@@ -20,6 +20,7 @@ func TestSpendLimits(t *testing.T) {
 	require.Equal(t, 3, c.Limits.ActiveJobs)
 	require.Zero(t, c.Limits.AudioPerMonth, "no monthly cap unless told")
 	require.Empty(t, c.Limits.Exempt)
+	require.Equal(t, spend.DefaultJobLife, c.Limits.JobLife, "the upload link's 24 h is the longest upload window")
 	require.Equal(t, c.Limits, c.Pipeline.Limits)
 	require.Equal(t, c.Limits, c.API.Limits)
 	require.Equal(t, c.Limits, c.Telegram.Limits)
@@ -36,6 +37,12 @@ func TestSpendLimits(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, c.Limits.AudioPerDay, "0s is no limit too")
 	require.Equal(t, spend.MaxActiveJobs, c.Limits.ActiveJobs)
+
+	c, err = FromEnv(envOf("UPLOAD_URL_TTL", "168h"))
+	require.NoError(t, err)
+	require.Equal(t, 168*time.Hour+2*time.Hour+spend.AfterUpload, c.Limits.JobLife,
+		"a job waits for its upload as long as its URL lives, and 2 h more")
+	require.Equal(t, c.Limits, c.API.Limits)
 
 	for _, tc := range []struct{ name, value, says string }{
 		{"LIMIT_AUDIO_PER_DAY", "lots", "want a duration"},

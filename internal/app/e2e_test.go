@@ -53,8 +53,7 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 }
 
 // newStackWith is newStack with more of app.New's options, which more sets
-// given the stack's database (the counters store, which the stack
-// otherwise goes without).
+// given the stack's database.
 func newStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...func(*app.Config)) *stack {
 	t.Helper()
 	tools, err := ffmpeg.Locate("", "", "")

@@ -52,8 +52,10 @@ type Deps struct {
 	Tokens       apitoken.Store
 	Objects      Objects
 	Recognitions Recognitions
-	// Counters keeps the audio counted against the limits (package
-	// spend), which GET /v1/usage reads; nil reads as nothing used.
+	// Counters keeps what is counted against the limits (package spend):
+	// the caller's unfinished jobs, which POST /v1/jobs counts, and the
+	// audio, which GET /v1/usage reads. Nil counts nothing: no limit of
+	// unfinished jobs, and no audio used.
 	Counters quota.Counters
 	// Callbacks keeps job callbacks; nil refuses a callback_url.
 	Callbacks Callbacks
@@ -88,12 +90,19 @@ type Config struct {
 	// answered 400 summary_unavailable.
 	Summaries bool
 	// Limits are the spend limits (package spend): a caller with
-	// Limits.ActiveJobs unfinished jobs is answered 429
-	// too_many_active_jobs, and GET /v1/usage shows them.
+	// Limits.ActiveJobs unfinished jobs (counted in Counters) is answered
+	// 429 too_many_active_jobs, and GET /v1/usage shows them.
 	Limits spend.Limits
 	// CallbackAllowPrivate (CALLBACK_ALLOW_PRIVATE) lets a callback_url
 	// be http and name any address: for local use and tests only.
 	CallbackAllowPrivate bool
+}
+
+// UploadWindow is how long a job waits for its file: the upload URL's
+// lifetime and the grace after it.
+func (c Config) UploadWindow() time.Duration {
+	d := c.withDefaults()
+	return d.UploadURLTTL + d.UploadGrace
 }
 
 func (c Config) withDefaults() Config {

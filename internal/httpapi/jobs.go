@@ -160,9 +160,6 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	}
 	payer := spend.API(caller.ID)
 	key := r.Header.Get("Idempotency-Key")
-	if active, err := spend.Active(r.Context(), a.Jobs, a.cfg.Limits, payer); err != nil && !madeFor(active, key) {
-		return err
-	}
 	d := job.Draft{
 		Source:         job.SourceAPI,
 		OwnerID:        caller.ID,
@@ -175,23 +172,15 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		SizeBytes:      req.SizeBytes,
 		ContentType:    req.ContentType,
 		IdempotencyKey: key,
-		UploadWindow:   a.cfg.UploadURLTTL + a.cfg.UploadGrace,
+		UploadWindow:   a.cfg.UploadWindow(),
 	}
-	var (
-		j       job.Job
-		created = true
-	)
-	if d.IdempotencyKey != "" {
-		j, created, err = a.Jobs.CreateOnce(r.Context(), d)
-		if err == nil && !created && (j.Filename != d.Filename || j.SizeBytes != d.SizeBytes || j.ContentType != d.ContentType || j.Language != d.Language ||
-			j.PriorityOf() != d.Priority || j.Features.Speakers != d.Speakers || j.Features.Summary != d.Summary) {
-			return errIdemReuse
-		}
-	} else {
-		j, err = a.Jobs.Create(r.Context(), d)
-	}
+	j, created, err := a.create(r.Context(), d)
 	if err != nil {
 		return err
+	}
+	if !created && (j.Filename != d.Filename || j.SizeBytes != d.SizeBytes || j.ContentType != d.ContentType || j.Language != d.Language ||
+		j.PriorityOf() != d.Priority || j.Features.Speakers != d.Speakers || j.Features.Summary != d.Summary) {
+		return errIdemReuse
 	}
 	v := a.view(j)
 	if req.CallbackURL != "" {
@@ -226,16 +215,38 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	return nil
 }
 
-// madeFor reports whether one of the caller's unfinished jobs was made
-// for idempotency key key: a retried POST at the limit of unfinished jobs
-// gets that job, as any retry does, instead of 429.
-func madeFor(active []job.Job, key string) bool {
-	for _, j := range active {
-		if key != "" && j.IdempotencyKey == key {
-			return true
+// create makes the job of d, or finds the one its idempotency key made,
+// within the payer's limit of unfinished jobs (spend.Admit): the place is
+// taken before the job is made and given back when no new job was made.
+// At the limit, a retried request gets the job its key made, as any retry
+// does, instead of 429: that job holds one of the places.
+func (a *API) create(ctx context.Context, d job.Draft) (j job.Job, created bool, err error) {
+	place, err := spend.Admit(ctx, a.Counters, a.cfg.Limits, d.ChargedTo, a.Clock.Now())
+	if err != nil {
+		if d.IdempotencyKey == "" || errs.CodeOf(err) != spend.CodeTooManyActive {
+			return job.Job{}, false, err
 		}
+		prior, ok, rerr := spend.Retried(ctx, a.Jobs, a.cfg.Limits, d.ChargedTo, func(j job.Job) bool {
+			return j.OwnerID == d.OwnerID && j.IdempotencyKey == d.IdempotencyKey
+		})
+		if rerr != nil {
+			return job.Job{}, false, rerr
+		}
+		if !ok {
+			return job.Job{}, false, err
+		}
+		return prior, false, nil
 	}
-	return false
+	if d.IdempotencyKey != "" {
+		j, created, err = a.Jobs.CreateOnce(ctx, d)
+	} else {
+		j, err = a.Jobs.Create(ctx, d)
+		created = err == nil
+	}
+	if serr := place.Settle(ctx, j, created); serr != nil {
+		a.Log.WarnContext(ctx, "could not settle the count of unfinished jobs; it leaves with its window", "error", serr.Error())
+	}
+	return j, created, err
 }
 
 // usage answers the caller's usage and limits (spend.Report).
@@ -253,9 +264,12 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request, caller apitoken.Toke
 // one answered; a failure here is logged, and the sweep ends the job when
 // its upload window closes.
 func (a *API) discard(ctx context.Context, j job.Job) {
-	if _, err := a.Jobs.Delete(ctx, j.ID); err != nil {
+	d, err := a.Jobs.Delete(ctx, j.ID)
+	if err != nil {
 		a.Log.WarnContext(ctx, "could not delete a job whose upload URL failed", "job_id", j.ID, "error", err.Error())
+		return
 	}
+	spend.Deleted(ctx, a.Counters, a.cfg.Limits, j, d, a.Log)
 }
 
 // ownJob returns the caller's job named in the path. Another caller's job
@@ -422,10 +436,12 @@ func (a *API) deleteJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	if err != nil {
 		return err
 	}
+	before := j
 	if j, err = a.Jobs.Delete(r.Context(), j.ID); err != nil {
 		return err
 	}
 	log := a.Log.With("job_id", j.ID)
+	spend.Deleted(r.Context(), a.Counters, a.cfg.Limits, before, j, log)
 	job.Purge(r.Context(), a.Objects, a.Recognitions, a.Log, j)
 	log.InfoContext(r.Context(), "job deleted")
 	writeJSON(w, http.StatusOK, a.view(j))

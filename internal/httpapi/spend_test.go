@@ -36,7 +36,8 @@ func (h *harness) withCounters(cfg httpapi.Config) quota.Counters {
 // too_many_active_jobs with a Retry-After, making no job; once one ends,
 // the caller may make another. Another caller has its own count.
 func TestActiveJobsLimitRefusesAtItsEdge(t *testing.T) {
-	h := newHarness(t, httpapi.Config{Limits: spend.Limits{ActiveJobs: 2}})
+	h := newHarness(t, httpapi.Config{})
+	h.withCounters(httpapi.Config{Limits: spend.Limits{ActiveJobs: 2}})
 	tok, secret := h.token("ci")
 	var made []string
 	for i := 0; i < 2; i++ {

@@ -258,6 +258,7 @@ func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
 		return err
 	}
 	log := p.jobLog(done)
+	spend.Ended(ctx, p.cfg.Counters, p.cfg.Limits, done, log)
 	log.InfoContext(ctx, "transcript written", "utterances", len(t.Utterances), "no_speech", t.Empty(),
 		"summary", t.Summary != nil, "summary_missing", done.Features.SummaryMissing)
 	// SpeechKit keeps results 3 days; ours are in storage now.
@@ -338,6 +339,7 @@ func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
 	}
 	p.jobLog(got).InfoContext(ctx, "attempt ended", "code", got.ErrorCode, "next_run_at", got.NextRunAt)
 	if got.State.Terminal() {
+		spend.Ended(ctx, p.cfg.Counters, p.cfg.Limits, got, log)
 		p.notify(ctx, got)
 	}
 	if got.State == job.Failed || got.State == job.Dead {

@@ -6,15 +6,14 @@
 // payer (an API token, "tok:<token id>", or a Telegram user, "tgu:<user
 // id>") has LIMIT_AUDIO_PER_DAY of audio per UTC day and LIMIT_ACTIVE_JOBS
 // unfinished jobs at once; the installation has LIMIT_AUDIO_PER_MONTH per
-// UTC month. Audio is counted in quota.Counters, whose conditional update
-// keeps concurrent reservations within a limit: a job's seconds are
+// UTC month. Both are counted in quota.Counters, whose conditional update
+// keeps concurrent reservations within a limit. A job's seconds are
 // reserved once its length is known (after the probe), before anything is
 // submitted, and a job that would pass a limit fails as quota_exceeded
-// without reaching the recognizer. The unfinished jobs are counted by an
-// indexed read of the job store (job.Store.Unfinished) when a job is
-// asked for; that check is not atomic, so requests made at the same
-// moment may pass it together (the audio limits, which bound the cost,
-// are the atomic ones).
+// without reaching the recognizer. A job takes its place among its
+// payer's unfinished jobs when it is made (Admit), in the same atomic way,
+// and gives it back when it ends (Ended, Deleted); active.go says how the
+// count lives in day windows that expire.
 package spend
 
 import (
@@ -39,6 +38,10 @@ type Limits struct {
 	AudioPerMonth time.Duration
 	// ActiveJobs is how many unfinished jobs one payer may have at once.
 	ActiveJobs int
+	// JobLife is the longest a job stays unfinished (JobLife of the
+	// longest upload window); a payer's unfinished jobs are counted over
+	// the days it spans (see active.go). Zero is DefaultJobLife.
+	JobLife time.Duration
 	// Exempt are the Telegram user ids the per-payer limits (AudioPerDay,
 	// ActiveJobs) do not apply to; the month's limit still does.
 	Exempt map[int64]bool
@@ -51,7 +54,8 @@ const (
 	DefaultAudioPerDay = 6 * time.Hour
 	DefaultActiveJobs  = 3
 	// MaxActiveJobs is the highest ActiveJobs taken: the most one
-	// Unfinished read returns.
+	// Unfinished read returns, so the usage shows every unfinished job
+	// up to the limit.
 	MaxActiveJobs = job.MaxListLimit
 )
 
@@ -208,34 +212,6 @@ func Human(seconds int64) string {
 		return fmt.Sprintf("%d min", m)
 	}
 	return fmt.Sprintf("%d s", s)
-}
-
-// CodeTooManyActive is the code of a job refused because its payer has
-// LIMIT_ACTIVE_JOBS unfinished.
-const CodeTooManyActive = "too_many_active_jobs"
-
-// RetryAfter is the wait suggested to a payer at its limit of unfinished
-// jobs: about what a short recording takes.
-const RetryAfter = time.Minute
-
-// Active returns chargedTo's unfinished jobs (at most its limit) and
-// whether they are as many as the limit allows, so another job must wait;
-// a Conflict too_many_active_jobs error says so in words. Without a limit
-// (none set, an exempt or unknown payer) it reads nothing.
-func Active(ctx context.Context, st job.Store, l Limits, chargedTo string) ([]job.Job, error) {
-	limit := l.activeLimit(chargedTo)
-	if limit <= 0 {
-		return nil, nil
-	}
-	jobs, err := st.Unfinished(ctx, chargedTo, limit)
-	if err != nil {
-		return nil, err
-	}
-	if len(jobs) >= limit {
-		return jobs, errs.New(errs.Conflict, CodeTooManyActive, fmt.Sprintf(
-			"%d jobs are unfinished, the most allowed at once; send more when one has finished", limit))
-	}
-	return jobs, nil
 }
 
 // Window is the usage of one counter's window.

@@ -327,6 +327,7 @@ func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 			if err != nil {
 				return n, err
 			}
+			spend.Deleted(ctx, b.Counters, b.cfg.Limits, j, d, b.Log)
 			job.Purge(ctx, b.Objects, b.recognitions(), b.Log, d)
 			n++
 		}

@@ -384,23 +384,12 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		})
 	}
 	chargedTo := spend.Telegram(payer)
-	if active, err := spend.Active(ctx, b.Jobs, b.cfg.Limits, chargedTo); err != nil {
-		if errs.CodeOf(err) != spend.CodeTooManyActive {
-			return err
-		}
-		if !madeFor(active, m) {
-			b.Log.InfoContext(ctx, "refused a job: the user has the most unfinished jobs allowed", "user_id", payer, "chat_id", m.Chat.ID)
-			// Said as a reply, not as the status: the message's status stays
-			// free for a job made for it later (a /transcribe once a job ended).
-			return b.reply(ctx, m, txtTooManyActive.f(l, len(active)), nil)
-		}
-	}
 	byLink := tooBig
 	window := b.cfg.DownloadWindow
 	if byLink {
 		window = b.cfg.LinkWindow
 	}
-	j, created, err := b.Jobs.CreateForMessage(ctx, job.Draft{
+	j, created, err := b.create(ctx, m, job.Draft{
 		Source:            job.SourceTelegram,
 		OwnerID:           ownerID(m.Chat.ID),
 		ChargedTo:         chargedTo,
@@ -415,6 +404,12 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		TelegramMessageID: int64(m.ID),
 		UploadWindow:      window,
 	})
+	if errs.CodeOf(err) == spend.CodeTooManyActive {
+		b.Log.InfoContext(ctx, "refused a job: the user has the most unfinished jobs allowed", "user_id", payer, "chat_id", m.Chat.ID)
+		// Said as a reply, not as the status: the message's status stays
+		// free for a job made for it later (a /transcribe once a job ended).
+		return b.reply(ctx, m, txtTooManyActive.f(l, b.cfg.Limits.ActiveJobs), nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -452,15 +447,33 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	return b.fetch(ctx, j, med, file)
 }
 
-// madeFor reports whether one of jobs is the job of message m: an update
-// delivered again after its job was made.
-func madeFor(jobs []job.Job, m *models.Message) bool {
-	for _, j := range jobs {
-		if j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID) {
-			return true
+// create makes the job of message m from d, or finds the one made for it
+// (a redelivered update), within the payer's limit of unfinished jobs
+// (spend.Admit): the place is taken before the job is made and given back
+// when no new job was made. At the limit, a redelivered update whose job
+// is unfinished goes on with it: that job holds one of the places.
+func (b *Bot) create(ctx context.Context, m *models.Message, d job.Draft) (j job.Job, created bool, err error) {
+	place, err := spend.Admit(ctx, b.Counters, b.cfg.Limits, d.ChargedTo, b.Clock.Now())
+	if err != nil {
+		if errs.CodeOf(err) != spend.CodeTooManyActive {
+			return job.Job{}, false, err
 		}
+		prior, ok, rerr := spend.Retried(ctx, b.Jobs, b.cfg.Limits, d.ChargedTo, func(j job.Job) bool {
+			return j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID)
+		})
+		if rerr != nil {
+			return job.Job{}, false, rerr
+		}
+		if !ok {
+			return job.Job{}, false, err
+		}
+		return prior, false, nil
 	}
-	return false
+	j, created, err = b.Jobs.CreateForMessage(ctx, d)
+	if serr := place.Settle(ctx, j, created); serr != nil {
+		b.Log.WarnContext(ctx, "could not settle the count of unfinished jobs; it leaves with its window", "error", serr.Error())
+	}
+	return j, created, err
 }
 
 // errChatGone is what a job records when its chat was found gone before
@@ -501,9 +514,11 @@ func (b *Bot) endJob(ctx context.Context, j job.Job) error {
 	}
 	f := job.FailureOf(errChatGone)
 	c.State, c.ErrorCode, c.ErrorMessage = job.Failed, f.Code, f.Message
-	if _, err := b.Jobs.Save(ctx, c, job.Next{}); err != nil {
+	ended, err := b.Jobs.Save(ctx, c, job.Next{})
+	if err != nil {
 		return err
 	}
+	spend.Ended(ctx, b.Counters, b.cfg.Limits, ended, b.Log)
 	b.finish(ctx, botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partResult}, botstate.Outcome{State: botstate.Abandoned})
 	b.Log.InfoContext(ctx, "job ended unfetched: its chat is gone", "job_id", j.ID, "chat_id", j.TelegramChatID)
 	return nil

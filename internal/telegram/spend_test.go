@@ -1,11 +1,14 @@
 package telegram_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,11 +41,33 @@ func (h *harness) withCounters(c tgconf.Config) quota.Counters {
 	return counters
 }
 
+// limitedBot is a harness whose bot has counters of their own and the
+// limits l.
+func limitedBot(t *testing.T, l spend.Limits) (*harness, quota.Counters) {
+	h := newHarness(t)
+	cfg := tgconf.Config{
+		Token: telegramtest.Token, WebhookSecret: secret, APIURL: h.tg.URL, DefaultLanguage: "ru-RU",
+		PublicURL: "https://api.example", UploadLinkSecret: []byte(strings.Repeat("k", 32)), Limits: l,
+	}
+	cfg.Allowed, _ = tgconf.ParseAllowed(fmt.Sprint(user))
+	return h, h.withCounters(cfg)
+}
+
+// counted is user's count of unfinished jobs made today.
+func (h *harness) counted(c quota.Counters) int64 {
+	h.t.Helper()
+	day, _ := spend.Day(h.clk.Now())
+	n, err := c.Used(h.ctx, spend.ActiveKey(spend.Telegram(user)), day)
+	require.NoError(h.t, err)
+	return n
+}
+
 // With LIMIT_ACTIVE_JOBS=2 the 2nd recording makes a job and the 3rd is
 // answered with an explanation and makes none; a redelivered update of a
 // job already made goes on; once a job ends, a new one is taken.
 func TestBotActiveJobsLimitRefusesAtItsEdge(t *testing.T) {
-	h := newHarness(t, func(c *tgconf.Config) { c.Limits = spend.Limits{ActiveJobs: 2} })
+	l := spend.Limits{ActiveJobs: 2}
+	h, c := limitedBot(t, l)
 	for i := int64(1); i <= 4; i++ {
 		h.tg.AddFile(fmt.Sprintf("f%d", i), []byte("voice"))
 	}
@@ -64,23 +89,97 @@ func TestBotActiveJobsLimitRefusesAtItsEdge(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(2, user, 11, "f2", 5, "en")), "a redelivery of a job made")
 	require.Len(t, h.jobsOf(user), 2)
 	require.Len(t, h.tg.Calls("sendMessage"), len(sends), "nothing more is said")
+	require.Equal(t, int64(2), h.counted(c))
 
+	// The pipeline ends a job, and gives its place back as it saves it.
 	jobs := h.jobsOf(user)
-	h.move(jobs[len(jobs)-1], job.Failed, "x", "x")
+	spend.Ended(h.ctx, c, l, h.move(jobs[len(jobs)-1], job.Failed, "x", "x"), testLog(t))
 	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(4, user, 13, "f4", 5, "en")))
 	require.Len(t, h.jobsOf(user), 3, "an ended job frees its place")
+	require.Equal(t, int64(2), h.counted(c))
 }
 
-// An exempt user has no limit of unfinished jobs.
+// Twenty recordings of one user arriving at once against a limit of 2
+// make exactly 2 jobs; a redelivery below the limit takes no second
+// place, and /forget gives the places back.
+func TestBotIntakeKeepsTheLimitUnderConcurrency(t *testing.T) {
+	l := spend.Limits{ActiveJobs: 2}
+	h, c := limitedBot(t, l)
+	const n = 20
+	updates := make([][]byte, n)
+	for i := range updates {
+		h.tg.AddFile(fmt.Sprintf("f%d", i), []byte("voice"))
+		updates[i] = telegramtest.Voice(int64(i+1), user, int64(100+i), fmt.Sprintf("f%d", i), 5, "en")
+	}
+	statuses := make([]int, n)
+	fails := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range updates {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequest(http.MethodPost, h.server.URL+telegram.WebhookPath, bytes.NewReader(updates[i]))
+			if err != nil {
+				fails[i] = err
+				return
+			}
+			req.Header.Set(telegram.SecretHeader, secret)
+			<-start
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				fails[i] = err
+				return
+			}
+			_ = resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range updates {
+		require.NoError(t, fails[i])
+		require.Equal(t, http.StatusOK, statuses[i])
+	}
+	jobs := h.jobsOf(user)
+	require.Len(t, jobs, 2, "exactly the limit is made")
+	require.Equal(t, int64(2), h.counted(c))
+
+	// Below the limit, a redelivered update takes a place and gives it
+	// back when it finds its job.
+	spend.Ended(h.ctx, c, l, h.move(jobs[0], job.Done, "", ""), testLog(t))
+	require.Equal(t, int64(1), h.counted(c))
+	require.Equal(t, http.StatusOK, h.post(updates[jobs[1].TelegramMessageID-100]))
+	require.Len(t, h.jobsOf(user), 2)
+	require.Equal(t, int64(1), h.counted(c))
+
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Text(50, user, user, 500, "private", "/forget")))
+	yes, _ := forgetButtons(t, h)
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Button(51, user, user, 501, yes)))
+	require.Zero(t, h.counted(c), "/forget ended the unfinished job, and gave its place back")
+}
+
+// A job whose chat is found gone ends at once, and gives its place back.
+func TestBotJobOfAGoneChatGivesBackItsPlace(t *testing.T) {
+	h, c := limitedBot(t, spend.Limits{ActiveJobs: 1})
+	h.tg.AddFile("f1", []byte("voice"))
+	h.tg.Fail("sendMessage", goneChats["blocked"])
+	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(1, user, 10, "f1", 5, "en")))
+	jobs := h.jobsOf(user)
+	require.Len(t, jobs, 1)
+	require.Equal(t, "chat_gone", jobs[0].ErrorCode)
+	require.Zero(t, h.counted(c))
+}
+
+// An exempt user has no limit of unfinished jobs, and takes no count.
 func TestBotExemptUserHasNoActiveLimit(t *testing.T) {
-	h := newHarness(t, func(c *tgconf.Config) {
-		c.Limits = spend.Limits{ActiveJobs: 1, Exempt: map[int64]bool{user: true}}
-	})
+	h, c := limitedBot(t, spend.Limits{ActiveJobs: 1, Exempt: map[int64]bool{user: true}})
 	for i := int64(1); i <= 3; i++ {
 		h.tg.AddFile(fmt.Sprintf("f%d", i), []byte("voice"))
 		require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(i, user, 10+i, fmt.Sprintf("f%d", i), 5, "en")))
 	}
 	require.Len(t, h.jobsOf(user), 3)
+	require.Zero(t, h.counted(c))
 }
 
 // /transcribe in a group charges the user who asked, not the one who

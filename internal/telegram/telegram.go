@@ -56,10 +56,11 @@ type Deps struct {
 	State        botstate.Store
 	Objects      Objects
 	Recognitions job.Deleter // for /forget
-	// Counters keeps the audio counted against the limits, which /usage
-	// reads, and the day's mark of a user not allowed who was told so
-	// (strangers.go); nil reads as nothing used, and tells such users
-	// nothing.
+	// Counters keeps what is counted against the limits (package spend):
+	// the user's unfinished jobs, which intake counts, and the audio,
+	// which /usage reads; and the day's mark of a user not allowed who
+	// was told so (strangers.go). Nil counts nothing: no limit of
+	// unfinished jobs, no audio used, and nothing told to such users.
 	Counters quota.Counters
 	Clock    clock.Clock  // default clock.System()
 	Log      *slog.Logger // default slog.Default()

@@ -62,8 +62,8 @@ type Config struct {
 	// a longer one leaves the delivery to the sweep.
 	MaxRetryWait time.Duration
 	// Limits are the spend limits (package spend): a user with
-	// Limits.ActiveJobs unfinished jobs is told to wait and no job is
-	// made; /usage shows them.
+	// Limits.ActiveJobs unfinished jobs (counted in the bot's Counters) is
+	// told to wait and no job is made; /usage shows them.
 	Limits spend.Limits
 }
 
