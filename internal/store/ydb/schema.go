@@ -117,17 +117,23 @@ func (s step) addsIndex() (tbl, index string, ok bool) {
 
 // expiring are the tables whose rows expire by YDB's TTL after
 // JOB_RETENTION, and the column each row's lifetime is counted from (steps
-// 8 to 11, and 22). A NULL there never expires
+// 8 to 11, 22 and 7). A NULL there never expires
 // (https://ydb.tech/docs/en/concepts/ttl): a live job, its segments, and
 // key rows older than steps 10 and 11. A callback's row (step 22) expires
-// retention after it was registered, when its job was made. counters
-// expire by a TTL of their own (step 12).
+// retention after it was registered, when its job was made. A Telegram
+// delivery's (step 7) expires retention after it was last written (never
+// NULL): every take and outcome writes it, so it has long been settled,
+// and Telegram sends an update again for a day at most, less than the
+// shortest retention (pipeline.MinJobRetention). counters expire by a TTL
+// of their own (step 12). Adding a table here changes ttlRecord, so the
+// next migrate sets it on an existing database.
 var expiring = []struct{ table, column string }{
 	{"jobs", "ended_at"},
 	{"segments", "ended_at"},
 	{"telegram_messages", "created_at"},
 	{"idempotency_keys", "created_at"},
 	{"callbacks", "created_at"},
+	{"telegram_deliveries", "updated_at"},
 }
 
 // ttlInterval writes retention as YQL's Interval takes it, in ISO 8601:

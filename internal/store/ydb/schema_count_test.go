@@ -490,3 +490,23 @@ func TestPlan(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ops, len(old.ops), "the plan counts what the migrate runs: %v", ops)
 }
+
+// Every table that grows with traffic expires: the Telegram deliveries
+// too, from updated_at. A database whose record names the five tables an
+// older build set gets the TTL of the deliveries at its next migrate.
+func TestMigrateSetsTheTTLOfTheDeliveries(t *testing.T) {
+	m := newMemDB()
+	_, err := migrateMem(t, m, retention, nil)
+	require.NoError(t, err)
+	require.Equal(t, "P90D ON updated_at", m.tables["telegram_deliveries"].ttl)
+
+	m = older(t, SchemaVersion())
+	m.ttl = "P90D: jobs.ended_at segments.ended_at telegram_messages.created_at idempotency_keys.created_at callbacks.created_at"
+	require.Empty(t, m.tables["telegram_deliveries"].ttl)
+	_, err = migrateMem(t, m, retention, nil)
+	require.NoError(t, err)
+	require.Equal(t, "P90D ON updated_at", m.tables["telegram_deliveries"].ttl)
+	want, err := ttlRecord(retention)
+	require.NoError(t, err)
+	require.Equal(t, want, m.ttl)
+}
