@@ -1,9 +1,12 @@
 // Command transcriber runs the service on one machine and does its admin
 // work.
 //
-//	transcriber local      run the whole service locally
-//	transcriber migrate    create or update the job store (YDB, or the embedded one under DATA_DIR)
-//	transcriber token …    issue, list and revoke API tokens
+//	transcriber local            run the whole service locally
+//	transcriber migrate [flags]  create or update the job store (YDB, or the embedded one under DATA_DIR)
+//	transcriber token …          issue, list and revoke API tokens
+//
+// Every command refuses a flag or an argument it does not know: a typo
+// must not run the command as if it were not there.
 //
 // Configuration comes from the environment only; see docs/configuration.md.
 package main
@@ -11,6 +14,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +35,9 @@ commands:
   local     run the whole service on this machine (see docs/configuration.md)
   migrate   create or update the job store: YDB at $YDB_CONNECTION_STRING when set,
             else the embedded store in $DATA_DIR (default ./data)
+    --plan          print the YDB schema operations migrate would run, one a line,
+                    and change nothing (for a new database when YDB_CONNECTION_STRING is unset)
+    --timeout 10m   give up after this long (default 10m)
   token create --name NAME   issue an API token (shown once); in YDB when YDB_CONNECTION_STRING is set
   token list                 list tokens (never their secrets)
   token revoke ID            revoke a token
@@ -65,23 +72,63 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	switch args[0] {
 	case "local":
+		if len(args) > 1 {
+			return usageError(fmt.Sprintf("local takes no arguments (got %q); it is configured by the environment", args[1:]))
+		}
 		return local(ctx, getenv, stdout)
 	case "migrate":
-		if dsn := getenv("YDB_CONNECTION_STRING"); dsn != "" {
-			retention, err := app.JobRetention(getenv)
-			if err != nil {
-				return err
-			}
-			return migrateYDB(ctx, dsn, retention, stdout)
-		}
-		return migrate(ctx, dataDir(getenv), stdout)
+		return migrateCmd(ctx, args[1:], getenv, stdout)
 	case "token":
 		return tokenCmd(ctx, args[1:], getenv, stdout)
 	case "help", "-h", "--help":
+		if len(args) > 1 {
+			return usageError(fmt.Sprintf("help takes no arguments (got %q)", args[1:]))
+		}
 		_, err := fmt.Fprint(stdout, usage)
 		return err
 	}
-	return fmt.Errorf("%w: unknown command %q\n\n%s", errUsage, args[0], usage)
+	return usageError(fmt.Sprintf("unknown command %q", args[0]))
+}
+
+// usageError is a usage error that says what was wrong and shows the
+// commands.
+func usageError(msg string) error {
+	return fmt.Errorf("%w: %s\n\n%s", errUsage, msg, usage)
+}
+
+// migrateCmd runs `transcriber migrate [--plan] [--timeout D]`.
+func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	plan := fs.Bool("plan", false, "print the schema operations, change nothing")
+	timeout := fs.Duration("timeout", ydb.DefaultMigrateTimeout, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			_, err := fmt.Fprint(stdout, usage)
+			return err
+		}
+		return usageError("migrate: " + err.Error())
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("migrate takes only --plan and --timeout (got %q too)", fs.Args()))
+	}
+	if *timeout <= 0 {
+		return usageError("migrate --timeout: want a duration such as 10m")
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	dsn := getenv("YDB_CONNECTION_STRING")
+	if dsn == "" && !*plan {
+		return migrate(ctx, dataDir(getenv), stdout)
+	}
+	retention, err := app.JobRetention(getenv)
+	if err != nil {
+		return err
+	}
+	if *plan {
+		return planYDB(ctx, dsn, retention, stdout)
+	}
+	return migrateYDB(ctx, dsn, retention, stdout)
 }
 
 // dataDir is where the local stack keeps its files: DATA_DIR, or ./data.
@@ -111,28 +158,56 @@ func migrate(ctx context.Context, dir string, stdout io.Writer) error {
 	return err
 }
 
-// migrateYDB applies the YDB schema steps, then sets the job tables' TTL
-// to retention (ydb.SetRetention, on every run, so a changed JOB_RETENTION
-// takes effect); credentials come from the YDB_* variables of
-// ydb-go-sdk-auth-environ (docs/configuration.md).
-func migrateYDB(ctx context.Context, dsn string, retention time.Duration, stdout io.Writer) error {
+// openYDB opens the database at dsn with the credentials of the YDB_*
+// variables of ydb-go-sdk-auth-environ (docs/configuration.md).
+func openYDB(ctx context.Context, dsn string) (*ydb.DB, error) {
 	openCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	db, err := ydb.Open(openCtx, dsn, clock.System())
+	return ydb.Open(openCtx, dsn, clock.System())
+}
+
+// migrateYDB applies the YDB schema and sets the TTL of the expiring
+// tables to retention (ydb.Migrate: a changed JOB_RETENTION takes effect
+// at the next migrate), saying on stdout when it waits for the database's
+// quota of schema operations.
+func migrateYDB(ctx context.Context, dsn string, retention time.Duration, stdout io.Writer) error {
+	db, err := openYDB(ctx, dsn)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
-	applied, err := ydb.Migrate(ctx, db)
+	applied, err := ydb.Migrate(ctx, db, ydb.MigrateOptions{Retention: retention, Out: stdout})
 	for _, name := range applied {
 		fmt.Fprintf(stdout, "applied schema step %s\n", name)
 	}
 	if err != nil {
 		return err
 	}
-	if err := ydb.SetRetention(ctx, db, retention); err != nil {
+	_, err = fmt.Fprintf(stdout, "YDB job store is at schema version %d; job rows expire %s after their job ended\n", ydb.SchemaVersion(), retention)
+	return err
+}
+
+// planYDB prints the schema operations migrate would run on the database
+// at dsn, or on a new database when dsn is "", one a line, then how many.
+// It changes nothing; what it reads of a database (the list of tables, a
+// table's description) counts against the quota all the same.
+func planYDB(ctx context.Context, dsn string, retention time.Duration, stdout io.Writer) error {
+	o := ydb.MigrateOptions{Retention: retention, Out: stdout}
+	var db *ydb.DB
+	if dsn != "" {
+		var err error
+		if db, err = openYDB(ctx, dsn); err != nil {
+			return err
+		}
+		defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
+	}
+	ops, err := ydb.Plan(ctx, db, o)
+	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "YDB job store is at schema version %d; job rows expire %s after their job ended\n", ydb.SchemaVersion(), retention)
+	for _, op := range ops {
+		fmt.Fprintln(stdout, op)
+	}
+	_, err = fmt.Fprintf(stdout, "%d schema operations\n", len(ops))
 	return err
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,6 +39,57 @@ func TestMigrateYDBRefusesABadRetention(t *testing.T) {
 func TestLocalRefusesABadInterval(t *testing.T) {
 	err := run(context.Background(), []string{"local"}, env(map[string]string{"POLL_INTERVAL": "soon"}), &bytes.Buffer{})
 	require.ErrorContains(t, err, "POLL_INTERVAL")
+}
+
+// Every command refuses a flag or an argument it does not know, before it
+// does anything: no store is made, nothing runs.
+func TestEveryCommandRefusesWhatItDoesNotKnow(t *testing.T) {
+	for _, args := range [][]string{
+		{"local", "--bogus"},
+		{"local", "extra"},
+		{"migrate", "--bogus"},
+		{"migrate", "extra"},
+		{"migrate", "--plan", "extra"},
+		{"migrate", "--timeout", "soon"},
+		{"migrate", "--timeout", "0s"},
+		{"help", "--bogus"},
+		{"help", "extra"},
+		{"token", "create", "--name", "ci", "--bogus"},
+		{"token", "list", "--bogus"},
+		{"token", "revoke", "--bogus"},
+		{"token", "revoke", "01jd0m3y8k9q2r5t7v4w6x8z0a", "--bogus"},
+		{"token", "help", "--bogus"},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		var out bytes.Buffer
+		err := run(context.Background(), args, env(map[string]string{"DATA_DIR": dir}), &out)
+		require.ErrorIs(t, err, errUsage, "%q", args)
+		require.Empty(t, out.String(), "%q", args)
+		_, statErr := os.Stat(dir)
+		require.ErrorIs(t, statErr, os.ErrNotExist, "%q made the data directory", args)
+	}
+}
+
+// Without a database, migrate --plan prints what a new YDB database
+// needs, one operation a line, then how many: at most 20. It makes no
+// store.
+func TestMigratePlanOfANewDatabase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"migrate", "--plan", "--timeout", "1m"}, env(map[string]string{"DATA_DIR": dir}), &out))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	last := lines[len(lines)-1]
+	require.Regexp(t, `^\d+ schema operations$`, last)
+	n, err := strconv.Atoi(strings.Fields(last)[0])
+	require.NoError(t, err)
+	require.Equal(t, len(lines)-1, n, "one operation a line")
+	require.LessOrEqual(t, n, 20)
+	require.Equal(t, "list the tables", lines[0])
+	for _, l := range lines[1 : len(lines)-1] {
+		require.True(t, strings.HasPrefix(l, "CREATE TABLE IF NOT EXISTS "), l)
+	}
+	_, statErr := os.Stat(dir)
+	require.ErrorIs(t, statErr, os.ErrNotExist)
 }
 
 func TestUnknownCommandIsAUsageError(t *testing.T) {

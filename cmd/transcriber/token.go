@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -56,6 +57,10 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 			return tokenUsageError("token revoke takes one token id")
 		}
 		id := args[1]
+		if strings.HasPrefix(id, "-") {
+			// No token id starts with "-": this is a flag revoke does not take.
+			return tokenUsageError(fmt.Sprintf("token revoke takes no flags (got %q)", id))
+		}
 		if apitoken.LooksLikeSecret(id) {
 			// Not echoed: it is a live credential, and this line may end up in a log.
 			return tokenUsageError("that is a token's secret, not its id; `transcriber token list` shows the ids")
@@ -64,6 +69,9 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 			return revokeToken(ctx, st, id, clock.System().Now(), stdout)
 		})
 	case "help", "-h", "--help":
+		if len(args) > 1 {
+			return tokenUsageError(fmt.Sprintf("token help takes no arguments (got %q)", args[1:]))
+		}
 		_, err := fmt.Fprintln(stdout, tokenUsage)
 		return err
 	}

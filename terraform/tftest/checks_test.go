@@ -1112,3 +1112,50 @@ func checkSpecExtensions(doc string) []string {
 	}
 	return bad
 }
+
+// checkSpecPortable: the document uses only what API Gateway documents.
+// No YAML anchor, alias or merge key (<<): the gateway's documentation does
+// not say its parser takes them, so each operation writes its integration
+// out. No security scheme without a function authorizer
+// (x-yc-apigateway-authorizer of type function): the documentation
+// describes a scheme only with an authorizer and says nothing of one
+// without it; the api function checks tokens itself, so the document
+// declares none.
+func checkSpecPortable(doc string) []string {
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
+		return []string{"docs/openapi.yaml: " + err.Error()}
+	}
+	var bad []string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		switch {
+		case n.Kind == yaml.AliasNode:
+			bad = append(bad, fmt.Sprintf("docs/openapi.yaml:%d: alias *%s; write the value out", n.Line, n.Value))
+		case n.Anchor != "":
+			bad = append(bad, fmt.Sprintf("docs/openapi.yaml:%d: anchor &%s; write the value out where it is used", n.Line, n.Anchor))
+		case n.Kind == yaml.ScalarNode && n.Tag == "!!merge":
+			bad = append(bad, fmt.Sprintf("docs/openapi.yaml:%d: merge key <<; write the keys out", n.Line))
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&root)
+
+	var spec struct {
+		Components struct {
+			SecuritySchemes map[string]map[string]any `yaml:"securitySchemes"`
+		} `yaml:"components"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &spec); err != nil {
+		return append(bad, "docs/openapi.yaml: "+err.Error())
+	}
+	for _, name := range sortedKeys(spec.Components.SecuritySchemes) {
+		auth, _ := spec.Components.SecuritySchemes[name]["x-yc-apigateway-authorizer"].(map[string]any)
+		if auth["type"] != "function" {
+			bad = append(bad, fmt.Sprintf("docs/openapi.yaml: security scheme %s has no function authorizer (x-yc-apigateway-authorizer, type function)", name))
+		}
+	}
+	return bad
+}

@@ -156,6 +156,7 @@ func TestGatewayServesTheOpenAPIDocument(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, checkGateway(c, string(doc)))
 	require.Empty(t, checkSpecExtensions(string(doc)))
+	require.Empty(t, checkSpecPortable(string(doc)))
 }
 
 // The webhook Terraform registers is the path the bot serves.
@@ -331,6 +332,21 @@ func TestChecksCanFail(t *testing.T) {
 		requireReported(t, checkSpecExtensions(doc),
 			"top-level x-yc-apigateway-cors is not an API Gateway setting",
 			"no x-yc-apigateway.cors rule")
+	})
+
+	t.Run("YAML anchors in the gateway's document", func(t *testing.T) {
+		doc := "openapi: 3.0.0\nx-shared: &shared\n  type: cloud_functions\npaths:\n  /a:\n    get:\n" +
+			"      x-yc-apigateway-integration: *shared\n  /b:\n    get:\n      x-yc-apigateway-integration:\n        <<: *shared\n"
+		requireReported(t, checkSpecPortable(doc), "anchor &shared", "alias *shared", "merge key <<")
+	})
+
+	t.Run("a security scheme without a function authorizer", func(t *testing.T) {
+		doc := "openapi: 3.0.0\ncomponents:\n  securitySchemes:\n    bearer: {type: http, scheme: bearer}\n" +
+			"    jwt:\n      type: http\n      scheme: bearer\n      x-yc-apigateway-authorizer: {type: jwt}\n" +
+			"    fn:\n      type: http\n      scheme: bearer\n      x-yc-apigateway-authorizer: {type: function, function_id: x}\npaths: {}\n"
+		got := checkSpecPortable(doc)
+		requireReported(t, got, "security scheme bearer has no function authorizer", "security scheme jwt has no function authorizer")
+		require.Len(t, got, 2, "the scheme with a function authorizer passes: %v", got)
 	})
 
 	t.Run("gateway template variable missing", func(t *testing.T) {

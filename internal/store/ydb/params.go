@@ -228,7 +228,7 @@ func revokeParams(hash string, at time.Time) params { // revokeToken
 	return params{{"$hash", utf8(hash)}, {"$revoked_at", ts(at)}}
 }
 
-// stepParams are the parameters of insertSchemaStep.
+// stepParams are the parameters of upsertSchemaTTL.
 func stepParams(n int, name string, now time.Time) params {
 	return params{
 		{"$step", types.Int32Value(int32(n))}, //nolint:gosec // a handful of steps

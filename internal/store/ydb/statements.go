@@ -177,16 +177,23 @@ const (
 
 // Schema bookkeeping.
 const (
-	// selectSchemaSteps lists the applied steps.
+	// selectSchemaSteps lists the applied steps, and the row that records
+	// the TTLs (ttlStep).
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/
-	selectSchemaSteps = `SELECT step FROM schema_steps ORDER BY step`
+	selectSchemaSteps = `SELECT step, name FROM schema_steps ORDER BY step`
 
-	// insertSchemaStep records a step; INSERT fails if the step is there.
+	// insertSchemaSteps records steps; INSERT fails if one is there.
 	// https://ydb.tech/docs/en/yql/reference/syntax/insert_into
-	insertSchemaStep = `DECLARE $step AS Int32;
+	insertSchemaSteps = `DECLARE $steps AS List<Struct<step: Int32, name: Utf8, applied_at: Timestamp>>;
+INSERT INTO schema_steps (step, name, applied_at)
+SELECT step, name, applied_at FROM AS_TABLE($steps)`
+
+	// upsertSchemaTTL records the TTLs set (ttlRecord) in the row ttlStep.
+	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
+	upsertSchemaTTL = `DECLARE $step AS Int32;
 DECLARE $name AS Utf8;
 DECLARE $applied_at AS Timestamp;
-INSERT INTO schema_steps (step, name, applied_at) VALUES ($step, $name, $applied_at)`
+UPSERT INTO schema_steps (step, name, applied_at) VALUES ($step, $name, $applied_at)`
 )
 
 // jobsStruct is the row type of the jobs table as a parameter: one field

@@ -35,7 +35,8 @@ func boundParams() map[string]params {
 	c, d := fullChat(), fullDelivery()
 	return map[string]params{
 		"selectSchemaSteps":  nil,
-		"insertSchemaStep":   stepParams(1, "jobs", now),
+		"insertSchemaSteps":  {{"$steps", ydbtypes.ListValue(stepRow(1, "jobs", now))}},
+		"upsertSchemaTTL":    stepParams(ttlStep, "P90D: jobs.ended_at", now),
 		"insertJobs":         jobsParams(j),
 		"upsertJobs":         jobsParams(j),
 		"selectJob":          jobIDParams(j.ID),

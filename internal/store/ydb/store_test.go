@@ -69,9 +69,8 @@ func testDB(t *testing.T, clk clock.Clock) *DB {
 		// the store's.
 		require.NoError(t, sugar.RemoveRecursive(ctx, admin.db.driver, dir))
 	})
-	_, err = Migrate(ctx, db)
+	_, err = Migrate(ctx, db, MigrateOptions{Retention: 90 * 24 * time.Hour})
 	require.NoError(t, err)
-	require.NoError(t, SetRetention(ctx, db, 90*24*time.Hour))
 	return db
 }
 
@@ -110,15 +109,23 @@ func TestMigrate(t *testing.T) {
 	db := testDB(t, clock.System())
 
 	t.Run("a second run applies nothing", func(t *testing.T) {
-		applied, err := Migrate(ctx, db)
+		applied, err := Migrate(ctx, db, MigrateOptions{Retention: 90 * 24 * time.Hour})
 		require.NoError(t, err)
 		require.Empty(t, applied)
-		have, err := db.appliedSteps(ctx)
+		have, ttl, err := ydbSchema{db: db}.recorded(ctx)
 		require.NoError(t, err)
 		require.Len(t, have, SchemaVersion())
+		want, err := ttlRecord(90 * 24 * time.Hour)
+		require.NoError(t, err)
+		require.Equal(t, want, ttl)
+	})
+	t.Run("the plan of a second run only lists the tables", func(t *testing.T) {
+		ops, err := Plan(ctx, db, MigrateOptions{Retention: 90 * 24 * time.Hour})
+		require.NoError(t, err)
+		require.Equal(t, []string{"list the tables"}, ops)
 	})
 	t.Run("a step recorded as applied is refused", func(t *testing.T) {
-		err := db.recordStep(ctx, 1, steps[0].name)
+		err := ydbSchema{db: db}.record(ctx, []int{1}, "")
 		require.ErrorIs(t, err, ErrStepApplied)
 	})
 }

@@ -27,6 +27,7 @@ import (
 
 	environ "github.com/ydb-platform/ydb-go-sdk-auth-environ"
 	ydbsdk "github.com/ydb-platform/ydb-go-sdk/v3"
+	"github.com/ydb-platform/ydb-go-sdk/v3/config"
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	yc "github.com/ydb-platform/ydb-go-yc"
 
@@ -103,6 +104,12 @@ func Open(ctx context.Context, dsn string, clk clock.Clock, opts ...Option) (*DB
 		// from a function and from a workstation alike.
 		yc.WithInternalCA(),
 		ydbsdk.WithApplicationName("transcriber"),
+		// The scheme client (listing a directory) tries a call once: the
+		// one caller, Migrate, paces its schema operations and waits out a
+		// refusal for the quota itself (schema_ops.go), which the SDK
+		// would retry at once. The table and query clients retry as
+		// before.
+		ydbsdk.With(config.WithNoAutoRetry()),
 	}
 	switch o.creds {
 	case MetadataCredentials:
