@@ -29,6 +29,16 @@ func BilledSeconds(durationMs int64, channels int) int64 {
 	return secs * pairs
 }
 
+// JobBilled is what SpeechKit bills for job j: what the recognizer said
+// it billed, when it said (j.BilledSeconds: a synchronous answer), else
+// JobBilledSeconds of its segments by the asynchronous rule.
+func JobBilled(j job.Job) int64 {
+	if j.BilledSeconds > 0 {
+		return j.BilledSeconds
+	}
+	return JobBilledSeconds(j.Segments)
+}
+
 // JobBilledSeconds is what SpeechKit bills for a job's recognitions: each
 // segment is a file of its own, rounded on its own, of at most
 // SubmittedChannels channels.

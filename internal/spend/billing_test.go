@@ -71,3 +71,12 @@ func TestSyncBilledSecondsAtTheEdges(t *testing.T) {
 	// Unlike the asynchronous rule, which bills 16 s for 15.001 s.
 	require.Equal(t, int64(16), spend.BilledSeconds(15_001, 1))
 }
+
+// A job's bill is what the recognizer said it billed when it said (a
+// synchronous answer), else its segments by the asynchronous rule.
+func TestJobBilledPrefersWhatTheRecognizerSaid(t *testing.T) {
+	segs := []job.Segment{{Seq: 0, DurationMs: 6_000}}
+	require.Equal(t, int64(15), spend.JobBilled(job.Job{Segments: segs}))
+	require.Equal(t, int64(30), spend.JobBilled(job.Job{Segments: segs, BilledSeconds: 30, Recognition: job.RecognitionSync}))
+	require.Equal(t, int64(0), spend.JobBilled(job.Job{}))
+}
