@@ -423,6 +423,14 @@ func newSyncHTTP(timeout time.Duration) *http.Client {
 	}
 }
 
+// CheckSyncURL reports whether raw is a synchronous endpoint New takes:
+// https with a host and no user information, or http with insecure. Its
+// error never quotes raw, which may hold what it should not.
+func CheckSyncURL(raw string, insecure bool) error {
+	_, err := parseSyncURL(raw, insecure)
+	return err
+}
+
 // parseSyncURL checks the synchronous endpoint: an https URL with a host
 // and no user information (http only with insecure, for tests and the
 // local fake, as plaintext gRPC is).
