@@ -38,6 +38,7 @@ FUZZ_TARGETS := \
 	./internal/trigger:FuzzTimerEvent \
 	./internal/speechkit:FuzzResultRender \
 	./internal/speechkit:FuzzMetadataToken \
+	./internal/speechkit:FuzzSyncAnswer \
 	./internal/transcript:FuzzRenderStored \
 	./internal/storage/s3:FuzzReadError \
 	./internal/uploadlink:FuzzValid \

@@ -22,6 +22,10 @@ locals {
     # poll, which submit; the others never read them, harmlessly.
     SPEECHKIT_REQUESTS_PER_HOUR = tostring(var.speechkit_requests_per_hour)
     MAX_RECOGNITIONS_IN_FLIGHT  = tostring(var.max_recognitions_in_flight)
+    # Synchronous recognition is made where the audio is at hand: the
+    # bot's function for voice notes, ingest for fast API jobs.
+    SPEECHKIT_SYNC_URL          = var.speechkit_sync_url
+    SPEECHKIT_SYNC_MAX_DURATION = var.speechkit_sync_max_duration
     }, var.limit_exempt_users == "" ? {} : {
     LIMIT_EXEMPT_USERS = var.limit_exempt_users
     }, var.summary_model_uri == "" ? {} : {

@@ -85,6 +85,28 @@ variable "speechkit_requests_per_hour" {
   }
 }
 
+variable "speechkit_sync_url" {
+  description = "SpeechKit's synchronous recognition endpoint, REST API v1 (SPEECHKIT_SYNC_URL; docs/configuration.md)."
+  type        = string
+  default     = "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
+
+  validation {
+    condition     = can(regex("^https://[^/@]+/", var.speechkit_sync_url))
+    error_message = "speechkit_sync_url: want an https URL without a user name or password, such as https://stt.api.cloud.yandex.net/speech/v1/stt:recognize."
+  }
+}
+
+variable "speechkit_sync_max_duration" {
+  description = "The longest recording recognized synchronously, in one request, at most SpeechKit's 30s; 0 turns synchronous recognition off (SPEECHKIT_SYNC_MAX_DURATION; docs/settings.md)."
+  type        = string
+  default     = "30s"
+
+  validation {
+    condition     = can(regex("^(0|0s|[1-9]s|[12][0-9]s|30s)$", var.speechkit_sync_max_duration))
+    error_message = "speechkit_sync_max_duration: want 0 (off) or whole seconds from 1s to 30s, such as 30s."
+  }
+}
+
 variable "max_recognitions_in_flight" {
   description = "The most recognitions the installation has running at once; 0 is no bound (MAX_RECOGNITIONS_IN_FLIGHT; docs/settings.md)."
   type        = number

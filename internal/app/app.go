@@ -294,6 +294,11 @@ func (Unconfigured) Result(context.Context, string) (transcript.Transcript, erro
 // Delete has nothing to delete.
 func (Unconfigured) Delete(context.Context, string) error { return nil }
 
+// RecognizeSync fails with ErrRecognitionNotConfigured.
+func (Unconfigured) RecognizeSync(context.Context, speechkit.SyncRequest) (speechkit.SyncResult, error) {
+	return speechkit.SyncResult{}, ErrRecognitionNotConfigured
+}
+
 // errNoMedia is what a pipeline without media tools answers; only a
 // function built WithoutMedia has one, and it never runs ingest.
 var errNoMedia = errs.New(errs.Internal, "media_tools_missing", "this function has no media tools")

@@ -27,6 +27,11 @@ import (
 type Config struct {
 	S3        s3.Config
 	SpeechKit speechkit.Config
+	// SyncMaxDuration is the longest recording recognized synchronously
+	// (SPEECHKIT_SYNC_MAX_DURATION): at most speechkit.MaxSyncDuration,
+	// which it is by default; 0 turns synchronous recognition off. The
+	// pipeline and the bot take it from here.
+	SyncMaxDuration time.Duration
 	// Binaries and the media limits.
 	FFmpegPath, FFprobePath, TaskRoot string
 	Media                             ffmpeg.Config
@@ -63,6 +68,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			Insecure:          r.boolean("SPEECHKIT_INSECURE", false),
 			Model:             r.str("SPEECHKIT_MODEL", ""),
 			MetadataURL:       r.str("SPEECHKIT_METADATA_URL", ""),
+			SyncURL:           r.str("SPEECHKIT_SYNC_URL", ""),
 		},
 		FFmpegPath:  r.str("FFMPEG_PATH", ""),
 		FFprobePath: r.str("FFPROBE_PATH", ""),
@@ -107,6 +113,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if m := c.Pipeline.SummaryModel; m != "" && (!strings.HasPrefix(m, "gpt://") || len(m) == len("gpt://")) {
 		r.errs = append(r.errs, errors.New("SUMMARY_MODEL_URI: want a language model's URI, gpt://<folder id>/<model>, such as gpt://b1g…/yandexgpt-lite/latest"))
+	}
+	c.SyncMaxDuration = r.limitDuration("SPEECHKIT_SYNC_MAX_DURATION", speechkit.MaxSyncDuration, limitSyncMaxDuration)
+	if u := c.SpeechKit.SyncURL; u != "" && speechkit.CheckSyncURL(u, c.SpeechKit.Insecure) != nil {
+		r.errs = append(r.errs, errors.New("SPEECHKIT_SYNC_URL: want an https URL without a user name or password, such as "+
+			speechkit.DefaultSyncURL+" (http only with SPEECHKIT_INSECURE=true)"))
 	}
 	if u := c.Telegram.PublicURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
 		r.errs = append(r.errs, errors.New("PUBLIC_URL: want an http(s) URL such as https://d5d….apigw.yandexcloud.net"))
@@ -326,6 +337,9 @@ var (
 	// A row must outlive its Telegram deliveries (pipeline.MinJobRetention);
 	// ten years is past any purpose of keeping a job's row.
 	limitJobRetention = bounds{pipeline.MinJobRetention, 10 * 365 * 24 * time.Hour, "ten years, past any purpose of keeping a job's row"}
+	// SpeechKit's synchronous recognition takes at most 30 s of audio; a
+	// second is the least a recording lasts that anyone sends.
+	limitSyncMaxDuration = bounds{time.Second, speechkit.MaxSyncDuration, "SpeechKit's limit of 30 seconds for synchronous recognition"}
 	// An audio limit counts whole seconds; a million hours is past what
 	// any installation recognizes in a month.
 	limitAudio = bounds{time.Second, 1_000_000 * time.Hour, "a million hours, past what any installation recognizes"}

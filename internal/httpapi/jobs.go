@@ -27,8 +27,9 @@ type createRequest struct {
 	SizeBytes   int64  `json:"size_bytes"`
 	ContentType string `json:"content_type,omitempty"`
 	Language    string `json:"language,omitempty"`
-	// Priority is "normal" (the default) or "deferred": SpeechKit's
-	// cheaper deferred mode, done within a day.
+	// Priority is "normal" (the default), "deferred" (SpeechKit's cheaper
+	// deferred mode, done within a day) or "fast" (synchronous
+	// recognition when the recording is short enough).
 	Priority job.Priority `json:"priority,omitempty"`
 	// Speakers asks for who spoke in every format (job.Features.Speakers).
 	Speakers bool `json:"speakers,omitempty"`
@@ -47,7 +48,7 @@ var (
 	errIdemReuse   = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
 	errTooLarge    = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
 	errBadLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
-	errBadPriority = errs.New(errs.Invalid, "job_invalid", `priority must be "normal" or "deferred"`)
+	errBadPriority = errs.New(errs.Invalid, "job_invalid", `priority must be "normal", "deferred" or "fast"`)
 	errNoSummaries = errs.New(errs.Invalid, "summary_unavailable", "summaries are not set up on this installation")
 	// errNoCallbackSecret: the token was made before callbacks, so there
 	// is no secret to sign them with.
@@ -324,7 +325,9 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, caller apitoken.T
 	}
 	out := listView{Jobs: make([]jobView, 0, len(page.Jobs)), NextCursor: page.Next}
 	for _, j := range page.Jobs {
-		out.Jobs = append(out.Jobs, a.view(j))
+		v := a.view(j)
+		v.BilledSeconds = 0 // the job's own view says it; a listing reads no segments to reckon it
+		out.Jobs = append(out.Jobs, v)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

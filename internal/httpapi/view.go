@@ -20,8 +20,13 @@ type jobView struct {
 	Language    string       `json:"language"`
 	Priority    job.Priority `json:"priority"`
 	DurationMs  int64        `json:"duration_ms,omitempty"`
+	// Recognition is how the job was recognized, "sync" or "async", once
+	// that is known.
+	Recognition job.Recognition `json:"recognition,omitempty"`
 	// BilledSeconds is what SpeechKit bills for the job's recognition
-	// (spend.JobBilledSeconds); shown once the job is done.
+	// (spend.JobBilled: what a synchronous answer stated, else the
+	// segments by the asynchronous rule); shown once the job is done, in
+	// the job's own view.
 	BilledSeconds int64             `json:"billed_seconds,omitempty"`
 	CreatedAt     time.Time         `json:"created_at"`
 	UpdatedAt     time.Time         `json:"updated_at"`
@@ -93,8 +98,8 @@ type listView struct {
 func (a *API) view(j job.Job) jobView {
 	v := jobView{
 		ID: j.ID, State: j.State, Progress: progress(j), Filename: j.Filename, SizeBytes: j.SizeBytes,
-		ContentType: j.ContentType, Language: j.Language, Priority: j.PriorityOf(), DurationMs: j.DurationMs,
-		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
+		ContentType: j.ContentType, Language: j.Language, Priority: j.PriorityOf(), Recognition: j.Recognition,
+		DurationMs: j.DurationMs, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 	}
 	if v.Language == "" {
 		v.Language = a.cfg.DefaultLanguage
@@ -107,7 +112,7 @@ func (a *API) view(j job.Job) jobView {
 		v.Error = &errorView{Code: j.ErrorCode, Message: j.ErrorMessage}
 	}
 	if j.State == job.Done {
-		v.BilledSeconds = spend.JobBilledSeconds(j.Segments)
+		v.BilledSeconds = spend.JobBilled(j)
 	}
 	if j.State == job.Done && !j.Deleted() {
 		v.Transcript = make(map[string]string, len(transcript.Formats))

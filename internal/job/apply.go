@@ -57,6 +57,12 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 			return Job{}, fmt.Errorf("%w: segment %d has seq %d", ErrInvalid, i, sg.Seq)
 		}
 	}
+	if !next.Recognition.Valid() {
+		return Job{}, fmt.Errorf("%w: unknown recognition %q", ErrInvalid, next.Recognition)
+	}
+	if next.BilledSeconds < 0 {
+		return Job{}, fmt.Errorf("%w: negative billed seconds", ErrInvalid)
+	}
 	j := cur
 	j.State = next.State
 	j.DurationMs = next.DurationMs
@@ -64,6 +70,12 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	j.ErrorMessage = next.ErrorMessage
 	j.Segments = append([]Segment(nil), next.Segments...)
 	j.Features = cur.Features.saved(next.Features)
+	j.Recognition = cur.Recognition.saved(next.Recognition)
+	if next.BilledSeconds > 0 {
+		// The recognizer's word on the bill is kept: a copy without it
+		// (0, read before it was known) does not erase it.
+		j.BilledSeconds = next.BilledSeconds
+	}
 	switch {
 	case cur.ReservedSeconds == 0 && next.ReservedSeconds > 0:
 		// A reservation is recorded once and then kept: a holder's copy

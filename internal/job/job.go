@@ -30,9 +30,22 @@ type Job struct {
 	ChargedTo string
 	Language  string // recognition language, e.g. "ru-RU"; empty means the service default
 	// Priority is how soon the job is recognized: PriorityNormal (also
-	// when empty, as for a job made before it was kept) or
-	// PriorityDeferred, SpeechKit's cheaper deferred mode.
+	// when empty, as for a job made before it was kept),
+	// PriorityDeferred, SpeechKit's cheaper deferred mode, or
+	// PriorityFast, synchronous recognition when the recording is short
+	// enough.
 	Priority Priority
+	// Recognition is how the job's audio was recognized, once that is
+	// known: RecognitionSync or RecognitionAsync; empty before, and for a
+	// job that ended before it was kept. Written by a save (see
+	// ApplySave for what a save may change).
+	Recognition Recognition
+	// BilledSeconds is what the recognizer said it billed for the job,
+	// when it said (a synchronous answer's YaCloud-Billing-Units, or the
+	// synchronous rule when the answer had none); 0 when it did not, and
+	// the bill is reckoned from the segments (spend.JobBilled). Written
+	// by a save.
+	BilledSeconds int64
 	// Features are the options the job was made with (speakers, a
 	// summary) and what the pipeline learned for them.
 	Features    Features
@@ -92,10 +105,17 @@ const (
 	// PriorityDeferred: SpeechKit's deferred mode (the deferred-general
 	// model), billed at a lower price and done within a day.
 	PriorityDeferred Priority = "deferred"
+	// PriorityFast: SpeechKit's synchronous recognition, the text in the
+	// answer to one request, for a recording short enough for it (at most
+	// SPEECHKIT_SYNC_MAX_DURATION); a longer one, or one the synchronous
+	// API refuses, is recognized as a normal job.
+	PriorityFast Priority = "fast"
 )
 
 // Valid reports whether p is a priority; empty is (it means normal).
-func (p Priority) Valid() bool { return p == "" || p == PriorityNormal || p == PriorityDeferred }
+func (p Priority) Valid() bool {
+	return p == "" || p == PriorityNormal || p == PriorityDeferred || p == PriorityFast
+}
 
 // normal is p with empty made PriorityNormal.
 func (p Priority) normal() Priority {
@@ -107,6 +127,38 @@ func (p Priority) normal() Priority {
 
 // Deferred reports whether the job is recognized in deferred mode.
 func (j Job) Deferred() bool { return j.Priority == PriorityDeferred }
+
+// Fast reports whether the job asked for synchronous recognition: it gets
+// it when its recording is short enough and the synchronous API takes it,
+// and is a normal job otherwise.
+func (j Job) Fast() bool { return j.Priority == PriorityFast }
+
+// Recognition is how a job's audio was recognized.
+type Recognition string
+
+// The ways a job is recognized.
+const (
+	// RecognitionSync: in one synchronous request (SpeechKit's REST API
+	// v1), the text in its answer.
+	RecognitionSync Recognition = "sync"
+	// RecognitionAsync: submitted and polled (SpeechKit's API v3).
+	RecognitionAsync Recognition = "async"
+)
+
+// Valid reports whether r is a recognition; empty is (not known yet).
+func (r Recognition) Valid() bool { return r == "" || r == RecognitionSync || r == RecognitionAsync }
+
+// saved is what a save leaves of the stored cur when the holder's copy
+// says next: empty (a copy read before it was known) keeps cur; async,
+// once recorded, stays, since the audio was submitted and a synchronous
+// answer would recognize it twice; otherwise next, so a job tried
+// synchronously may fall back to async.
+func (r Recognition) saved(next Recognition) Recognition {
+	if next == "" || r == RecognitionAsync {
+		return r
+	}
+	return next
+}
 
 // PriorityOf is j's priority, PriorityNormal for a job made before
 // priorities were kept.

@@ -52,8 +52,9 @@ type Store interface {
 
 	// Save writes the result of a step, only while j.ClaimID is the job's
 	// current, unexpired claim: the state (which must follow the current
-	// one, see CanMove), DurationMs, ErrorCode, ErrorMessage and Segments
-	// (which replace the stored ones). The step succeeded: the claim ends,
+	// one, see CanMove), DurationMs, ErrorCode, ErrorMessage, Segments
+	// (which replace the stored ones), and what ApplySave takes of
+	// Features, Recognition, BilledSeconds and the reservation. The step succeeded: the claim ends,
 	// Attempts returns to 0 and the job is next due next.After from now. With
 	// next.Keep the step goes on instead: the holder keeps the claim, the
 	// attempt is not over (Attempts stays), and the job is due when the

@@ -4,7 +4,9 @@
 // that plays the ObjectCreate trigger (for sources/ only, as the cloud
 // trigger's prefix does), the SQLite job store, and a ticker that plays the
 // timer. Recognition goes to SpeechKit when credentials are given; without
-// them the stack says so and jobs fail with that reason.
+// them the stack says so and jobs fail with that reason. A stand-in for
+// SpeechKit (SPEECHKIT_ENDPOINT) gets short recordings only at a
+// synchronous endpoint of its own (SPEECHKIT_SYNC_URL).
 //
 // The object store checks requests as Object Storage does
 // (s3test.NewOnDisk): every request signed with the stack's own key, made
@@ -35,6 +37,7 @@ import (
 	"transcriber/internal/app/withbot"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3/s3test"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
@@ -78,6 +81,42 @@ func recognitionConfigured(c app.Config) bool {
 	return c.SpeechKit.APIKey != "" || c.SpeechKit.Endpoint != ""
 }
 
+// standInWithoutSync tells whether SPEECHKIT_ENDPOINT names a stand-in
+// for SpeechKit while SPEECHKIT_SYNC_URL names none: short recordings
+// would then go to SpeechKit's own synchronous endpoint, with whatever key
+// the stand-in takes.
+func standInWithoutSync(c app.Config) bool {
+	return c.SpeechKit.Endpoint != "" && c.SpeechKit.SyncURL == ""
+}
+
+// withQuickRecognition is c with synchronous recognition as the stack runs
+// it: as configured, but off where a stand-in has no synchronous endpoint
+// of its own (standInWithoutSync), so audio meant for a stand-in never
+// reaches SpeechKit.
+func withQuickRecognition(c app.Config) app.Config {
+	if standInWithoutSync(c) {
+		c.SyncMaxDuration = 0
+	}
+	return c
+}
+
+// quickLine is what the stack says at start of synchronous recognition.
+func quickLine(c app.Config) string {
+	switch {
+	case !recognitionConfigured(c):
+		return ""
+	case standInWithoutSync(c):
+		return "  quick recognition: off — SPEECHKIT_ENDPOINT is set without SPEECHKIT_SYNC_URL; set both to use a stand-in for short recordings"
+	case c.SyncMaxDuration <= 0:
+		return "  quick recognition: off (SPEECHKIT_SYNC_MAX_DURATION=0)"
+	}
+	url := c.SpeechKit.SyncURL
+	if url == "" {
+		url = speechkit.DefaultSyncURL
+	}
+	return fmt.Sprintf("  quick recognition: recordings up to %s in one request to %s", c.SyncMaxDuration, url)
+}
+
 // Run runs the stack until ctx ends, then shuts down cleanly. It writes
 // where everything is to out.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
@@ -111,7 +150,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	closeListeners := func() { _ = s3lis.Close(); _ = apiLis.Close() }
 
-	acfg := cfg.App
+	acfg := withQuickRecognition(cfg.App)
 	apiURL := "http://" + apiLis.Addr().String()
 	if acfg.Telegram.PublicURL == "" {
 		acfg.Telegram.PublicURL = apiURL
@@ -297,6 +336,9 @@ func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens
 		fmt.Fprintf(out, "  recognition: SpeechKit at %s (audio sent inline)\n", endpointOrDefault(a.Config.SpeechKit.Endpoint))
 	} else {
 		fmt.Fprintln(out, "  recognition: NOT CONFIGURED — set SPEECHKIT_API_KEY (and SPEECHKIT_FOLDER_ID) to transcribe; until then jobs fail with recognition_not_configured")
+	}
+	if line := quickLine(a.Config); line != "" {
+		fmt.Fprintln(out, line)
 	}
 	if a.Config.API.CallbackAllowPrivate {
 		fmt.Fprintln(out, "  callbacks: CALLBACK_ALLOW_PRIVATE=true — callback URLs may be http and reach this machine and private networks; for local use and tests only")

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"google.golang.org/grpc/status"
 
@@ -138,16 +137,7 @@ func (t *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) 
 
 // quoted is s cut to maxQuoted bytes (at a character boundary) for an error
 // text, so a server cannot fill logs through it.
-func quoted(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func quoted(s string) string { return cut(s, maxQuoted) }
 
 func (t *tokenSource) remember(tok string) {
 	t.seenMu.Lock()
@@ -165,6 +155,16 @@ func (t *tokenSource) seen() []string {
 
 const redactedText = "[redacted]"
 
+// scrub returns text with the API key and the IAM tokens replaced.
+func (c *Client) scrub(text string) string {
+	for _, s := range c.secrets() {
+		if s != "" {
+			text = strings.ReplaceAll(text, s, redactedText)
+		}
+	}
+	return text
+}
+
 // redact returns err unchanged unless its text holds the API key or an IAM
 // token; then it returns a new error with the secret replaced, keeping only
 // the gRPC status code, so the secret is nowhere in the chain.
@@ -173,12 +173,7 @@ func (c *Client) redact(err error) error {
 		return nil
 	}
 	text := err.Error()
-	clean := text
-	for _, s := range c.secrets() {
-		if s != "" {
-			clean = strings.ReplaceAll(clean, s, redactedText)
-		}
-	}
+	clean := c.scrub(text)
 	if clean == text {
 		return err
 	}

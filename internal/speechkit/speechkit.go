@@ -1,6 +1,8 @@
 // Package speechkit is the adapter to Yandex SpeechKit's asynchronous
 // recognition, API v3: submit an audio file, poll its operation, read the
-// result as a transcript, delete the result.
+// result as a transcript, delete the result; and to its synchronous
+// recognition, REST API v1 (sync.go): a short recording in one request, its
+// text in the answer.
 //
 // It speaks gRPC through the generated protos of go-genproto and the light
 // lazy clients of go-sdk's gen/ai/sttv3 and gen/operation subpackages; the
@@ -19,8 +21,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	sttsdk "github.com/yandex-cloud/go-sdk/gen/ai/sttv3"
 	opsdk "github.com/yandex-cloud/go-sdk/gen/operation"
@@ -57,6 +62,12 @@ type Config struct {
 	Model             string      // recognition model; default DefaultModel
 	MetadataURL       string      // IAM token source when APIKey is empty; default DefaultMetadataURL
 	Clock             clock.Clock // decides when a cached IAM token is due for refresh; default clock.System()
+	// SyncURL is synchronous recognition's REST endpoint (RecognizeSync);
+	// default DefaultSyncURL. https, or http with Insecure.
+	SyncURL string
+	// SyncTimeout bounds one synchronous request; default
+	// DefaultSyncTimeout.
+	SyncTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -75,6 +86,12 @@ func (c Config) withDefaults() Config {
 	if c.Clock == nil {
 		c.Clock = clock.System()
 	}
+	if c.SyncURL == "" {
+		c.SyncURL = DefaultSyncURL
+	}
+	if c.SyncTimeout <= 0 {
+		c.SyncTimeout = DefaultSyncTimeout
+	}
 	return c
 }
 
@@ -86,6 +103,10 @@ type Client struct {
 	stt    *sttsdk.AsyncRecognizerClient
 	ops    *opsdk.OperationServiceClient
 	conns  []*lazyConn
+
+	syncURL *url.URL     // RecognizeSync's endpoint
+	http    *http.Client // RecognizeSync's client
+	closed  atomic.Bool
 }
 
 // New returns a client. It does no network I/O: the gRPC connections are
@@ -98,11 +119,15 @@ func New(cfg Config) (*Client, error) {
 			return nil, errors.New("speechkit: the metadata URL is not a valid URL")
 		}
 	}
+	syncURL, err := parseSyncURL(cfg.SyncURL, cfg.Insecure)
+	if err != nil {
+		return nil, err
+	}
 	var creds credentials.TransportCredentials
 	if cfg.Insecure {
 		creds = insecure.NewCredentials()
 	} else {
-		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+		creds = credentials.NewTLS(tlsConfig())
 	}
 	sttConn := &lazyConn{target: cfg.Endpoint, creds: creds}
 	opConn := sttConn
@@ -116,6 +141,9 @@ func New(cfg Config) (*Client, error) {
 		stt:   sttsdk.NewSTT(sttConn.get).AsyncRecognizer(),
 		ops:   opsdk.NewOperation(opConn.get).Operation(),
 		conns: conns,
+
+		syncURL: syncURL,
+		http:    newSyncHTTP(cfg.SyncTimeout),
 	}
 	if cfg.APIKey == "" {
 		c.tokens = newTokenSource(cfg.MetadataURL, cfg.Clock)
@@ -125,6 +153,8 @@ func New(cfg Config) (*Client, error) {
 
 // Close closes the connections. Calls after Close fail.
 func (c *Client) Close() error {
+	c.closed.Store(true)
+	c.http.CloseIdleConnections()
 	var all []error
 	for _, lc := range c.conns {
 		all = append(all, lc.close())
@@ -136,20 +166,30 @@ func (c *Client) Close() error {
 // with an IAM token, and a fresh x-client-request-id that support can find in
 // SpeechKit's logs.
 func (c *Client) outgoing(ctx context.Context) (context.Context, error) {
-	kv := []string{"x-client-request-id", ident.New()}
-	if c.cfg.APIKey != "" {
-		kv = append(kv, "authorization", "Api-Key "+c.cfg.APIKey)
-	} else {
-		token, err := c.tokens.token(ctx)
-		if err != nil {
-			return nil, errs.Wrap(c.redact(err), errs.Unavailable, codeAuthUnavailable, msgUnavailable)
-		}
-		kv = append(kv, "authorization", "Bearer "+token)
-		if c.cfg.FolderID != "" {
-			kv = append(kv, "x-folder-id", c.cfg.FolderID)
-		}
+	auth, folder, err := c.credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kv := []string{"x-client-request-id", ident.New(), "authorization", auth}
+	if folder != "" {
+		kv = append(kv, "x-folder-id", folder)
 	}
 	return metadata.AppendToOutgoingContext(ctx, kv...), nil
+}
+
+// credentials returns the value of a call's authorization header, and the
+// folder to name with it: "Api-Key <key>" and no folder when an API key is
+// set; otherwise "Bearer <IAM token>" and the configured folder, if any.
+// Both APIs, gRPC and REST, authenticate alike.
+func (c *Client) credentials(ctx context.Context) (authorization, folder string, err error) {
+	if c.cfg.APIKey != "" {
+		return "Api-Key " + c.cfg.APIKey, "", nil
+	}
+	token, err := c.tokens.token(ctx)
+	if err != nil {
+		return "", "", errs.Wrap(c.redact(err), errs.Unavailable, codeAuthUnavailable, msgUnavailable)
+	}
+	return "Bearer " + token, c.cfg.FolderID, nil
 }
 
 // secrets are the strings no error text may hold.
@@ -160,6 +200,9 @@ func (c *Client) secrets() []string {
 	}
 	return s
 }
+
+// tlsConfig is the TLS of every connection to SpeechKit: 1.2 at the least.
+func tlsConfig() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
 
 // errClosed is returned by calls made after Close.
 var errClosed = errors.New("speechkit client is closed")

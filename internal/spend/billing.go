@@ -29,6 +29,16 @@ func BilledSeconds(durationMs int64, channels int) int64 {
 	return secs * pairs
 }
 
+// JobBilled is what SpeechKit bills for job j: what the recognizer said
+// it billed, when it said (j.BilledSeconds: a synchronous answer), else
+// JobBilledSeconds of its segments by the asynchronous rule.
+func JobBilled(j job.Job) int64 {
+	if j.BilledSeconds > 0 {
+		return j.BilledSeconds
+	}
+	return JobBilledSeconds(j.Segments)
+}
+
 // JobBilledSeconds is what SpeechKit bills for a job's recognitions: each
 // segment is a file of its own, rounded on its own, of at most
 // SubmittedChannels channels.
@@ -38,4 +48,30 @@ func JobBilledSeconds(segs []job.Segment) int64 {
 		total += BilledSeconds(sg.DurationMs, SubmittedChannels)
 	}
 	return total
+}
+
+// SpeechKit's rule for synchronous recognition (the same pricing page,
+// yandex.cloud/en/docs/speechkit/pricing, "Synchronous recognition"):
+// "Billable unit — a 15-second segment of single-channel audio. Shorter
+// segments are rounded up (1 second becomes 15 seconds)". Its examples: one
+// fragment of 37 seconds is billed 45 (two whole units and a 7-second one
+// rounded up); two of 5 and 8 seconds, 30. Each answer also states what it
+// billed, in seconds, in its YaCloud-Billing-Units header
+// (speechkit/stt/api/request-examples.md: 15 for a short file); the client
+// takes that when it is a whole number of units (speechkit.SyncResult), and
+// this rule when it is missing or is not.
+const (
+	// SyncUnitSeconds is synchronous recognition's billing unit, per
+	// channel.
+	SyncUnitSeconds = 15
+)
+
+// SyncBilledSeconds is what SpeechKit bills for recognizing durationMs of
+// audio with channels channels (less than 1 counts as 1) synchronously:
+// the length rounded up to whole 15-second units, at least one, for every
+// channel. Synchronous recognition takes one channel only; the channels
+// are here so the rule reads as the page states it.
+func SyncBilledSeconds(durationMs int64, channels int) int64 {
+	units := max((max(durationMs, 0)+SyncUnitSeconds*1000-1)/(SyncUnitSeconds*1000), 1)
+	return units * SyncUnitSeconds * int64(max(channels, 1))
 }

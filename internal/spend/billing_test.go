@@ -44,3 +44,39 @@ func TestJobBilledSecondsRoundsEachSegment(t *testing.T) {
 	require.Equal(t, int64(15+16+60), spend.JobBilledSeconds(segs))
 	require.Equal(t, int64(0), spend.JobBilledSeconds(nil))
 }
+
+// SpeechKit's synchronous billing: 15-second units of each channel, the
+// last one rounded up, never less than one; the pricing page's examples
+// are among the cases.
+func TestSyncBilledSecondsAtTheEdges(t *testing.T) {
+	for _, c := range []struct {
+		ms       int64
+		channels int
+		want     int64
+	}{
+		{1_000, 1, 15},  // the page: 1 second becomes 15
+		{0, 1, 15},      // a request is never billed less than a unit
+		{-5, 1, 15},     // nor for a length that makes no sense
+		{5_000, 1, 15},  // the page's two fragments of 5 and 8 s: 15 each
+		{8_000, 1, 15},  //
+		{15_000, 1, 15}, // exactly a unit
+		{15_001, 1, 30}, // a millisecond more is a second unit
+		{30_000, 1, 30}, // the longest synchronous request
+		{37_000, 1, 45}, // the page's example
+		{6_000, 2, 30},  // per channel
+		{6_000, 0, 15},  // an unknown count is taken as one channel
+	} {
+		require.Equal(t, c.want, spend.SyncBilledSeconds(c.ms, c.channels), "%d ms, %d channels", c.ms, c.channels)
+	}
+	// Unlike the asynchronous rule, which bills 16 s for 15.001 s.
+	require.Equal(t, int64(16), spend.BilledSeconds(15_001, 1))
+}
+
+// A job's bill is what the recognizer said it billed when it said (a
+// synchronous answer), else its segments by the asynchronous rule.
+func TestJobBilledPrefersWhatTheRecognizerSaid(t *testing.T) {
+	segs := []job.Segment{{Seq: 0, DurationMs: 6_000}}
+	require.Equal(t, int64(15), spend.JobBilled(job.Job{Segments: segs}))
+	require.Equal(t, int64(30), spend.JobBilled(job.Job{Segments: segs, BilledSeconds: 30, Recognition: job.RecognitionSync}))
+	require.Equal(t, int64(0), spend.JobBilled(job.Job{}))
+}

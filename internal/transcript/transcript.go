@@ -3,6 +3,8 @@
 // txt, srt, vtt and json.
 package transcript
 
+import "strings"
+
 // Transcript is what was said in one job's audio. Times are milliseconds
 // from the start of the job's audio, whatever segments it was cut into.
 type Transcript struct {
@@ -102,4 +104,23 @@ func (t *Transcript) Append(seg Transcript, offsetMs int64) {
 	if end := offsetMs + seg.DurationMs; end > t.DurationMs {
 		t.DurationMs = end
 	}
+}
+
+// FromText is the transcript of a recognition that answers one text for the
+// whole audio and nothing else: SpeechKit's synchronous recognition gives
+// neither word timings nor phrases. It is one utterance on channel 0 that
+// spans the audio, 0 to durationMs (a negative length is taken as 0), with
+// the text as both the recognized and the normalized text, and no words:
+// txt is the text, srt and vtt one cue over the whole audio, json that one
+// utterance. A text that is empty or only white space is no speech: the
+// transcript has no utterances, as an asynchronous result without speech.
+// The caller sets Language and BilledSeconds.
+func FromText(text string, durationMs int64) Transcript {
+	durationMs = max(durationMs, 0)
+	t := Transcript{DurationMs: durationMs, Utterances: []Utterance{}}
+	if strings.TrimSpace(text) == "" {
+		return t
+	}
+	t.Utterances = append(t.Utterances, Utterance{Channel: 0, StartMs: 0, EndMs: durationMs, Text: text, Normal: text})
+	return t
 }

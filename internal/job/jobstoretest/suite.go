@@ -61,6 +61,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Charged", func(t *testing.T) { testCharged(t, open) })
 	t.Run("Priority", func(t *testing.T) { testPriority(t, open) })
 	t.Run("Features", func(t *testing.T) { testFeatures(t, open) })
+	t.Run("Recognition", func(t *testing.T) { testRecognition(t, open) })
 	t.Run("Races", func(t *testing.T) { testRaces(t, open) })
 }
 

@@ -245,7 +245,7 @@ func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64,
 	// directory's name must not be taken for one.
 	pattern := "file:" + strings.ReplaceAll(dir, "%", "%%") + string(filepath.Separator) + "piece%04d.ogg"
 	args := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error"}, in...)
-	args = append(args, m.opusArgs()...)
+	args = append(args, m.opusArgs(false)...)
 	args = append(args, "-t", seconds(msDuration(endMs)),
 		"-f", "segment", "-segment_format", "ogg", "-segment_times", strings.Join(times, ","),
 		"-reset_timestamps", "1", "-avoid_negative_ts", "make_non_negative",

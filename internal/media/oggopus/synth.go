@@ -12,11 +12,20 @@ import (
 // as silence). Granule positions say the truth, unless say is positive:
 // then the last page claims that the stream is sayMs long, as a lying file
 // does. For tests and the load model: a few bytes a second of audio.
-func Synth(durationMs, sayMs int64) []byte {
+func Synth(durationMs, sayMs int64) []byte { return synth(durationMs, sayMs, 1) }
+
+// SynthChannels is Synth's stream, truthful, with an identification
+// header that declares channels channels (1 or 2: channel mapping family
+// 0). The packets are the same silence, which decodes for either.
+func SynthChannels(durationMs int64, channels int) []byte {
+	return synth(durationMs, 0, byte(min(max(channels, 1), 2)))
+}
+
+func synth(durationMs, sayMs int64, channels byte) []byte {
 	var out bytes.Buffer
 	w := pageWriter{out: &out, serial: 0x7472616e}
 	head := []byte("OpusHead")
-	head = append(head, 1, 1, 0, 0) // version 1, one channel, no pre-skip
+	head = append(head, 1, channels, 0, 0) // version 1, its channels, no pre-skip
 	head = binary.LittleEndian.AppendUint32(head, SampleRate)
 	head = append(head, 0, 0, 0) // no gain, channel mapping family 0
 	w.page(0x02, 0, [][]byte{head})

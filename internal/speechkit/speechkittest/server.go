@@ -6,15 +6,18 @@
 //
 // A test scripts what each RecognizeFile leads to (Server.Script, Plan) and
 // reads what the fake saw: the requests, the status checks per operation,
-// the deletes and the metadata of every call. The core (New, Serve, Stop)
-// needs no testing.TB, so the local stack can run the fake in its own
-// process; Start is the helper for tests.
+// the deletes and the metadata of every call. The same fake answers
+// synchronous recognition, SpeechKit's REST API v1, over HTTP (sync.go:
+// SyncHandler, SyncScript, SyncPlan, SyncCalls). The core (New, Serve,
+// SyncHandler, Stop) needs no testing.TB, so the local stack can run the
+// fake in its own process; Start is the helper for tests, and serves both.
 package speechkittest
 
 import (
 	"context"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -55,6 +58,8 @@ type fakeOp struct {
 // Server is the fake. Its methods are safe for concurrent use.
 type Server struct {
 	grpc *grpc.Server
+	http *httptest.Server // synchronous recognition, once Start has run
+	sync syncFake
 
 	mu       sync.Mutex
 	lis      net.Listener
@@ -91,7 +96,8 @@ func newServer(maxRecv int) *Server {
 	return s
 }
 
-// Start runs a fake on 127.0.0.1 for the length of the test.
+// Start runs a fake on 127.0.0.1 for the length of the test: gRPC at
+// Addr, synchronous recognition at SyncURL.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
 	return start(tb, New())
@@ -115,6 +121,10 @@ func start(tb testing.TB, s *Server) *Server {
 	}
 	s.setListener(lis)
 	go func() { _ = s.Serve(lis) }()
+	hs := httptest.NewServer(s.SyncHandler())
+	s.sync.mu.Lock()
+	s.http, s.sync.url = hs, hs.URL+SyncPath
+	s.sync.mu.Unlock()
 	tb.Cleanup(s.Stop)
 	return s
 }
@@ -126,8 +136,18 @@ func (s *Server) Serve(lis net.Listener) error {
 	return s.grpc.Serve(lis)
 }
 
-// Stop closes the listener and every connection at once.
-func (s *Server) Stop() { s.grpc.Stop() }
+// Stop closes the listeners and every connection at once; a synchronous
+// answer still held is given up.
+func (s *Server) Stop() {
+	s.grpc.Stop()
+	s.sync.mu.Lock()
+	hs := s.http
+	s.sync.mu.Unlock()
+	if hs != nil {
+		hs.CloseClientConnections()
+		hs.Close()
+	}
+}
 
 func (s *Server) setListener(lis net.Listener) {
 	s.mu.Lock()
@@ -145,11 +165,11 @@ func (s *Server) Addr() string {
 	return s.lis.Addr().String()
 }
 
-// Config is a client configuration for this fake: plaintext, both endpoints
-// at Addr, API key TestKey.
+// Config is a client configuration for this fake: plaintext, both gRPC
+// endpoints at Addr, synchronous recognition at SyncURL, API key TestKey.
 func (s *Server) Config() speechkit.Config {
 	addr := s.Addr()
-	return speechkit.Config{Endpoint: addr, OperationEndpoint: addr, APIKey: TestKey, Insecure: true}
+	return speechkit.Config{Endpoint: addr, OperationEndpoint: addr, SyncURL: s.SyncURL(), APIKey: TestKey, Insecure: true}
 }
 
 // Script sets what each later RecognizeFile leads to; fn sees the request.

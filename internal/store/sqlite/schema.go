@@ -18,7 +18,7 @@ import (
 // said plain CREATE when they were applied: adding IF NOT EXISTS to them
 // later was the one edit of an applied step allowed, since on a database
 // that has the step it does nothing either way. ALTER TABLE … ADD COLUMN
-// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6, 8, 10, 11, 12, 13) fails when
+// has no IF NOT EXISTS in SQLite: a step holding one (3, 4, 6, 8, 10, 11, 12, 13, 14) fails when
 // run again on a database that has its column, and then the record is what
 // to fix (PRAGMA user_version), never the step. docs/database.md says so.
 var steps = []string{
@@ -183,6 +183,13 @@ var steps = []string{
 	// counted in none; their recognitions are counted again at their
 	// job's next check.
 	`ALTER TABLE segments ADD COLUMN counted_in TEXT;`,
+
+	// 14: how a job was recognized (job.Recognition: "sync" or "async")
+	// and what the recognizer said it billed for it (job.BilledSeconds).
+	// Jobs made before this step have neither: their bill is reckoned
+	// from their segments.
+	`ALTER TABLE jobs ADD COLUMN recognition TEXT;
+	ALTER TABLE jobs ADD COLUMN billed_seconds INTEGER;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

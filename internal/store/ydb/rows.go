@@ -19,6 +19,7 @@ type jobRow struct {
 	attempts      int32
 	priority      string
 	features      string
+	recognition   string
 }
 
 // jobColumn is one column of the jobs table: its name, the value a job
@@ -60,6 +61,8 @@ var jobColumnList = []jobColumn{
 	{"reserved_day", func(j *job.Job) types.Value { return optTS(j.ReservedDay) }, func(r *jobRow) any { return &r.ReservedDay }},
 	{"priority", func(j *job.Job) types.Value { return optUTF8(string(j.Priority)) }, func(r *jobRow) any { return &r.priority }},
 	{"features", func(j *job.Job) types.Value { return optUTF8(job.EncodeFeatures(j.Features)) }, func(r *jobRow) any { return &r.features }},
+	{"recognition", func(j *job.Job) types.Value { return optUTF8(string(j.Recognition)) }, func(r *jobRow) any { return &r.recognition }},
+	{"billed_seconds", func(j *job.Job) types.Value { return optI64(j.BilledSeconds) }, func(r *jobRow) any { return &r.BilledSeconds }},
 }
 
 // jobStruct is j as one element of the $jobs parameter.
@@ -87,6 +90,7 @@ func (r *jobRow) finish() (job.Job, error) {
 	j := r.Job
 	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
 	j.Priority = job.Priority(r.priority)
+	j.Recognition = job.Recognition(r.recognition)
 	f, err := job.DecodeFeatures(r.features)
 	if err != nil {
 		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)

@@ -26,7 +26,8 @@ func fullJob() job.Job {
 		IdempotencyKey: "key-1", DeletedAt: at.Add(2 * time.Minute), UploadBy: at.Add(time.Hour),
 		EndedAt: at.Add(3 * time.Minute), CreatedAt: at, UpdatedAt: at.Add(time.Second),
 		ChargedTo: "tgu:77", ReservedSeconds: 62, ReservedDay: at.Add(-13 * time.Hour), Priority: job.PriorityDeferred,
-		Features: job.Features{Speakers: true, Summary: true, Channels: 2, SummaryMissing: "no summary"},
+		Features:    job.Features{Speakers: true, Summary: true, Channels: 2, SummaryMissing: "no summary"},
+		Recognition: job.RecognitionSync, BilledSeconds: 15,
 	}
 }
 
@@ -53,6 +54,7 @@ func TestJobParams(t *testing.T) {
 			"id": "Utf8", "state": "Utf8", "size_bytes": "Int64", "attempts": "Int32",
 			"tg_chat_id": "Optional<Int64>", "next_run_at": "Timestamp", "claim_id": "Optional<Utf8>",
 			"claim_until": "Optional<Timestamp>", "deleted_at": "Optional<Timestamp>", "created_at": "Timestamp",
+			"recognition": "Optional<Utf8>", "billed_seconds": "Optional<Int64>",
 		}
 		for name, typ := range want {
 			require.Equal(t, typ, fields[name].Type().Yql(), name)
@@ -63,9 +65,10 @@ func TestJobParams(t *testing.T) {
 		j.TelegramChatID, j.TelegramMessageID, j.ClaimID, j.ClaimUntil = 0, 0, "", time.Time{}
 		j.IdempotencyKey, j.DeletedAt, j.UploadBy = "", time.Time{}, time.Time{}
 		j.ChargedTo, j.ReservedSeconds, j.ReservedDay, j.Priority, j.Features = "", 0, time.Time{}, "", job.Features{}
+		j.Recognition, j.BilledSeconds = "", 0
 		fields := row(t, j)
 		for _, name := range []string{"tg_chat_id", "tg_message_id", "claim_id", "claim_until", "idempotency_key", "deleted_at", "upload_by",
-			"charged_to", "reserved_seconds", "reserved_day", "priority", "features"} {
+			"charged_to", "reserved_seconds", "reserved_day", "priority", "features", "recognition", "billed_seconds"} {
 			require.Contains(t, fields[name].Yql(), "Nothing(Optional<", name)
 		}
 		require.Equal(t, `"speechkit_unavailable"u`, fields["error_code"].Yql())

@@ -54,6 +54,8 @@ var steps = []step{
 	{"api_tokens_callback_secret", alterAPITokensCallbackSecret}, // callbacks_statements.go
 	{"callbacks", createCallbacks},                               // callbacks_statements.go
 	{"segments_counted_in", alterSegmentsCountedIn},
+	{"jobs_recognition", alterJobsRecognition},
+	{"jobs_billed_seconds", alterJobsBilledSeconds},
 }
 
 // statement is what Migrate runs for s: its DDL, with CREATE TABLE made

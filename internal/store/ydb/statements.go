@@ -175,6 +175,21 @@ const (
 	alterJobsFeatures = `ALTER TABLE jobs ADD COLUMN features Utf8`
 )
 
+// Schema steps 24 and 25: how a job was recognized and what the
+// recognizer said it billed for it.
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
+const (
+	// alterJobsRecognition (step 24): "sync" or "async"
+	// (job.Recognition); NULL until it is known, and for a job that ended
+	// before it was kept.
+	alterJobsRecognition = `ALTER TABLE jobs ADD COLUMN recognition Utf8`
+
+	// alterJobsBilledSeconds (step 25): what the recognizer said it
+	// billed (job.BilledSeconds); NULL when it said nothing, and the bill
+	// is reckoned from the segments.
+	alterJobsBilledSeconds = `ALTER TABLE jobs ADD COLUMN billed_seconds Int64`
+)
+
 // Schema bookkeeping.
 const (
 	// selectSchemaSteps lists the applied steps, and the row that records
@@ -207,13 +222,14 @@ const jobsStruct = `List<Struct<
 	deleted_at: Optional<Timestamp>, upload_by: Optional<Timestamp>, ended_at: Optional<Timestamp>,
 	created_at: Timestamp, updated_at: Timestamp,
 	charged_to: Optional<Utf8>, reserved_seconds: Optional<Int64>, reserved_day: Optional<Timestamp>,
-	priority: Optional<Utf8>, features: Optional<Utf8>>>`
+	priority: Optional<Utf8>, features: Optional<Utf8>,
+	recognition: Optional<Utf8>, billed_seconds: Optional<Int64>>>`
 
 // jobColumns is the jobs table's columns as statements list them.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
 	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
-	charged_to, reserved_seconds, reserved_day, priority, features`
+	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds`
 
 // Jobs.
 const (
