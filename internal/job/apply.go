@@ -83,7 +83,7 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 		j.ReservedSeconds, j.ReservedDay = next.ReservedSeconds, next.ReservedDay
 	case next.ReservedSeconds > 0 && next.ReservedSeconds < cur.ReservedSeconds:
 		// It may be lowered to what the audio turned out to hold, the
-		// rest given back (the pipeline's trimReservation).
+		// rest given back (admission.Trim).
 		j.ReservedSeconds = next.ReservedSeconds
 	}
 	j.UpdatedAt = now

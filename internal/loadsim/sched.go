@@ -49,7 +49,9 @@ func (s *Sched) Now() time.Time {
 // Go runs f as a goroutine of the simulation: it starts at the present
 // moment once the goroutines before it have slept or ended, and the clock
 // waits for it. Called from outside the simulation, with nothing running,
-// it starts f at once.
+// it starts f at once, and f may run, sleep and let the clock move before
+// the caller's next line: a run is started by one call from outside, whose
+// f starts the rest (Run does so).
 func (s *Sched) Go(f func()) {
 	wake := make(chan struct{})
 	s.mu.Lock()

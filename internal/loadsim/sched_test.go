@@ -104,15 +104,21 @@ func TestSlotsMakeCallsWait(t *testing.T) {
 	slots := NewSlots(s, 2)
 	n := &notes{s: s}
 	ctx := context.Background()
-	for i, name := range []string{"a", "b", "c", "d"} {
-		s.Go(func() {
-			_ = s.Sleep(ctx, time.Duration(i)*time.Second)
-			waited := slots.Acquire()
-			n.add(fmt.Sprintf("%s in after %s", name, waited))
-			_ = s.Sleep(ctx, time.Minute)
-			slots.Release()
-		})
-	}
+	// Started from one goroutine of the simulation, as a run starts them:
+	// four Go calls from outside would race the first call, which runs as
+	// soon as it is started, and the clock could move (or the run end)
+	// before the others were scheduled.
+	s.Go(func() {
+		for i, name := range []string{"a", "b", "c", "d"} {
+			s.Go(func() {
+				_ = s.Sleep(ctx, time.Duration(i)*time.Second)
+				waited := slots.Acquire()
+				n.add(fmt.Sprintf("%s in after %s", name, waited))
+				_ = s.Sleep(ctx, time.Minute)
+				slots.Release()
+			})
+		}
+	})
 	<-s.Idle()
 	require.Equal(t, []string{
 		"a in after 0s@0s", "b in after 0s@1s",

@@ -5,6 +5,7 @@ import (
 
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
 )
@@ -57,7 +58,8 @@ type Config struct {
 	// JobInFlight is the most recognitions one job has in flight: its
 	// pieces are submitted side by side up to that many, the rest as they
 	// finish. MaxInFlight is the most the installation has, counted in
-	// Counters (see inflight.go); 0, or no Counters, leaves it unbounded.
+	// Counters (see admission/inflight.go); 0, or no Counters, leaves it
+	// unbounded.
 	JobInFlight int
 	MaxInFlight int
 	// ChecksPerSecond caps operation checks (SpeechKit allows 5 per second).
@@ -77,13 +79,14 @@ type Config struct {
 	// (SpeechKit allows 500 asynchronous ones an hour; each segment
 	// submitted is one). Submissions are counted in Counters, shared by
 	// every instance, in fixed windows that keep any hour within it (see
-	// submissionWindows); at the quota a job waits for the next window
+	// admission/requests.go); at the quota a job waits for the next window
 	// instead of failing. 0 turns the pacing off; it has no default here:
 	// the service's configuration gives DefaultRequestsPerHour.
 	RequestsPerHour int
-	// Counters keeps the submissions counted against RequestsPerHour and
-	// the audio counted against Limits; nil (most tests) turns the pacing
-	// and the audio limits off.
+	// Counters keeps what the admission counts (package admission): the
+	// requests against RequestsPerHour, the recognitions in flight against
+	// MaxInFlight, the audio against Limits; nil (most tests) turns all of
+	// it off.
 	Counters quota.Counters
 	// Limits are the audio limits (package spend): a job's seconds are
 	// reserved against its payer's day and the installation's month after
@@ -103,7 +106,7 @@ const (
 	MinJobRetention = 24 * time.Hour
 	// DefaultRequestsPerHour is SpeechKit's quota of asynchronous
 	// recognition requests an hour.
-	DefaultRequestsPerHour = 500
+	DefaultRequestsPerHour = admission.DefaultRequestsPerHour
 	// DefaultDeferredEagerFor and DefaultDeferredCheckPause: a deferred
 	// job is checked as a normal one for its first hour, then every 15
 	// minutes, at most 96 checks in the day SpeechKit may take.
@@ -118,48 +121,6 @@ const (
 	// on time; 100 leaves the rest to voice notes checked every 2 s.
 	DefaultMaxInFlight = 100
 )
-
-// submissionsKey is the counter of the installation's recognition
-// requests.
-const submissionsKey = "speechkit_requests"
-
-// submissionWindows returns the fixed windows the request quota is counted
-// in, for perHour requests an hour: their length, an hour divided by k,
-// and how many requests each may take, perHour/(k+1) rounded down. Any
-// span of an hour touches at most k+1 such windows, so no hour, wherever it
-// starts, holds more than perHour. k is the largest of 6…1 that leaves each
-// window at least one request: 10-minute windows of 71 for 500 an hour
-// (426 an hour when the demand never stops, 500 in the worst-placed hour).
-// perHour 1 cannot be kept by fixed windows (two windows meet inside any
-// hour that spans their border); it is taken as one per hour-long window,
-// at most 2 in a span of an hour. perHour ≤ 0 is no pacing: a limit of 0.
-func submissionWindows(perHour int) (time.Duration, int64) {
-	if perHour <= 0 {
-		return time.Hour / 6, 0
-	}
-	for k := 6; k >= 1; k-- {
-		if limit := perHour / (k + 1); limit >= 1 {
-			return time.Hour / time.Duration(k), int64(limit)
-		}
-	}
-	return time.Hour, 1
-}
-
-// pacing reports whether submissions are counted against the quota.
-func (c Config) pacing() bool { return c.Counters != nil && c.RequestsPerHour > 0 }
-
-// submissionWindow returns the window of the request quota that holds now
-// and its limit. Without pacing it is the window of the default quota,
-// which a quota answer from the recognizer waits out.
-func (c Config) submissionWindow(now time.Time) (start, end time.Time, limit int64) {
-	n := c.RequestsPerHour
-	if !c.pacing() {
-		n = DefaultRequestsPerHour
-	}
-	length, limit := submissionWindows(n)
-	start = now.UTC().Truncate(length)
-	return start, start.Add(length), limit
-}
 
 func (c Config) withDefaults() Config {
 	def := func(v *time.Duration, d time.Duration) {

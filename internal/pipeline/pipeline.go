@@ -3,67 +3,46 @@
 // function (the timer). Each works on a job under a claim, so a redelivered
 // event or a second poller never does a step twice, and a crashed call's job
 // comes back when its claim expires.
+//
+// The files are the job's stages, in the order a job goes through them,
+// after the two calls that start the walk:
+//
+//	ingest.go     the upload event (Uploaded): claims the job and walks it
+//	              through accept, prepare and submit to its first checks
+//	poll.go       the timer (Poll): housekeeping, then the checks that are
+//	              due, and the ingest work its sweep takes back
+//	accept.go     accept the upload: awaiting_upload → created
+//	prepare.go    plan and convert, the audio reserved: created → converted
+//	admit.go      admit a recognition: ask the admission, or wait for it
+//	submit.go     submit the pieces that wait: converted → transcribe
+//	check.go      check the recognitions in flight
+//	finish.go     finish: the transcript, speakers, summary: → done
+//	settle.go     settle an ending: a failed attempt, a job that ended, a
+//	              deletion found under a step
+//	housekeep.go  remove what is past its retention
+//
+// A stage goes on to the next through that stage's entry (accept,
+// prepare, admit, submit and submitWaiting, check and checkSoon, finish,
+// settle, ended and purgeIfDeleted), never through another stage's
+// helpers; what they share is in this file, ports.go and config.go
+// (stages_test.go holds that). What a recognition takes and gives back —
+// the payer's audio, the recognizer's request window, a place in flight,
+// a place among the payer's unfinished jobs — is counted by one type,
+// admission.Admission: asked before a submission (admit.go), told when a
+// piece's recognition is over (check.go) and when a job ended (settle.go).
 package pipeline
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"time"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/errs"
 	"transcriber/internal/job"
-	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/speechkit"
-	"transcriber/internal/storage/s3"
-	"transcriber/internal/transcript"
 )
-
-// Objects is the object storage the pipeline reads sources from and writes
-// audio and results to. Missing objects are errs.NotFound.
-type Objects interface {
-	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
-	Head(ctx context.Context, key string) (s3.ObjectInfo, error)
-	Copy(ctx context.Context, src, dst, ifMatch string) error
-	Upload(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
-	Put(ctx context.Context, key string, body []byte, contentType string) error
-	Get(ctx context.Context, key string) (io.ReadCloser, error)
-	Delete(ctx context.Context, key string) error
-	URI(key string) string
-}
-
-// Media probes and converts audio. Its errors for bad input are
-// errs.Permanent with a code and a message a person understands.
-type Media interface {
-	Probe(ctx context.Context, input string) (ffmpeg.Probe, error)
-	// PlanFor plans what to submit; parallel false keeps the pieces as
-	// long as SpeechKit takes (ffmpeg.Media.PlanFor).
-	PlanFor(p ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error)
-	Convert(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error
-	// Split converts a plan of several pieces in one pass, cutting each
-	// near its planned place where nobody speaks, and hands over each
-	// piece, in order, with where it really starts and how long it is.
-	Split(ctx context.Context, input string, plan ffmpeg.Plan, piece func(seg ffmpeg.Segment, audio io.Reader) error) error
-}
-
-// Recognizer is the speech recognizer's asynchronous API.
-type Recognizer interface {
-	Submit(ctx context.Context, r speechkit.Request) (operationID string, err error)
-	Check(ctx context.Context, operationID string) (done bool, err error)
-	Result(ctx context.Context, operationID string) (transcript.Transcript, error)
-	Delete(ctx context.Context, operationID string) error
-}
-
-// Notifier hears about jobs that move and end: the Telegram bot edits its
-// status message and delivers the result. Moved is called after a step
-// saved a new state (created: the file is accepted; transcribe: it is being
-// recognized), Finished once a job ended (done, failed or dead). An error is
-// logged, and the job stays as it is: delivery keeps its own record and
-// retries (internal/telegram).
-type Notifier interface {
-	Moved(ctx context.Context, j job.Job) error
-	Finished(ctx context.Context, j job.Job) error
-}
 
 // Deps are the pipeline's collaborators.
 type Deps struct {
@@ -82,8 +61,9 @@ type Deps struct {
 // Pipeline runs the ingest and poll use cases.
 type Pipeline struct {
 	Deps
-	cfg     Config
-	limiter *limiter
+	cfg       Config
+	limiter   *limiter
+	admission *admission.Admission
 }
 
 // New returns a pipeline. cfg's zero fields take their defaults.
@@ -103,13 +83,36 @@ func New(d Deps, cfg Config) *Pipeline {
 	cfg = cfg.withDefaults()
 	p := &Pipeline{Deps: d, cfg: cfg}
 	p.limiter = &limiter{every: time.Second / time.Duration(cfg.ChecksPerSecond), clock: d.Clock, sleep: d.Sleep}
+	p.admission = admission.New(admission.Config{
+		Counters:        cfg.Counters,
+		Limits:          cfg.Limits,
+		RequestsPerHour: cfg.RequestsPerHour,
+		MaxInFlight:     cfg.MaxInFlight,
+		CheckedWithin:   max(cfg.MaxCheckPause, cfg.DeferredCheckPause),
+		Clock:           d.Clock,
+		Log:             d.Log,
+	})
 	return p
 }
 
-type noNotifier struct{}
+// CodeOverReserved is the code of a job whose audio holds more than was
+// reserved for it.
+const CodeOverReserved = admission.CodeOverReserved
 
-func (noNotifier) Moved(context.Context, job.Job) error    { return nil }
-func (noNotifier) Finished(context.Context, job.Job) error { return nil }
+// errAttemptsExhausted ends a job claimed once more after its last
+// attempt crashed without a word (job.Policy.Abandoned).
+var errAttemptsExhausted = errs.New(errs.Unavailable, "attempts_exhausted", "the job failed too many times")
+
+// errQuotaWait ends an attempt that met the recognizer's request quota.
+// The job is saved already, due when the quota's next window opens (with
+// its claim ended, and no attempt counted when the service's own count
+// refused it: a quota is no fault of the job's): the caller only stops.
+var errQuotaWait = errs.New(errs.Unavailable, speechkit.CodeRecognitionQuota,
+	"the speech recognizer's request quota is used up for now; the job waits for it")
+
+// settleTimeout bounds the recording of an attempt's end after the call's
+// own context has ended.
+const settleTimeout = 5 * time.Second
 
 func (p *Pipeline) jobLog(j job.Job) *slog.Logger {
 	return p.Log.With("job_id", j.ID, "state", string(j.State), "attempt", j.Attempts)
@@ -126,16 +129,30 @@ func (p *Pipeline) save(ctx context.Context, j job.Job, n job.Next) (job.Job, er
 	return saved, nil
 }
 
-// purgeIfDeleted removes what an attempt made for a job that was deleted
-// under it (its claim was taken away): the source, converted audio, the
-// transcript and recognitions it knows of. Deletion removed what existed
-// then; this removes what the attempt added since.
-func (p *Pipeline) purgeIfDeleted(ctx context.Context, j job.Job) {
-	cur, err := p.Store.Get(ctx, j.ID)
-	if err != nil || !cur.Deleted() {
-		return
+// moved tells the notifier a step saved a new state.
+func (p *Pipeline) moved(ctx context.Context, j job.Job) {
+	if err := p.Notifier.Moved(ctx, j); err != nil {
+		p.jobLog(j).WarnContext(ctx, "could not report progress", "error", err.Error())
 	}
-	log := p.jobLog(j)
-	job.Purge(ctx, p.Objects, p.Recognizer, p.Log, j)
-	log.InfoContext(ctx, "removed what an attempt made for a deleted job")
+}
+
+// inFlight is how many of j's recognitions are in flight.
+func inFlight(j job.Job) int {
+	n := 0
+	for _, sg := range j.Segments {
+		if sg.OperationID != "" && !sg.Done {
+			n++
+		}
+	}
+	return n
+}
+
+// waitingForSlot reports whether j has pieces not yet submitted.
+func waitingForSlot(j job.Job) bool {
+	for _, sg := range j.Segments {
+		if sg.OperationID == "" && !sg.Done {
+			return true
+		}
+	}
+	return false
 }

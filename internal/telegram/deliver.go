@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf16"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -300,33 +299,6 @@ func caption(plain string) string {
 		cut = cut[:i]
 	}
 	return strings.TrimSpace(cut) + "…"
-}
-
-// utf16Len is the length of s in UTF-16 code units, the unit the Bot API
-// measures text and captions in (its MessageEntity offsets and lengths are
-// "in UTF-16 code units"): two for a character outside the Basic
-// Multilingual Plane, one for any other. A byte that is not UTF-8 counts
-// one, as the U+FFFD it stands for.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r) // a string's runes are valid: 1 or 2
-	}
-	return n
-}
-
-// prefixUTF16 is the longest prefix of s at most limit UTF-16 code units
-// long that ends at a character boundary: a surrogate pair is never cut.
-func prefixUTF16(s string, limit int) string {
-	n := 0
-	for i, r := range s {
-		w := utf16.RuneLen(r)
-		if n+w > limit {
-			return s[:i]
-		}
-		n += w
-	}
-	return s
 }
 
 func (b *Bot) readTranscript(ctx context.Context, id string) (transcript.Transcript, error) {

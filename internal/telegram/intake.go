@@ -3,9 +3,6 @@ package telegram
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -19,95 +16,9 @@ import (
 	"transcriber/internal/uploadlink"
 )
 
-// Parts of the deliveries the bot records for a Telegram message.
-const (
-	partStatus = "status" // the status message, edited as the job moves
-	partResult = "result" // the transcript or the failure
-	partReply  = "reply"  // a command's answer
-)
-
-// media is the file a message carries, if it is one the bot transcribes.
-type media struct {
-	FileID      string
-	Size        int64 // 0 when Telegram did not say
-	ContentType string
-	Filename    string
-	// TooBig: getFile said the file is larger than a bot may download,
-	// without saying its size (see probe).
-	TooBig bool
-}
-
-// mediaOf returns the message's voice, audio, video, video note, or
-// document with an audio or video type. The sender's file name is kept
-// without the characters that change how a name shows
-// (job.CleanFilename): the API refuses such a name, but a user's file is
-// still transcribed.
-func mediaOf(m *models.Message) (media, bool) {
-	switch {
-	case m == nil:
-	case m.Voice != nil:
-		return media{FileID: m.Voice.FileID, Size: m.Voice.FileSize, ContentType: orDefault(m.Voice.MimeType, "audio/ogg"), Filename: "voice.ogg"}, true
-	case m.Audio != nil:
-		return media{FileID: m.Audio.FileID, Size: m.Audio.FileSize, ContentType: orDefault(m.Audio.MimeType, "audio/mpeg"), Filename: job.CleanFilename(m.Audio.FileName)}, true
-	case m.Video != nil:
-		return media{FileID: m.Video.FileID, Size: m.Video.FileSize, ContentType: orDefault(m.Video.MimeType, "video/mp4"), Filename: job.CleanFilename(m.Video.FileName)}, true
-	case m.VideoNote != nil:
-		return media{FileID: m.VideoNote.FileID, Size: int64(m.VideoNote.FileSize), ContentType: "video/mp4", Filename: "video_note.mp4"}, true
-	case m.Document != nil:
-		ct := strings.ToLower(m.Document.MimeType)
-		if strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/") {
-			return media{FileID: m.Document.FileID, Size: m.Document.FileSize, ContentType: ct, Filename: job.CleanFilename(m.Document.FileName)}, true
-		}
-	}
-	return media{}, false
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// command splits "/cmd@bot arg" into "cmd", "arg" and "bot" (empty when
-// the command names no bot); not a command is "".
-func command(text string) (cmd, arg, to string) {
-	if !strings.HasPrefix(text, "/") {
-		return "", "", ""
-	}
-	word, arg, _ := strings.Cut(strings.TrimSpace(text[1:]), " ")
-	word, to, _ = strings.Cut(word, "@")
-	return strings.ToLower(word), strings.TrimSpace(arg), to
-}
-
-// forUs reports whether a command addressed "@to" is this bot's: one
-// without an address is everyone's, so ours too.
-func (b *Bot) forUs(ctx context.Context, to string) (bool, error) {
-	if to == "" {
-		return true, nil
-	}
-	name, err := b.username(ctx)
-	if err != nil {
-		return false, err
-	}
-	return strings.EqualFold(to, name), nil
-}
-
-// username is the bot's own @username, asked of Telegram once per
-// instance (getMe), the first time a command names a bot.
-func (b *Bot) username(ctx context.Context) (string, error) {
-	b.me.Lock()
-	defer b.me.Unlock()
-	if b.me.name != "" {
-		return b.me.name, nil
-	}
-	u, err := withRetry(ctx, b, func(ctx context.Context) (*models.User, error) { return b.api.GetMe(ctx) })
-	if err != nil {
-		return "", classify(b.scrubbed(err))
-	}
-	b.me.name = u.Username
-	return u.Username, nil
-}
+// Intake: a message arrives (onMessage), is read as a command or a media
+// file, and a media file gets its job (intake), whose file fetch.go brings
+// into storage. What the bot answers goes out through post.go.
 
 func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	if m.From == nil || m.From.IsBot {
@@ -165,186 +76,87 @@ func (b *Bot) remember(ctx context.Context, chatID int64, c botstate.Chat, l lan
 	})
 }
 
-// reply answers a message once, however often Telegram delivers it.
-func (b *Bot) reply(ctx context.Context, m *models.Message, text string, markup models.ReplyMarkup) error {
-	return b.postOnce(ctx, key(m, partReply), "", func(ctx context.Context) (*models.Message, error) {
-		p := replyTo(m, text)
-		p.ReplyMarkup = markup
-		return b.api.SendMessage(ctx, p)
-	})
-}
-
-func key(m *models.Message, part string) botstate.Key {
-	return botstate.Key{ChatID: m.Chat.ID, MessageID: int64(m.ID), Part: part}
-}
-
-func replyTo(m *models.Message, text string) *bot.SendMessageParams {
-	return &bot.SendMessageParams{
-		ChatID:          m.Chat.ID,
-		Text:            text,
-		ReplyParameters: &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true},
+// command splits "/cmd@bot arg" into "cmd", "arg" and "bot" (empty when
+// the command names no bot); not a command is "".
+func command(text string) (cmd, arg, to string) {
+	if !strings.HasPrefix(text, "/") {
+		return "", "", ""
 	}
+	word, arg, _ := strings.Cut(strings.TrimSpace(text[1:]), " ")
+	word, to, _ = strings.Cut(word, "@")
+	return strings.ToLower(word), strings.TrimSpace(arg), to
 }
 
-// errBusy: another call is sending the same delivery right now (Telegram
-// sent the update twice at once). The update is answered 5xx, so if that
-// call fails, the update comes back.
-var errBusy = errs.New(errs.Unavailable, "delivery_busy", "another call is sending this message")
-
-// postOnce sends a message for delivery k unless it was sent already, and
-// records the outcome. A chat gone (chatGone: the user blocked the bot,
-// the bot was kicked) is final for the chat; other failures leave the
-// delivery to the next delivery of the update and return the error.
-func (b *Bot) postOnce(ctx context.Context, k botstate.Key, jobID string, send func(context.Context) (*models.Message, error)) error {
-	_, err := b.post(ctx, k, jobID, send, nil)
-	return err
-}
-
-// post is postOnce that also reports whether this send found the chat
-// gone. stop, when not nil, then runs after the chat is marked blocked and
-// before the delivery is recorded abandoned: if it fails, the delivery is
-// left pending and the error returned, so the update comes again, sends
-// again, and meets the block again — a delivery abandoned for a block
-// always had its stop done.
-func (b *Bot) post(ctx context.Context, k botstate.Key, jobID string, send func(context.Context) (*models.Message, error), stop func(context.Context) error) (gone bool, err error) {
-	d, taken, err := b.State.Begin(ctx, k, jobID, b.Clock.Now(), b.cfg.DeliveryLease)
+// forUs reports whether a command addressed "@to" is this bot's: one
+// without an address is everyone's, so ours too.
+func (b *Bot) forUs(ctx context.Context, to string) (bool, error) {
+	if to == "" {
+		return true, nil
+	}
+	name, err := b.username(ctx)
 	if err != nil {
 		return false, err
 	}
-	if !taken {
-		if d.State == botstate.Pending {
-			return false, errBusy
-		}
-		return false, nil
-	}
-	msg, err := withRetry(ctx, b, send)
-	if err == nil {
-		_, err = b.record(ctx, k, botstate.Outcome{State: botstate.Sent, SentID: int64(msg.ID)})
-		return false, err
-	}
-	if chatGone(err) {
-		err = b.blocked(ctx, k, err, stop)
-		if err == nil {
-			return true, nil
-		}
-	}
-	// The update comes again: the delivery is free for it at once, and
-	// otherwise the sweep drops it after a while.
-	o := botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)}
-	if _, ferr := b.record(ctx, k, o); ferr != nil {
-		b.Log.WarnContext(ctx, "could not record a failed send", "error", ferr.Error())
-	}
-	return false, classify(err)
+	return strings.EqualFold(to, name), nil
 }
 
-// chatGone reports whether a send failed because the bot can no longer
-// post to the chat at all, so nothing made for it can reach it. Telegram
-// publishes no list of its error texts; the ones met in practice (collected
-// at github.com/TelegramBotAPI/errors) are every 403 — "Forbidden: bot was
-// blocked by the user", "Forbidden: user is deactivated", "Forbidden: bot
-// was kicked from the group chat", "Forbidden: bot is not a member of the
-// supergroup chat", "Forbidden: bot can't initiate conversation with a
-// user" — and the 400s "Bad Request: chat not found" and "Bad Request:
-// group chat was deactivated". A group that became a supergroup is not
-// gone: it answers a MigrateError, which classify handles.
-func chatGone(err error) bool {
-	if errors.Is(err, bot.ErrorForbidden) {
-		return true
+// username is the bot's own @username, asked of Telegram once per
+// instance (getMe), the first time a command names a bot.
+func (b *Bot) username(ctx context.Context) (string, error) {
+	b.me.Lock()
+	defer b.me.Unlock()
+	if b.me.name != "" {
+		return b.me.name, nil
 	}
-	if !errors.Is(err, bot.ErrorBadRequest) {
-		return false
+	u, err := withRetry(ctx, b, func(ctx context.Context) (*models.User, error) { return b.api.GetMe(ctx) })
+	if err != nil {
+		return "", classify(b.scrubbed(err))
 	}
-	msg := strings.ToLower(err.Error())
-	return strings.Contains(msg, "chat not found") || strings.Contains(msg, "group chat was deactivated")
+	b.me.name = u.Username
+	return u.Username, nil
 }
 
-// blocked records that the chat blocked the bot (Telegram's answer was
-// why), runs stop (when not nil), and drops the delivery.
-func (b *Bot) blocked(ctx context.Context, k botstate.Key, why error, stop func(context.Context) error) error {
-	b.Log.InfoContext(ctx, "the bot is blocked in this chat; delivery stops", "chat_id", k.ChatID, "error", b.scrub(why.Error()))
-	now := b.Clock.Now()
-	if _, err := b.State.UpdateChat(ctx, k.ChatID, now, func(c *botstate.Chat) { c.BlockedAt = now }); err != nil {
-		return err
-	}
-	if stop != nil {
-		if err := stop(ctx); err != nil {
-			return err
-		}
-	}
-	_, err := b.record(ctx, k, botstate.Outcome{State: botstate.Abandoned})
-	return err
+// media is the file a message carries, if it is one the bot transcribes.
+type media struct {
+	FileID      string
+	Size        int64 // 0 when Telegram did not say
+	ContentType string
+	Filename    string
+	// TooBig: getFile said the file is larger than a bot may download,
+	// without saying its size (see probe).
+	TooBig bool
 }
 
-// recordTimeout bounds recording a send's outcome after the call's own
-// context has ended.
-const recordTimeout = 5 * time.Second
-
-// record writes a send's outcome even when the call's context has ended
-// (a timeout, a cancelled request) after the send: unrecorded, a sent
-// message would be sent again once its lease ran out.
-func (b *Bot) record(ctx context.Context, k botstate.Key, o botstate.Outcome) (botstate.Delivery, error) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	return b.State.Finish(rctx, k, o, b.Clock.Now())
-}
-
-// callTimeout bounds one Bot API call, so a hung connection cannot outlast
-// a delivery's lease.
-const callTimeout = 40 * time.Second
-
-// withRetry calls send, each call bounded by callTimeout, waiting out a
-// 429 when Telegram asks for a pause short enough, and never past the
-// context's deadline.
-func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
-	for i := 0; ; i++ {
-		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		v, err := send(cctx)
-		cancel()
-		var tooMany *bot.TooManyRequestsError
-		if err == nil || !errors.As(err, &tooMany) || i == 2 {
-			return v, err
-		}
-		wait := time.Duration(tooMany.RetryAfter) * time.Second
-		if wait <= 0 {
-			wait = time.Second
-		}
-		if wait > b.cfg.MaxRetryWait {
-			return v, err
-		}
-		if d, ok := ctx.Deadline(); ok && b.Clock.Now().Add(wait+callTimeout).After(d) {
-			return v, err // no time to wait and call again
-		}
-		b.Log.InfoContext(ctx, "Telegram asks to slow down; waiting", "retry_after_s", tooMany.RetryAfter)
-		if serr := b.Sleep(ctx, wait); serr != nil {
-			return v, err
-		}
-	}
-}
-
-// classify gives a Bot API error its errs kind: what Telegram refuses
-// (400, 403, 404) is permanent, the rest may pass.
-func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	var (
-		tooMany  *bot.TooManyRequestsError
-		migrated *bot.MigrateError
-	)
+// mediaOf returns the message's voice, audio, video, video note, or
+// document with an audio or video type. The sender's file name is kept
+// without the characters that change how a name shows
+// (job.CleanFilename): the API refuses such a name, but a user's file is
+// still transcribed.
+func mediaOf(m *models.Message) (media, bool) {
 	switch {
-	case errors.As(err, &tooMany):
-		return errs.Wrap(err, errs.Unavailable, "telegram_rate_limited", "Telegram asked to slow down")
-	case errors.As(err, &migrated):
-		// The group became a supergroup with another id; the old one takes
-		// no more messages.
-		return errs.Wrap(err, errs.Permanent, "telegram_chat_migrated", "the group moved to a new chat id")
-	case errors.Is(err, bot.ErrorBadRequest), errors.Is(err, bot.ErrorForbidden), errors.Is(err, bot.ErrorNotFound), errors.Is(err, bot.ErrorUnauthorized):
-		return errs.Wrap(err, errs.Permanent, "telegram_refused", "Telegram refused the request")
+	case m == nil:
+	case m.Voice != nil:
+		return media{FileID: m.Voice.FileID, Size: m.Voice.FileSize, ContentType: orDefault(m.Voice.MimeType, "audio/ogg"), Filename: "voice.ogg"}, true
+	case m.Audio != nil:
+		return media{FileID: m.Audio.FileID, Size: m.Audio.FileSize, ContentType: orDefault(m.Audio.MimeType, "audio/mpeg"), Filename: job.CleanFilename(m.Audio.FileName)}, true
+	case m.Video != nil:
+		return media{FileID: m.Video.FileID, Size: m.Video.FileSize, ContentType: orDefault(m.Video.MimeType, "video/mp4"), Filename: job.CleanFilename(m.Video.FileName)}, true
+	case m.VideoNote != nil:
+		return media{FileID: m.VideoNote.FileID, Size: int64(m.VideoNote.FileSize), ContentType: "video/mp4", Filename: "video_note.mp4"}, true
+	case m.Document != nil:
+		ct := strings.ToLower(m.Document.MimeType)
+		if strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/") {
+			return media{FileID: m.Document.FileID, Size: m.Document.FileSize, ContentType: ct, Filename: job.CleanFilename(m.Document.FileName)}, true
+		}
 	}
-	if errs.KindOf(err) != errs.Internal {
-		return err
+	return media{}, false
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
 	}
-	return errs.Wrap(err, errs.Unavailable, "telegram_unavailable", "Telegram could not be reached")
+	return s
 }
 
 // intake makes (or finds) the job for a media message, answers with its
@@ -522,123 +334,4 @@ func (b *Bot) endJob(ctx context.Context, j job.Job) error {
 	b.finish(ctx, botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partResult}, botstate.Outcome{State: botstate.Abandoned})
 	b.Log.InfoContext(ctx, "job ended unfetched: its chat is gone", "job_id", j.ID, "chat_id", j.TelegramChatID)
 	return nil
-}
-
-// probe asks Telegram about a file whose message did not say its size
-// (file_size is optional in every Bot API file object), so a file a bot may
-// not download gets the upload link at once, as one whose announced size is
-// over the limit does, instead of a download that cannot happen. For such a
-// file getFile answers 400 "Bad Request: file is too big" (the Bot API's
-// getFile: "bots can download files of up to 20MB in size",
-// https://core.telegram.org/bots/api#getfile; the error text as collected
-// at github.com/TelegramBotAPI/errors). The File it returns, when it
-// answered one, serves the download. A transient failure is returned (the
-// update comes again); a permanent one is left to fetch, which meets it
-// again and reports it as it always does.
-func (b *Bot) probe(ctx context.Context, med media) (media, *models.File, error) {
-	f, err := withRetry(ctx, b, func(ctx context.Context) (*models.File, error) {
-		return b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID})
-	})
-	switch {
-	case err == nil:
-		med.Size = f.FileSize
-		return med, f, nil
-	case fileTooBig(err):
-		med.TooBig = true
-		return med, nil, nil
-	}
-	err = classify(b.scrubbed(err))
-	if errs.KindOf(err) == errs.Permanent {
-		return med, nil, nil
-	}
-	return med, nil, err
-}
-
-// fileTooBig reports whether getFile refused a file as larger than a bot
-// may download: 400 "Bad Request: file is too big".
-func fileTooBig(err error) bool {
-	return errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(err.Error()), "file is too big")
-}
-
-// fetch streams the message's file from Telegram into the job's source
-// object, whose creation starts ingest. A file already there is not
-// fetched again. f is getFile's answer when probe already has it.
-func (b *Bot) fetch(ctx context.Context, j job.Job, med media, f *models.File) error {
-	if info, err := b.Objects.Head(ctx, job.SourceKey(j.ID)); err == nil && info.Size > 0 {
-		return nil
-	} else if err != nil && !errs.Is(err, errs.NotFound) {
-		return err
-	}
-	if f == nil {
-		var err error
-		if f, err = b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID}); fileTooBig(err) {
-			return errTooBigForBot
-		} else if err != nil {
-			return classify(b.scrubbed(err))
-		}
-	}
-	if f.FileSize > b.cfg.MaxDownloadBytes {
-		return errTooBigForBot
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.api.FileDownloadLink(f), nil)
-	if err != nil {
-		return errs.New(errs.Internal, "telegram_download", "the file's download link could not be made")
-	}
-	resp, err := b.HTTPClient.Do(req)
-	if err != nil {
-		return errs.New(errs.Unavailable, "telegram_download", "the file could not be downloaded from Telegram: "+b.scrub(unwrapURL(err)))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		kind := errs.Unavailable
-		if resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
-			kind = errs.Permanent
-		}
-		return errs.New(kind, "telegram_download", fmt.Sprintf("Telegram answered %d to the file download", resp.StatusCode))
-	}
-	body := &capped{r: resp.Body, left: b.cfg.MaxDownloadBytes}
-	n, err := b.Objects.Upload(ctx, job.SourceKey(j.ID), body, med.ContentType)
-	if err != nil {
-		return b.scrubbed(err)
-	}
-	b.Log.InfoContext(ctx, "file fetched from Telegram", "job_id", j.ID, "size_bytes", n)
-	return nil
-}
-
-// unwrapURL is a transport error's text without the URL (which carries the
-// token).
-func unwrapURL(err error) string {
-	var ue interface{ Unwrap() error }
-	if errors.As(err, &ue) && ue.Unwrap() != nil {
-		return ue.Unwrap().Error()
-	}
-	return err.Error()
-}
-
-// capped reads at most left bytes and fails past them, so a body larger
-// than announced aborts the upload instead of landing cut short.
-type capped struct {
-	r    io.Reader
-	left int64
-}
-
-// errTooBigForBot: Telegram says (by the file's size, or getFile's "file
-// is too big") that the file is larger than a bot may download.
-var errTooBigForBot = errs.New(errs.Permanent, "telegram_file_too_big", "Telegram says the file is larger than a bot may download")
-
-var errCapped = errs.New(errs.Permanent, "telegram_file_too_big", "the file from Telegram is larger than a bot may download")
-
-func (c *capped) Read(p []byte) (int, error) {
-	if c.left < 0 {
-		return 0, errCapped
-	}
-	if int64(len(p)) > c.left+1 {
-		p = p[:c.left+1]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	if c.left < 0 {
-		return n, errCapped
-	}
-	return n, err
 }

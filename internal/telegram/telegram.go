@@ -12,6 +12,15 @@
 // storage (or a link to upload it was given); a failure the next delivery
 // may not meet answers 5xx, and Telegram sends the update again.
 //
+// What arrives and what the bot sends live apart. Intake, what arrives:
+// webhook.go and poller.go take updates, intake.go reads messages, media
+// and commands and makes a message's job, fetch.go brings its file into
+// storage, commands.go answers the commands, strangers.go users not
+// allowed. Delivery, what the bot sends: post.go sends a message once,
+// with its record, retries and blocked chats, and deliver.go is the
+// pipeline's Notifier, which posts progress and results through it.
+// text.go holds the bot's words, measure.go how text is measured and cut.
+//
 // The bot token is in every Bot API URL and in file download links: no error
 // or log line this package makes carries one (scrub removes it from any text
 // that could, and a test scans every log line of the test run for it).

@@ -351,33 +351,6 @@ func humanReset(l lang, at time.Time) string {
 	return at.Format("on 2 Jan 2006, 15:04 UTC")
 }
 
-// humanBytes writes a size the way people read it: 20 MB, 1.5 GB.
-func humanBytes(n int64) string {
-	const mb = 1 << 20
-	switch {
-	case n >= 1<<30:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<30))) + " GB"
-	case n >= mb:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/mb)) + " MB"
-	default:
-		return fmt.Sprintf("%d KB", (n+1023)/1024)
-	}
-}
-
-// clip is s cut to at most n characters, with "…" when it was cut.
-func clip(s string, n int) string {
-	i := 0
-	for at := range s {
-		if i == n {
-			return s[:at] + "…"
-		}
-		i++
-	}
-	return s
-}
-
-func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
-
 // humanDuration writes a window in whole hours: "24 h".
 func humanDuration(l lang, hours int) string {
 	if l == ru {

@@ -69,7 +69,7 @@ const (
 	// are 24 pieces of 5 minutes, and past that the pieces grow instead
 	// (6 h gives 24 of 15 min), so 20 long recordings an hour fit the
 	// quota. The pipeline cuts into pieces only while the quota's window
-	// has room (pipeline.roomForPieces). 24 rather than 12:
+	// has room (admission.RoomForPieces). 24 rather than 12:
 	// a 6 h recording's transcript is back in about 0.21 of the time of
 	// one file per SEGMENT_LENGTH instead of 0.28 (BenchmarkLongWall),
 	// its 15-minute pieces taking half the time of 30-minute ones.

@@ -1,0 +1,206 @@
+// Package admission owns what a recognition takes and gives back: the
+// payer's audio reservation (package spend), a request in the recognizer's
+// quota window, and a place among the installation's recognitions in
+// flight; and, when a job ends, its payer's place among the unfinished
+// jobs. All of them are usage counters (quota.Counters) shared by every
+// instance, so the pipeline asks one type at one point before a submission
+// (Take) and tells it at one point when a piece or a job is over
+// (Release), and the rules of each resource live here, not in the steps.
+//
+// What a job holds is recorded on the job: its audio reservation
+// (ReservedSeconds, ReservedDay) once the job's length is known (Reserve),
+// and each piece's place in flight (Segment.CountedIn) from its admission
+// to the end of its recognition. A job keeps what it recorded from one
+// attempt to the next, so nothing it recorded is taken twice, and what it
+// no longer needs is given back once, by the step that records that it no
+// longer needs it. Requests are never given back: a request that failed
+// may still have reached the recognizer.
+//
+// What a crash loses between a take and its record errs towards too much,
+// never too little, and not for ever: a place in flight leaves the count
+// within two of its windows (inflight.go), a request with its window, and
+// audio reserved again by a retried probe with its day. A job deleted
+// under a step is told nothing more: its places in flight leave the same
+// way, and its place among the unfinished goes back with the deletion
+// (spend.Deleted).
+//
+// The contract is the suite in admission_test.go.
+package admission
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"transcriber/internal/clock"
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/quota"
+	"transcriber/internal/spend"
+)
+
+// Config is what the admission counts with. Without Counters nothing is
+// counted, reserved or refused.
+type Config struct {
+	// Counters keeps every count; nil turns the admission off.
+	Counters quota.Counters
+	// Limits are the audio limits and the limit of unfinished jobs.
+	Limits spend.Limits
+	// RequestsPerHour is the recognizer's quota of requests; 0 does not
+	// pace them (see submissionWindows).
+	RequestsPerHour int
+	// MaxInFlight is the most recognitions the installation has in
+	// flight; 0 does not bound them.
+	MaxInFlight int
+	// CheckedWithin is the longest pause between two checks of a job in
+	// transcribe (besides a wait for the request window, which the
+	// admission knows): the in-flight count's windows are twice the
+	// longer of the two, so every running recognition is counted again in
+	// each window (inflight.go).
+	CheckedWithin time.Duration
+	Clock         clock.Clock  // default clock.System()
+	Log           *slog.Logger // default slog.Default()
+}
+
+// Admission takes and gives back what recognitions need. It keeps no
+// state of its own beyond Config: the counts are in Counters, what a job
+// holds is on the job.
+type Admission struct {
+	cfg Config
+}
+
+// New returns the admission of cfg.
+func New(cfg Config) *Admission {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Admission{cfg: cfg}
+}
+
+// Resource names what a recognition takes.
+type Resource string
+
+// The resources Take takes for a piece.
+const (
+	// Audio: the job's audio reservation, taken by Reserve when its
+	// length is known, must hold all of its pieces.
+	Audio Resource = "audio"
+	// InFlight: a place among the installation's recognitions in flight.
+	InFlight Resource = "in_flight"
+	// Requests: a request in the recognizer's quota window.
+	Requests Resource = "requests"
+)
+
+// Refused is Take's answer when a resource has nothing for a piece: which
+// one, and until when, where that is known. Audio is refused for good
+// (Until zero: the job's audio passes its reservation, a permanent error
+// with CodeOverReserved); a place in flight comes free when a running
+// recognition is found finished, which only its job's check finds (Until
+// zero); requests come free when the window ends (Until).
+type Refused struct {
+	Resource Resource
+	Until    time.Time
+	cause    error
+}
+
+func (r *Refused) Error() string {
+	switch {
+	case r.cause != nil:
+		return r.cause.Error()
+	case r.Resource == Requests:
+		return "the recognizer's request window is full until " + r.Until.UTC().Format(time.RFC3339)
+	}
+	return "the installation has its most recognitions in flight"
+}
+
+func (r *Refused) Unwrap() error { return r.cause }
+
+// ErrTaken: Take was asked for a piece that holds its place already, or
+// was submitted or done. A caller's mistake: nothing is taken twice.
+var ErrTaken = errs.New(errs.Internal, "admission_taken", "a piece was admitted twice")
+
+// Round is one submission round of a job: the pieces Take admits one
+// after another, which share one read of the in-flight count's previous
+// window. The zero Round is ready; a Round serves one round.
+type Round struct {
+	read   bool
+	window time.Time
+	held   int64
+}
+
+// Take takes what piece i of j needs to be submitted, all or none, and
+// records its place in flight on the piece (CountedIn): the job's audio
+// must hold all its pieces (the reservation Reserve took, checked here
+// before any audio leaves), then a place in flight, then a request. A
+// refusal is a *Refused, with nothing taken; a counter that failed is
+// another error, with nothing kept either. Once the piece's submission is
+// known to have failed, Release gives its place back; the request stays
+// counted.
+func (a *Admission) Take(ctx context.Context, j *job.Job, i int, r *Round) error {
+	if sg := j.Segments[i]; sg.OperationID != "" || sg.Done || !sg.CountedIn.IsZero() {
+		return fmt.Errorf("%w: segment %d of job %s", ErrTaken, i, j.ID)
+	}
+	if err := a.covers(*j); err != nil {
+		return &Refused{Resource: Audio, cause: err}
+	}
+	window, err := a.takeInFlight(ctx, r)
+	if err != nil {
+		return err
+	}
+	if err := a.takeRequest(ctx); err != nil {
+		a.giveBackInFlight(ctx, *j, window)
+		return err
+	}
+	j.Segments[i].CountedIn = window
+	return nil
+}
+
+// Release gives back what j no longer needs: j as the caller has it now,
+// was as the step had it before (only its state and reservation are
+// read). The caller calls it when a piece's recognition is over, when a
+// piece's submission failed, and once the save that lowered a job's
+// reservation or ended the job has been made:
+//
+//   - the place in flight of every piece whose recognition is not running
+//     (done, dropped to be submitted again, never submitted), or of every
+//     piece once the job ended; CountedIn is cleared on j, so a second
+//     Release gives nothing back twice;
+//   - the audio a save took off the reservation (j, as saved, holds less
+//     than was);
+//   - for a job that ended with this save (j ended, was not): its payer's
+//     place among the unfinished jobs, and, when it failed or died before
+//     any of its audio reached the recognizer, its audio reservation.
+//     What was submitted is paid for and stays counted.
+//
+// A failure is logged: what was not given back leaves with its window.
+func (a *Admission) Release(ctx context.Context, was job.Job, j *job.Job) {
+	for i, sg := range j.Segments {
+		running := sg.OperationID != "" && !sg.Done && !j.State.Terminal()
+		if sg.CountedIn.IsZero() || running {
+			continue
+		}
+		j.Segments[i].CountedIn = time.Time{}
+		a.giveBackInFlight(ctx, *j, sg.CountedIn)
+	}
+	if a.cfg.Counters == nil {
+		return
+	}
+	ended := j.State.Terminal() && !was.State.Terminal()
+	switch {
+	case ended && (j.State == job.Failed || j.State == job.Dead) && !reached(was, *j):
+		a.giveBackAudio(ctx, *j, j.ReservedSeconds, "audio reservation released: the job ended before recognition")
+	case j.ReservedSeconds < was.ReservedSeconds:
+		a.giveBackAudio(ctx, *j, was.ReservedSeconds-j.ReservedSeconds, "audio reservation trimmed to what the file holds")
+	}
+	if ended {
+		spend.Ended(ctx, a.cfg.Counters, a.cfg.Limits, *j, a.jobLog(*j))
+	}
+}
+
+func (a *Admission) jobLog(j job.Job) *slog.Logger {
+	return a.cfg.Log.With("job_id", j.ID, "state", string(j.State), "attempt", j.Attempts)
+}

@@ -1,0 +1,211 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/media/oggopus"
+	"transcriber/internal/pipeline/admission"
+)
+
+// Plan and convert (created → converted): the source is probed, its
+// length reserved against the spend limits, and the audio made: converted
+// to OGG/Opus in one piece or several, metered on its way to storage.
+
+// prepare probes the source and makes the audio the recognizer takes:
+// converted pieces streamed from ffmpeg to storage.
+func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
+	src, err := p.Objects.PresignGet(ctx, job.AcceptedKey(j.ID), p.cfg.SourceURLTTL)
+	if err != nil {
+		return j, err
+	}
+	probe, err := p.Media.Probe(ctx, src)
+	if err != nil {
+		return j, err
+	}
+	// SpeechKit labels speakers and summarizes file by file: a job that
+	// asks for either is not cut into short pieces.
+	parallel := !j.Features.Speakers && !j.Features.Summary
+	plan, err := p.Media.PlanFor(probe, parallel)
+	if err != nil {
+		return j, err
+	}
+	if parallel && len(plan.Segments) > 1 && !p.admission.RoomForPieces(ctx, len(plan.Segments)) {
+		if plan, err = p.Media.PlanFor(probe, false); err != nil {
+			return j, err
+		}
+		p.jobLog(j).InfoContext(ctx, "the request quota's window is over half used; the recording goes in as few pieces as it can",
+			"segments", len(plan.Segments))
+	}
+	j.DurationMs = probe.DurationMs
+	// What is submitted is the first audio stream, converted with mono
+	// kept mono and more than two channels made stereo.
+	if len(probe.Audio) > 0 {
+		j.Features.Channels = min(probe.Audio[0].Channels, 2)
+	}
+	if j, err = p.reserve(ctx, j); err != nil {
+		return j, err
+	}
+	if j.Segments, err = p.makeAudio(ctx, j, src, plan); err != nil {
+		return j, err
+	}
+	// From here the job's length is what its audio holds, as counted on
+	// its way to storage: what is shown, billed and submitted; its
+	// reservation is lowered to it, the rest given back once saved.
+	j.DurationMs = audioMs(j.Segments)
+	reserved := j
+	p.admission.Trim(&j)
+	p.jobLog(j).InfoContext(ctx, "audio ready", "duration_ms", j.DurationMs, "probed_ms", probe.DurationMs,
+		"segments", len(j.Segments), "container", plan.Container, "probe_container", probe.Container)
+	j.State = job.Converted
+	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
+		return j, err
+	}
+	p.admission.Release(ctx, reserved, &j)
+	return j, nil
+}
+
+// audioMs is the audio of segs, in milliseconds.
+func audioMs(segs []job.Segment) int64 {
+	var total int64
+	for _, sg := range segs {
+		total += sg.DurationMs
+	}
+	return total
+}
+
+// reserve counts the job's audio against the spend limits once its length
+// is known, before it is converted or submitted (admission.Reserve), and
+// records the reservation on the job in the same save: a job that has one
+// (a retried ingest) is not counted again, and one that would pass a limit
+// fails as quota_exceeded with nothing counted.
+func (p *Pipeline) reserve(ctx context.Context, j job.Job) (job.Job, error) {
+	took, err := p.admission.Reserve(ctx, &j)
+	if err != nil || !took {
+		return j, err
+	}
+	saved, err := p.save(ctx, j, job.Next{Keep: true})
+	if err != nil {
+		return j, err
+	}
+	p.jobLog(saved).InfoContext(ctx, "audio reserved", "seconds", saved.ReservedSeconds, "day", saved.ReservedDay)
+	return saved, nil
+}
+
+// makeAudio converts the audio plan says for job j from the source at
+// src, uploads it, and returns its segments: one converted piece, or, for a
+// plan of several pieces, the pieces Split cuts (each at a quiet moment near
+// its planned place, so its real start is Split's), each uploaded as soon
+// as it is made. Every byte goes through a meter (package oggopus) that
+// counts the audio packet by packet, whatever the file's header or
+// timestamps say: a segment's length is what the meter counted, and the
+// upload stops with admission.ErrOverReserved once the audio passes what j
+// may submit (admission.AudioAllowance).
+func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ffmpeg.Plan) ([]job.Segment, error) {
+	if len(plan.Segments) == 0 {
+		return nil, fmt.Errorf("the media plan has no segments")
+	}
+	left := admission.AudioAllowance(j, len(plan.Segments))
+	segment := func(i int, sg ffmpeg.Segment, m *oggopus.Meter) job.Segment {
+		left -= m.Ms()
+		return job.Segment{Seq: i, StartMs: sg.StartMs, DurationMs: m.Ms(), Container: plan.Container, AudioKey: job.AudioKey(j.ID, i)}
+	}
+	if len(plan.Segments) == 1 {
+		m := &oggopus.Meter{LimitMs: left}
+		if err := metered(p.convert(ctx, src, plan.Segments[0], job.AudioKey(j.ID, 0), m), m); err != nil {
+			return nil, err
+		}
+		return []job.Segment{segment(0, plan.Segments[0], m)}, nil
+	}
+	var segs []job.Segment
+	err := p.Media.Split(ctx, src, plan, func(sg ffmpeg.Segment, audio io.Reader) error {
+		i := len(segs)
+		m := &oggopus.Meter{LimitMs: max(left, 1)}
+		_, err := p.Objects.Upload(ctx, job.AudioKey(j.ID, i), &meterReader{r: audio, m: m}, "audio/ogg")
+		if err = metered(err, m); err != nil {
+			return err
+		}
+		segs = append(segs, segment(i, sg, m))
+		return nil
+	})
+	if err != nil {
+		return nil, metered(err, nil)
+	}
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("the recording was split into no pieces")
+	}
+	return segs, nil
+}
+
+// metered is err from a conversion or upload through m, with the meter's
+// verdict: admission.ErrOverReserved when the audio passed the allowance;
+// an internal error when what ffmpeg wrote is not Ogg Opus the meter can
+// count (ffmpeg's output, not the sender's: a fault of ours).
+func metered(err error, m *oggopus.Meter) error {
+	if err == nil && m != nil {
+		err = m.Close()
+	}
+	switch {
+	case errors.Is(err, oggopus.ErrOverLimit):
+		return admission.ErrOverReserved
+	case errors.Is(err, oggopus.ErrMalformed):
+		return errs.Wrap(err, errs.Internal, "audio_unmeasured", "the converted audio could not be measured")
+	}
+	return err
+}
+
+// meterReader passes what it reads through a meter, and fails as the
+// meter does.
+type meterReader struct {
+	r io.Reader
+	m *oggopus.Meter
+}
+
+func (r *meterReader) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	if n > 0 {
+		if _, merr := r.m.Write(b[:n]); merr != nil {
+			return 0, merr
+		}
+	}
+	return n, err
+}
+
+// convert streams ffmpeg's output through the meter m into a multipart
+// upload: no temp file, memory bounded by the upload's parts whatever the
+// input's length. The meter sits between ffmpeg and the upload, so a
+// write it refuses stops ffmpeg before that audio is stored.
+func (p *Pipeline) convert(ctx context.Context, src string, sg ffmpeg.Segment, key string, m *oggopus.Meter) error {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	var (
+		wg         sync.WaitGroup
+		convertErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		convertErr = p.Media.Convert(cctx, src, sg, io.MultiWriter(m, pw))
+		_ = pw.CloseWithError(convertErr) // nil closes cleanly and ends the upload
+	}()
+	_, uploadErr := p.Objects.Upload(cctx, key, pr, "audio/ogg")
+	if uploadErr != nil {
+		cancel() // stop ffmpeg
+		_ = pr.CloseWithError(uploadErr)
+	}
+	wg.Wait()
+	switch {
+	case uploadErr != nil && (convertErr == nil || errors.Is(convertErr, context.Canceled)) && ctx.Err() == nil:
+		return uploadErr // ffmpeg only stopped because the upload did
+	case convertErr != nil:
+		return convertErr // the input's fault is the truer cause
+	}
+	return uploadErr
+}

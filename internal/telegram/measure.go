@@ -1,0 +1,64 @@
+package telegram
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf16"
+)
+
+// How the bot measures and cuts text, and writes sizes: in characters for
+// what people read, in UTF-16 code units for what Telegram limits.
+
+// humanBytes writes a size the way people read it: 20 MB, 1.5 GB.
+func humanBytes(n int64) string {
+	const mb = 1 << 20
+	switch {
+	case n >= 1<<30:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<30))) + " GB"
+	case n >= mb:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/mb)) + " MB"
+	default:
+		return fmt.Sprintf("%d KB", (n+1023)/1024)
+	}
+}
+
+// clip is s cut to at most n characters, with "…" when it was cut.
+func clip(s string, n int) string {
+	i := 0
+	for at := range s {
+		if i == n {
+			return s[:at] + "…"
+		}
+		i++
+	}
+	return s
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
+
+// utf16Len is the length of s in UTF-16 code units, the unit the Bot API
+// measures text and captions in (its MessageEntity offsets and lengths are
+// "in UTF-16 code units"): two for a character outside the Basic
+// Multilingual Plane, one for any other. A byte that is not UTF-8 counts
+// one, as the U+FFFD it stands for.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r) // a string's runes are valid: 1 or 2
+	}
+	return n
+}
+
+// prefixUTF16 is the longest prefix of s at most limit UTF-16 code units
+// long that ends at a character boundary: a surrogate pair is never cut.
+func prefixUTF16(s string, limit int) string {
+	n := 0
+	for i, r := range s {
+		w := utf16.RuneLen(r)
+		if n+w > limit {
+			return s[:i]
+		}
+		n += w
+	}
+	return s
+}
