@@ -312,7 +312,7 @@ type Endpoint struct {
 
 // Read reads the status at now.
 func (r Reader) Read(ctx context.Context, now time.Time) (Status, error) {
-	now = now.UTC()
+	now = now.UTC().Truncate(time.Millisecond) // the stores' precision
 	s := Status{At: now, EndedSince: now.Add(-Span), Failures: []Failure{}, Dead: []Ended{}}
 	var errList []error
 	fail := func(what string, err error) {
