@@ -455,7 +455,8 @@ func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 			waiting = append(waiting, j)
 		}
 	}
-	s.QuotaWait = QuotaWait{Jobs: len(waiting), More: len(got) > limit && len(waiting) == limit}
+	// Past the cap of converted jobs read, more may wait.
+	s.QuotaWait = QuotaWait{Jobs: len(waiting), More: len(got) > limit}
 	if len(waiting) == 0 {
 		return nil
 	}

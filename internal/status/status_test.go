@@ -374,3 +374,18 @@ func TestPipelineWindows(t *testing.T) {
 	require.Equal(t, time.Date(2026, 1, 1, 10, 30, 0, 0, time.UTC), cur)
 	require.Equal(t, time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), prev)
 }
+
+// The converted jobs are read up to the cap too: past it, more may wait
+// for the quota than were seen.
+func TestQuotaWaitPastTheCap(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.Cap = 2
+	for i := 0; i < 2; i++ {
+		e.move(t, e.upload(t), job.Next{After: windowEnd.Sub(e.clk.Now())}, job.Created, job.Converted) // put off to the window's end
+	}
+	held := e.move(t, e.upload(t), job.Next{Keep: true}, job.Created, job.Converted) // due latest: read first
+	s := e.read(t)
+	require.Equal(t, 1, s.QuotaWait.Jobs, "of the two read, one waits")
+	require.True(t, s.QuotaWait.More, "a third converted job was not read")
+	require.NotEqual(t, held.ID, s.QuotaWait.OldestID)
+}
