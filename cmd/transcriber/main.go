@@ -4,6 +4,7 @@
 //	transcriber local            run the whole service locally
 //	transcriber migrate [flags]  create or update the job store (YDB, or the embedded one under DATA_DIR)
 //	transcriber token …          issue, list and revoke API tokens
+//	transcriber status [--json]  how the service is doing: jobs waiting and why, failures, quotas
 //
 // Every command refuses a flag or an argument it does not know: a typo
 // must not run the command as if it were not there.
@@ -41,6 +42,11 @@ commands:
   token create --name NAME   issue an API token (shown once); in YDB when YDB_CONNECTION_STRING is set
   token list                 list tokens (never their secrets)
   token revoke ID            revoke a token
+  status    how the service is doing: jobs by state and the oldest one's wait, the last
+            day's failures, the recognizer's request window, the month's audio, Telegram
+            deliveries and callbacks; from YDB when YDB_CONNECTION_STRING is set, else the
+            embedded store in $DATA_DIR, which must exist
+    --json          print it as JSON, for machines
 
 Configuration is read from the environment; see docs/configuration.md.
 `
@@ -80,6 +86,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return migrateCmd(ctx, args[1:], getenv, stdout)
 	case "token":
 		return tokenCmd(ctx, args[1:], getenv, stdout)
+	case "status":
+		return statusCmd(ctx, args[1:], getenv, stdout)
 	case "help", "-h", "--help":
 		if len(args) > 1 {
 			return usageError(fmt.Sprintf("help takes no arguments (got %q)", args[1:]))

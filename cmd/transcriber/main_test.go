@@ -59,6 +59,10 @@ func TestEveryCommandRefusesWhatItDoesNotKnow(t *testing.T) {
 		{"token", "revoke", "--bogus"},
 		{"token", "revoke", "01jd0m3y8k9q2r5t7v4w6x8z0a", "--bogus"},
 		{"token", "help", "--bogus"},
+		{"status", "--bogus"},
+		{"status", "extra"},
+		{"status", "--json", "extra"},
+		{"status", "--json=maybe"},
 	} {
 		dir := filepath.Join(t.TempDir(), "data")
 		var out bytes.Buffer

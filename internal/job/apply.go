@@ -99,6 +99,13 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 		j.ClaimID, j.ClaimUntil = "", time.Time{}
 		j.NextRunAt = now.Add(n.After)
 	}
+	if j.State.Terminal() {
+		// An ended job is never due again, and its next_run_at is when it
+		// ended (as ApplyDelete leaves a live job it ends): so jobs_due
+		// holds each final state's jobs in the order they ended, and the
+		// owner's status counts a day's ended jobs on it (internal/status).
+		j.NextRunAt = now
+	}
 	return j, nil
 }
 

@@ -145,3 +145,25 @@ func TestCleanFilename(t *testing.T) {
 		require.Equal(t, want, job.CleanFilename(in), "%q", in)
 	}
 }
+
+// An ended job's next run is its end, whatever pause the save names: the
+// status counts a final state's jobs of the last day on jobs_due by it.
+func TestAnEndedJobIsDueAtItsEnd(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	held, err := job.ApplyClaim(job.Job{ID: "x", State: job.Transcribe, NextRunAt: now}, job.Poll, now)
+	require.NoError(t, err)
+	for _, s := range []job.State{job.Done, job.Failed, job.Dead} {
+		next := held
+		next.State = s
+		for _, n := range []job.Next{{}, {After: time.Hour}, {Keep: true, After: time.Minute}} {
+			got, err := job.ApplySave(held, next, n, now.Add(time.Second))
+			require.NoError(t, err)
+			require.Equal(t, now.Add(time.Second), got.NextRunAt, "%s saved with %+v", s, n)
+			require.Equal(t, got.EndedAt, got.NextRunAt)
+		}
+	}
+	live := held
+	got, err := job.ApplySave(held, live, job.Next{After: time.Hour}, now)
+	require.NoError(t, err)
+	require.Equal(t, now.Add(time.Hour), got.NextRunAt, "a live job keeps its pause")
+}

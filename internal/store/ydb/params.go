@@ -95,7 +95,7 @@ func checkTimes(where string, v types.Value) error {
 func utf8(s string) types.Value     { return types.UTF8Value(s) }
 func ts(t time.Time) types.Value    { return types.TimestampValueFromTime(t.UTC()) }
 func i64(v int64) types.Value       { return types.Int64Value(v) }
-func uint64Param(n int) types.Value { return types.Uint64Value(uint64(n)) } //nolint:gosec // n is a checked limit, 1..101
+func uint64Param(n int) types.Value { return types.Uint64Value(uint64(n)) } //nolint:gosec // n is a checked limit, at most status.MaxRead
 func list(vs []types.Value) types.Value {
 	if len(vs) == 0 {
 		return types.ZeroValue(types.List(types.TypeUTF8))

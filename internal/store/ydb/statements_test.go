@@ -80,6 +80,11 @@ func boundParams() map[string]params {
 
 		"selectCounter": counterKeyParams("api:owner", now),
 		"upsertCounter": counterParams("api:owner", now, 1),
+
+		"selectStateEntries":      rangeParams("created", time.Time{}, 11),
+		"selectLatestInState":     rangeParams("dead", now, 11),
+		"selectPendingDeliveries": pendingParams(11),
+		"selectCallbacksInState":  rangeParams("failed", now, 11),
 	}
 }
 

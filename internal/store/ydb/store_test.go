@@ -20,6 +20,7 @@ import (
 	"transcriber/internal/ident"
 	"transcriber/internal/job"
 	"transcriber/internal/job/jobstoretest"
+	"transcriber/internal/status/statustest"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/botstate/botstatetest"
 )
@@ -93,6 +94,14 @@ func TestCallbackContract(t *testing.T) {
 	requireYDB(t)
 	callbacktest.Run(t, func(t *testing.T) callback.Store {
 		return NewCallbacks(testDB(t, clock.NewFake(callbacktest.Base)))
+	})
+}
+
+func TestStatusContract(t *testing.T) {
+	requireYDB(t)
+	statustest.Run(t, func(t *testing.T, clk clock.Clock) statustest.Stores {
+		db := testDB(t, clk)
+		return statustest.Stores{Jobs: NewJobStore(db), Bot: NewBotState(db), Callbacks: NewCallbacks(db)}
 	})
 }
 

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"transcriber/internal/app"
+	"transcriber/internal/clock"
+	"transcriber/internal/spend"
+	"transcriber/internal/status"
+	"transcriber/internal/store/sqlite"
+	"transcriber/internal/store/ydb"
+)
+
+// statusCmd runs `transcriber status [--json]`: the owner's view of the
+// service (package status), read from YDB when YDB_CONNECTION_STRING is
+// set, else from the embedded store under DATA_DIR, which must exist.
+func statusCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "print the status as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			_, err := fmt.Fprint(stdout, usage)
+			return err
+		}
+		return usageError("status: " + err.Error())
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("status takes only --json (got %q too)", fs.Args()))
+	}
+	// The service's own settings say what its windows and limits are.
+	cfg, err := app.FromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	conf := status.Config{
+		Windows:       status.PipelineWindows(cfg.Pipeline.RequestsPerHour),
+		MaxInFlight:   cfg.Pipeline.MaxInFlight,
+		AudioPerMonth: cfg.Limits.AudioPerMonth,
+	}
+	var s status.Status
+	read := func(r status.Reader) error {
+		r.Config = conf
+		s, err = r.Read(ctx, clock.System().Now())
+		return err
+	}
+	if dsn := getenv("YDB_CONNECTION_STRING"); dsn != "" {
+		db, err := openYDB(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
+		err = read(status.Reader{Jobs: ydb.NewJobStore(db), Counters: ydb.NewCounters(db),
+			Deliveries: ydb.NewBotState(db), Callbacks: ydb.NewCallbacks(db)})
+		if err != nil {
+			return err
+		}
+	} else if err := readEmbedded(ctx, dataDir(getenv), read); err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	return printStatus(stdout, s)
+}
+
+// readEmbedded runs read on the embedded store under dir, which must
+// exist: opening a missing one would make an empty store and report an
+// idle service.
+func readEmbedded(ctx context.Context, dir string, read func(status.Reader) error) (err error) {
+	path := filepath.Join(dir, DBFile)
+	if err := storeExists(dir, path); err != nil {
+		return err
+	}
+	db, err := sqlite.Open(ctx, path, clock.System())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", path, cerr)
+		}
+	}()
+	return read(status.Reader{Jobs: sqlite.NewJobStore(db), Counters: sqlite.NewCounters(db),
+		Deliveries: sqlite.NewBotState(db), Callbacks: sqlite.NewCallbacks(db)})
+}
+
+// printStatus writes s for people, one fact a line.
+func printStatus(w io.Writer, s status.Status) error {
+	var b strings.Builder
+	// row writes one line; a fact of several lines names itself once.
+	row := func(label, text string) {
+		if label != "" {
+			label += ":"
+		}
+		fmt.Fprintf(&b, "%-16s %s\n", label, text)
+	}
+	line := func(label, format string, a ...any) { row(label, fmt.Sprintf(format, a...)) }
+	at := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+	ago := func(t time.Time) string { return spend.Human(int64(s.At.Sub(t) / time.Second)) }
+
+	fmt.Fprintf(&b, "transcriber status at %s\n\n", at(s.At))
+	line("jobs now", "%s", countList(s.Live))
+	line("ended in 24 h", "%s", countList(s.Ended))
+	if o := s.Oldest; o != nil {
+		line("oldest job", "%s (%s), made %s ago: %s", o.JobID, o.State, ago(o.CreatedAt), waitsFor(*o, at))
+	} else {
+		line("oldest job", "none: no job is live")
+	}
+	if len(s.Failures) == 0 {
+		line("failures 24 h", "none")
+	}
+	label := "failures 24 h"
+	for _, f := range s.Failures {
+		line(label, "%d %s %s", f.Jobs, f.State, f.Code)
+		label = ""
+	}
+	label = "latest dead"
+	for _, d := range s.Dead {
+		line(label, "%s %s, %s ago", d.JobID, d.Code, ago(d.At))
+		label = ""
+	}
+	if q := s.QuotaWait; q.Jobs > 0 {
+		line("quota wait", "%s for the recognizer's request window, for up to %s (the oldest: %s)",
+			jobsWait(q.Jobs, q.More), ago(q.Since), q.OldestID)
+	} else {
+		line("quota wait", "none")
+	}
+	if r := s.Requests; r.Paced {
+		line("requests", "%d of %d in the window since %s; it resets at %s", r.Used, r.Allowed,
+			r.Start.UTC().Format("15:04"), at(r.ResetsAt))
+	} else {
+		line("requests", "not counted (SPEECHKIT_REQUESTS_PER_HOUR=0)")
+	}
+	if f := s.InFlight; f.Max > 0 {
+		line("in flight", "at most %d recognitions, of %d allowed", f.Counted, f.Max)
+	} else {
+		line("in flight", "at most %d recognitions, no bound", f.Counted)
+	}
+	if a := s.Audio; a.LimitSeconds > 0 {
+		line("audio, month", "%s of %s (%d %%); the month ends %s", spend.Human(a.UsedSeconds), spend.Human(a.LimitSeconds),
+			a.UsedSeconds*100/a.LimitSeconds, at(a.ResetsAt))
+	} else {
+		line("audio, month", "%s, no limit (LIMIT_AUDIO_PER_MONTH)", spend.Human(a.UsedSeconds))
+	}
+	if t := s.Telegram; t != nil {
+		line("telegram", "%s pending, %d due, %d failing", more(t.Pending, t.More), t.Due, t.Failing)
+	}
+	if c := s.Callbacks; c != nil {
+		line("callbacks", "%s pending, %d failing, %s failed in 24 h", more(c.Pending, c.More), c.Failing, more(c.Failed, c.FailedMore))
+		for _, e := range c.Endpoints {
+			last := e.LastError
+			if e.LastStatus != 0 {
+				last = fmt.Sprintf("HTTP %d", e.LastStatus)
+			}
+			line("", "%s: %d failed POSTs of %d callbacks, the last %s ago (%s)", e.Host, e.Failures,
+				e.Callbacks, ago(e.LastAt), last)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// countList is "awaiting_upload 2, created 0, …".
+func countList(cs []status.Count) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s %s", c.State, more(c.Jobs, c.More))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// more is n, or "over n" when the count stopped at the cap.
+func more(n int, over bool) string {
+	if over {
+		return fmt.Sprintf("over %d", n)
+	}
+	return fmt.Sprint(n)
+}
+
+func jobsWait(n int, over bool) string {
+	if n == 1 && !over {
+		return "1 job waits"
+	}
+	return more(n, over) + " jobs wait"
+}
+
+// waitsFor says in words what a job waits for.
+func waitsFor(w status.Waiting, at func(time.Time) string) string {
+	switch w.For {
+	case status.ForUpload:
+		return "waits for its upload, until " + at(w.Until)
+	case status.ForStep:
+		return "a step is running it"
+	case status.ForQuota:
+		return "waits for the recognizer's request window, until " + at(w.Until)
+	case status.ForSlot:
+		return "a piece waits for a place among the recognitions in flight"
+	case status.ForRetry:
+		return fmt.Sprintf("attempt %d failed (%s); tried again at %s", w.Attempts, w.Code, at(w.Until))
+	case status.ForRecognition:
+		return "being recognized; checked again at " + at(w.Until)
+	}
+	return "due at " + at(w.Until) + ", waiting for the timer's sweep"
+}

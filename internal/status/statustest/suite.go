@@ -1,0 +1,285 @@
+// Package statustest is the contract every store keeps for the status's
+// reads (status.Jobs, status.Deliveries, status.Callbacks).
+//
+// Run it from an implementation's tests:
+//
+//	func TestStatusContract(t *testing.T) {
+//		statustest.Run(t, func(t *testing.T, clk clock.Clock) statustest.Stores { … })
+//	}
+//
+// Each test opens fresh, empty stores of one database whose job store
+// reads the time from clk, a fake the suite moves.
+package statustest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/callback"
+	"transcriber/internal/clock"
+	"transcriber/internal/job"
+	"transcriber/internal/status"
+	"transcriber/internal/telegram/botstate"
+)
+
+// Stores are one database's stores, as the status reads them and as the
+// suite fills them.
+type Stores struct {
+	Jobs interface {
+		job.Store
+		status.Jobs
+	}
+	Bot interface {
+		botstate.Store
+		status.Deliveries
+	}
+	Callbacks interface {
+		callback.Store
+		status.Callbacks
+	}
+}
+
+// Opener opens fresh, empty stores reading the time from clk.
+type Opener func(t *testing.T, clk clock.Clock) Stores
+
+// Base is the suite's first moment: UTC, whole milliseconds.
+var Base = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// Run runs the contract.
+func Run(t *testing.T, open Opener) {
+	t.Run("StateEntries", func(t *testing.T) { testStateEntries(t, open) })
+	t.Run("LatestInState", func(t *testing.T) { testLatestInState(t, open) })
+	t.Run("PendingDeliveries", func(t *testing.T) { testPendingDeliveries(t, open) })
+	t.Run("CallbacksInState", func(t *testing.T) { testCallbacksInState(t, open) })
+	t.Run("limits", func(t *testing.T) { testLimits(t, open) })
+}
+
+type env struct {
+	Stores
+	clk *clock.Fake
+	ctx context.Context
+}
+
+func newEnv(t *testing.T, open Opener) *env {
+	clk := clock.NewFake(Base)
+	return &env{Stores: open(t, clk), clk: clk, ctx: context.Background()}
+}
+
+// create makes an API job waiting for its upload, due when its window
+// closes.
+func (e *env) create(t *testing.T, window time.Duration) job.Job {
+	t.Helper()
+	j, err := e.Jobs.Create(e.ctx, job.Draft{Source: job.SourceAPI, OwnerID: "o", UploadWindow: window})
+	require.NoError(t, err)
+	return j
+}
+
+// end takes a new job to state (a final one) with code.
+func (e *env) end(t *testing.T, state job.State, code string) job.Job {
+	t.Helper()
+	j := e.create(t, time.Hour)
+	c, err := e.Jobs.Claim(e.ctx, j.ID, job.Ingest)
+	require.NoError(t, err)
+	if state == job.Done {
+		for _, st := range []job.State{job.Created, job.Converted, job.Transcribe} {
+			c.State = st
+			c, err = e.Jobs.Save(e.ctx, c, job.Next{Keep: true})
+			require.NoError(t, err)
+		}
+	}
+	c.State, c.ErrorCode, c.ErrorMessage = state, code, "words for "+code
+	saved, err := e.Jobs.Save(e.ctx, c, job.Next{})
+	require.NoError(t, err)
+	return saved
+}
+
+func ids(jobs []job.Job) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+func testStateEntries(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	// Made in one order, due in another: the range is by next_run_at.
+	late := e.create(t, 3*time.Hour)
+	e.clk.Advance(time.Millisecond)
+	early := e.create(t, time.Hour)
+	e.clk.Advance(time.Millisecond)
+	middle := e.create(t, 2*time.Hour)
+	e.end(t, job.Done, "")
+
+	got, err := e.Jobs.StateEntries(e.ctx, job.AwaitingUpload, time.Time{}, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{early.ID, middle.ID, late.ID}, ids(got))
+	for i, want := range []job.Job{early, middle, late} {
+		require.Equal(t, job.Job{ID: want.ID, State: job.AwaitingUpload, NextRunAt: want.NextRunAt}, got[i],
+			"only the id, the state and the next run")
+	}
+
+	got, err = e.Jobs.StateEntries(e.ctx, job.AwaitingUpload, time.Time{}, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{early.ID, middle.ID}, ids(got), "at most limit, the earliest")
+
+	got, err = e.Jobs.StateEntries(e.ctx, job.AwaitingUpload, middle.NextRunAt, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{middle.ID, late.ID}, ids(got), "from since on, since included")
+
+	got, err = e.Jobs.StateEntries(e.ctx, job.Created, time.Time{}, 10)
+	require.NoError(t, err)
+	require.Empty(t, got, "no job in that state")
+}
+
+func testLatestInState(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	first := e.end(t, job.Dead, "storage_unavailable")
+	e.clk.Advance(time.Hour)
+	failed := e.end(t, job.Failed, "no_audio_stream")
+	e.clk.Advance(time.Hour)
+	second := e.end(t, job.Dead, "recognition_failed")
+	e.create(t, time.Hour)
+
+	got, err := e.Jobs.LatestInState(e.ctx, job.Dead, time.Time{}, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{second.ID, first.ID}, ids(got), "the latest ended first")
+	require.Equal(t, second, got[0], "the whole row, without segments")
+	require.Equal(t, "recognition_failed", got[0].ErrorCode)
+	require.Equal(t, got[0].EndedAt, got[0].NextRunAt, "an ended job's next run is its end")
+
+	got, err = e.Jobs.LatestInState(e.ctx, job.Dead, time.Time{}, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{second.ID}, ids(got), "at most limit, the latest")
+
+	got, err = e.Jobs.LatestInState(e.ctx, job.Dead, first.EndedAt.Add(time.Millisecond), 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{second.ID}, ids(got), "ended before since: left out")
+
+	got, err = e.Jobs.LatestInState(e.ctx, job.Failed, first.EndedAt, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{failed.ID}, ids(got))
+
+	// The entries of a final state count by the end too.
+	entries, err := e.Jobs.StateEntries(e.ctx, job.Dead, second.EndedAt, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{second.ID}, ids(entries))
+
+	// A job deleted while live ends then.
+	live := e.create(t, time.Hour)
+	e.clk.Advance(time.Minute)
+	deleted, err := e.Jobs.Delete(e.ctx, live.ID)
+	require.NoError(t, err)
+	got, err = e.Jobs.LatestInState(e.ctx, job.Failed, time.Time{}, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{deleted.ID, failed.ID}, ids(got))
+	require.Equal(t, "deleted", got[0].ErrorCode)
+}
+
+func testPendingDeliveries(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	key := func(msg int64, part string) botstate.Key { return botstate.Key{ChatID: 42, MessageID: msg, Part: part} }
+	now := Base
+	// Taken at now, due when its lease ends; scheduled an hour ahead; one
+	// pending again after a failed send; one sent; one abandoned.
+	_, _, err := e.Bot.Begin(e.ctx, key(1, "status"), "", now, time.Minute)
+	require.NoError(t, err)
+	_, err = e.Bot.Schedule(e.ctx, key(2, "result"), "", now.Add(time.Hour), now)
+	require.NoError(t, err)
+	_, _, err = e.Bot.Begin(e.ctx, key(3, "reply"), "", now, time.Minute)
+	require.NoError(t, err)
+	_, err = e.Bot.Finish(e.ctx, key(3, "reply"), botstate.Outcome{State: botstate.Pending, NextAt: now.Add(time.Second)}, now)
+	require.NoError(t, err)
+	for i, st := range []botstate.DeliveryState{botstate.Sent, botstate.Abandoned} {
+		k := key(int64(10+i), "reply")
+		_, _, err = e.Bot.Begin(e.ctx, k, "", now, time.Minute)
+		require.NoError(t, err)
+		_, err = e.Bot.Finish(e.ctx, k, botstate.Outcome{State: st, SentID: 9}, now)
+		require.NoError(t, err)
+	}
+
+	got, err := e.Bot.PendingDeliveries(e.ctx, 10)
+	require.NoError(t, err)
+	var keys []botstate.Key
+	for _, d := range got {
+		keys = append(keys, d.Key)
+		require.Equal(t, botstate.Pending, d.State)
+	}
+	require.Equal(t, []botstate.Key{key(3, "reply"), key(1, "status"), key(2, "result")}, keys, "by next_at")
+	require.Equal(t, 1, got[0].Attempts)
+
+	got, err = e.Bot.PendingDeliveries(e.ctx, 1)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, key(3, "reply"), got[0].Key)
+}
+
+func testCallbacksInState(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	register := func(id string, due time.Time) {
+		_, _, err := e.Callbacks.Register(e.ctx, callback.Delivery{JobID: id, URL: "https://hooks.example.com/x?id=" + id,
+			TokenHash: "h", WebhookID: "msg_" + id}, due, Base)
+		require.NoError(t, err)
+	}
+	finish := func(id string, o callback.Outcome, at time.Time) {
+		_, taken, err := e.Callbacks.Begin(e.ctx, id, at, time.Minute)
+		require.NoError(t, err)
+		require.True(t, taken)
+		_, err = e.Callbacks.Finish(e.ctx, id, o, at)
+		require.NoError(t, err)
+	}
+	const a, b, c, d = "01jd0m3y8k9q2r5t7v4w6x8z0a", "01jd0m3y8k9q2r5t7v4w6x8z0b", "01jd0m3y8k9q2r5t7v4w6x8z0c", "01jd0m3y8k9q2r5t7v4w6x8z0d"
+	register(a, Base.Add(2*time.Minute))
+	register(b, Base.Add(time.Minute))
+	register(c, Base.Add(3*time.Minute))
+	register(d, Base.Add(4*time.Minute))
+	attempt := &callback.Attempt{At: Base, Status: 503, Error: "status_503"}
+	finish(c, callback.Outcome{State: callback.Failed, Attempt: attempt}, Base)
+	finish(d, callback.Outcome{State: callback.Delivered, Attempt: &callback.Attempt{At: Base, Status: 200}}, Base)
+	finish(a, callback.Outcome{State: callback.Pending, NextAt: Base.Add(5 * time.Minute), Attempt: attempt}, Base)
+
+	jobIDs := func(ds []callback.Delivery) []string {
+		var out []string
+		for _, x := range ds {
+			out = append(out, x.JobID)
+		}
+		return out
+	}
+	got, err := e.Callbacks.CallbacksInState(e.ctx, callback.Pending, time.Time{}, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{b, a}, jobIDs(got), "by next_at")
+	require.Equal(t, 1, got[1].Attempts)
+	require.Equal(t, "status_503", got[1].LastError)
+
+	got, err = e.Callbacks.CallbacksInState(e.ctx, callback.Pending, Base.Add(2*time.Minute), 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{a}, jobIDs(got), "from since on")
+
+	got, err = e.Callbacks.CallbacksInState(e.ctx, callback.Pending, time.Time{}, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{b}, jobIDs(got), "at most limit")
+
+	got, err = e.Callbacks.CallbacksInState(e.ctx, callback.Failed, time.Time{}, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{c}, jobIDs(got))
+	require.Equal(t, 503, got[0].LastStatus)
+}
+
+func testLimits(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	for _, limit := range []int{0, -1, status.MaxRead + 1} {
+		_, err := e.Jobs.StateEntries(e.ctx, job.Created, time.Time{}, limit)
+		require.ErrorIs(t, err, status.ErrInvalid, "StateEntries %d", limit)
+		_, err = e.Jobs.LatestInState(e.ctx, job.Dead, time.Time{}, limit)
+		require.ErrorIs(t, err, status.ErrInvalid, "LatestInState %d", limit)
+		_, err = e.Bot.PendingDeliveries(e.ctx, limit)
+		require.ErrorIs(t, err, status.ErrInvalid, "PendingDeliveries %d", limit)
+		_, err = e.Callbacks.CallbacksInState(e.ctx, callback.Pending, time.Time{}, limit)
+		require.ErrorIs(t, err, status.ErrInvalid, "CallbacksInState %d", limit)
+	}
+	_, err := e.Jobs.StateEntries(e.ctx, job.Created, time.Time{}, status.MaxRead)
+	require.NoError(t, err, "MaxRead itself is allowed")
+}

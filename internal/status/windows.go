@@ -1,0 +1,99 @@
+package status
+
+import "time"
+
+// The keys and the code the pipeline writes that the status reads. The
+// pipeline keeps its own copies unexported (internal/pipeline: config.go,
+// inflight.go); the speechkit package names the code
+// (speechkit.CodeRecognitionQuota, held equal by a test here).
+const (
+	// RequestsKey is the counter of the recognizer's requests, one row per
+	// request window.
+	RequestsKey = "speechkit_requests"
+	// InFlightKey is the counter of the recognitions in flight, one row
+	// per in-flight window.
+	InFlightKey = "recognitions_in_flight"
+	// CodeRecognitionQuota is the code of a job the recognizer refused for
+	// its request quota.
+	CodeRecognitionQuota = "recognition_quota"
+)
+
+// Windows are the fixed windows the pipeline counts in: the recognizer's
+// requests (RequestsKey) and the recognitions in flight (InFlightKey).
+// The caller passes them in, from the pipeline's configuration
+// (PipelineWindows).
+type Windows struct {
+	// RequestLength is the length of a request window and RequestLimit
+	// the requests one allows; 0 is no pacing (the requests are not
+	// counted).
+	RequestLength time.Duration
+	RequestLimit  int64
+	// InFlightLength is the length of an in-flight window; 0 leaves the
+	// recognitions in flight unread.
+	InFlightLength time.Duration
+}
+
+// RequestWindow is the request window that holds a moment.
+type RequestWindow struct {
+	Start, End time.Time
+	Limit      int64 // 0: not paced
+}
+
+// Request returns the request window that holds now.
+func (w Windows) Request(now time.Time) RequestWindow {
+	if w.RequestLength <= 0 {
+		return RequestWindow{}
+	}
+	start := now.UTC().Truncate(w.RequestLength)
+	return RequestWindow{Start: start, End: start.Add(w.RequestLength), Limit: w.RequestLimit}
+}
+
+// InFlight returns the in-flight window that holds now and the one before
+// it; the zero times when InFlightLength is 0.
+func (w Windows) InFlight(now time.Time) (cur, prev time.Time) {
+	if w.InFlightLength <= 0 {
+		return time.Time{}, time.Time{}
+	}
+	cur = now.UTC().Truncate(w.InFlightLength)
+	return cur, cur.Add(-w.InFlightLength)
+}
+
+// The pipeline's defaults the windows follow from (pipeline.Config's
+// MaxCheckPause and DeferredCheckPause, which no setting changes, and
+// pipeline.DefaultRequestsPerHour).
+const (
+	pipelineMaxCheckPause      = time.Minute
+	pipelineDeferredCheckPause = 15 * time.Minute
+	pipelineDefaultPerHour     = 500
+)
+
+// PipelineWindows are the windows the pipeline counts in for
+// SPEECHKIT_REQUESTS_PER_HOUR = requestsPerHour (0: no pacing).
+//
+// It is the pipeline's arithmetic (pipeline.submissionWindows and
+// Config.inFlightWindow), which the pipeline does not export: k windows
+// an hour, the largest k of 6…1 that leaves each window at least one of
+// perHour/(k+1) requests (10-minute windows of 71 for 500 an hour); the
+// in-flight window twice the longest of the longest check pause, the
+// deferred check pause and the request window (30 minutes by default).
+func PipelineWindows(requestsPerHour int) Windows {
+	n, paced := requestsPerHour, requestsPerHour > 0
+	if !paced {
+		n = pipelineDefaultPerHour // the window a refusal by the recognizer waits out
+	}
+	length, limit := time.Hour, int64(1)
+	for k := 6; k >= 1; k-- {
+		if l := n / (k + 1); l >= 1 {
+			length, limit = time.Hour/time.Duration(k), int64(l)
+			break
+		}
+	}
+	if !paced {
+		limit = 0
+	}
+	return Windows{
+		RequestLength:  length,
+		RequestLimit:   limit,
+		InFlightLength: 2 * max(pipelineMaxCheckPause, pipelineDeferredCheckPause, length),
+	}
+}
