@@ -18,6 +18,7 @@ locals {
     LIMIT_AUDIO_PER_DAY   = var.limit_audio_per_day
     LIMIT_AUDIO_PER_MONTH = var.limit_audio_per_month
     LIMIT_ACTIVE_JOBS     = tostring(var.limit_active_jobs)
+    TELEGRAM_OWNER_ID     = var.telegram_owner_id
     # The request quota and the bound in flight are kept by ingest and
     # poll, which submit; the others never read them, harmlessly.
     SPEECHKIT_REQUESTS_PER_HOUR = tostring(var.speechkit_requests_per_hour)

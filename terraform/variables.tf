@@ -40,6 +40,17 @@ variable "telegram_allowed_users" {
   }
 }
 
+variable "telegram_owner_id" {
+  description = "The owner's numeric Telegram user id, who alone gets /status and the alerts; empty: no owner, no alerts (TELEGRAM_OWNER_ID)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^([1-9][0-9]*)?$", var.telegram_owner_id))
+    error_message = "telegram_owner_id: want the owner's numeric Telegram user id, such as 12345678, or empty."
+  }
+}
+
 variable "limit_audio_per_day" {
   description = "Audio one API token or Telegram user may have recognized per UTC day, such as 6h; 0 is no limit (LIMIT_AUDIO_PER_DAY)."
   type        = string

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"transcriber/internal/apitoken"
@@ -20,6 +21,7 @@ import (
 	"transcriber/internal/pipeline"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
+	"transcriber/internal/status"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/transcript"
@@ -39,6 +41,13 @@ type App struct {
 	// Bot is the Telegram bot; nil without TELEGRAM_BOT_TOKEN, a bot
 	// state store or Options.MakeBot.
 	Bot Bot
+	// Status reads the service's state for the owner (/status and the
+	// alerts); nil when the job store cannot read it.
+	Status *status.Reader
+	// alertAsked is the window of status.CheckEvery this instance last
+	// asked whether to decide the owner's alerts in (alertOwner).
+	alertMu    sync.Mutex
+	alertAsked time.Time
 	// Counters keeps the usage counters (Options.Counters); nil counts
 	// nothing.
 	Counters quota.Counters
@@ -153,6 +162,7 @@ func New(cfg Config, opt Options) (*App, error) {
 	}
 	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Counters: opt.Counters, Agenda: opt.Agenda,
 		Clock: clk, Sleep: opt.Sleep, closers: closers}
+	a.Status = statusReader(cfg, opt)
 	ns := notifiers{}
 	if opt.Notifier != nil {
 		ns = append(ns, opt.Notifier)
@@ -237,6 +247,30 @@ type Bot interface {
 	http.Handler
 	pipeline.Notifier
 	Sweep(ctx context.Context) (int, error)
+	// TellOwner sends the owner an alert of window (the hour or month it
+	// belongs to), once.
+	TellOwner(ctx context.Context, a status.Alert, window time.Time) error
+}
+
+// statusReader is the reader of the service's state over the stores opt
+// gives, or nil when the job store cannot read it.
+func statusReader(cfg Config, opt Options) *status.Reader {
+	jobs, ok := opt.Store.(status.Jobs)
+	if !ok {
+		return nil
+	}
+	r := &status.Reader{Jobs: jobs, Counters: opt.Counters, Config: status.Config{
+		Windows:       status.PipelineWindows(cfg.Pipeline.RequestsPerHour),
+		MaxInFlight:   cfg.Pipeline.MaxInFlight,
+		AudioPerMonth: cfg.Limits.AudioPerMonth,
+	}}
+	if d, ok := opt.BotState.(status.Deliveries); ok {
+		r.Deliveries = d
+	}
+	if c, ok := opt.Callbacks.(status.Callbacks); ok {
+		r.Callbacks = c
+	}
+	return r
 }
 
 // notifiers tells each of its notifiers in turn.

@@ -17,6 +17,7 @@ import (
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/spend"
+	"transcriber/internal/status"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/uploadlink"
@@ -107,6 +108,15 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		r.errs = append(r.errs, err)
 	} else {
 		c.Telegram.Allowed = allowed
+	}
+	if owner, err := status.ParseOwnerID(r.get("TELEGRAM_OWNER_ID")); err != nil {
+		r.errs = append(r.errs, err)
+	} else if owner != 0 {
+		// The owner may use the bot whatever the allow-list says.
+		c.Telegram.OwnerID = owner
+		if !c.Telegram.Allowed.Everyone {
+			c.Telegram.Allowed.Users[owner] = true
+		}
 	}
 	if c.Telegram.Token != "" && c.Telegram.WebhookSecret != "" && !validSecretToken(c.Telegram.WebhookSecret) {
 		r.errs = append(r.errs, errors.New("TELEGRAM_WEBHOOK_SECRET: want 1 to 256 characters of A-Z, a-z, 0-9, _ and - (what setWebhook takes)"))

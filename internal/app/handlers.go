@@ -16,6 +16,7 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/quota"
+	"transcriber/internal/status"
 	"transcriber/internal/store/ydb"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/trigger"
@@ -31,6 +32,7 @@ func (a *App) OnObjects(ctx context.Context, ev *trigger.ObjectEvent) error {
 
 // OnTimer handles a timer trigger's call: the poll function.
 func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
+	a.alertOwner(ctx)
 	if a.idle(ctx) {
 		return nil
 	}
@@ -59,6 +61,56 @@ func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 		err = errors.Join(err, cerr)
 	}
 	return err
+}
+
+// alertOwner decides the owner's alerts and sends them through the bot,
+// in idle calls too: an instance asks once in each status.CheckEvery
+// (a counter write), and one call in each reads the status (Gate.Check),
+// each alert goes once in its window through the bot's delivery record,
+// and is recorded as sent (Gate.Take) once the owner has it, so Decide
+// does not return it again. Without a bot, an owner, counters or a
+// status reader it does nothing. Failures are logged: the next check
+// tries again.
+func (a *App) alertOwner(ctx context.Context) {
+	if a.Bot == nil || a.Config.Telegram.OwnerID == 0 || a.Counters == nil || a.Status == nil {
+		return
+	}
+	gate := status.Gate{Counters: a.Counters}
+	now := a.Clock.Now()
+	window := now.Truncate(status.CheckEvery)
+	a.alertMu.Lock()
+	asked := !a.alertAsked.Before(window)
+	a.alertAsked = window
+	a.alertMu.Unlock()
+	if asked {
+		return // this instance asked in this window already
+	}
+	if ok, err := gate.Check(ctx, now); err != nil || !ok {
+		if err != nil {
+			a.Log.WarnContext(ctx, "could not decide the owner's alerts", "error", err.Error())
+		}
+		return
+	}
+	s, err := a.Status.Read(ctx, now)
+	if err != nil {
+		a.Log.WarnContext(ctx, "could not read the status for the owner's alerts", "error", err.Error())
+		return
+	}
+	sent, err := gate.Sent(ctx, now)
+	if err != nil {
+		a.Log.WarnContext(ctx, "could not read which alerts were sent", "error", err.Error())
+		return
+	}
+	for _, al := range status.Decide(s, sent, now) {
+		if err := a.Bot.TellOwner(ctx, al, status.WindowOf(al.Kind, s.At)); err != nil {
+			a.Log.WarnContext(ctx, "could not send the owner an alert", "kind", string(al.Kind), "error", err.Error())
+			continue
+		}
+		if _, err := gate.Take(ctx, al.Kind, s.At); err != nil {
+			a.Log.WarnContext(ctx, "could not record an alert as sent", "kind", string(al.Kind), "error", err.Error())
+		}
+		a.Log.InfoContext(ctx, "alert sent to the owner", "kind", string(al.Kind))
+	}
 }
 
 // idle reports whether the timer's call has nothing to do: by the agenda,

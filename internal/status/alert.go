@@ -178,8 +178,9 @@ func AlertKey(k Kind) string { return "alert:" + string(k) }
 // alerts (Check).
 const checkKey = "alert:check"
 
-// window is the start of kind k's window that holds t.
-func window(k Kind, t time.Time) time.Time {
+// WindowOf is the start of kind k's window that holds t: at most one
+// alert of k is sent in it.
+func WindowOf(k Kind, t time.Time) time.Time {
 	if k.Monthly() {
 		start, _ := spend.Month(t)
 		return start
@@ -196,7 +197,7 @@ func (g Gate) Take(ctx context.Context, k Kind, at time.Time) (bool, error) {
 		return false, errNoCounters
 	}
 	at = at.UTC().Truncate(time.Millisecond)
-	w := window(k, at)
+	w := WindowOf(k, at)
 	mark := at.Sub(w).Milliseconds() + 1
 	_, ok, err := g.Counters.Reserve(ctx, AlertKey(k), w, mark, mark)
 	if err != nil {
@@ -215,7 +216,7 @@ func (g Gate) Sent(ctx context.Context, now time.Time) (Sent, error) {
 	}
 	var errList []error
 	for _, k := range Kinds {
-		w := window(k, now)
+		w := WindowOf(k, now)
 		windows := []time.Time{w}
 		if !k.Monthly() {
 			windows = append(windows, w.Add(-time.Hour))

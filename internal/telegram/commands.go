@@ -78,6 +78,10 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		return b.intake(ctx, target, m.From.ID, med, chat, l)
 	case "usage":
 		return b.usageCommand(ctx, m, l)
+	case "status":
+		if handled, err := b.statusCommand(ctx, m, l); handled || err != nil {
+			return err
+		}
 	case "forget":
 		return b.reply(ctx, m, txtForgetQ.in(l), &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
 			{Text: txtForgetYes.in(l), CallbackData: forgetButton(cbForgetYes, m.From.ID)},

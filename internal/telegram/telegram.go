@@ -71,8 +71,11 @@ type Deps struct {
 	// was told so (strangers.go). Nil counts nothing: no limit of
 	// unfinished jobs, no audio used, and nothing told to such users.
 	Counters quota.Counters
-	Clock    clock.Clock  // default clock.System()
-	Log      *slog.Logger // default slog.Default()
+	// Status reads the service's state for the owner's /status; nil
+	// answers /status as an unknown command.
+	Status StatusReader
+	Clock  clock.Clock  // default clock.System()
+	Log    *slog.Logger // default slog.Default()
 	// HTTPClient makes the Bot API calls and file downloads; default a
 	// client with no overall timeout (calls are bounded by their context).
 	HTTPClient *http.Client

@@ -15,12 +15,17 @@ func Option(o *app.Options) { o.MakeBot = Make }
 
 // Make builds the bot on the App's core.
 func Make(a *app.App, state botstate.Store) (app.Bot, error) {
+	var st telegram.StatusReader
+	if a.Status != nil {
+		st = a.Status
+	}
 	return telegram.New(telegram.Deps{
 		Jobs:         a.Store,
 		State:        state,
 		Objects:      a.Objects,
 		Recognitions: a.Recognizer,
 		Counters:     a.Counters,
+		Status:       st,
 		Clock:        a.Clock,
 		Log:          a.Log,
 		Sleep:        a.Sleep,

@@ -25,6 +25,9 @@ type Config struct {
 	APIURL string
 	// Allowed says who may use the bot (TELEGRAM_ALLOWED_USERS).
 	Allowed Allowed
+	// OwnerID is the owner's Telegram user id (TELEGRAM_OWNER_ID), who
+	// alone gets /status and the alerts; 0: no owner.
+	OwnerID int64
 	// DefaultLanguage is the recognition language of a chat without /lang.
 	DefaultLanguage string
 	// ValidLanguage tells the recognizer's language codes.
