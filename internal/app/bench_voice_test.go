@@ -435,6 +435,12 @@ func (t timedMedia) Convert(ctx context.Context, input string, seg ffmpeg.Segmen
 	return t.m.Convert(ctx, input, seg, w)
 }
 
+func (t timedMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
+	start := t.tl.clock.Now()
+	defer t.tl.mark("convert", start)
+	return t.m.ConvertMono(ctx, input, seg, w)
+}
+
 func (t timedMedia) Split(ctx context.Context, input string, plan ffmpeg.Plan, piece func(ffmpeg.Segment, io.Reader) error) error {
 	start := t.tl.clock.Now()
 	defer t.tl.mark("convert", start)

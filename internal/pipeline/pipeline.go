@@ -50,9 +50,13 @@ type Deps struct {
 	Objects    Objects
 	Media      Media
 	Recognizer Recognizer
-	Notifier   Notifier     // optional
-	Clock      clock.Clock  // default clock.System()
-	Log        *slog.Logger // default slog.Default()
+	// SyncRecognizer answers short recordings in one request (optional:
+	// without it, or with Config.SyncMaxDuration 0, every job is
+	// recognized asynchronously).
+	SyncRecognizer SyncRecognizer
+	Notifier       Notifier     // optional
+	Clock          clock.Clock  // default clock.System()
+	Log            *slog.Logger // default slog.Default()
 	// Sleep waits for d or until ctx ends; the default waits on a timer.
 	// Tests that hold the clock still pass one that moves it.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -145,6 +149,24 @@ func inFlight(j job.Job) int {
 		}
 	}
 	return n
+}
+
+// quick reports whether claimed job j, as long as j.DurationMs says, is
+// one to recognize synchronously (recognize_sync.go): a fast job of at
+// most SyncMaxDuration that asks for nothing the synchronous API does not
+// give (speakers, a summary, language detection) and was not tried that
+// way before, on an installation that has the synchronous API. prepare
+// asks it to make such a job's audio one channel, in memory; the
+// synchronous stage asks it again with the length the audio really has.
+func (p *Pipeline) quick(j job.Job) bool {
+	lang := j.Language
+	if lang == "" {
+		lang = p.cfg.DefaultLanguage
+	}
+	return p.SyncRecognizer != nil && p.cfg.SyncMaxDuration > 0 && j.Fast() &&
+		!j.Features.Speakers && !j.Features.Summary && lang != speechkit.AutoLanguage &&
+		j.Recognition == "" && j.DurationMs > 0 &&
+		time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.SyncMaxDuration
 }
 
 // waitingForSlot reports whether j has pieces not yet submitted.
