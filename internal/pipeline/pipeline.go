@@ -13,6 +13,9 @@
 //	              due, and the ingest work its sweep takes back
 //	accept.go     accept the upload: awaiting_upload → created
 //	prepare.go    plan and convert, the audio reserved: created → converted
+//	recognize_sync.go
+//	              a short fast job in one synchronous request, done in
+//	              the call: converted → transcribe → done
 //	admit.go      admit a recognition: ask the admission, or wait for it
 //	submit.go     submit the pieces that wait: converted → transcribe
 //	check.go      check the recognitions in flight
@@ -22,14 +25,16 @@
 //	housekeep.go  remove what is past its retention
 //
 // A stage goes on to the next through that stage's entry (accept,
-// prepare, admit, submit and submitWaiting, check and checkSoon, finish,
-// settle, ended and purgeIfDeleted), never through another stage's
+// prepare, recognizeSync, admit, submit and submitWaiting, check and
+// checkSoon, finish and finishWith, settle, ended and purgeIfDeleted),
+// never through another stage's
 // helpers; what they share is in this file, ports.go and config.go
 // (stages_test.go holds that). What a recognition takes and gives back —
 // the payer's audio, the recognizer's request window, a place in flight,
 // a place among the payer's unfinished jobs — is counted by one type,
-// admission.Admission: asked before a submission (admit.go), told when a
-// piece's recognition is over (check.go) and when a job ended (settle.go).
+// admission.Admission: asked before a submission (admit.go) and before a
+// synchronous request (recognize_sync.go), told when a piece's recognition
+// is over (check.go) and when a job ended (settle.go).
 package pipeline
 
 import (
