@@ -93,7 +93,7 @@ bench: ## run the benchmarks and print their ratios
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...
 
 .PHONY: bench-load
-bench-load: ## the load model (docs/scale.md): 1,000 mixed jobs in a minute and steady loads of 2,000-15,000 a day, pieces against one piece (about two minutes)
+bench-load: ## the load model (docs/scale.md): 1,000 mixed jobs in a minute, steady loads of 2,000-30,000 a day with and without synchronous recognition, 100,000 a day with raised quotas (about four minutes)
 	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -count 1 ./internal/loadsim -args -load
 
 # Deployment packages (docs/deploy.md). The ingest and poll zips carry a

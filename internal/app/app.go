@@ -195,15 +195,20 @@ func New(cfg Config, opt Options) (*App, error) {
 		ns = append(ns, a.Callbacks)
 	}
 	cfg.Pipeline.Counters = opt.Counters
+	cfg.Pipeline.SyncMaxDuration = cfg.SyncMaxDuration
+	// SpeechKit's client answers short recordings synchronously too; a
+	// recognizer given instead does when it can.
+	syncRec, _ := rec.(pipeline.SyncRecognizer)
 	a.Pipeline = pipeline.New(pipeline.Deps{
-		Store:      opt.Store,
-		Objects:    objects,
-		Media:      media,
-		Recognizer: rec,
-		Notifier:   ns,
-		Clock:      clk,
-		Log:        log,
-		Sleep:      opt.Sleep,
+		Store:          opt.Store,
+		Objects:        objects,
+		Media:          media,
+		Recognizer:     rec,
+		SyncRecognizer: syncRec,
+		Notifier:       ns,
+		Clock:          clk,
+		Log:            log,
+		Sleep:          opt.Sleep,
 	}, cfg.Pipeline)
 	if opt.Tokens != nil {
 		api := cfg.API
@@ -346,6 +351,9 @@ func (noMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
 func (noMedia) PlanFor(ffmpeg.Probe, bool) (ffmpeg.Plan, error) { return ffmpeg.Plan{}, errNoMedia }
 func (noMedia) Convert(context.Context, string, ffmpeg.Segment, io.Writer) error {
 	return errNoMedia
+}
+func (noMedia) ConvertMono(context.Context, string, ffmpeg.Segment, io.Writer) (ffmpeg.Stats, error) {
+	return ffmpeg.Stats{}, errNoMedia
 }
 func (noMedia) Split(context.Context, string, ffmpeg.Plan, func(ffmpeg.Segment, io.Reader) error) error {
 	return errNoMedia

@@ -75,7 +75,9 @@ const voiceTranscript = "Transcript-of-the-benchmark-voice-note."
 // call or a local file), and the recognition itself. The proxy adds a
 // loopback hop to each Bot API call.
 //
-// It reports the median of voiceRounds voice notes, in ms:
+// This is the asynchronous path (synchronous recognition is off here;
+// BenchmarkVoiceSyncOverhead measures the synchronous one). It reports
+// the median of voiceRounds voice notes, in ms:
 //
 //   - voice-overhead-ms: the whole, against goal-ms;
 //   - download-ms: from getFile's arrival at the Bot API to the source
@@ -95,13 +97,14 @@ const voiceTranscript = "Transcript-of-the-benchmark-voice-note."
 //     saves between steps, the progress edits, the recognition's deletion.
 func BenchmarkVoiceOverhead(b *testing.B) {
 	tools := benchTools(b)
-	vb := newVoiceBench(b, tools)
+	vb := newVoiceBench(b, tools, false)
 	voice := voiceNote(b, tools)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var got []voicePhases
 		for r := 0; r < voiceRounds; r++ {
-			got = append(got, vb.round(voice, fmt.Sprintf("bench-%d-%d", i, r)))
+			start, marks := vb.round(voice, fmt.Sprintf("bench-%d-%d", i, r), job.RecognitionAsync)
+			got = append(got, phasesOf(b, start, marks))
 		}
 		m := medians(got)
 		b.ReportMetric(ms(m.total), "voice-overhead-ms")
@@ -120,7 +123,8 @@ func BenchmarkVoiceOverhead(b *testing.B) {
 }
 
 // voiceBench is the service as the telegram and ingest functions run it,
-// with every step's time recorded on one timeline.
+// with every step's time recorded on one timeline; with synchronous
+// recognition on or off.
 type voiceBench struct {
 	b      *testing.B
 	app    *app.App
@@ -132,7 +136,7 @@ type voiceBench struct {
 	next   int64 // the next update and message id
 }
 
-func newVoiceBench(b *testing.B, tools ffmpeg.Tools) *voiceBench {
+func newVoiceBench(b *testing.B, tools ffmpeg.Tools, quick bool) *voiceBench {
 	b.Helper()
 	ctx := context.Background()
 	sys := clock.System()
@@ -157,6 +161,9 @@ func newVoiceBench(b *testing.B, tools ffmpeg.Tools) *voiceBench {
 		p.Utterances = []transcript.Utterance{{StartMs: 0, EndMs: 3000, Text: voiceTranscript, Normal: voiceTranscript}}
 		return p
 	})
+	sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
+		return speechkittest.SyncPlan{Text: voiceTranscript}
+	})
 
 	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "jobs.db"), sys)
 	require.NoError(b, err)
@@ -169,6 +176,9 @@ func newVoiceBench(b *testing.B, tools ffmpeg.Tools) *voiceBench {
 	cfg.FFmpegPath, cfg.FFprobePath = tools.FFmpeg, tools.FFprobe
 	cfg.Telegram.Token, cfg.Telegram.WebhookSecret, cfg.Telegram.APIURL = telegramtest.Token, webhookSecret, proxy.URL
 	cfg.Telegram.Allowed = tgconf.Allowed{Everyone: true}
+	if !quick {
+		cfg.SyncMaxDuration = 0
+	}
 	vb.app, err = app.New(cfg, app.Options{
 		Store:     vb.store,
 		Tokens:    sqlite.NewTokenStore(db),
@@ -192,12 +202,16 @@ func newVoiceBench(b *testing.B, tools ffmpeg.Tools) *voiceBench {
 	p := vb.app.Pipeline
 	p.Media = timedMedia{m: p.Media, tl: tl}
 	p.Recognizer = timedRecognizer{r: p.Recognizer, tl: tl}
+	if p.SyncRecognizer != nil {
+		p.SyncRecognizer = timedSyncRecognizer{r: p.SyncRecognizer, tl: tl}
+	}
 	return vb
 }
 
-// round sends one voice note through the webhook and the ingest call and
-// returns where its time went.
-func (vb *voiceBench) round(voice []byte, fileID string) voicePhases {
+// round sends one voice note through the webhook and the ingest call,
+// checks that it was recognized as want says, and returns when it started
+// and the steps on its timeline.
+func (vb *voiceBench) round(voice []byte, fileID string, want job.Recognition) (time.Time, []mark) {
 	b := vb.b
 	b.Helper()
 	ctx := context.Background()
@@ -233,7 +247,8 @@ func (vb *voiceBench) round(voice []byte, fileID string) voicePhases {
 	j := page.Jobs[0]
 	require.Equal(b, id, j.TelegramMessageID)
 	require.Equal(b, job.Done, j.State, "the voice note finished in the ingest call: %s %s", j.ErrorCode, j.ErrorMessage)
-	return phasesOf(b, start, marks)
+	require.Equal(b, want, j.Recognition)
+	return start, marks
 }
 
 // voicePhases is where one voice note's time went (see
@@ -319,7 +334,7 @@ func medians(ps []voicePhases) voicePhases {
 
 // voiceNote makes a 4-second OGG/Opus recording like the one the
 // end-to-end tests send (fixtures' voice.ogg): what Telegram stores a
-// voice message as, which the pipeline passes through unconverted.
+// voice message as.
 func voiceNote(b *testing.B, tools ffmpeg.Tools) []byte {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "voice.ogg")
@@ -411,7 +426,7 @@ func (s timedSaves) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, e
 }
 
 // timedMedia marks the probe and the plan as "probe", and a conversion
-// (none for a voice note, which passes through) as "convert".
+// as "convert".
 type timedMedia struct {
 	m  pipeline.Media
 	tl *timeline
@@ -433,6 +448,12 @@ func (t timedMedia) Convert(ctx context.Context, input string, seg ffmpeg.Segmen
 	start := t.tl.clock.Now()
 	defer t.tl.mark("convert", start)
 	return t.m.Convert(ctx, input, seg, w)
+}
+
+func (t timedMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
+	start := t.tl.clock.Now()
+	defer t.tl.mark("convert", start)
+	return t.m.ConvertMono(ctx, input, seg, w)
 }
 
 func (t timedMedia) Split(ctx context.Context, input string, plan ffmpeg.Plan, piece func(ffmpeg.Segment, io.Reader) error) error {
@@ -469,4 +490,16 @@ func (t timedRecognizer) Delete(ctx context.Context, op string) error {
 	start := t.tl.clock.Now()
 	defer t.tl.mark("delete", start)
 	return t.r.Delete(ctx, op)
+}
+
+// timedSyncRecognizer marks each synchronous request as "sync".
+type timedSyncRecognizer struct {
+	r  pipeline.SyncRecognizer
+	tl *timeline
+}
+
+func (t timedSyncRecognizer) RecognizeSync(ctx context.Context, r speechkit.SyncRequest) (speechkit.SyncResult, error) {
+	start := t.tl.clock.Now()
+	defer t.tl.mark("sync", start)
+	return t.r.RecognizeSync(ctx, r)
 }

@@ -83,10 +83,9 @@ func (b *botStack) event() []byte {
 
 func TestTelegramVoiceNoteComesBackInTheStatusMessage(t *testing.T) {
 	b := newBotStack(t)
-	b.sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
-		p := speechkittest.DefaultPlan()
-		p.Utterances = []transcript.Utterance{{StartMs: 0, EndMs: 3000, Text: "привет мир", Normal: "Привет, мир!"}}
-		return p
+	// A voice note is short: it is answered by synchronous recognition.
+	b.sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
+		return speechkittest.SyncPlan{Text: "Привет, мир!"}
 	})
 	voice, err := os.ReadFile(fixtures(t)["voice.ogg"])
 	require.NoError(t, err)
@@ -118,6 +117,7 @@ func TestTelegramVoiceNoteComesBackInTheStatusMessage(t *testing.T) {
 	require.NotEmpty(t, edits)
 	require.Equal(t, "Привет, мир!", edits[len(edits)-1].Params["text"], "the status message became the transcript")
 	require.Equal(t, []job.State{job.Done}, b.ended.of(j.ID))
+	require.Equal(t, 1, b.sk.SyncCallCount(), "one recognition for the three deliveries")
 
 	// The timer's sweep finds nothing more to deliver.
 	b.poll()

@@ -86,6 +86,11 @@ func (m *Media) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Wr
 	return err
 }
 
+// ConvertMono writes the piece's marker, as Convert does.
+func (m *Media) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
+	return ffmpeg.Stats{}, m.Convert(ctx, input, seg, w)
+}
+
 // Split spends the level pass's time, then hands over each piece of plan,
 // in order, as its audio (whose upload spends its conversion time).
 func (m *Media) Split(ctx context.Context, _ string, plan ffmpeg.Plan, piece func(seg ffmpeg.Segment, audio io.Reader) error) error {

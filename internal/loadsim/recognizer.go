@@ -11,6 +11,7 @@ import (
 
 	"transcriber/internal/errs"
 	"transcriber/internal/speechkit"
+	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
 )
 
@@ -37,6 +38,11 @@ type Recognizer struct {
 	// ChecksPerSecond bounds the status checks answered in any second; 0
 	// answers every one.
 	ChecksPerSecond int
+	// SyncPerMinute and SyncFixed are how long a synchronous request
+	// takes to answer (Config.SyncPerMinute); SyncPerSecond bounds the
+	// synchronous requests answered in any second, 0 none.
+	SyncPerMinute, SyncFixed time.Duration
+	SyncPerSecond            int
 
 	mu       sync.Mutex
 	ops      map[string]recognition
@@ -51,6 +57,11 @@ type Recognizer struct {
 	firstRefused time.Time
 	peakChecks   int // most checks made in any second, refused ones included
 	peakRunning  int // most recognitions running at once
+
+	syncs       []time.Time // when each synchronous request was sent
+	syncOffered []time.Time // the synchronous requests of the last second
+	syncRefused int
+	peakSyncs   int // most synchronous requests in any second
 }
 
 type recognition struct {
@@ -87,6 +98,41 @@ func (r *Recognizer) Submit(_ context.Context, req speechkit.Request) (string, e
 	r.running = append(dropUntil(r.running, now), rec.doneAt)
 	r.peakRunning = max(r.peakRunning, len(r.running))
 	return id, nil
+}
+
+// RecognizeSync answers a synchronous request as the model takes
+// SpeechKit's synchronous recognition to: after SyncFixed and SyncPerMinute
+// a minute of its audio (Config.SyncPerMinute says why), the text of a
+// recording of the request's length; past SyncPerSecond requests in a
+// second, at once with 429 as the client reports it (speechkit's
+// CodeSyncQuota). Its requests do not count against the asynchronous
+// quota, nor run among the recognitions in flight.
+func (r *Recognizer) RecognizeSync(ctx context.Context, req speechkit.SyncRequest) (speechkit.SyncResult, error) {
+	now := r.sched.Now()
+	r.mu.Lock()
+	r.syncs = append(r.syncs, now)
+	r.syncOffered = append(dropUntil(r.syncOffered, now.Add(-time.Second)), now)
+	r.peakSyncs = max(r.peakSyncs, len(r.syncOffered))
+	over := r.SyncPerSecond > 0 && len(r.syncOffered) > r.SyncPerSecond
+	if over {
+		r.syncRefused++
+	}
+	r.mu.Unlock()
+	if over {
+		return speechkit.SyncResult{}, errs.New(errs.Unavailable, speechkit.CodeSyncQuota, "the synchronous quota of the second is used up")
+	}
+	took := r.SyncFixed + time.Duration(float64(r.SyncPerMinute)*float64(req.DurationMs)/float64(time.Minute.Milliseconds()))
+	if err := r.sched.Sleep(ctx, took); err != nil {
+		return speechkit.SyncResult{}, errs.Wrap(err, errs.Unavailable, speechkit.CodeUnavailable, "the speech recognizer did not answer")
+	}
+	return speechkit.SyncResult{DurationMs: req.DurationMs, BilledSeconds: spend.SyncBilledSeconds(req.DurationMs, 1)}, nil
+}
+
+// SyncRequests returns when each synchronous request was sent, in order.
+func (r *Recognizer) SyncRequests() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.syncs...)
 }
 
 // dropUntil keeps the times in ts after now.

@@ -54,6 +54,15 @@ type Report struct {
 	// PeakRecognizing is the most recognitions running at SpeechKit at
 	// once.
 	PeakRecognizing int
+	// Synchronous recognition: the jobs it recognized, the requests sent,
+	// the most in any second, those the pipeline's pacing held back (the
+	// job went the asynchronous way) and those SpeechKit refused over its
+	// 20 a second.
+	SyncJobs       int
+	SyncRequests   int
+	PeakSyncSecond int
+	SyncHeld       int
+	SyncRefused    int
 	// Function calls made, their time, the longest, and those that
 	// failed, per function ("ingest", "poll").
 	Calls       map[string]int
@@ -137,6 +146,9 @@ func (s *sim) report() Report {
 			continue
 		case t.state == job.Done:
 			r.Done++
+			if t.sync {
+				r.SyncJobs++
+			}
 		default:
 			r.Failed++
 			r.FailedBy[string(t.state)+" "+t.code]++
@@ -168,6 +180,7 @@ func (s *sim) report() Report {
 	r.PeakRequestHour = peakIn(subs, time.Hour)
 	s.counters.mu.Lock()
 	r.QuotaHeld, r.FirstQuotaHeld = s.counters.held, since(s.counters.firstHeld)
+	r.SyncHeld = s.counters.syncHeld
 	counterRU := s.counters.ru
 	s.counters.mu.Unlock()
 
@@ -180,6 +193,7 @@ func (s *sim) report() Report {
 	r.Checks, r.PeakChecks, r.ChecksRefused = s.rec.checks, s.rec.peakChecks, s.rec.refused
 	r.FirstCheckRefused = since(s.rec.firstRefused)
 	r.PeakRecognizing = s.rec.peakRunning
+	r.SyncRequests, r.PeakSyncSecond, r.SyncRefused = len(s.rec.syncs), s.rec.peakSyncs, s.rec.syncRefused
 	s.rec.mu.Unlock()
 
 	for fn, st := range s.calls {
@@ -287,6 +301,10 @@ func Table(w io.Writer, reports ...Report) error {
 		return fmt.Sprintf("%d (%s)", r.ChecksRefused, at(r.FirstCheckRefused))
 	})
 	row("most recognitions running at once", func(r Report) string { return fmt.Sprint(r.PeakRecognizing) })
+	row("synchronous: jobs / requests (most in a second)", func(r Report) string {
+		return fmt.Sprintf("%d / %d (%d)", r.SyncJobs, r.SyncRequests, r.PeakSyncSecond)
+	})
+	row("  held back over 20/s; refused", func(r Report) string { return fmt.Sprintf("%d; %d", r.SyncHeld, r.SyncRefused) })
 	row("calls: ingest / poll", func(r Report) string { return fmt.Sprintf("%d / %d", r.Calls["ingest"], r.Calls["poll"]) })
 	row("  hours busy; longest; failed", func(r Report) string {
 		return fmt.Sprintf("%.1f / %.1f; %s / %s; %d / %d", r.CallHours["ingest"], r.CallHours["poll"],
@@ -319,17 +337,25 @@ func fmtDuration(d time.Duration) string {
 }
 
 // Lines writes one line per report, for comparing runs of different
-// loads; labels name the loads.
+// loads; labels name the loads. "voice p95" is the first class's (the
+// default mix's voice notes of up to 30 s, which synchronous recognition
+// takes), "voice 2 p95" the second's (its longer voice notes), "longest"
+// the last's; "sync" the share of jobs recognized synchronously and
+// "req/job" the asynchronous requests a job.
 func Lines(w io.Writer, labels []string, reports []Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\tmode\tjobs\taudio h\tp50\tp95\tvoice p95\tlongest p95\treq/job\theld\tchecks/s\trefused\tfailed\tslot waits\tbusiest\tlongest poll\tRU/job\tdue moves/job\t")
+	fmt.Fprintln(tw, "load\tmode\tjobs\taudio h\tp50\tp95\tvoice p95\tvoice 2 p95\tlongest p95\tsync\treq/job\theld\tchecks/s\trefused\tfailed\tslot waits\tbusiest\tlongest poll\tRU/job\tdue moves/job\t")
 	for i, r := range reports {
-		voice, longest := "-", "-"
+		voice, voice2, longest := "-", "-", "-"
 		if n := len(r.Classes); n > 0 {
 			voice, longest = fmtDuration(r.Classes[0].P95), fmtDuration(r.Classes[n-1].P95)
+			if n > 2 {
+				voice2 = fmtDuration(r.Classes[1].P95)
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%d\t%d (%s)\t%d\t%s\t%.0f\t%.1f\t\n",
-			labels[i], r.Mode, r.Jobs, r.AudioHours, fmtDuration(r.P50), fmtDuration(r.P95), voice, longest,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%.2f\t%d\t%d\t%d\t%d\t%d (%s)\t%d\t%s\t%.0f\t%.1f\t\n",
+			labels[i], r.Mode, r.Jobs, r.AudioHours, fmtDuration(r.P50), fmtDuration(r.P95), voice, voice2, longest,
+			100*float64(r.SyncJobs)/float64(max(r.Jobs, 1)),
 			float64(r.Requests)/float64(max(r.Jobs, 1)), r.QuotaHeld, r.PeakChecks, r.ChecksRefused, r.Failed,
 			r.CallWaits, fmtDuration(r.MaxCallWait), r.BusiestSlots, fmtDuration(r.LongestCall["poll"]), r.RUPerJob, r.DueMovesPerJob)
 	}

@@ -8,7 +8,9 @@
 // policy, the request quota's pacing and the check limiter, all with
 // their defaults. What is simulated, at the platform's documented
 // defaults (docs/platform.md): SpeechKit (Recognizer: 10 s per minute of
-// audio, 5 status checks a second), Object Storage (Objects, in memory),
+// audio, 5 status checks a second; its synchronous door at 20 requests a
+// second, with a service time the model states), Object Storage
+// (Objects, in memory),
 // ffmpeg (Media: a probe's time, and conversion at a speed proportional
 // to the audio), and Cloud Functions: at most CallSlots calls at once for
 // all functions, each living at most CallTimeout, the poll function
@@ -33,12 +35,15 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/speechkit"
 	"transcriber/internal/store/sqlite"
 )
 
 // Recording is one job of the load: uploaded At after the start, Duration
-// long, a voice note (OGG/Opus, which SpeechKit takes as it is) or a
-// recording in M4A that is converted.
+// long, a voice note (OGG/Opus) or a recording in M4A; every one is
+// converted. Each is made a fast job, as the bot makes a chat's
+// recordings: one of at most SyncMaxDuration is recognized
+// synchronously.
 type Recording struct {
 	Class    string
 	At       time.Duration
@@ -77,6 +82,23 @@ type Config struct {
 	// PerMinute and Fixed are how long a recognition takes: PerMinute per
 	// minute of audio, plus Fixed. 10 s and 3 s.
 	PerMinute, Fixed time.Duration
+	// NoSync turns synchronous recognition off (SPEECHKIT_SYNC_MAX_DURATION
+	// 0): every job goes the asynchronous way, as before the synchronous
+	// door. Otherwise a fast job of at most SyncMaxDuration (30 s) is
+	// recognized synchronously.
+	NoSync          bool
+	SyncMaxDuration time.Duration
+	// SyncPerMinute and SyncFixed are how long a synchronous request
+	// takes to answer: SyncPerMinute per minute of audio, plus SyncFixed.
+	// SpeechKit documents no response time for it [U]: the model takes
+	// asynchronous recognition's 10 s a minute ([C] for that API) and
+	// 300 ms for the request's round trip, so 30 s of audio answers in
+	// 5.3 s, 6 s in 1.3 s.
+	SyncPerMinute, SyncFixed time.Duration
+	// SyncPerSecond is how many synchronous requests SpeechKit answers in
+	// a second: 20 ([C], speechkit/concepts/limits); one past it is
+	// answered 429. The pipeline keeps to it itself (TakeSyncPlace).
+	SyncPerSecond int
 	// ConvertSpeed is how many times faster than real time ffmpeg
 	// converts: 95, half the 190 measured on the two-core development
 	// machine (docs/settings.md, "Measured: media"), since a function of
@@ -120,6 +142,12 @@ func (c Config) Defaults() Config {
 	}
 	set(&c.PerMinute, 10*time.Second)
 	set(&c.Fixed, 3*time.Second)
+	set(&c.SyncMaxDuration, speechkit.MaxSyncDuration)
+	set(&c.SyncPerMinute, 10*time.Second)
+	set(&c.SyncFixed, 300*time.Millisecond)
+	if c.SyncPerSecond == 0 {
+		c.SyncPerSecond = speechkit.SyncRequestsPerSecond
+	}
 	if c.ConvertSpeed == 0 {
 		c.ConvertSpeed = 95
 	}
@@ -163,6 +191,7 @@ type tracked struct {
 	ended     time.Time
 	state     job.State
 	code      string // the error code of a job that failed
+	sync      bool   // recognized synchronously
 }
 
 // callStats adds up one function's calls.
@@ -199,15 +228,17 @@ func start(cfg Config) (*sim, error) {
 	}
 	s := &sim{
 		cfg: cfg, sched: sched, slots: NewSlots(sched, cfg.CallSlots), close: db.Close,
-		store:    newCountingStore(sqlite.NewJobStore(db), sched, cfg.StoreLatency),
-		counters: &countingCounters{Counters: sqlite.NewCounters(db), clock: sched, latency: cfg.StoreLatency, requestKey: requestsKey},
-		log:      slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1})),
-		jobs:     map[string]*tracked{}, calls: map[string]*callStats{},
+		store: newCountingStore(sqlite.NewJobStore(db), sched, cfg.StoreLatency),
+		counters: &countingCounters{Counters: sqlite.NewCounters(db), clock: sched, latency: cfg.StoreLatency, requestKey: requestsKey,
+			syncKey: speechkit.SyncQuotaKey},
+		log:  slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1})),
+		jobs: map[string]*tracked{}, calls: map[string]*callStats{},
 	}
 	s.media = &Media{sched: sched, plan: planner(cfg.Mode), ProbeTime: cfg.ProbeTime, Speed: cfg.ConvertSpeed}
 	s.objects = NewObjects(sched, s.media)
 	s.media.objects = s.objects
-	s.rec = &Recognizer{sched: sched, objects: s.objects, PerMinute: cfg.PerMinute, Fixed: cfg.Fixed, ChecksPerSecond: cfg.ChecksPerSecond}
+	s.rec = &Recognizer{sched: sched, objects: s.objects, PerMinute: cfg.PerMinute, Fixed: cfg.Fixed, ChecksPerSecond: cfg.ChecksPerSecond,
+		SyncPerMinute: cfg.SyncPerMinute, SyncFixed: cfg.SyncFixed, SyncPerSecond: cfg.SyncPerSecond}
 	sched.Go(func() {
 		sched.Go(s.submitAll)
 		sched.Go(s.timer)
@@ -234,11 +265,15 @@ func (s *sim) wait() (Report, error) {
 // pipeline is one function instance's pipeline: each has its own check
 // limiter, as each instance of a function does.
 func (s *sim) pipeline() *pipeline.Pipeline {
+	syncMax := s.cfg.SyncMaxDuration
+	if s.cfg.NoSync {
+		syncMax = 0
+	}
 	return pipeline.New(pipeline.Deps{
-		Store: s.store, Objects: s.objects, Media: s.media, Recognizer: s.rec, Notifier: s,
+		Store: s.store, Objects: s.objects, Media: s.media, Recognizer: s.rec, SyncRecognizer: s.rec, Notifier: s,
 		Clock: s.sched, Log: s.log, Sleep: s.sched.Sleep,
 	}, pipeline.Config{RequestsPerHour: s.cfg.RequestsPerHour, ChecksPerSecond: s.cfg.ChecksPerSecond, Counters: s.counters,
-		JobInFlight: ffmpeg.DefaultMaxPieces, MaxInFlight: pipeline.DefaultMaxInFlight})
+		JobInFlight: ffmpeg.DefaultMaxPieces, MaxInFlight: pipeline.DefaultMaxInFlight, SyncMaxDuration: syncMax})
 }
 
 // call runs one call of function fn: it waits for a slot, then runs
@@ -295,7 +330,7 @@ func (s *sim) submitAll() {
 		}
 		owner := fmt.Sprintf("sim-%d", i%200)
 		j, err := s.store.Create(ctx, job.Draft{Source: job.SourceAPI, OwnerID: owner, ChargedTo: "tok:" + owner,
-			Filename: fmt.Sprintf("r%d", i), SizeBytes: max(size, 1), UploadWindow: s.cfg.UploadWindow})
+			Filename: fmt.Sprintf("r%d", i), SizeBytes: max(size, 1), UploadWindow: s.cfg.UploadWindow, Priority: job.PriorityFast})
 		if err != nil {
 			s.fail(fmt.Errorf("loadsim: create job %d: %w", i, err))
 			return
@@ -354,7 +389,7 @@ func (s *sim) Finished(_ context.Context, j job.Job) error {
 	if t == nil || !t.ended.IsZero() {
 		return nil
 	}
-	t.ended, t.state, t.code = s.sched.Now(), j.State, j.ErrorCode
+	t.ended, t.state, t.code, t.sync = s.sched.Now(), j.State, j.ErrorCode, j.Recognition == job.RecognitionSync
 	s.ended++
 	return nil
 }

@@ -32,11 +32,11 @@ func onlyJob(t *testing.T, s *sim) *tracked {
 // The store calls of one step, at their round trip, are well under this.
 const storeMargin = 500 * time.Millisecond
 
-// A voice note alone is passed through, submitted after its probe and
-// checked every second in the call that took it: it ends within a second
-// of its recognition (30 s of audio: 5 s and the fixed 3 s).
+// A voice note alone, with synchronous recognition off, is submitted after
+// its probe and checked every second in the call that took it: it ends
+// within a second of its recognition (30 s of audio: 5 s and the fixed 3 s).
 func TestAVoiceNoteEndsInItsIngestCall(t *testing.T) {
-	s, r := run(t, Config{Recordings: []Recording{{Class: "voice", Duration: 30 * time.Second, Voice: true}}})
+	s, r := run(t, Config{NoSync: true, Recordings: []Recording{{Class: "voice", Duration: 30 * time.Second, Voice: true}}})
 	j := onlyJob(t, s)
 	require.Equal(t, 1, r.Done)
 	subs := s.rec.Submissions()
@@ -48,6 +48,45 @@ func TestAVoiceNoteEndsInItsIngestCall(t *testing.T) {
 	require.Equal(t, map[string]int{"ingest": 1}, r.Calls, "the timer found nothing to do")
 	require.Equal(t, 1, r.Requests)
 	require.Equal(t, r.P50, j.ended.Sub(j.submitted))
+}
+
+// A voice note of 20 s alone is recognized synchronously in the call that
+// took it: after its probe and conversion, one synchronous request that
+// answers in SyncFixed and a third of SyncPerMinute, and no asynchronous
+// request.
+func TestAShortVoiceNoteIsAnsweredSynchronously(t *testing.T) {
+	s, r := run(t, Config{Recordings: []Recording{{Class: "voice", Duration: 20 * time.Second, Voice: true}}})
+	j := onlyJob(t, s)
+	require.Equal(t, 1, r.Done)
+	require.Equal(t, 1, r.SyncJobs)
+	require.True(t, j.sync)
+	require.Zero(t, r.Requests, "no asynchronous request")
+	syncs := s.rec.SyncRequests()
+	require.Len(t, syncs, 1)
+	require.GreaterOrEqual(t, syncs[0].Sub(j.submitted), s.cfg.ProbeTime, "sent after its probe")
+	answered := syncs[0].Add(s.cfg.SyncFixed + s.cfg.SyncPerMinute/3)
+	require.False(t, j.ended.Before(answered))
+	require.Less(t, j.ended.Sub(answered), storeMargin, "done when the answer came")
+	require.Equal(t, map[string]int{"ingest": 1}, r.Calls)
+}
+
+// 30 voice notes of 10 s arriving in the same instant, with 40 call
+// slots: the pipeline's pacing sends 20 synchronously in that second and
+// the rest the asynchronous way, so SpeechKit never refuses one, and all
+// end done.
+func TestTheSynchronousDoorKeepsTwentyASecond(t *testing.T) {
+	var recs []Recording
+	for range 30 {
+		recs = append(recs, Recording{Class: "voice", Duration: 10 * time.Second, Voice: true})
+	}
+	_, r := run(t, Config{Recordings: recs, CallSlots: 40, ProbeTime: time.Millisecond})
+	require.Equal(t, 30, r.Done)
+	require.Equal(t, 20, r.SyncJobs)
+	require.Equal(t, 20, r.SyncRequests)
+	require.Equal(t, 10, r.SyncHeld, "past the second's 20, asynchronous")
+	require.Equal(t, 10, r.Requests)
+	require.Zero(t, r.SyncRefused)
+	require.LessOrEqual(t, r.PeakSyncSecond, 20)
 }
 
 // An hour recognized in one piece is converted at ConvertSpeed, then
@@ -91,7 +130,7 @@ func TestALoadKeepsThePlatformsLimits(t *testing.T) {
 		{Name: "voice", Share: 24.0 / 25, Min: 5 * time.Second, Max: time.Minute, Voice: true},
 		{Name: "long", Share: 1.0 / 25, Min: 20 * time.Minute, Max: 20 * time.Minute},
 	}, 25, time.Minute, 7)
-	cfg := Config{Mode: Pieces, Recordings: recs, RequestsPerHour: 70, CallSlots: 3, ChecksPerSecond: 1000}
+	cfg := Config{Mode: Pieces, Recordings: recs, RequestsPerHour: 70, CallSlots: 3, ChecksPerSecond: 1000, NoSync: true}
 	s, r := run(t, cfg)
 
 	require.Equal(t, 25, r.Done)
@@ -132,7 +171,7 @@ func TestMixedKeepsItsShares(t *testing.T) {
 		require.LessOrEqual(t, rec.Duration, c.Max)
 		require.Equal(t, c.Voice, rec.Voice)
 	}
-	require.Equal(t, map[string]int{"voice ≤1 min": 700, "1–5 min": 150, "5–30 min": 120, "1–3 h": 30}, count)
+	require.Equal(t, map[string]int{"voice ≤30 s": 318, "voice 30 s–1 min": 382, "1–5 min": 150, "5–30 min": 120, "1–3 h": 30}, count)
 	require.Equal(t, recs, Mixed(DefaultMix, 1000, time.Minute, 1), "the same seed, the same load")
 	require.NotEqual(t, recs, Mixed(DefaultMix, 1000, time.Minute, 2))
 }

@@ -7,6 +7,7 @@ import (
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/quota"
+	"transcriber/internal/speechkit"
 	"transcriber/internal/spend"
 )
 
@@ -88,6 +89,13 @@ type Config struct {
 	// MaxInFlight, the audio against Limits; nil (most tests) turns all of
 	// it off.
 	Counters quota.Counters
+	// SyncMaxDuration is the longest recording of a fast job
+	// (job.PriorityFast) recognized synchronously, in one request
+	// (SPEECHKIT_SYNC_MAX_DURATION); 0 turns synchronous recognition off,
+	// and more than speechkit.MaxSyncDuration is taken as that. It has no
+	// default here: the service's configuration gives
+	// speechkit.MaxSyncDuration.
+	SyncMaxDuration time.Duration
 	// Limits are the audio limits (package spend): a job's seconds are
 	// reserved against its payer's day and the installation's month after
 	// the probe, and a job that would pass one fails as quota_exceeded
@@ -160,6 +168,7 @@ func (c Config) withDefaults() Config {
 	if c.PollBatch == 0 {
 		c.PollBatch = 10
 	}
+	c.SyncMaxDuration = min(max(c.SyncMaxDuration, 0), speechkit.MaxSyncDuration)
 	def(&c.JobRetention, DefaultJobRetention)
 	if c.Policy.MaxAttempts == 0 {
 		c.Policy = job.DefaultPolicy

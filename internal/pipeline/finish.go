@@ -13,7 +13,9 @@ import (
 // Finish (transcribe → done): every piece's result, each held within its
 // piece and shifted by its start, joined into one transcript with its
 // speakers and summary, written to results/<job_id>.json; the job is
-// saved done and its ending settled (settle.go).
+// saved done and its ending settled (settle.go). A synchronous
+// recognition, whose answer is the transcript, ends the same way
+// (finishWith).
 
 // finish writes the transcript of claimed job j, whose recognitions are
 // all done, saves it done, and settles its ending.
@@ -38,25 +40,34 @@ func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
 		nameSpeakers(&part, j.Features)
 		t.Append(part, sg.StartMs)
 	}
-	was := j
 	t.Summary, j.Features.SummaryMissing = p.summaryOf(j, t, summaries)
+	_, err := p.finishWith(ctx, j, t)
+	return err
+}
+
+// finishWith writes t as claimed job j's transcript, saves j done and
+// settles its ending, and returns j as saved; on failure, j as the caller
+// had it, claim included.
+func (p *Pipeline) finishWith(ctx context.Context, j job.Job, t transcript.Transcript) (job.Job, error) {
 	var body bytes.Buffer
 	if err := transcript.Render(&body, t, transcript.JSON); err != nil {
-		return fmt.Errorf("render transcript: %w", err)
+		return j, fmt.Errorf("render transcript: %w", err)
 	}
 	if err := p.Objects.Put(ctx, job.ResultKey(j.ID), body.Bytes(), transcript.JSON.ContentType()); err != nil {
-		return err
+		return j, err
 	}
+	was := j
 	j.State = job.Done
 	j.ErrorCode, j.ErrorMessage = "", ""
 	done, err := p.save(ctx, j, job.Next{})
 	if err != nil {
-		return err
+		return was, err
 	}
 	p.jobLog(done).InfoContext(ctx, "transcript written", "utterances", len(t.Utterances), "no_speech", t.Empty(),
-		"summary", t.Summary != nil, "summary_missing", done.Features.SummaryMissing)
+		"summary", t.Summary != nil, "summary_missing", done.Features.SummaryMissing, "recognition", string(done.Recognition),
+		"billed_seconds", spend.JobBilled(done))
 	p.ended(ctx, was, done)
-	return nil
+	return done, nil
 }
 
 // nameSpeakers sets each utterance's speaker when the job asked for them:

@@ -12,9 +12,10 @@ import (
 )
 
 // The upload event: Uploaded claims the object's job and walks it forward
-// through the stages that follow an upload — accept, prepare, submit (each
-// piece admitted first), and, for a short recording, its first checks —
-// saving after each while it keeps its claim. The timer's sweep walks the
+// through the stages that follow an upload — accept, prepare, for a short
+// fast job synchronous recognition (which ends it done in the call),
+// submit (each piece admitted first), and, for a short recording, its
+// first checks — saving after each while it keeps its claim. The timer's sweep walks the
 // ingest work it takes back the same way (ingest).
 
 // Uploaded handles an object created under sources/: it claims the object's
@@ -75,12 +76,16 @@ func (p *Pipeline) runIngest(ctx context.Context, j job.Job, inline bool) (job.J
 			return j, err
 		}
 	}
+	var audio []byte // a short fast job's audio, made in this call
 	if j.State == job.Created {
-		if j, err = p.prepare(ctx, j); err != nil {
+		if j, audio, err = p.prepare(ctx, j); err != nil {
 			return j, err
 		}
 	}
 	if j.State == job.Converted {
+		if j, err = p.recognizeSync(ctx, j, audio); err != nil || j.State == job.Done {
+			return j, err
+		}
 		if j, err = p.submit(ctx, j); err != nil {
 			return j, err
 		}

@@ -13,6 +13,9 @@
 //	              due, and the ingest work its sweep takes back
 //	accept.go     accept the upload: awaiting_upload → created
 //	prepare.go    plan and convert, the audio reserved: created → converted
+//	recognize_sync.go
+//	              a short fast job in one synchronous request, done in
+//	              the call: converted → transcribe → done
 //	admit.go      admit a recognition: ask the admission, or wait for it
 //	submit.go     submit the pieces that wait: converted → transcribe
 //	check.go      check the recognitions in flight
@@ -22,14 +25,16 @@
 //	housekeep.go  remove what is past its retention
 //
 // A stage goes on to the next through that stage's entry (accept,
-// prepare, admit, submit and submitWaiting, check and checkSoon, finish,
-// settle, ended and purgeIfDeleted), never through another stage's
+// prepare, recognizeSync, admit, submit and submitWaiting, check and
+// checkSoon, finish and finishWith, settle, ended and purgeIfDeleted),
+// never through another stage's
 // helpers; what they share is in this file, ports.go and config.go
 // (stages_test.go holds that). What a recognition takes and gives back —
 // the payer's audio, the recognizer's request window, a place in flight,
 // a place among the payer's unfinished jobs — is counted by one type,
-// admission.Admission: asked before a submission (admit.go), told when a
-// piece's recognition is over (check.go) and when a job ended (settle.go).
+// admission.Admission: asked before a submission (admit.go) and before a
+// synchronous request (recognize_sync.go), told when a piece's recognition
+// is over (check.go) and when a job ended (settle.go).
 package pipeline
 
 import (
@@ -50,9 +55,13 @@ type Deps struct {
 	Objects    Objects
 	Media      Media
 	Recognizer Recognizer
-	Notifier   Notifier     // optional
-	Clock      clock.Clock  // default clock.System()
-	Log        *slog.Logger // default slog.Default()
+	// SyncRecognizer answers short recordings in one request (optional:
+	// without it, or with Config.SyncMaxDuration 0, every job is
+	// recognized asynchronously).
+	SyncRecognizer SyncRecognizer
+	Notifier       Notifier     // optional
+	Clock          clock.Clock  // default clock.System()
+	Log            *slog.Logger // default slog.Default()
 	// Sleep waits for d or until ctx ends; the default waits on a timer.
 	// Tests that hold the clock still pass one that moves it.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -145,6 +154,24 @@ func inFlight(j job.Job) int {
 		}
 	}
 	return n
+}
+
+// quick reports whether claimed job j, as long as j.DurationMs says, is
+// one to recognize synchronously (recognize_sync.go): a fast job of at
+// most SyncMaxDuration that asks for nothing the synchronous API does not
+// give (speakers, a summary, language detection) and was not tried that
+// way before, on an installation that has the synchronous API. prepare
+// asks it to make such a job's audio one channel, in memory; the
+// synchronous stage asks it again with the length the audio really has.
+func (p *Pipeline) quick(j job.Job) bool {
+	lang := j.Language
+	if lang == "" {
+		lang = p.cfg.DefaultLanguage
+	}
+	return p.SyncRecognizer != nil && p.cfg.SyncMaxDuration > 0 && j.Fast() &&
+		!j.Features.Speakers && !j.Features.Summary && lang != speechkit.AutoLanguage &&
+		j.Recognition == "" && j.DurationMs > 0 &&
+		time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.SyncMaxDuration
 }
 
 // waitingForSlot reports whether j has pieces not yet submitted.

@@ -36,6 +36,9 @@ type Media interface {
 	// long as SpeechKit takes (ffmpeg.Media.PlanFor).
 	PlanFor(p ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error)
 	Convert(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error
+	// ConvertMono is Convert with every channel mixed down to one: what
+	// synchronous recognition takes (ffmpeg.Media.ConvertMono).
+	ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error)
 	// Split converts a plan of several pieces in one pass, cutting each
 	// near its planned place where nobody speaks, and hands over each
 	// piece, in order, with where it really starts and how long it is.
@@ -48,6 +51,14 @@ type Recognizer interface {
 	Check(ctx context.Context, operationID string) (done bool, err error)
 	Result(ctx context.Context, operationID string) (transcript.Transcript, error)
 	Delete(ctx context.Context, operationID string) error
+}
+
+// SyncRecognizer is the speech recognizer's synchronous API: a short
+// recording in one request, its text in the answer
+// (speechkit.Client.RecognizeSync). Its errors are the client's; whatever
+// the error, the recording can still be recognized asynchronously.
+type SyncRecognizer interface {
+	RecognizeSync(ctx context.Context, r speechkit.SyncRequest) (speechkit.SyncResult, error)
 }
 
 // Notifier hears about jobs that move and end: the Telegram bot edits its

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,44 +17,60 @@ import (
 
 // Plan and convert (created → converted): the source is probed, its
 // length reserved against the spend limits, and the audio made: converted
-// to OGG/Opus in one piece or several, metered on its way to storage.
+// to OGG/Opus in one piece or several, metered on its way to storage. A
+// fast job short enough for synchronous recognition gets its one piece
+// mixed down to one channel and made in memory, so the call can send it
+// at once (recognize_sync.go).
 
 // prepare probes the source and makes the audio the recognizer takes:
-// converted pieces streamed from ffmpeg to storage.
-func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
+// converted pieces streamed from ffmpeg to storage. For a job that may be
+// recognized synchronously (quick) it also returns that audio, as stored;
+// nil for any other.
+func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, []byte, error) {
 	src, err := p.Objects.PresignGet(ctx, job.AcceptedKey(j.ID), p.cfg.SourceURLTTL)
 	if err != nil {
-		return j, err
+		return j, nil, err
 	}
 	probe, err := p.Media.Probe(ctx, src)
 	if err != nil {
-		return j, err
+		return j, nil, err
 	}
 	// SpeechKit labels speakers and summarizes file by file: a job that
 	// asks for either is not cut into short pieces.
 	parallel := !j.Features.Speakers && !j.Features.Summary
 	plan, err := p.Media.PlanFor(probe, parallel)
 	if err != nil {
-		return j, err
+		return j, nil, err
 	}
 	if parallel && len(plan.Segments) > 1 && !p.admission.RoomForPieces(ctx, len(plan.Segments)) {
 		if plan, err = p.Media.PlanFor(probe, false); err != nil {
-			return j, err
+			return j, nil, err
 		}
 		p.jobLog(j).InfoContext(ctx, "the request quota's window is over half used; the recording goes in as few pieces as it can",
 			"segments", len(plan.Segments))
 	}
 	j.DurationMs = probe.DurationMs
 	// What is submitted is the first audio stream, converted with mono
-	// kept mono and more than two channels made stereo.
+	// kept mono and more than two channels made stereo; for synchronous
+	// recognition, which takes one channel, every channel mixed into one.
+	quick := len(plan.Segments) == 1 && p.quick(j)
 	if len(probe.Audio) > 0 {
 		j.Features.Channels = min(probe.Audio[0].Channels, 2)
 	}
-	if j, err = p.reserve(ctx, j); err != nil {
-		return j, err
+	if quick {
+		j.Features.Channels = 1
 	}
-	if j.Segments, err = p.makeAudio(ctx, j, src, plan); err != nil {
-		return j, err
+	if j, err = p.reserve(ctx, j); err != nil {
+		return j, nil, err
+	}
+	var audio []byte
+	if quick {
+		j.Segments, audio, err = p.makeQuickAudio(ctx, j, src, plan)
+	} else {
+		j.Segments, err = p.makeAudio(ctx, j, src, plan)
+	}
+	if err != nil {
+		return j, nil, err
 	}
 	// From here the job's length is what its audio holds, as counted on
 	// its way to storage: what is shown, billed and submitted; its
@@ -65,10 +82,10 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, error) {
 		"segments", len(j.Segments), "container", plan.Container, "probe_container", probe.Container)
 	j.State = job.Converted
 	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
-		return j, err
+		return j, nil, err
 	}
 	p.admission.Release(ctx, reserved, &j)
-	return j, nil
+	return j, audio, nil
 }
 
 // audioMs is the audio of segs, in milliseconds.
@@ -141,6 +158,33 @@ func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ff
 		return nil, fmt.Errorf("the recording was split into no pieces")
 	}
 	return segs, nil
+}
+
+// makeQuickAudio makes the one piece of a job that may be recognized
+// synchronously: the plan's one segment of the source at src converted
+// with every channel mixed into one, what the synchronous API takes,
+// into memory through the meter (so its length is counted, and stops at
+// what j may submit, as for every recording), then stored as the piece's
+// audio. It returns the segment and the audio. The bytes sent
+// synchronously are the bytes stored, and the piece goes the asynchronous
+// way as it is if the synchronous API refuses it. Memory is bounded by
+// the allowance: at most SPEECHKIT_SYNC_MAX_DURATION and a second of
+// Opus at the conversion's bit rate (about 125 KB at 32 kbit/s).
+func (p *Pipeline) makeQuickAudio(ctx context.Context, j job.Job, src string, plan ffmpeg.Plan) ([]job.Segment, []byte, error) {
+	sg := plan.Segments[0]
+	m := &oggopus.Meter{LimitMs: admission.AudioAllowance(j, 1)}
+	var audio bytes.Buffer
+	// The meter first: audio past the allowance is refused before it is
+	// kept.
+	_, err := p.Media.ConvertMono(ctx, src, sg, io.MultiWriter(m, &audio))
+	if err = metered(err, m); err != nil {
+		return nil, nil, err
+	}
+	key := job.AudioKey(j.ID, 0)
+	if err := p.Objects.Put(ctx, key, audio.Bytes(), "audio/ogg"); err != nil {
+		return nil, nil, err
+	}
+	return []job.Segment{{Seq: 0, StartMs: sg.StartMs, DurationMs: m.Ms(), Container: plan.Container, AudioKey: key}}, audio.Bytes(), nil
 }
 
 // metered is err from a conversion or upload through m, with the meter's

@@ -21,7 +21,8 @@ var errInlineTooBig = errs.New(errs.Permanent, "too_large_for_inline", "the audi
 
 // submit starts a recognition for each segment not yet submitted, saving
 // each operation id as soon as it exists, so a crash after a submission does
-// not submit that segment again.
+// not submit that segment again. j is converted, or in transcribe after a
+// synchronous try that did not answer (recognize_sync.go).
 func (p *Pipeline) submit(ctx context.Context, j job.Job) (job.Job, error) {
 	j, err := p.submitWaiting(ctx, j)
 	if err != nil {
@@ -107,7 +108,10 @@ func (p *Pipeline) recognize(ctx context.Context, j job.Job, i int, req speechki
 	if err != nil {
 		return j, err
 	}
+	// The job is recognized asynchronously from here, a fast one too: a
+	// synchronous try recorded before is over, and the store keeps async.
 	j.Segments[i].OperationID = op
+	j.Recognition = job.RecognitionAsync
 	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
 		return j, err
 	}

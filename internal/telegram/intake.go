@@ -201,12 +201,11 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	if byLink {
 		window = b.cfg.LinkWindow
 	}
-	j, created, err := b.create(ctx, m, job.Draft{
+	d := job.Draft{
 		Source:            job.SourceTelegram,
 		OwnerID:           ownerID(m.Chat.ID),
 		ChargedTo:         chargedTo,
 		Language:          chat.Language,
-		Priority:          priorityOf(chat),
 		Speakers:          chat.Has(botstate.FeatureSpeakers),
 		Summary:           chat.Has(botstate.FeatureSummary) && b.cfg.Summaries,
 		Filename:          med.Filename,
@@ -215,7 +214,9 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		TelegramChatID:    m.Chat.ID,
 		TelegramMessageID: int64(m.ID),
 		UploadWindow:      window,
-	})
+	}
+	d.Priority = draftPriority(chat, d)
+	j, created, err := b.create(ctx, m, d)
 	if errs.CodeOf(err) == spend.CodeTooManyActive {
 		b.Log.InfoContext(ctx, "refused a job: the user has the most unfinished jobs allowed", "user_id", payer, "chat_id", m.Chat.ID)
 		// Said as a reply, not as the status: the message's status stays
@@ -257,6 +258,23 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		return nil
 	}
 	return b.fetch(ctx, j, med, file)
+}
+
+// draftPriority is the priority of a recording made into draft d in a
+// chat: deferred under /mode deferred; otherwise fast, so that a short one
+// is recognized synchronously and answered in the call that takes it (the
+// pipeline decides by the length of the audio it made, up to
+// SPEECHKIT_SYNC_MAX_DURATION, and treats a longer one as normal), unless
+// the chat asked for speakers or a summary, which synchronous recognition
+// does not give; then normal.
+func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
+	switch p := priorityOf(chat); {
+	case p == job.PriorityDeferred:
+		return p
+	case d.Speakers || d.Summary:
+		return job.PriorityNormal
+	}
+	return job.PriorityFast
 }
 
 // create makes the job of message m from d, or finds the one made for it

@@ -38,7 +38,7 @@ func TestModeSetsTheChatsPriority(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.post(telegramtest.Voice(7, user, 12, "f2", 5, "en")))
 	for _, j := range h.jobsOf(user) {
 		if j.TelegramMessageID == 12 {
-			require.Equal(t, job.PriorityNormal, j.Priority)
+			require.Equal(t, job.PriorityFast, j.Priority, "normal mode: quick when short enough")
 		}
 	}
 }

@@ -1,0 +1,150 @@
+package app_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/job"
+)
+
+// voiceSyncGoalMs is the goal for a voice note answered by synchronous
+// recognition.
+const voiceSyncGoalMs = 300
+
+// BenchmarkVoiceSyncOverhead measures what the service adds to a Telegram
+// voice note answered by synchronous recognition: from the webhook call to
+// the transcript's arrival at the Bot API, with a synchronous recognizer
+// (speechkittest's REST endpoint) that answers at once. The path is
+// BenchmarkVoiceOverhead's, with synchronous recognition on as shipped:
+// the telegram function's handler takes the update, posts the status
+// message and streams the file into Object Storage; the ingest function's
+// handler claims the job, accepts and pins the upload, probes it,
+// reserves the audio, converts it to one channel of OGG/Opus in memory
+// through the audio meter and stores it, takes a place in the second's
+// synchronous quota, records the try, sends the one request, stores the
+// transcript, saves the job done and edits the status message into the
+// transcript. No submission, no wait, no check.
+//
+// Not included, as in BenchmarkVoiceOverhead: the platform's part, the
+// network to each service, and the recognition itself.
+//
+// It reports the median of voiceRounds voice notes, in ms:
+//
+//   - voice-sync-overhead-ms: the whole, against goal-ms;
+//   - download-ms: from getFile's arrival at the Bot API to the source
+//     object stored;
+//   - probe-ms: ffprobe through a presigned URL, and the plan;
+//   - convert-ms: the conversion to one channel, in memory;
+//   - sync-ms: the synchronous request, sent and answered;
+//   - send-ms: from the job saved done to the transcript's arrival at the
+//     Bot API;
+//   - other-ms: the rest: the webhook's job and status message, the claim,
+//     accepting and pinning the upload, the reservation, storing the
+//     audio, the quota's counter, the saves, storing the transcript.
+func BenchmarkVoiceSyncOverhead(b *testing.B) {
+	tools := benchTools(b)
+	vb := newVoiceBench(b, tools, true)
+	voice := voiceNote(b, tools)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var got []syncPhases
+		for r := 0; r < voiceRounds; r++ {
+			start, marks := vb.round(voice, fmt.Sprintf("bench-sync-%d-%d", i, r), job.RecognitionSync)
+			got = append(got, syncPhasesOf(b, start, marks))
+		}
+		m := syncMedians(got)
+		b.ReportMetric(ms(m.total), "voice-sync-overhead-ms")
+		b.ReportMetric(voiceSyncGoalMs, "goal-ms")
+		b.ReportMetric(ms(m.download), "download-ms")
+		b.ReportMetric(ms(m.probe), "probe-ms")
+		b.ReportMetric(ms(m.convert), "convert-ms")
+		b.ReportMetric(ms(m.sync), "sync-ms")
+		b.ReportMetric(ms(m.send), "send-ms")
+		b.ReportMetric(ms(m.other), "other-ms")
+		b.Logf("a voice note answered synchronously, median of %d: %.0f ms, of which probe %.0f ms and conversion %.0f ms",
+			voiceRounds, ms(m.total), ms(m.probe), ms(m.convert))
+	}
+}
+
+// syncPhases is where one synchronously answered voice note's time went
+// (see BenchmarkVoiceSyncOverhead).
+type syncPhases struct {
+	total, download, probe, convert, sync, send, other time.Duration
+}
+
+// syncPhasesOf reads the phases off a voice note's timeline, which starts
+// at the webhook call. It fails the run if anything was submitted or
+// checked: the note must have gone in one synchronous request.
+func syncPhasesOf(b *testing.B, start time.Time, marks []mark) syncPhases {
+	b.Helper()
+	find := func(what string) (mark, int) {
+		var first mark
+		n := 0
+		for _, m := range marks {
+			if m.what == what {
+				if n == 0 {
+					first = m
+				}
+				n++
+			}
+		}
+		return first, n
+	}
+	sum := func(what string) time.Duration {
+		var d time.Duration
+		for _, m := range marks {
+			if m.what == what {
+				d += m.end.Sub(m.start)
+			}
+		}
+		return d
+	}
+	for _, what := range []string{"submit", "check", "wait"} {
+		_, n := find(what)
+		require.Zero(b, n, "a voice note answered synchronously has no %q", what)
+	}
+	getFile, n := find("botapi getFile")
+	require.Equal(b, 1, n)
+	stored, _ := find("stored")
+	syncCall, n := find("sync")
+	require.Equal(b, 1, n, "one synchronous request")
+	done, n := find("save-done")
+	require.Equal(b, 1, n)
+	deliver, n := find("deliver")
+	require.Equal(b, 1, n)
+	require.True(b, syncCall.end.Before(done.end), "the job was saved done after the answer")
+	require.True(b, done.end.Before(deliver.start), "the transcript was sent after the job was saved done")
+
+	var p syncPhases
+	p.total = deliver.start.Sub(start)
+	p.download = stored.end.Sub(getFile.start)
+	p.probe = sum("probe")
+	p.convert = sum("convert")
+	p.sync = sum("sync")
+	p.send = deliver.start.Sub(done.end)
+	p.other = p.total - p.download - p.probe - p.convert - p.sync - p.send
+	return p
+}
+
+// syncMedians is each phase's median over ps.
+func syncMedians(ps []syncPhases) syncPhases {
+	pick := func(f func(syncPhases) time.Duration) time.Duration {
+		ds := make([]time.Duration, len(ps))
+		for i, p := range ps {
+			ds[i] = f(p)
+		}
+		return median(ds)
+	}
+	return syncPhases{
+		total:    pick(func(p syncPhases) time.Duration { return p.total }),
+		download: pick(func(p syncPhases) time.Duration { return p.download }),
+		probe:    pick(func(p syncPhases) time.Duration { return p.probe }),
+		convert:  pick(func(p syncPhases) time.Duration { return p.convert }),
+		sync:     pick(func(p syncPhases) time.Duration { return p.sync }),
+		send:     pick(func(p syncPhases) time.Duration { return p.send }),
+		other:    pick(func(p syncPhases) time.Duration { return p.other }),
+	}
+}

@@ -1,0 +1,81 @@
+package admission_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/pipeline/admission"
+	"transcriber/internal/speechkit"
+)
+
+// The synchronous door's part of the contract: a synchronous recognition
+// takes its audio as any recognition does and a place in the second's
+// synchronous quota, and nothing of the asynchronous quota or of the
+// places in flight; past the second's 20 it is refused until the next
+// second, with nothing taken.
+func TestTakeSync(t *testing.T) {
+	syncSecond := func(e *env) int64 { return e.used(speechkit.SyncQuotaKey, e.clk.Now().Truncate(time.Second)) }
+
+	t.Run("takes a place of the second, no request and no place in flight", func(t *testing.T) {
+		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
+		j := e.made(a, 1)
+		require.NoError(t, a.TakeSync(e.ctx, j))
+		require.Equal(t, int64(1), syncSecond(e))
+		require.Zero(t, e.requests(), "the asynchronous quota is SpeechKit's other door")
+		require.Zero(t, e.inFlight(flight), "nothing is left running")
+		require.Equal(t, int64(10), e.audio(), "the audio is reserved as for any recognition")
+	})
+
+	t.Run("past 20 in a second it is refused until the next", func(t *testing.T) {
+		e, a := newEnv(t, admission.Config{})
+		j := e.made(a, 1)
+		for range speechkit.SyncRequestsPerSecond {
+			require.NoError(t, a.TakeSync(e.ctx, j))
+		}
+		r := refusal(t, a.TakeSync(e.ctx, j))
+		require.Equal(t, admission.SyncRequests, r.Resource)
+		require.Equal(t, start.Add(time.Second), r.Until)
+		require.Equal(t, int64(speechkit.SyncRequestsPerSecond), syncSecond(e), "a refusal takes nothing")
+
+		e.clk.Advance(time.Second)
+		require.NoError(t, a.TakeSync(e.ctx, j))
+		require.Equal(t, int64(1), syncSecond(e))
+	})
+
+	t.Run("audio past the reservation is refused for good, before a place is taken", func(t *testing.T) {
+		e, a := newEnv(t, admission.Config{})
+		j := e.made(a, 1)
+		j.Segments[0].DurationMs = 12_000 // 10 s reserved and a second a piece
+		r := refusal(t, a.TakeSync(e.ctx, j))
+		require.Equal(t, admission.Audio, r.Resource)
+		require.Equal(t, admission.CodeOverReserved, errs.CodeOf(r))
+		require.Zero(t, syncSecond(e))
+	})
+
+	t.Run("a failed counter is an error, not a refusal", func(t *testing.T) {
+		e, _ := newEnv(t, admission.Config{})
+		a := admission.New(admission.Config{Counters: failing{Counters: e.counters, key: speechkit.SyncQuotaKey}, Clock: e.clk})
+		j := job.Job{ID: "j", ChargedTo: payer, State: job.Converted, DurationMs: 5_000,
+			Segments: []job.Segment{{DurationMs: 5_000}}, ReservedSeconds: 5}
+		err := a.TakeSync(e.ctx, j)
+		require.Error(t, err)
+		var r *admission.Refused
+		require.NotErrorAs(t, err, &r)
+	})
+
+	t.Run("audio sent synchronously stays counted whatever the end", func(t *testing.T) {
+		e, a := newEnv(t, admission.Config{})
+		for _, state := range []job.State{job.Done, job.Failed, job.Dead} {
+			j := e.made(a, 1)
+			require.NoError(t, a.TakeSync(e.ctx, j))
+			j.State = job.Transcribe // recorded before the request, as the pipeline does
+			end(e.ctx, a, j, state)
+		}
+		require.Equal(t, int64(30), e.audio(), "what may have reached the recognizer is paid for")
+		require.Zero(t, e.active(), "each job's place among the unfinished went back")
+	})
+}

@@ -1,0 +1,113 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/pipeline/admission"
+	"transcriber/internal/speechkit"
+)
+
+// Recognize synchronously (converted → transcribe → done, in the call
+// that made the audio): a fast job's short recording goes to SpeechKit's
+// synchronous API in one request, and the text it answers is the
+// transcript, with no submission, no poll and no place in flight. What is
+// sent is the piece prepare made and metered, mixed down to one channel;
+// the admission checks its audio against the reservation and takes a
+// place in the synchronous quota's second (admission.TakeSync), never a
+// request of the asynchronous quota. Anything that stops it — no place
+// in the second, a refusal, a time-out, a transport error, a file the API
+// does not take — sends the job the asynchronous way (submit.go), once,
+// and no failure is reported.
+//
+// The try is recorded on the job before the request (transcribe,
+// recognition sync), so a call that crashes after it, or whose save of
+// the answer fails, leaves a job that the poll function's checks submit
+// asynchronously: a redelivered event finds the job past ingest and does
+// nothing, so no job gets two transcripts, and at most one recognition
+// more than it needed.
+
+// recognizeSync recognizes claimed job j, converted, synchronously when it
+// is one to (quick, one piece of one channel) and returns it done. audio is
+// the piece as prepare made it in this call, or nil (a retried ingest),
+// when it is read from storage. A job that is not one to, or whose try
+// did not answer, comes back not done (converted, or transcribe after a
+// try) for submit; the only errors are those that end the attempt: audio
+// beyond the reservation, a save that failed, and the call's own end.
+func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (job.Job, error) {
+	if len(j.Segments) != 1 || !j.Features.Mono() || !p.quick(j) {
+		return j, nil
+	}
+	log := p.jobLog(j)
+	if audio == nil {
+		var err error
+		if audio, err = p.readSyncAudio(ctx, j.Segments[0].AudioKey); err != nil {
+			log.WarnContext(ctx, "the audio could not be read for synchronous recognition; the job goes the asynchronous way",
+				"error", err.Error(), "code", errs.CodeOf(err))
+			return j, nil
+		}
+	}
+	err := p.admission.TakeSync(ctx, j)
+	var refused *admission.Refused
+	switch {
+	case errors.As(err, &refused) && refused.Resource == admission.SyncRequests:
+		log.InfoContext(ctx, "the synchronous requests of this second are taken; the job goes the asynchronous way",
+			"per_second", speechkit.SyncRequestsPerSecond)
+		return j, nil
+	case errors.As(err, &refused):
+		return j, err // audio beyond the reservation: the job fails
+	case err != nil:
+		log.WarnContext(ctx, "the synchronous quota could not be counted; the job goes the asynchronous way", "error", err.Error())
+		return j, nil
+	}
+	// The try, recorded before the request: if this call ends without
+	// saving the answer, the job comes back in transcribe, tried, and is
+	// submitted asynchronously.
+	j.State, j.Recognition = job.Transcribe, job.RecognitionSync
+	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
+		return j, err
+	}
+	lang := j.Language
+	if lang == "" {
+		lang = p.cfg.DefaultLanguage
+	}
+	res, err := p.SyncRecognizer.RecognizeSync(ctx, speechkit.SyncRequest{
+		Audio: audio, Format: speechkit.SyncOggOpus, DurationMs: j.DurationMs, Language: lang,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return j, ctx.Err() // the call is ending; the next attempt goes asynchronous
+		}
+		p.jobLog(j).InfoContext(ctx, "synchronous recognition did not answer; the job goes the asynchronous way",
+			"code", errs.CodeOf(err), "error", err.Error())
+		j.Recognition = job.RecognitionAsync
+		return j, nil
+	}
+	j.Segments[0].Done = true
+	j.BilledSeconds = res.BilledSeconds
+	t := res.Transcript()
+	t.Language = lang
+	return p.finishWith(ctx, j, t)
+}
+
+// readSyncAudio reads a piece's audio from storage for synchronous
+// recognition, up to the synchronous API's size: a larger piece is no
+// piece for it.
+func (p *Pipeline) readSyncAudio(ctx context.Context, key string) ([]byte, error) {
+	r, err := p.Objects.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	audio, err := io.ReadAll(io.LimitReader(r, speechkit.MaxSyncBytes+1))
+	if err != nil {
+		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+	}
+	if len(audio) > speechkit.MaxSyncBytes {
+		return nil, errs.New(errs.Permanent, speechkit.CodeSyncUnfit, "the audio is over the synchronous API's size")
+	}
+	return audio, nil
+}

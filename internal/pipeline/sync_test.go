@@ -1,0 +1,475 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/job"
+	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/media/oggopus"
+	"transcriber/internal/pipeline"
+	"transcriber/internal/speechkit"
+	"transcriber/internal/speechkit/speechkittest"
+	"transcriber/internal/spend"
+	"transcriber/internal/transcript"
+)
+
+// syncMedia is a source of durationMs of audio with channels channels,
+// converted as one piece: Convert keeps its channels, ConvertMono mixes
+// them into one. It records which was asked.
+type syncMedia struct {
+	pipeline.Media
+	durationMs int64
+	channels   int
+	mu         sync.Mutex
+	mono       int
+	kept       int
+}
+
+func (m *syncMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
+	return ffmpeg.Probe{Container: "ogg", DurationMs: m.durationMs,
+		Audio: []ffmpeg.AudioStream{{Codec: "opus", Channels: m.channels, SampleRate: 48000}}}, nil
+}
+
+func (m *syncMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
+	return ffmpeg.Plan{Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
+}
+
+func (m *syncMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
+	m.mu.Lock()
+	m.kept++
+	m.mu.Unlock()
+	_, err := w.Write(oggopus.SynthChannels(seg.DurationMs, m.channels))
+	return err
+}
+
+func (m *syncMedia) ConvertMono(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
+	m.mu.Lock()
+	m.mono++
+	m.mu.Unlock()
+	_, err := w.Write(oggopus.SynthChannels(seg.DurationMs, 1))
+	return ffmpeg.Stats{}, err
+}
+
+// syncObjects keeps what is stored and gives it back.
+type syncObjects struct{ featureObjects }
+
+func (o *syncObjects) Get(_ context.Context, key string) (io.ReadCloser, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	body, ok := o.put[key]
+	if !ok {
+		return nil, errors.New("no such object: " + key)
+	}
+	return io.NopCloser(strings.NewReader(string(body))), nil
+}
+
+func (o *syncObjects) stored(key string) []byte {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.put[key]
+}
+
+// endedJobs records the jobs the notifier hears ended, and the states it
+// hears jobs move to.
+type endedJobs struct {
+	mu    sync.Mutex
+	ended map[string][]job.State
+	moved []job.State
+}
+
+func (n *endedJobs) Moved(_ context.Context, j job.Job) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.moved = append(n.moved, j.State)
+	return nil
+}
+
+func (n *endedJobs) Finished(_ context.Context, j job.Job) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ended == nil {
+		n.ended = map[string][]job.State{}
+	}
+	n.ended[j.ID] = append(n.ended[j.ID], j.State)
+	return nil
+}
+
+func (n *endedJobs) of(id string) []job.State {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ended[id]
+}
+
+// syncEnv is a pipeline on the embedded store and counters whose
+// recognizer is SpeechKit's client, both doors, against the in-process
+// fake: gRPC for the asynchronous one, the REST endpoint for the
+// synchronous one.
+type syncEnv struct {
+	*quotaEnv
+	sk      *speechkittest.Server
+	objects *syncObjects
+	media   *syncMedia
+	told    *endedJobs
+	p       *pipeline.Pipeline
+}
+
+// newSyncEnv's recordings are durationMs long with channels channels;
+// tune changes the client's configuration and the pipeline's.
+func newSyncEnv(t *testing.T, durationMs int64, channels int, tune ...func(*speechkit.Config, *pipeline.Config)) *syncEnv {
+	t.Helper()
+	e := &syncEnv{quotaEnv: newQuotaEnv(t), sk: speechkittest.Start(t), objects: &syncObjects{},
+		media: &syncMedia{durationMs: durationMs, channels: channels}, told: &endedJobs{}}
+	skc := e.sk.Config()
+	cfg := pipeline.Config{Counters: e.counters, RequestsPerHour: 500, MaxInFlight: 10,
+		Limits: spend.Limits{AudioPerDay: time.Hour}, SyncMaxDuration: speechkit.MaxSyncDuration}
+	for _, f := range tune {
+		f(&skc, &cfg)
+	}
+	client, err := speechkit.New(skc)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Close() })
+	e.p = pipeline.New(pipeline.Deps{
+		Store: e.st, Objects: e.objects, Media: e.media, Recognizer: client, SyncRecognizer: client, Notifier: e.told,
+		Clock: e.clk, Log: quiet(),
+		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
+	}, cfg)
+	return e
+}
+
+// accepted makes a job of the draft d whose source is accepted: ingest
+// takes it at the probe.
+func (e *syncEnv) accepted(t *testing.T, d job.Draft) job.Job {
+	t.Helper()
+	d.Source, d.OwnerID, d.ChargedTo, d.Filename, d.SizeBytes = job.SourceAPI, "o", "tok:a", "a.ogg", 10
+	j, err := e.st.Create(e.ctx, d)
+	require.NoError(t, err)
+	j, err = e.st.Claim(e.ctx, j.ID, job.Ingest)
+	require.NoError(t, err)
+	j.State = job.Created
+	j, err = e.st.Save(e.ctx, j, job.Next{})
+	require.NoError(t, err)
+	return j
+}
+
+// untilEnded runs the poll function as the timer would until j ended.
+func (e *syncEnv) untilEnded(t *testing.T, id string) job.Job {
+	t.Helper()
+	for i := 0; ; i++ {
+		j := e.get(t, id)
+		if j.State.Terminal() {
+			return j
+		}
+		require.Less(t, i, 50, "the job never ended: %+v", j)
+		e.clk.Set(j.NextRunAt)
+		_, err := e.p.Poll(e.ctx)
+		require.NoError(t, err)
+	}
+}
+
+func (e *syncEnv) result(t *testing.T, id string) transcript.Transcript {
+	t.Helper()
+	var tr transcript.Transcript
+	require.NoError(t, json.Unmarshal(e.objects.stored(job.ResultKey(id)), &tr))
+	return tr
+}
+
+// requireAsyncOnce checks a fast job that went the asynchronous way: done,
+// once, with no failure on it, from one asynchronous recognition.
+func (e *syncEnv) requireAsyncOnce(t *testing.T, j job.Job) {
+	t.Helper()
+	require.Equal(t, job.Done, j.State, "%s %s", j.ErrorCode, j.ErrorMessage)
+	require.Empty(t, j.ErrorCode, "nothing surfaces as a failure")
+	require.Equal(t, job.RecognitionAsync, j.Recognition)
+	require.Equal(t, 1, e.sk.RecognizeCalls(), "one asynchronous recognition")
+	require.Equal(t, []job.State{job.Done}, e.told.of(j.ID), "one transcript delivered")
+	require.Equal(t, "Привет мир.", e.result(t, j.ID).Utterances[0].Normal, "the asynchronous transcript")
+	require.Equal(t, int64(15), spend.JobBilled(j), "billed by the asynchronous rule")
+}
+
+// A fast job of 6 s of one channel is recognized in the call that took
+// its upload: one synchronous request carrying the audio stored for it,
+// no asynchronous one, nothing of the asynchronous quota or the places in
+// flight, and its text as the transcript over the whole audio, billed as
+// the answer said.
+func TestAFastShortJobIsRecognizedSynchronouslyInTheUploadsCall(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	e.sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
+		return speechkittest.SyncPlan{Text: "короткая заметка", BillingUnits: "30"}
+	})
+	j := e.accepted(t, job.Draft{Priority: job.PriorityFast, Language: "ru-RU"})
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Done, got.State, "done within the call: %s %s", got.ErrorCode, got.ErrorMessage)
+	require.Equal(t, job.RecognitionSync, got.Recognition)
+	require.Equal(t, int64(30), got.BilledSeconds, "the answer's YaCloud-Billing-Units")
+	require.Equal(t, int64(30), spend.JobBilled(got))
+	require.Zero(t, e.sk.RecognizeCalls(), "no asynchronous request")
+	calls := e.sk.SyncCalls()
+	require.Len(t, calls, 1)
+	require.Equal(t, http.StatusOK, calls[0].Status)
+	require.Equal(t, 1, calls[0].Channels)
+	require.Equal(t, int64(6_000), calls[0].DurationMs)
+	require.Equal(t, "ru-RU", calls[0].Query.Get("lang"))
+	require.Equal(t, e.objects.stored(job.AudioKey(j.ID, 0)), calls[0].Audio, "what is sent is what was made, metered and stored")
+	require.Equal(t, 1, e.media.mono, "mixed down to one channel")
+	require.Zero(t, e.media.kept)
+
+	tr := e.result(t, j.ID)
+	require.Equal(t, []transcript.Utterance{{StartMs: 0, EndMs: 6_000, Text: "короткая заметка", Normal: "короткая заметка"}}, tr.Utterances)
+	require.Equal(t, int64(30), tr.BilledSeconds)
+	require.Equal(t, "ru-RU", tr.Language)
+	require.Equal(t, []job.State{job.Done}, e.told.of(j.ID))
+	require.Empty(t, e.told.moved, "no progress between the upload and the transcript")
+
+	require.Equal(t, int64(1), e.used(t, speechkit.SyncQuotaKey, e.clk.Now().Truncate(time.Second)), "one place of the second")
+	require.Zero(t, e.used(t, "speechkit_requests", time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)), "none of the asynchronous quota")
+	require.Zero(t, e.used(t, "recognitions_in_flight", time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)), "no place in flight")
+	require.Equal(t, int64(6), e.dayUsed(t, "tok:a"), "its audio counted as any recognition's")
+
+	// A redelivered event finds the job done and does nothing.
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	require.Equal(t, 1, e.sk.SyncCallCount())
+	require.Equal(t, []job.State{job.Done}, e.told.of(j.ID))
+}
+
+// Without the billing header, the synchronous rule: 15-second units.
+func TestASynchronousAnswerWithoutItsBillIsBilledByTheRule(t *testing.T) {
+	e := newSyncEnv(t, 16_000, 1)
+	e.sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
+		return speechkittest.SyncPlan{NoBillingHeader: true}
+	})
+	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	got := e.get(t, j.ID)
+	require.Equal(t, job.RecognitionSync, got.Recognition)
+	require.Equal(t, int64(30), got.BilledSeconds)
+}
+
+// A stereo recording is mixed into one channel, which is what is stored
+// and sent.
+func TestAStereoFastJobIsSentAsOneChannel(t *testing.T) {
+	e := newSyncEnv(t, 8_000, 2)
+	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Done, got.State, "%s %s", got.ErrorCode, got.ErrorMessage)
+	require.Equal(t, job.RecognitionSync, got.Recognition)
+	require.Equal(t, 1, got.Features.Channels)
+	require.Equal(t, 1, e.sk.SyncCalls()[0].Channels)
+	require.Equal(t, 1, e.media.mono)
+	require.Zero(t, e.sk.RecognizeCalls())
+}
+
+// Whatever stops the synchronous request — SpeechKit's quota, its trouble,
+// a time-out, a broken connection, a file it does not take — the job goes
+// the asynchronous way, once, in the same call, and ends done with no
+// failure on it.
+func TestASynchronousRefusalSendsTheJobTheAsynchronousWayOnce(t *testing.T) {
+	for name, status := range map[string]int{
+		"429 quota": http.StatusTooManyRequests, "500": http.StatusInternalServerError,
+		"503": http.StatusServiceUnavailable, "504": http.StatusGatewayTimeout, "400 unfit": http.StatusBadRequest,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newSyncEnv(t, 6_000, 1)
+			e.sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan { return speechkittest.SyncPlan{Status: status} })
+			j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+			require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+			got := e.untilEnded(t, j.ID)
+			e.requireAsyncOnce(t, got)
+			require.Equal(t, 1, e.sk.SyncCallCount(), "tried once")
+			require.Equal(t, status, e.sk.SyncCalls()[0].Status)
+		})
+	}
+
+	t.Run("a time-out", func(t *testing.T) {
+		never := make(chan struct{})
+		e := newSyncEnv(t, 6_000, 1, func(c *speechkit.Config, _ *pipeline.Config) { c.SyncTimeout = 200 * time.Millisecond })
+		e.sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan { return speechkittest.SyncPlan{Hold: never} })
+		j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+		require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+		e.requireAsyncOnce(t, e.untilEnded(t, j.ID))
+		require.Equal(t, 1, e.sk.SyncCallCount())
+	})
+
+	t.Run("a transport error", func(t *testing.T) {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		gone := "http://" + lis.Addr().String() + speechkittest.SyncPath
+		require.NoError(t, lis.Close()) // nothing listens there any more
+		e := newSyncEnv(t, 6_000, 1, func(c *speechkit.Config, _ *pipeline.Config) { c.SyncURL = gone })
+		j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+		require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+		e.requireAsyncOnce(t, e.untilEnded(t, j.ID))
+		require.Zero(t, e.sk.SyncCallCount())
+	})
+}
+
+// Past SpeechKit's 20 synchronous requests a second for the installation,
+// counted for every instance in the shared counters, a fast job goes the
+// asynchronous way at once, sending nothing synchronously.
+func TestPastTwentyASecondAFastJobGoesAsynchronous(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	for range speechkit.SyncRequestsPerSecond {
+		ok, err := speechkit.TakeSyncPlace(e.ctx, e.counters, e.clk.Now())
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	e.requireAsyncOnce(t, e.untilEnded(t, j.ID))
+	require.Zero(t, e.sk.SyncCallCount())
+}
+
+// Only a fast job whose recording is short enough and which asks for
+// nothing the synchronous API does not give goes synchronously; the
+// others are recognized as normal jobs, sending nothing synchronously.
+func TestWhichJobsGoSynchronously(t *testing.T) {
+	tests := map[string]struct {
+		d          job.Draft
+		durationMs int64
+		max        time.Duration
+		sync       bool
+	}{
+		"fast, 30 s":                 {d: job.Draft{Priority: job.PriorityFast}, durationMs: 30_000, sync: true},
+		"fast, 31 s":                 {d: job.Draft{Priority: job.PriorityFast}, durationMs: 31_000},
+		"fast, over a lower setting": {d: job.Draft{Priority: job.PriorityFast}, durationMs: 11_000, max: 10 * time.Second},
+		"fast, the setting at 0":     {d: job.Draft{Priority: job.PriorityFast}, durationMs: 5_000, max: -1},
+		"fast with speakers":         {d: job.Draft{Priority: job.PriorityFast, Speakers: true}, durationMs: 5_000},
+		"fast with a summary":        {d: job.Draft{Priority: job.PriorityFast, Summary: true}, durationMs: 5_000},
+		"fast, language detection":   {d: job.Draft{Priority: job.PriorityFast, Language: speechkit.AutoLanguage}, durationMs: 5_000},
+		"normal":                     {d: job.Draft{Priority: job.PriorityNormal}, durationMs: 5_000},
+		"deferred":                   {d: job.Draft{Priority: job.PriorityDeferred}, durationMs: 5_000},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			e := newSyncEnv(t, tc.durationMs, 1, func(_ *speechkit.Config, c *pipeline.Config) {
+				switch {
+				case tc.max < 0:
+					c.SyncMaxDuration = 0
+				case tc.max > 0:
+					c.SyncMaxDuration = tc.max
+				}
+			})
+			j := e.accepted(t, tc.d)
+			require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+			got := e.untilEnded(t, j.ID)
+			require.Equal(t, job.Done, got.State, "%s %s", got.ErrorCode, got.ErrorMessage)
+			if tc.sync {
+				require.Equal(t, job.RecognitionSync, got.Recognition)
+				require.Equal(t, 1, e.sk.SyncCallCount())
+				require.Zero(t, e.sk.RecognizeCalls())
+				return
+			}
+			require.Equal(t, job.RecognitionAsync, got.Recognition)
+			require.Zero(t, e.sk.SyncCallCount(), "nothing sent synchronously")
+			require.Equal(t, 1, e.sk.RecognizeCalls())
+			require.Zero(t, e.media.mono, "the audio is made as for any job")
+		})
+	}
+}
+
+// crashingStore stands for a call that dies at its first save of a job
+// done: from then on nothing it does reaches the store, as nothing of a
+// dead process does, until the test brings the process back.
+type crashingStore struct {
+	job.Store
+	mu      sync.Mutex
+	once    bool
+	crashed bool
+}
+
+var errGone = errors.New("the call is gone")
+
+func (s *crashingStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
+	s.mu.Lock()
+	if j.State == job.Done && !s.once {
+		s.once, s.crashed = true, true
+	}
+	crashed := s.crashed
+	s.mu.Unlock()
+	if crashed {
+		return j, errGone
+	}
+	return s.Store.Save(ctx, j, n)
+}
+
+func (s *crashingStore) Release(ctx context.Context, c job.Claim, after time.Duration, f job.Failure) (job.Job, error) {
+	s.mu.Lock()
+	crashed := s.crashed
+	s.mu.Unlock()
+	if crashed {
+		return job.Job{}, errGone
+	}
+	return s.Store.Release(ctx, c, after, f)
+}
+
+// A call that crashes after the synchronous answer, before the job is
+// saved done, leaves a job tried synchronously: redelivered events do
+// nothing, and once the claim runs out the poll function recognizes it
+// asynchronously. One transcript, one recognition more than it needed.
+func TestACrashAfterTheSynchronousAnswerMakesOneTranscript(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	st := &crashingStore{Store: e.st}
+	e.p.Store = st
+	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	require.Equal(t, 1, e.sk.SyncCallCount(), "answered")
+	require.Equal(t, http.StatusOK, e.sk.SyncCalls()[0].Status)
+
+	tried := e.get(t, j.ID)
+	require.Equal(t, job.Transcribe, tried.State, "the try was recorded before the request")
+	require.Equal(t, job.RecognitionSync, tried.Recognition)
+	require.Empty(t, e.told.of(j.ID), "nothing delivered by the call that crashed")
+
+	// The process comes back; the event is redelivered while the dead
+	// call's claim holds, and again after it ran out.
+	st.mu.Lock()
+	st.crashed = false
+	st.mu.Unlock()
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	e.clk.Set(tried.NextRunAt)
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	require.Equal(t, 1, e.sk.SyncCallCount(), "never tried synchronously again")
+	require.Zero(t, e.sk.RecognizeCalls(), "events leave a job past ingest alone")
+
+	got := e.untilEnded(t, j.ID)
+	e.requireAsyncOnce(t, got)
+	require.Equal(t, 1, e.sk.SyncCallCount())
+	require.Zero(t, got.BilledSeconds, "the synchronous answer's bill was never saved")
+}
+
+// An ingest retried after the audio was made (a crash between the save of
+// the converted job and its request) reads the audio from storage and
+// sends it synchronously.
+func TestARetriedIngestSendsTheStoredAudio(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+	j, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
+	require.NoError(t, err)
+	audio := oggopus.Synth(6_000, 0)
+	require.NoError(t, e.objects.Put(e.ctx, job.AudioKey(j.ID, 0), audio, "audio/ogg"))
+	j.State, j.DurationMs, j.ReservedSeconds = job.Converted, 6_000, 6
+	j.Features.Channels = 1
+	j.Segments = []job.Segment{{Seq: 0, DurationMs: 6_000, AudioKey: job.AudioKey(j.ID, 0), Container: "OGG_OPUS"}}
+	j, err = e.st.Save(e.ctx, j, job.Next{})
+	require.NoError(t, err)
+
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Done, got.State, "%s %s", got.ErrorCode, got.ErrorMessage)
+	require.Equal(t, job.RecognitionSync, got.Recognition)
+	require.Equal(t, audio, e.sk.SyncCalls()[0].Audio)
+	require.Zero(t, e.media.mono+e.media.kept, "not converted again")
+}
