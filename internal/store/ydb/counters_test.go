@@ -19,7 +19,7 @@ func counterBound() map[string]params {
 	w := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	return map[string]params{
 		"selectCounter": counterKeyParams("speechkit_requests", w),
-		"upsertCounter": counterParams("speechkit_requests", w, 3),
+		"upsertCounter": counterParams("speechkit_requests", w, quota.Row{Used: 3, Ops: []string{"01JD0000000000000000000000"}}),
 	}
 }
 
@@ -34,7 +34,8 @@ func TestCounterStatementsAgreeWithSchema(t *testing.T) {
 	require.Equal(t, column{typ: "Utf8", notNull: true}, counters.columns["counter"])
 	require.Equal(t, column{typ: "Timestamp", notNull: true}, counters.columns["window_start"])
 	require.Equal(t, column{typ: "Timestamp"}, counters.columns["expires_at"])
-	require.Len(t, counters.columns, 4)
+	require.Equal(t, column{typ: "Utf8"}, counters.columns["ops"], "the last changes' ids, added by step 26")
+	require.Len(t, counters.columns, 5)
 
 	bound := counterBound()
 	for name, p := range bound {
@@ -65,8 +66,8 @@ func TestCounterStatementsAgreeWithSchema(t *testing.T) {
 func TestCountersExpireByTTL(t *testing.T) {
 	require.Contains(t, createCounters, `WITH (TTL = Interval("PT0S") ON expires_at)`)
 	w := time.Date(2026, 3, 1, 10, 0, 0, 123_456_789, time.UTC)
-	p := counterParams("k", w, 1)
-	require.Len(t, p, 4)
+	p := counterParams("k", w, quota.Row{Used: 1})
+	require.Len(t, p, 5)
 	require.Equal(t, "$expires_at", p[3].name)
 	require.Equal(t, ts(w.Truncate(time.Millisecond).Add(quota.Retention)), p[3].value)
 	require.Equal(t, ts(w.Truncate(time.Millisecond)), p[1].value, "a window is kept at milliseconds, as the embedded store keeps it")
