@@ -113,6 +113,7 @@ func New(cfg Config, opt Options) (*App, error) {
 	if opt.Store == nil {
 		return nil, fmt.Errorf("no job store")
 	}
+	opt.Counters = spreadCounters(opt.Counters)
 	log := opt.Log
 	if log == nil {
 		log = NewLogger(cfg.LogLevel)

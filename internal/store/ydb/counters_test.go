@@ -1,8 +1,10 @@
 package ydb
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/quota"
 	"transcriber/internal/quota/quotatest"
+	"transcriber/internal/racetest"
 )
 
 // counterBound are the parameters the counters store binds to each of its
@@ -78,4 +81,23 @@ func TestCountersContract(t *testing.T) {
 	quotatest.Run(t, func(t *testing.T) quota.Counters {
 		return NewCounters(testDB(t, clock.NewFake(quotatest.Window)))
 	})
+}
+
+// A counter spread over rows (quota.Spread) in this store: racers against
+// one limit, exactly limit of them win, and the rows sum to it.
+func TestSpreadCountersKeepTheLimit(t *testing.T) {
+	requireYDB(t)
+	ctx := context.Background()
+	c := quota.Spread(NewCounters(testDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, "hot")
+	var won atomic.Int64
+	racetest.Run(quotatest.Racers, func(int) {
+		_, ok, err := c.Reserve(ctx, "hot", quotatest.Window, 1, 11)
+		if err == nil && ok {
+			won.Add(1)
+		}
+	})
+	require.Equal(t, int64(11), won.Load())
+	used, err := c.Used(ctx, "hot", quotatest.Window)
+	require.NoError(t, err)
+	require.Equal(t, int64(11), used)
 }
