@@ -44,10 +44,11 @@ func (tx *scriptedTx) CommitTx(context.Context) error {
 // sdkRunner runs a transaction as the SDK's DoTx does (internal/query's
 // doTx: begin, the operation, commit, all inside retry.Retry with the
 // call's retry options), on scriptedTx: run n's commit fails with
-// commits[n] (nil: it commits). The retry decisions are the SDK's own
+// commits[n] (nil: it commits), the runs after them with rest. The retry decisions are the SDK's own
 // (retry.Retry, retry.Check); only the backoff is made instant.
 type sdkRunner struct {
 	commits   []error
+	rest      error // the commit's error on the runs after commits
 	runs      int
 	committed int
 }
@@ -77,7 +78,7 @@ func retryOptions(opts []query.DoTxOption) []retry.Option {
 func (r *sdkRunner) DoTx(ctx context.Context, op query.TxOperation, opts ...query.DoTxOption) error {
 	ropts := append(retryOptions(opts), retry.WithFastBackoff(noBackoff{}), retry.WithSlowBackoff(noBackoff{}))
 	return retry.Retry(ctx, func(ctx context.Context) error {
-		var commitErr error
+		commitErr := r.rest
 		if r.runs < len(r.commits) {
 			commitErr = r.commits[r.runs]
 		}
@@ -160,4 +161,62 @@ func TestCommitUnknown(t *testing.T) {
 		Ydb.StatusIds_OVERLOADED, Ydb.StatusIds_UNAVAILABLE, Ydb.StatusIds_BAD_SESSION} {
 		require.False(t, commitUnknown(operationError(t, code)), code.String())
 	}
+}
+
+// YDB may find a conflict only at the commit. A key taken, found at the
+// commit, runs the transaction again as one found at the statement does
+// (its first read then finds the row); without the store's reading the
+// SDK would not run it again (PRECONDITION_FAILED is no retryable status)
+// and the call would fail as a conflict. Broken locks (ABORTED) at the
+// commit run it again too, and, when they go on until the deadline, the
+// call fails as unavailable, as at a statement.
+func TestConflictsFoundAtTheCommit(t *testing.T) {
+	conflict := operationError(t, Ydb.StatusIds_PRECONDITION_FAILED, keyConflict())
+
+	t.Run("a key taken, at the commit", func(t *testing.T) {
+		r, told, err := runUpdate(t, conflict, nil)
+		require.NoError(t, err, "run again, and the run finds the row")
+		require.Equal(t, 2, r.runs)
+		require.Equal(t, []bool{false, false}, told, "the commit refused: nothing of this call was written")
+	})
+
+	t.Run("a key taken, at the statement: the same", func(t *testing.T) {
+		r := &sdkRunner{}
+		db := &DB{txs: r, clock: clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
+		runs := 0
+		err := db.update(context.Background(), func(context.Context, query.TxActor) error {
+			runs++
+			if runs == 1 {
+				return retryKeyConflict(conflict)
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		require.Equal(t, 2, r.runs)
+	})
+
+	t.Run("without the store's reading, the SDK does not run it again", func(t *testing.T) {
+		r := &sdkRunner{commits: []error{conflict, nil}}
+		err := translate(r.DoTx(context.Background(), func(ctx context.Context, tx query.TxActor) error {
+			return commit(ctx, tx)
+		}, writeOptions()...))
+		require.Equal(t, 1, r.runs)
+		require.Equal(t, errs.Conflict, errs.KindOf(err), "%v", err)
+	})
+
+	t.Run("broken locks at the commit", func(t *testing.T) {
+		aborted := operationError(t, Ydb.StatusIds_ABORTED)
+		r, _, err := runUpdate(t, aborted, aborted, nil)
+		require.NoError(t, err)
+		require.Equal(t, 3, r.runs)
+
+		always := &sdkRunner{rest: aborted}
+		db := &DB{txs: always, clock: clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		err = db.update(ctx, func(context.Context, query.TxActor) error { return nil })
+		require.Error(t, err)
+		require.Equal(t, errs.Unavailable, errs.KindOf(err), "%v", err)
+		require.Zero(t, always.committed)
+	})
 }

@@ -178,7 +178,8 @@ func writeOptions() []query.DoTxOption { return []query.DoTxOption{query.WithIde
 //
 // The commit is made here, inside the operation the SDK retries, rather
 // than by the SDK after it: so this call knows how each run's commit
-// ended, and tells the next run (earlierCommit).
+// ended, and tells the next run (earlierCommit), and a conflict YDB finds
+// only at the commit is read as one found at a statement.
 func (db *DB) update(ctx context.Context, fn func(ctx context.Context, tx query.TxActor) error) error {
 	ctx, cancel := db.bound(ctx)
 	defer cancel()
@@ -189,7 +190,14 @@ func (db *DB) update(ctx context.Context, fn func(ctx context.Context, tx query.
 		}
 		err := commit(ctx, tx)
 		unsure = unsure || (err != nil && commitUnknown(err))
-		return err
+		// YDB may find a conflict only at the commit: a key an INSERT
+		// took, or (ABORTED) locks another transaction broke, since it
+		// may defer a statement's writes to the commit. The commit's error
+		// is read as a statement's: a key taken runs the transaction again
+		// (retryKeyConflict), and its first read finds the row (every
+		// INSERT reads its key first); ABORTED the SDK runs again itself;
+		// what comes out is read by translate.
+		return retryKeyConflict(err)
 	}, writeOptions()...))
 }
 
