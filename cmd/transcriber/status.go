@@ -58,7 +58,7 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 			return err
 		}
 		defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
-		err = read(status.Reader{Jobs: ydb.NewJobStore(db), Counters: ydb.NewCounters(db),
+		err = read(status.Reader{Jobs: ydb.NewJobStore(db), Counters: app.SpreadCounters(ydb.NewCounters(db)),
 			Deliveries: ydb.NewBotState(db), Callbacks: ydb.NewCallbacks(db)})
 		if err != nil {
 			return err
@@ -91,7 +91,7 @@ func readEmbedded(ctx context.Context, dir string, read func(status.Reader) erro
 			err = fmt.Errorf("close %s: %w", path, cerr)
 		}
 	}()
-	return read(status.Reader{Jobs: sqlite.NewJobStore(db), Counters: sqlite.NewCounters(db),
+	return read(status.Reader{Jobs: sqlite.NewJobStore(db), Counters: app.SpreadCounters(sqlite.NewCounters(db)),
 		Deliveries: sqlite.NewBotState(db), Callbacks: sqlite.NewCallbacks(db)})
 }
 

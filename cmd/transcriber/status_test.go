@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/app"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
@@ -55,7 +56,8 @@ func queueDeadAndQuota(t *testing.T, dir string) (dead, waiting job.Job, window 
 	db, err := sqlite.Open(ctx, filepath.Join(dir, DBFile), clock.System())
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
-	st, counters := sqlite.NewJobStore(db), sqlite.NewCounters(db)
+	// The counters as the service spreads them (app.SpreadCounters).
+	st, counters := sqlite.NewJobStore(db), app.SpreadCounters(sqlite.NewCounters(db))
 	create := func() job.Job {
 		j, err := st.Create(ctx, job.Draft{Source: job.SourceAPI, OwnerID: "o", UploadWindow: time.Hour})
 		require.NoError(t, err)

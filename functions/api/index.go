@@ -4,19 +4,26 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 
 	"transcriber/internal/app"
+	"transcriber/internal/clock"
 	"transcriber/internal/httpapi"
 )
 
 var instance = app.Instance{Build: app.CloudBuild(os.Getenv, app.NoMedia)}
 
-// Handler answers one API Gateway request (payload format 1.0).
+// Handler answers one API Gateway request (payload format 1.0). The call's
+// deadline is set first, so the instance's start on its first call (the
+// job store opened) and the request share the function's timeout, and
+// the answer is given before the platform stops the call.
 func Handler(ctx context.Context, ev *httpapi.GatewayRequest) (*httpapi.GatewayResponse, error) {
+	ctx, cancel := httpapi.CallContext(ctx, clock.System().Now())
+	defer cancel()
 	a, err := instance.Get(ctx)
 	if err != nil {
-		return nil, err
+		return httpapi.NotReady(ctx, slog.Default(), err), nil
 	}
 	return a.API.Gateway(ctx, ev)
 }

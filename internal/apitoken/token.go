@@ -116,6 +116,15 @@ func LooksLikeSecret(s string) bool {
 	return err == nil && len(raw) == secretBytes
 }
 
+// Same reports whether a token read back is t as a store recorded it:
+// the same id, hash, name and time of creation (at milliseconds). A store
+// whose Create runs again after a commit whose answer was lost finds its
+// own token so, and answers it made it, not ErrConflict.
+func (t Token) Same(read Token) bool {
+	return t.ID == read.ID && t.Hash == read.Hash && t.Name == read.Name &&
+		t.CreatedAt.Truncate(time.Millisecond).Equal(read.CreatedAt.Truncate(time.Millisecond))
+}
+
 // Check reports whether t may be stored: a canonical id, a hash in the form
 // Hash makes, a valid name and a creation time. A store calls it in Create;
 // the error is ErrInvalid.

@@ -122,6 +122,7 @@ func New(cfg Config, opt Options) (*App, error) {
 	if opt.Store == nil {
 		return nil, fmt.Errorf("no job store")
 	}
+	opt.Counters = SpreadCounters(opt.Counters)
 	log := opt.Log
 	if log == nil {
 		log = NewLogger(cfg.LogLevel)

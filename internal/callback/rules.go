@@ -190,8 +190,25 @@ func ApplyFinish(cur Delivery, found bool, jobID string, o Outcome, now time.Tim
 // jobID (found false when there is none), let apply decide what it
 // becomes and whether to write it, and write that (an insert when it was
 // not found, an update otherwise) in one transaction no concurrent writer
-// of the row interleaves with. apply may run more than once.
+// of the row interleaves with. apply may run more than once, and a run
+// again after the store's own commit (its answer lost) returns, without
+// apply, what that commit wrote (Same).
 type Change func(ctx context.Context, jobID string, apply func(cur Delivery, found bool) (d Delivery, write bool, err error)) (Delivery, bool, error)
+
+// Same reports whether cur, a delivery as read back, is wrote, what a
+// write made of it: every field, times at whole milliseconds. A store
+// whose transaction runs again after a commit whose answer was lost uses
+// it to find what that commit wrote (see botstate.Same): a Register run
+// again says it registered, a Begin finds its own take, a Finish counts
+// its attempt once.
+func Same(cur, wrote Delivery) bool {
+	a, b := cur, wrote
+	for _, t := range []*time.Time{&a.NextAt, &a.LeaseUntil, &a.FirstAt, &a.LastAt, &a.CreatedAt, &a.UpdatedAt,
+		&b.NextAt, &b.LeaseUntil, &b.FirstAt, &b.LastAt, &b.CreatedAt, &b.UpdatedAt} {
+		*t = stored(*t)
+	}
+	return a == b
+}
 
 // Register is Store.Register over c.
 func (c Change) Register(ctx context.Context, d Delivery, at, now time.Time) (Delivery, bool, error) {

@@ -96,6 +96,11 @@ type Config struct {
 	// CallbackAllowPrivate (CALLBACK_ALLOW_PRIVATE) lets a callback_url
 	// be http and name any address: for local use and tests only.
 	CallbackAllowPrivate bool
+	// RequestTimeout is the longest a request's work runs before the API
+	// answers 503 request_timeout (within, deadline.go); a deadline the
+	// request's context has already (CallContext, in the api function)
+	// ends it sooner. 0: DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
 
 // UploadWindow is how long a job waits for its file: the upload URL's
@@ -123,6 +128,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = 16 << 10
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = DefaultRequestTimeout
 	}
 	return c
 }
@@ -210,17 +218,19 @@ func (a *API) dispatch(w http.ResponseWriter, r *http.Request, routes []Route) {
 		if rt.Method != r.Method {
 			continue
 		}
-		var caller apitoken.Token
-		if rt.Auth {
-			var err error
-			if caller, err = a.authenticate(r); err != nil {
-				writeError(w, r, a.Log, err)
-				return
+		a.within(w, r, func(w http.ResponseWriter, r *http.Request) {
+			var caller apitoken.Token
+			if rt.Auth {
+				var err error
+				if caller, err = a.authenticate(r); err != nil {
+					writeError(w, r, a.Log, err)
+					return
+				}
 			}
-		}
-		if err := rt.handler(a, w, r, caller); err != nil {
-			writeError(w, r, a.Log, err)
-		}
+			if err := rt.handler(a, w, r, caller); err != nil {
+				writeError(w, r, a.Log, err)
+			}
+		})
 		return
 	}
 	w.Header().Set("Allow", strings.Join(allowed, ", "))

@@ -69,11 +69,35 @@ func ServeGateway(ctx context.Context, h http.Handler, log *slog.Logger, ev *Gat
 	}
 	r, err := ev.request(ctx)
 	if err != nil {
-		writeError(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), log, err)
-		return response(rec), nil
+		return errorResponse(ctx, log, err), nil
 	}
 	h.ServeHTTP(rec, r)
 	return response(rec), nil
+}
+
+// codeNotReady is the error of a call the function could not get ready
+// for, other than an unavailable dependency: its configuration.
+const codeNotReady = "function_not_ready"
+
+// NotReady is the answer to an event the function could not get ready
+// for (its configuration refused, its job store not opened), in the one
+// error shape, with err logged to log: an unavailable dependency is 503
+// with Retry-After, anything else 500, the deployment's fault and not
+// the caller's. Returned as the function's error instead, it would reach
+// the client as the gateway's own answer, with nothing to say when to
+// retry.
+func NotReady(ctx context.Context, log *slog.Logger, err error) *GatewayResponse {
+	if !errs.Is(err, errs.Unavailable) {
+		err = errs.Wrap(err, errs.Internal, codeNotReady, "")
+	}
+	return errorResponse(ctx, log, err)
+}
+
+// errorResponse is err answered in the one error shape.
+func errorResponse(ctx context.Context, log *slog.Logger, err error) *GatewayResponse {
+	rec := httptest.NewRecorder()
+	writeError(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), log, err)
+	return response(rec)
 }
 
 func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {

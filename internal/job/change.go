@@ -11,12 +11,15 @@ import (
 // that (with its segments when withSegments), all in one transaction. The
 // store's Claim, Save, Release and Delete are Change's methods, so each
 // store writes the transaction once and the rules and error wording live
-// here.
+// here. A store may run apply more than once in one call (its transaction
+// run again): each method's rule goes through once, so a run that reads
+// the job as an earlier run wrote it answers that, and the call is safe
+// to run twice.
 type Change func(ctx context.Context, id string, withSegments bool, apply func(cur Job, now time.Time) (Job, error)) (Job, error)
 
 // Claim is Store.Claim over c.
 func (c Change) Claim(ctx context.Context, id string, step Step) (Job, error) {
-	j, err := c(ctx, id, false, func(cur Job, now time.Time) (Job, error) { return ApplyClaim(cur, step, now) })
+	j, err := c(ctx, id, false, once(func(cur Job, now time.Time) (Job, error) { return ApplyClaim(cur, step, now) }))
 	if err != nil {
 		return Job{}, fmt.Errorf("claim job %s for %s: %w", id, step.Name, err)
 	}
@@ -25,7 +28,7 @@ func (c Change) Claim(ctx context.Context, id string, step Step) (Job, error) {
 
 // Save is Store.Save over c.
 func (c Change) Save(ctx context.Context, j Job, n Next) (Job, error) {
-	saved, err := c(ctx, j.ID, true, func(cur Job, now time.Time) (Job, error) { return ApplySave(cur, j, n, now) })
+	saved, err := c(ctx, j.ID, true, once(func(cur Job, now time.Time) (Job, error) { return ApplySave(cur, j, n, now) }))
 	if err != nil {
 		return Job{}, fmt.Errorf("save job %s: %w", j.ID, err)
 	}
@@ -34,9 +37,9 @@ func (c Change) Save(ctx context.Context, j Job, n Next) (Job, error) {
 
 // Release is Store.Release over c.
 func (c Change) Release(ctx context.Context, cl Claim, pause time.Duration, f Failure) (Job, error) {
-	j, err := c(ctx, cl.JobID, false, func(cur Job, now time.Time) (Job, error) {
+	j, err := c(ctx, cl.JobID, false, once(func(cur Job, now time.Time) (Job, error) {
 		return ApplyRelease(cur, cl, pause, f, now)
-	})
+	}))
 	if err != nil {
 		return Job{}, fmt.Errorf("release job %s: %w", cl.JobID, err)
 	}
@@ -45,7 +48,7 @@ func (c Change) Release(ctx context.Context, cl Claim, pause time.Duration, f Fa
 
 // Delete is Store.Delete over c.
 func (c Change) Delete(ctx context.Context, id string) (Job, error) {
-	j, err := c(ctx, id, false, func(cur Job, now time.Time) (Job, error) { return ApplyDelete(cur, now), nil })
+	j, err := c(ctx, id, false, once(func(cur Job, now time.Time) (Job, error) { return ApplyDelete(cur, now), nil }))
 	if err != nil {
 		return Job{}, fmt.Errorf("delete job %s: %w", id, err)
 	}

@@ -10,7 +10,9 @@
 // the YDB store by its table's TTL, the embedded one through Expirer, which
 // the poll function's sweep calls.
 //
-// The contract every store keeps is the suite in quotatest.
+// The contract every store keeps is the suite in quotatest. A counter
+// every instance changes at once is spread over several rows (Spread),
+// so that concurrent reservations do not abort each other on one.
 package quota
 
 import (

@@ -156,14 +156,21 @@ func getDelivery(ctx context.Context, q queryer, k botstate.Key) (d botstate.Del
 func (s *BotState) change(ctx context.Context, k botstate.Key,
 	apply func(cur botstate.Delivery, found bool) (botstate.Delivery, bool, error),
 ) (d botstate.Delivery, wrote bool, err error) {
+	var mine *botstate.Delivery // what an earlier run wrote, committed (DB.lose)
 	err = s.db.tx(ctx, func(tx *sql.Tx) error {
 		cur, found, err := getDelivery(ctx, tx, k)
 		if err != nil {
 			return err
 		}
+		if found && mine != nil && botstate.Same(cur, *mine) {
+			d, wrote = cur, true
+			return nil
+		}
 		if d, wrote, err = apply(cur, found); err != nil || !wrote {
 			return err
 		}
+		w := d
+		mine = &w
 		if found {
 			_, err = tx.ExecContext(ctx, updateDelivery, append(deliveryValues(d), keyArgs(k)...)...)
 		} else {
@@ -219,7 +226,11 @@ func (s *BotState) ClaimDue(ctx context.Context, now time.Time, lease time.Durat
 		func(tx *sql.Tx, d botstate.Delivery) error {
 			_, err := tx.ExecContext(ctx, updateDelivery, append(deliveryValues(d), keyArgs(d.Key)...)...)
 			return err
-		})
+		},
+		func(tx *sql.Tx, d botstate.Delivery) (botstate.Delivery, bool, error) {
+			return getDelivery(ctx, tx, d.Key)
+		},
+		botstate.Same)
 	if err != nil {
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}

@@ -81,14 +81,21 @@ func getCallback(ctx context.Context, q queryer, jobID string) (callback.Deliver
 func (s *Callbacks) change(ctx context.Context, jobID string,
 	apply func(cur callback.Delivery, found bool) (callback.Delivery, bool, error),
 ) (d callback.Delivery, wrote bool, err error) {
+	var mine *callback.Delivery // what an earlier run wrote, committed (DB.lose)
 	err = s.db.tx(ctx, func(tx *sql.Tx) error {
 		cur, found, err := getCallback(ctx, tx, jobID)
 		if err != nil {
 			return err
 		}
+		if found && mine != nil && callback.Same(cur, *mine) {
+			d, wrote = cur, true
+			return nil
+		}
 		if d, wrote, err = apply(cur, found); err != nil || !wrote {
 			return err
 		}
+		w := d
+		mine = &w
 		if found {
 			_, err = tx.ExecContext(ctx, updateCallback, append(callbackValues(d), jobID)...)
 		} else {
@@ -143,7 +150,11 @@ func (s *Callbacks) ClaimDue(ctx context.Context, now time.Time, lease time.Dura
 		func(tx *sql.Tx, d callback.Delivery) error {
 			_, err := tx.ExecContext(ctx, updateCallback, append(callbackValues(d), d.JobID)...)
 			return err
-		})
+		},
+		func(tx *sql.Tx, d callback.Delivery) (callback.Delivery, bool, error) {
+			return getCallback(ctx, tx, d.JobID)
+		},
+		callback.Same)
 	if err != nil {
 		return nil, fmt.Errorf("claim due callbacks: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"transcriber/internal/ident"
 	"transcriber/internal/quota"
 )
 
@@ -23,35 +24,37 @@ var (
 func NewCounters(db *DB) *Counters { return &Counters{db: db} }
 
 const (
-	selectCounter = `SELECT used FROM counters WHERE counter = ? AND window_start = ?`
-	upsertCounter = `INSERT INTO counters (counter, window_start, used, expires_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (counter, window_start) DO UPDATE SET used = excluded.used`
-	updateCounter  = `UPDATE counters SET used = ? WHERE counter = ? AND window_start = ?`
+	selectCounter = `SELECT used, ops FROM counters WHERE counter = ? AND window_start = ?`
+	upsertCounter = `INSERT INTO counters (counter, window_start, used, expires_at, ops) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (counter, window_start) DO UPDATE SET used = excluded.used, ops = excluded.ops`
+	updateCounter  = `UPDATE counters SET used = ?, ops = ? WHERE counter = ? AND window_start = ?`
 	deleteCounters = `DELETE FROM counters WHERE expires_at <= ?`
 )
 
 // Reserve reads the counter, checks, and writes it in one write
 // transaction: the write lock is taken at BEGIN, so no other reservation
-// reads the total between this one's read and write.
+// reads the total between this one's read and write. The change has an id
+// of its own (quota.ReserveOnce), so a transaction run again counts once.
 func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, amount, limit int64) (int64, bool, error) {
 	if err := quota.Check(key, amount); err != nil {
 		return 0, false, err
 	}
+	op := ident.New()
 	var (
 		used int64
 		ok   bool
 	)
 	err := c.db.tx(ctx, func(tx *sql.Tx) error {
-		cur, err := readCounter(ctx, tx, key, window)
+		cur, _, err := readCounter(ctx, tx, key, window)
 		if err != nil {
 			return err
 		}
-		if !quota.Fits(cur, amount, limit) {
-			used, ok = cur, false
+		next, n, fits, write := quota.ReserveOnce(cur, op, amount, limit)
+		used, ok = n, fits
+		if !write {
 			return nil
 		}
-		used, ok = cur+amount, true
-		_, err = tx.ExecContext(ctx, upsertCounter, key, formatTime(window), used, formatTime(quota.ExpiresAt(window)))
+		_, err = tx.ExecContext(ctx, upsertCounter, key, formatTime(window), next.Used, formatTime(quota.ExpiresAt(window)), quota.EncodeOps(next.Ops))
 		return translate(err)
 	})
 	if err != nil {
@@ -60,17 +63,23 @@ func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, am
 	return used, ok, nil
 }
 
-// Release subtracts amount, never below 0, in one write transaction.
+// Release subtracts amount, never below 0, in one write transaction, once
+// (quota.ReleaseOnce).
 func (c *Counters) Release(ctx context.Context, key string, window time.Time, amount int64) error {
 	if err := quota.Check(key, amount); err != nil {
 		return err
 	}
+	op := ident.New()
 	err := c.db.tx(ctx, func(tx *sql.Tx) error {
-		cur, err := readCounter(ctx, tx, key, window)
-		if err != nil || cur == 0 {
+		cur, found, err := readCounter(ctx, tx, key, window)
+		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, updateCounter, quota.Less(cur, amount), key, formatTime(window))
+		next, write := quota.ReleaseOnce(cur, found, op, amount)
+		if !write {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, updateCounter, next.Used, quota.EncodeOps(next.Ops), key, formatTime(window))
 		return translate(err)
 	})
 	if err != nil {
@@ -84,11 +93,11 @@ func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int6
 	if err := quota.CheckKey(key); err != nil {
 		return 0, err
 	}
-	n, err := readCounter(ctx, c.db.sql, key, window)
+	r, _, err := readCounter(ctx, c.db.sql, key, window)
 	if err != nil {
 		return 0, fmt.Errorf("read usage counter %q: %w", key, err)
 	}
-	return n, nil
+	return r.Used, nil
 }
 
 // ExpireCounters deletes the counters expired at now, through
@@ -109,12 +118,17 @@ func (c *Counters) ExpireCounters(ctx context.Context, now time.Time) (int, erro
 	return int(n), nil
 }
 
-// readCounter reads a counter; 0 when it does not exist.
-func readCounter(ctx context.Context, q queryer, key string, window time.Time) (int64, error) {
-	var n int64
-	err := q.QueryRowContext(ctx, selectCounter, key, formatTime(window)).Scan(&n)
+// readCounter reads a counter; found is false, and the row zero, when it
+// does not exist.
+func readCounter(ctx context.Context, q queryer, key string, window time.Time) (r quota.Row, found bool, err error) {
+	var ops string
+	err = q.QueryRowContext(ctx, selectCounter, key, formatTime(window)).Scan(&r.Used, &ops)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		return quota.Row{}, false, nil
 	}
-	return n, translate(err)
+	if err != nil {
+		return quota.Row{}, false, translate(err)
+	}
+	r.Ops = quota.DecodeOps(ops)
+	return r, true, nil
 }

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/quota"
 	"transcriber/internal/quota/quotatest"
+	"transcriber/internal/racetest"
 	"transcriber/internal/store/sqlite"
 )
 
@@ -34,4 +36,25 @@ func TestCountersDownIsUnavailable(t *testing.T) {
 	require.Equal(t, errs.Unavailable, errs.KindOf(err))
 	_, err = c.ExpireCounters(ctx, quotatest.Window.Add(time.Hour))
 	require.Equal(t, errs.Unavailable, errs.KindOf(err))
+}
+
+// A counter spread over rows (quota.Spread) in this store: racers against
+// one limit, exactly limit of them win, and the rows sum to it.
+func TestSpreadCountersKeepTheLimit(t *testing.T) {
+	ctx := context.Background()
+	c := quota.Spread(sqlite.NewCounters(openDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, "hot")
+	for round := 0; round < 5; round++ {
+		w := quotatest.Window.Add(time.Duration(round) * time.Hour)
+		var won atomic.Int64
+		racetest.Run(quotatest.Racers, func(int) {
+			_, ok, err := c.Reserve(ctx, "hot", w, 1, 11)
+			if err == nil && ok {
+				won.Add(1)
+			}
+		})
+		require.Equal(t, int64(11), won.Load(), "round %d", round)
+		used, err := c.Used(ctx, "hot", w)
+		require.NoError(t, err)
+		require.Equal(t, int64(11), used, "round %d", round)
+	}
 }

@@ -46,6 +46,13 @@ type DB struct {
 	// their time asleep (see BenchmarkClaims). Other processes still wait
 	// on the busy timeout.
 	writer sync.Mutex
+	// lose, when set, is asked after each commit whether its answer is
+	// lost (LoseAnswers, in the tests): the transaction then runs again,
+	// as YDB's SDK runs an idempotent transaction whose commit's answer
+	// it did not get. SQLite itself never loses one; this is the store's
+	// model of the cloud store's retry, for the tests that every write
+	// is safe to run twice.
+	lose func() bool
 }
 
 // Open opens (creating if needed) the database file at path and brings its
@@ -78,9 +85,21 @@ func (db *DB) Close() error { return db.sql.Close() }
 func (db *DB) now() time.Time { return db.clock.Now().UTC().Truncate(time.Millisecond) }
 
 // tx runs fn in a write transaction and commits it if fn returns nil.
+// fn may run more than once (see lose): it resets its results first.
 func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	db.writer.Lock()
 	defer db.writer.Unlock()
+	if err := db.txOnce(ctx, fn); err != nil {
+		return err
+	}
+	if db.lose != nil && db.lose() {
+		return db.txOnce(ctx, fn)
+	}
+	return nil
+}
+
+// txOnce runs fn in one write transaction.
+func (db *DB) txOnce(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return translate(err)

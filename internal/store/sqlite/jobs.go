@@ -8,8 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"transcriber/internal/errs"
 	"transcriber/internal/job"
 )
+
+// errJobTaken: a new job's id names a job made by another call, which a
+// new ULID never does.
+var errJobTaken = errs.New(errs.Conflict, "store_conflict", "")
 
 // JobStore keeps jobs in the jobs table.
 type JobStore struct{ db *DB }
@@ -120,7 +125,18 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 		return job.Job{}, err
 	}
 	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, insertJob, jobValues(j)...)
+		// A run that finds the job is a run again after a commit: the row
+		// is this call's (its id is new), and is answered as made.
+		cur, err := getJob(ctx, tx, j.ID)
+		switch {
+		case err == nil && job.Same(cur, stored(j)):
+			return nil
+		case err == nil:
+			return fmt.Errorf("%w: job %s is there already", errJobTaken, j.ID)
+		case !errors.Is(err, job.ErrNotFound):
+			return err
+		}
+		_, err = tx.ExecContext(ctx, insertJob, jobValues(j)...)
 		return translate(err)
 	})
 	if err != nil {
@@ -159,8 +175,12 @@ func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, 
 // one write transaction; a unique index backs the check.
 func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, args ...any) (j job.Job, created bool, err error) {
 	err = s.db.tx(ctx, func(tx *sql.Tx) error {
+		j, created = job.Job{}, false
 		j, err = scanJob(tx.QueryRowContext(ctx, selectJob+where, args...))
 		if err == nil {
+			// fresh itself when this is a run again after a commit: made
+			// by this call.
+			created = j.ID == fresh.ID
 			one := []job.Job{j}
 			err = loadSegments(ctx, tx, one)
 			j = one[0]
@@ -266,14 +286,31 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	if len(states) == 0 {
 		return []job.Job{}, nil
 	}
-	claimed := make([]job.Job, 0, limit)
+	var (
+		claimed []job.Job
+		mine    job.Claimed // what an earlier run claimed, should its commit's answer be lost
+	)
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+		claimed = make([]job.Job, 0, limit)
+		var read []job.Job
+		for _, id := range mine.IDs() {
+			j, err := getJob(ctx, tx, id)
+			if err != nil && !errors.Is(err, job.ErrNotFound) {
+				return err
+			}
+			read = append(read, j)
+		}
+		claimed = append(claimed, mine.Ours(read)...)
+		if len(claimed) == limit {
+			mine.Wrote(claimed)
+			return nil
+		}
 		now := s.db.now()
 		at := formatTime(now)
 		q := selectJob + ` WHERE state IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(states)), ", ") + `)
 			AND next_run_at <= ? AND (claim_until IS NULL OR claim_until <= ?)
 			ORDER BY next_run_at, id LIMIT ?`
-		rows, err := tx.QueryContext(ctx, q, append(states, at, at, limit)...)
+		rows, err := tx.QueryContext(ctx, q, append(states, at, at, limit-len(claimed))...)
 		if err != nil {
 			return translate(err)
 		}
@@ -306,6 +343,7 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 			}
 			claimed = append(claimed, j)
 		}
+		mine.Wrote(claimed)
 		return nil
 	})
 	if err != nil {

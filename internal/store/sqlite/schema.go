@@ -190,6 +190,11 @@ var steps = []string{
 	// from their segments.
 	`ALTER TABLE jobs ADD COLUMN recognition TEXT;
 	ALTER TABLE jobs ADD COLUMN billed_seconds INTEGER;`,
+
+	// 15: the ids of the last changes of each usage counter (quota.Row,
+	// quota.EncodeOps), so a change run twice for one call counts once.
+	// Counters written before this step remember none.
+	`ALTER TABLE counters ADD COLUMN ops TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

@@ -64,9 +64,22 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 	if err := t.Check(); err != nil {
 		return fmt.Errorf("create token: %w", err)
 	}
+	inserted := false // by an earlier run of this call
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+		if inserted {
+			// A run again after a commit whose answer was lost finds the
+			// token it made: made by this call, not a conflict.
+			found, err := scanToken(tx.QueryRowContext(ctx, selectToken+` WHERE id = ?`, t.ID))
+			if err == nil && t.Same(found) {
+				return nil
+			}
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return translate(err)
+			}
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
 			t.ID, t.Name, t.Hash, formatTime(t.CreatedAt), nullTime(t.RevokedAt), t.CallbackSecret)
+		inserted = err == nil
 		return translateToken(err)
 	})
 	if err != nil {

@@ -105,15 +105,22 @@ func (s *BotState) insert(ctx context.Context, tx query.TxActor, d botstate.Deli
 // apply decides, and what it decides is inserted (insert) or upserted. Of
 // two callers that both read the delivery as free, the first to commit
 // wins; the other's locks are invalidated, and run again, apply sees the
-// delivery as the first wrote it.
+// delivery as the first wrote it. A run after this call's own commit (its
+// answer lost) finds what that commit wrote (botstate.Same) and answers
+// it, written.
 func (s *BotState) change(ctx context.Context, k botstate.Key,
 	apply func(cur botstate.Delivery, found bool) (botstate.Delivery, bool, error),
 ) (d botstate.Delivery, wrote bool, err error) {
+	var mine *botstate.Delivery // what an earlier run wrote
 	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
 		d, wrote = botstate.Delivery{}, false
 		cur, found, err := s.getDelivery(ctx, tx, k)
 		if err != nil {
 			return err
+		}
+		if found && mine != nil && earlierCommit(ctx) && botstate.Same(cur, *mine) {
+			d, wrote = cur, true
+			return nil
 		}
 		next, write, err := apply(cur, found)
 		switch {
@@ -128,6 +135,9 @@ func (s *BotState) change(ctx context.Context, k botstate.Key,
 			return err
 		}
 		d, wrote = next, write
+		if write {
+			mine = &next
+		}
 		return nil
 	})
 	return d, wrote, err
@@ -183,8 +193,11 @@ func (s *BotState) ClaimDue(ctx context.Context, now time.Time, lease time.Durat
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}
 	now = truncMs(now)
-	claimed, err := claimDue(ctx, s.db, selectDueDeliveries, dueDeliveriesParams(now, limit), scanDelivery,
-		func(cur botstate.Delivery) (botstate.Delivery, error) { return botstate.ApplyClaim(cur, now, lease) }, upsertDeliveries, deliveriesParams)
+	claimed, err := claimDue(ctx, s.db, limit, selectDueDeliveries, func(n int) params { return dueDeliveriesParams(now, n) }, scanDelivery,
+		func(cur botstate.Delivery) (botstate.Delivery, error) { return botstate.ApplyClaim(cur, now, lease) }, upsertDeliveries, deliveriesParams,
+		func(ctx context.Context, tx query.TxActor, d botstate.Delivery) (botstate.Delivery, bool, error) {
+			return s.getDelivery(ctx, tx, d.Key)
+		}, botstate.Same)
 	if err != nil {
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}

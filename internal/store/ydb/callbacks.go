@@ -101,15 +101,22 @@ func (s *Callbacks) get(ctx context.Context, tx query.TxActor, jobID string) (ca
 }
 
 // change is callback.Change over one transaction: read, decide, and
-// insert (retried on a key taken meanwhile) or upsert.
+// insert (retried on a key taken meanwhile) or upsert. A run after this
+// call's own commit (its answer lost) finds what that commit wrote
+// (callback.Same) and answers it, written.
 func (s *Callbacks) change(ctx context.Context, jobID string,
 	apply func(cur callback.Delivery, found bool) (callback.Delivery, bool, error),
 ) (d callback.Delivery, wrote bool, err error) {
+	var mine *callback.Delivery // what an earlier run wrote
 	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
 		d, wrote = callback.Delivery{}, false
 		cur, found, err := s.get(ctx, tx, jobID)
 		if err != nil {
 			return err
+		}
+		if found && mine != nil && earlierCommit(ctx) && callback.Same(cur, *mine) {
+			d, wrote = cur, true
+			return nil
 		}
 		next, write, err := apply(cur, found)
 		switch {
@@ -124,6 +131,9 @@ func (s *Callbacks) change(ctx context.Context, jobID string,
 			return err
 		}
 		d, wrote = next, write
+		if write {
+			mine = &next
+		}
 		return nil
 	})
 	return d, wrote, err
@@ -176,8 +186,11 @@ func (s *Callbacks) ClaimDue(ctx context.Context, now time.Time, lease time.Dura
 		return nil, fmt.Errorf("claim due callbacks: %w", err)
 	}
 	now = truncMs(now)
-	claimed, err := claimDue(ctx, s.db, selectDueCallbacks, dueCallbacksParams(now, limit), scanCallback,
-		func(cur callback.Delivery) (callback.Delivery, error) { return callback.ApplyClaim(cur, now, lease) }, upsertCallbacks, callbacksParams)
+	claimed, err := claimDue(ctx, s.db, limit, selectDueCallbacks, func(n int) params { return dueCallbacksParams(now, n) }, scanCallback,
+		func(cur callback.Delivery) (callback.Delivery, error) { return callback.ApplyClaim(cur, now, lease) }, upsertCallbacks, callbacksParams,
+		func(ctx context.Context, tx query.TxActor, d callback.Delivery) (callback.Delivery, bool, error) {
+			return s.get(ctx, tx, d.JobID)
+		}, callback.Same)
 	if err != nil {
 		return nil, fmt.Errorf("claim due callbacks: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
+	"transcriber/internal/ident"
 	"transcriber/internal/quota"
 )
 
@@ -14,8 +15,11 @@ import (
 // serializable transaction that reads the row, checks, and upserts it: a
 // concurrent change of the same row invalidates its locks, the commit
 // fails with ABORTED, and the SDK runs the closure again on the new total.
-// Rows expire by the table's TTL (quota.Retention after their window), so
-// the store has no quota.Expirer.
+// A change has an id of its own, kept in the row's ops
+// (quota.ReserveOnce), so a transaction run again after its commit (the
+// answer lost) counts once. Rows expire by the table's TTL
+// (quota.Retention after their window), so the store has no
+// quota.Expirer.
 type Counters struct{ db *DB }
 
 var _ quota.Counters = (*Counters)(nil)
@@ -28,24 +32,24 @@ func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, am
 	if err := quota.Check(key, amount); err != nil {
 		return 0, false, err
 	}
+	op := ident.New()
 	var (
 		used int64
 		ok   bool
 	)
 	err := c.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
 		used, ok = 0, false
-		cur, err := c.read(ctx, tx, key, window)
+		cur, _, err := c.read(ctx, tx, key, window)
 		if err != nil {
 			return err
 		}
-		if !quota.Fits(cur, amount, limit) {
-			used = cur
-			return nil
+		next, n, fits, write := quota.ReserveOnce(cur, op, amount, limit)
+		if write {
+			if err := c.db.exec(ctx, tx, upsertCounter, counterParams(key, window, next)); err != nil {
+				return err
+			}
 		}
-		if err := c.db.exec(ctx, tx, upsertCounter, counterParams(key, window, cur+amount)); err != nil {
-			return err
-		}
-		used, ok = cur+amount, true
+		used, ok = n, fits
 		return nil
 	})
 	if err != nil {
@@ -60,12 +64,17 @@ func (c *Counters) Release(ctx context.Context, key string, window time.Time, am
 	if err := quota.Check(key, amount); err != nil {
 		return err
 	}
+	op := ident.New()
 	err := c.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		cur, err := c.read(ctx, tx, key, window)
-		if err != nil || cur == 0 {
+		cur, found, err := c.read(ctx, tx, key, window)
+		if err != nil {
 			return err
 		}
-		return c.db.exec(ctx, tx, upsertCounter, counterParams(key, window, quota.Less(cur, amount)))
+		next, write := quota.ReleaseOnce(cur, found, op, amount)
+		if !write {
+			return nil
+		}
+		return c.db.exec(ctx, tx, upsertCounter, counterParams(key, window, next))
 	})
 	if err != nil {
 		return fmt.Errorf("release usage counter %q: %w", key, err)
@@ -80,8 +89,8 @@ func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int6
 	}
 	var n int64
 	err := c.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		var err error
-		n, err = c.read(ctx, tx, key, window)
+		r, _, err := c.read(ctx, tx, key, window)
+		n = r.Used
 		return err
 	})
 	if err != nil {
@@ -90,16 +99,21 @@ func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int6
 	return n, nil
 }
 
-// read reads a counter inside tx; 0 when it does not exist.
-func (c *Counters) read(ctx context.Context, tx query.TxActor, key string, window time.Time) (int64, error) {
-	var n int64
-	err := c.db.rows(ctx, tx, selectCounter, counterKeyParams(key, window), func(row query.Row) error {
-		if err := row.ScanNamed(query.Named("used", &n)); err != nil {
+// read reads a counter inside tx; found is false, and the row zero, when
+// it does not exist.
+func (c *Counters) read(ctx context.Context, tx query.TxActor, key string, window time.Time) (r quota.Row, found bool, err error) {
+	err = c.db.rows(ctx, tx, selectCounter, counterKeyParams(key, window), func(row query.Row) error {
+		var ops *string
+		if err := row.ScanNamed(query.Named("used", &r.Used), query.Named("ops", &ops)); err != nil {
 			return fmt.Errorf("read counter row: %w", err)
 		}
+		if ops != nil {
+			r.Ops = quota.DecodeOps(*ops)
+		}
+		found = true
 		return nil
 	})
-	return n, err
+	return r, found, err
 }
 
 // counterKeyParams are the parameters of selectCounter. A window is kept
@@ -111,7 +125,8 @@ func counterKeyParams(key string, window time.Time) params {
 
 // counterParams are the parameters of upsertCounter: the row as it is to
 // be, expiring quota.Retention after its window.
-func counterParams(key string, window time.Time, used int64) params {
+func counterParams(key string, window time.Time, r quota.Row) params {
 	w := truncMs(window)
-	return append(counterKeyParams(key, w), param{"$used", i64(used)}, param{"$expires_at", ts(quota.ExpiresAt(w))})
+	return append(counterKeyParams(key, w), param{"$used", i64(r.Used)}, param{"$expires_at", ts(quota.ExpiresAt(w))},
+		param{"$ops", utf8(quota.EncodeOps(r.Ops))})
 }

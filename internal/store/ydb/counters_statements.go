@@ -17,12 +17,19 @@ const createCounters = `CREATE TABLE counters (
 )
 WITH (TTL = Interval("PT0S") ON expires_at)`
 
+// alterCountersOps (step 26): the ids of a counter's last changes
+// (quota.Row.Ops, as quota.EncodeOps writes them), so a change whose
+// transaction runs twice for one call counts once; NULL in a row written
+// before it, read as none.
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
+const alterCountersOps = `ALTER TABLE counters ADD COLUMN ops Utf8`
+
 const (
 	// selectCounter reads one counter by its key.
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/
 	selectCounter = `DECLARE $counter AS Utf8;
 DECLARE $window_start AS Timestamp;
-SELECT used FROM counters WHERE counter = $counter AND window_start = $window_start`
+SELECT used, ops FROM counters WHERE counter = $counter AND window_start = $window_start`
 
 	// upsertCounter writes a counter read earlier in the same transaction.
 	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
@@ -30,5 +37,6 @@ SELECT used FROM counters WHERE counter = $counter AND window_start = $window_st
 DECLARE $window_start AS Timestamp;
 DECLARE $used AS Int64;
 DECLARE $expires_at AS Timestamp;
-UPSERT INTO counters (counter, window_start, used, expires_at) VALUES ($counter, $window_start, $used, $expires_at)`
+DECLARE $ops AS Utf8;
+UPSERT INTO counters (counter, window_start, used, expires_at, ops) VALUES ($counter, $window_start, $used, $expires_at, $ops)`
 )

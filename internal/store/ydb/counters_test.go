@@ -1,8 +1,10 @@
 package ydb
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/quota"
 	"transcriber/internal/quota/quotatest"
+	"transcriber/internal/racetest"
 )
 
 // counterBound are the parameters the counters store binds to each of its
@@ -19,7 +22,7 @@ func counterBound() map[string]params {
 	w := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	return map[string]params{
 		"selectCounter": counterKeyParams("speechkit_requests", w),
-		"upsertCounter": counterParams("speechkit_requests", w, 3),
+		"upsertCounter": counterParams("speechkit_requests", w, quota.Row{Used: 3, Ops: []string{"01JD0000000000000000000000"}}),
 	}
 }
 
@@ -34,7 +37,8 @@ func TestCounterStatementsAgreeWithSchema(t *testing.T) {
 	require.Equal(t, column{typ: "Utf8", notNull: true}, counters.columns["counter"])
 	require.Equal(t, column{typ: "Timestamp", notNull: true}, counters.columns["window_start"])
 	require.Equal(t, column{typ: "Timestamp"}, counters.columns["expires_at"])
-	require.Len(t, counters.columns, 4)
+	require.Equal(t, column{typ: "Utf8"}, counters.columns["ops"], "the last changes' ids, added by step 26")
+	require.Len(t, counters.columns, 5)
 
 	bound := counterBound()
 	for name, p := range bound {
@@ -65,8 +69,8 @@ func TestCounterStatementsAgreeWithSchema(t *testing.T) {
 func TestCountersExpireByTTL(t *testing.T) {
 	require.Contains(t, createCounters, `WITH (TTL = Interval("PT0S") ON expires_at)`)
 	w := time.Date(2026, 3, 1, 10, 0, 0, 123_456_789, time.UTC)
-	p := counterParams("k", w, 1)
-	require.Len(t, p, 4)
+	p := counterParams("k", w, quota.Row{Used: 1})
+	require.Len(t, p, 5)
 	require.Equal(t, "$expires_at", p[3].name)
 	require.Equal(t, ts(w.Truncate(time.Millisecond).Add(quota.Retention)), p[3].value)
 	require.Equal(t, ts(w.Truncate(time.Millisecond)), p[1].value, "a window is kept at milliseconds, as the embedded store keeps it")
@@ -77,4 +81,23 @@ func TestCountersContract(t *testing.T) {
 	quotatest.Run(t, func(t *testing.T) quota.Counters {
 		return NewCounters(testDB(t, clock.NewFake(quotatest.Window)))
 	})
+}
+
+// A counter spread over rows (quota.Spread) in this store: racers against
+// one limit, exactly limit of them win, and the rows sum to it.
+func TestSpreadCountersKeepTheLimit(t *testing.T) {
+	requireYDB(t)
+	ctx := context.Background()
+	c := quota.Spread(NewCounters(testDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, "hot")
+	var won atomic.Int64
+	racetest.Run(quotatest.Racers, func(int) {
+		_, ok, err := c.Reserve(ctx, "hot", quotatest.Window, 1, 11)
+		if err == nil && ok {
+			won.Add(1)
+		}
+	})
+	require.Equal(t, int64(11), won.Load())
+	used, err := c.Used(ctx, "hot", quotatest.Window)
+	require.NoError(t, err)
+	require.Equal(t, int64(11), used)
 }

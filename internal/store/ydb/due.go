@@ -2,6 +2,7 @@ package ydb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,7 +20,9 @@ import (
 // limit of them claimed (job.ApplyClaim) and written. Two pollers that
 // select the same jobs both write them; the first commit wins, the other's
 // locks are invalidated and the SDK runs it again, when those jobs are no
-// longer due.
+// longer due. A run again after its own commit (the answer lost) reads
+// the jobs its earlier run claimed and keeps those still as it wrote them
+// (job.Claimed), claiming only the rest of limit.
 func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]job.Job, error) {
 	if err := job.CheckClaimLimit(limit); err != nil {
 		return nil, err
@@ -28,13 +31,33 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	if len(states) == 0 {
 		return []job.Job{}, nil
 	}
-	var claimed []job.Job
+	var (
+		claimed []job.Job
+		mine    job.Claimed // what an earlier run claimed, should its commit's answer be lost
+	)
 	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
 		claimed = make([]job.Job, 0, limit)
+		if !earlierCommit(ctx) {
+			mine = job.Claimed{} // an earlier run did not commit: its claims are no one's
+		}
+		var read []job.Job
+		for _, id := range mine.IDs() {
+			j, err := s.getJobs(ctx, tx, id)
+			if err != nil && !errors.Is(err, job.ErrNotFound) {
+				return err
+			}
+			read = append(read, j)
+		}
+		claimed = append(claimed, mine.Ours(read)...)
+		want := limit - len(claimed)
+		if want == 0 {
+			mine.Wrote(claimed)
+			return nil
+		}
 		now := s.db.now()
 		var due []job.Job
 		for _, st := range states {
-			err := s.db.rows(ctx, tx, selectDueJobs, dueParams(st, now, limit), func(row query.Row) error {
+			err := s.db.rows(ctx, tx, selectDueJobs, dueParams(st, now, want), func(row query.Row) error {
 				j, err := scanJob(row)
 				due = append(due, j)
 				return err
@@ -43,8 +66,9 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 				return err
 			}
 		}
-		due = firstDue(due, now, limit)
+		due = firstDue(due, now, want)
 		if len(due) == 0 {
+			mine.Wrote(claimed)
 			return nil
 		}
 		if err := s.loadSegments(ctx, tx, due); err != nil {
@@ -61,7 +85,8 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 		if err := s.db.exec(ctx, tx, upsertJobs, jobsParams(next...)); err != nil {
 			return err
 		}
-		claimed = next
+		claimed = append(claimed, next...)
+		mine.Wrote(claimed)
 		return nil
 	})
 	if err != nil {

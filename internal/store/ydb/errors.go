@@ -91,7 +91,9 @@ func isKeyExists(err error) bool {
 
 // retryKeyConflict marks an INSERT's key conflict retryable, so DoTx runs
 // the transaction again and it reads the row a concurrent one committed.
-// Any other error is returned as it is, for the SDK to judge.
+// Any other error is returned as it is, for the SDK to judge. It reads a
+// statement's error and the commit's alike (update): YDB may report the
+// conflict at either.
 func retryKeyConflict(err error) error {
 	if isKeyExists(err) {
 		return retry.RetryableError(err)

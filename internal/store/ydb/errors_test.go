@@ -48,7 +48,9 @@ func (statusConn) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.C
 // issues.
 func operationError(t *testing.T, code Ydb.StatusIds_StatusCode, issues ...*Ydb_Issue.IssueMessage) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	// The SDK retries a retryable answer until the context ends: a short
+	// one gives back the answer's error soon.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	err := operation.New(ctx, statusConn{code: code, issues: issues}).Cancel(ctx, "op")
 	require.Error(t, err)

@@ -9,8 +9,13 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 
+	"transcriber/internal/errs"
 	"transcriber/internal/job"
 )
+
+// errJobTaken: a new job's id names a job made by another call, which a
+// new ULID never does.
+var errJobTaken = errs.New(errs.Conflict, "store_conflict", "")
 
 // JobStore keeps jobs in the jobs and segments tables.
 type JobStore struct{ db *DB }
@@ -26,13 +31,25 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 	if err != nil {
 		return job.Job{}, err
 	}
+	j = stored(j)
 	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		// A run that finds the job after its own commit (the answer
+		// lost) finds this call's row (its id is new): made.
+		cur, err := s.getJobs(ctx, tx, j.ID)
+		switch {
+		case err == nil && earlierCommit(ctx) && job.Same(cur, j):
+			return nil
+		case err == nil:
+			return errJobTaken
+		case !errors.Is(err, job.ErrNotFound):
+			return err
+		}
 		return s.db.exec(ctx, tx, insertJobs, jobsParams(j))
 	})
 	if err != nil {
 		return job.Job{}, fmt.Errorf("create job: %w", err)
 	}
-	return stored(j), nil
+	return j, nil
 }
 
 // CreateForMessage records the job of a Telegram message once.
@@ -70,7 +87,8 @@ var (
 )
 
 // createOnce returns the job that kt's row for key names, or records fresh
-// and its key row, in one transaction. Two callers that both find no key
+// and its key row, in one transaction; a run again after its commit finds
+// fresh, and says it made it. Two callers that both find no key
 // both insert; the first commit wins and the other's locks are
 // invalidated, so the SDK runs it again and it finds the winner's job. An
 // INSERT that finds the key already taken is retried the same way. A key
@@ -90,7 +108,9 @@ func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, kt keyTable, k
 		if id != "" {
 			found, err := s.getJobs(ctx, tx, id)
 			if err == nil {
-				j = found
+				// fresh itself when this runs again after its commit: made
+				// by this call.
+				j, created = found, found.ID == fresh.ID
 				return nil
 			}
 			if !errors.Is(err, job.ErrNotFound) {

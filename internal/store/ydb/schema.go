@@ -56,6 +56,7 @@ var steps = []step{
 	{"segments_counted_in", alterSegmentsCountedIn},
 	{"jobs_recognition", alterJobsRecognition},
 	{"jobs_billed_seconds", alterJobsBilledSeconds},
+	{"counters_ops", alterCountersOps}, // counters_statements.go
 }
 
 // statement is what Migrate runs for s: its DDL, with CREATE TABLE made

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	ydbtypes "github.com/ydb-platform/ydb-go-sdk/v3/table/types"
+
+	"transcriber/internal/quota"
 )
 
 // The statements and the schema agree: every column a statement names
@@ -79,7 +81,7 @@ func boundParams() map[string]params {
 		"selectDueCallbacks": dueCallbacksParams(now, 10),
 
 		"selectCounter": counterKeyParams("api:owner", now),
-		"upsertCounter": counterParams("api:owner", now, 1),
+		"upsertCounter": counterParams("api:owner", now, quota.Row{Used: 1}),
 
 		"selectStateEntries":      rangeParams("created", time.Time{}, 11),
 		"selectLatestInState":     rangeParams("dead", now, 11),

@@ -21,7 +21,8 @@ func NewTokenStore(db *DB) *TokenStore { return &TokenStore{db: db} }
 // Create records a new token if neither its hash nor its id is taken: both
 // are read, then the row inserted, in one transaction. A concurrent Create
 // of the same token invalidates this one's locks; run again, it finds the
-// token and answers ErrConflict.
+// token and answers ErrConflict. A run again after this call's own commit
+// (its answer lost) finds its own token, and succeeds.
 func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 	if err := t.Check(); err != nil {
 		return fmt.Errorf("create token: %w", err)
@@ -37,6 +38,9 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 			found, err := s.one(ctx, tx, q.stmt, q.p)
 			if err != nil {
 				return err
+			}
+			if found != nil && earlierCommit(ctx) && t.Same(*found) {
+				return nil // this call's, committed by a run whose answer was lost
 			}
 			if found != nil {
 				return apitoken.ErrConflict

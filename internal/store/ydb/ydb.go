@@ -9,7 +9,9 @@
 // ("Transaction locks invalidated") and the SDK runs the closure again, so
 // a claim is a conditional update without UPDATE … RETURNING. The closures
 // touch nothing but the database and their own result variables, which
-// they reset on every run.
+// they reset on every run. Every write is marked idempotent, and so may
+// also run again after its commit when the commit's answer was lost: each
+// recognizes what an earlier run of its call wrote (see writeOptions).
 //
 // The statements are constants in statements.go, the schema steps in
 // schema.go (applied by Migrate, from `transcriber migrate`), and errors are
@@ -25,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ydb-platform/ydb-go-genproto/protos/Ydb"
 	environ "github.com/ydb-platform/ydb-go-sdk-auth-environ"
 	ydbsdk "github.com/ydb-platform/ydb-go-sdk/v3"
 	"github.com/ydb-platform/ydb-go-sdk/v3/config"
@@ -75,11 +78,17 @@ func WithDirectory(dir string) Option { return func(o *options) { o.dir = string
 // WithCallTimeout changes DefaultCallTimeout.
 func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callTimeout = d } }
 
+// txRunner runs transactions: the driver's query client, or a test's.
+type txRunner interface {
+	DoTx(ctx context.Context, op query.TxOperation, opts ...query.DoTxOption) error
+}
+
 // DB is an open YDB driver and the place of the store's tables. Open one
 // per process (per function instance) and share it: the driver keeps a
 // session pool and reconnects by itself.
 type DB struct {
 	driver      *ydbsdk.Driver
+	txs         txRunner // driver.Query()
 	clock       clock.Clock
 	dir         string // relative to the database root; "" for the root
 	prefix      string // PRAGMA line naming dir's absolute path; "" for the root
@@ -121,7 +130,7 @@ func Open(ctx context.Context, dsn string, clk clock.Clock, opts ...Option) (*DB
 	if err != nil {
 		return nil, fmt.Errorf("open YDB: %w", translate(err))
 	}
-	db := &DB{driver: drv, clock: clk, dir: o.dir, callTimeout: o.callTimeout}
+	db := &DB{driver: drv, txs: drv.Query(), clock: clk, dir: o.dir, callTimeout: o.callTimeout}
 	if o.dir != "" {
 		// https://ydb.tech/docs/en/yql/reference/syntax/pragma#table-path-prefix
 		db.prefix = fmt.Sprintf("PRAGMA TablePathPrefix(%q);\n", path.Join(drv.Name(), o.dir))
@@ -148,13 +157,93 @@ func (db *DB) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, db.callTimeout)
 }
 
+// writeOptions are the options of every writing transaction: marked
+// idempotent, so the SDK runs it again after an error that leaves its
+// commit's fate unknown (a transport error, SESSION_EXPIRED, UNDETERMINED:
+// "conditionally retryable", which ydb-go-sdk v3.127.0 retries only for
+// an idempotent operation, retry/mode.go). Without it the first write on
+// a connection that died while the instance slept fails rather than
+// running again on a fresh one. Every write is safe to run twice: after
+// a commit whose answer was lost it recognizes what that commit wrote
+// (job.Change's rules, job.Claimed, botstate.Same and callback.Same,
+// quota.ReserveOnce, and each insert finding its own row).
+func writeOptions() []query.DoTxOption { return []query.DoTxOption{query.WithIdempotent()} }
+
 // update runs fn in a serializable read-write transaction, retried by the
-// SDK when its locks are invalidated. fn must touch nothing outside the
-// database but its own results, and reset them first.
+// SDK when its locks are invalidated and, the write being idempotent
+// (writeOptions), after a transport error. fn must touch nothing outside
+// the database but its own results, reset them first, and, on a run after
+// an earlier run's commit may have committed (earlierCommit), recognize
+// what that run wrote.
+//
+// The commit is made here, inside the operation the SDK retries, rather
+// than by the SDK after it: so this call knows how each run's commit
+// ended, and tells the next run (earlierCommit), and a conflict YDB finds
+// only at the commit is read as one found at a statement.
 func (db *DB) update(ctx context.Context, fn func(ctx context.Context, tx query.TxActor) error) error {
 	ctx, cancel := db.bound(ctx)
 	defer cancel()
-	return translate(db.driver.Query().DoTx(ctx, fn))
+	unsure := false // an earlier run's commit may have committed
+	return translate(db.txs.DoTx(ctx, func(ctx context.Context, tx query.TxActor) error {
+		if err := fn(context.WithValue(ctx, earlierCommitKey{}, unsure), tx); err != nil {
+			return err
+		}
+		err := commit(ctx, tx)
+		unsure = unsure || (err != nil && commitUnknown(err))
+		// YDB may find a conflict only at the commit: a key an INSERT
+		// took, or (ABORTED) locks another transaction broke, since it
+		// may defer a statement's writes to the commit. The commit's error
+		// is read as a statement's: a key taken runs the transaction again
+		// (retryKeyConflict), and its first read finds the row (every
+		// INSERT reads its key first); ABORTED the SDK runs again itself;
+		// what comes out is read by translate.
+		return retryKeyConflict(err)
+	}, writeOptions()...))
+}
+
+// earlierCommitKey marks the context of a run of update's fn after an
+// earlier run's commit whose outcome is unknown.
+type earlierCommitKey struct{}
+
+// earlierCommit reports whether an earlier run of this call's transaction
+// sent its commit and got no answer that says it failed: it may have
+// committed, and what it wrote is this call's. A write recognizes its own
+// write only then: after a run whose commit failed for sure (its locks
+// broken by another writer), a row like the one it meant to write is
+// another's.
+func earlierCommit(ctx context.Context) bool {
+	unsure, _ := ctx.Value(earlierCommitKey{}).(bool)
+	return unsure
+}
+
+// committer is a transaction the closure can commit itself: the SDK's.
+type committer interface {
+	CommitTx(ctx context.Context) error
+}
+
+// commit commits tx. The SDK's own commit after the closure then does
+// nothing (the transaction is completed, internal/query/transaction.go).
+// A transaction that is no committer (none in the SDK) is left to the SDK.
+func commit(ctx context.Context, tx query.TxActor) error {
+	c, ok := tx.(committer)
+	if !ok {
+		return nil
+	}
+	return c.CommitTx(ctx)
+}
+
+// commitUnknown reports whether a commit that failed with err may have
+// committed all the same: YDB did not answer (a transport error, or
+// anything but its answer), or answered that the outcome is unknown
+// (UNDETERMINED, TIMEOUT, CANCELLED) or that the session carrying it is
+// gone (SESSION_EXPIRED). Any other answer is YDB's word that the
+// transaction did not commit: ABORTED (its locks broken), PRECONDITION_FAILED
+// (a key taken), OVERLOADED, UNAVAILABLE, BAD_SESSION, …
+// https://ydb.tech/docs/en/reference/ydb-sdk/ydb-status-codes
+func commitUnknown(err error) bool {
+	return !ydbsdk.IsOperationError(err) ||
+		ydbsdk.IsOperationError(err, Ydb.StatusIds_UNDETERMINED, Ydb.StatusIds_TIMEOUT, Ydb.StatusIds_CANCELLED,
+			Ydb.StatusIds_SESSION_EXPIRED)
 }
 
 // read runs fn in a snapshot read-only transaction: one consistent view
@@ -162,7 +251,7 @@ func (db *DB) update(ctx context.Context, fn func(ctx context.Context, tx query.
 func (db *DB) read(ctx context.Context, fn func(ctx context.Context, tx query.TxActor) error) error {
 	ctx, cancel := db.bound(ctx)
 	defer cancel()
-	return translate(db.driver.Query().DoTx(ctx, fn,
+	return translate(db.txs.DoTx(ctx, fn,
 		query.WithTxSettings(query.TxSettings(query.WithSnapshotReadOnly())),
 		query.WithIdempotent()))
 }

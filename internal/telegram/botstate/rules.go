@@ -267,10 +267,27 @@ func ApplyClaim(cur Delivery, now time.Time, lease time.Duration) (Delivery, err
 // insert when it was not found, an update otherwise), all in one
 // transaction that no concurrent writer of k interleaves with. It returns
 // what apply returned; apply may run more than once when the store retries
-// its transaction. The store's Begin, Schedule and Finish are Change's
+// its transaction, and a run again after the store's own commit (its
+// answer lost) returns, without apply, what that commit wrote, as written
+// (Same). The store's Begin, Schedule and Finish are Change's
 // methods, so each store writes the transaction once and the rules and
 // error wording live here.
 type Change func(ctx context.Context, k Key, apply func(cur Delivery, found bool) (d Delivery, write bool, err error)) (Delivery, bool, error)
+
+// Same reports whether cur, a delivery as read back, is wrote, what a
+// write made of it: every field, times at whole milliseconds. A store
+// whose transaction runs again after a commit whose answer was lost uses
+// it to find what that commit wrote: a Begin run again finds its own take
+// (and sends), not a delivery held by someone. Only after such a commit:
+// two takes at the same millisecond with the same lease are the same
+// delivery, and a run again after a take that lost to another (its locks
+// broken) must not take the other's for its own.
+func Same(cur, wrote Delivery) bool {
+	return cur.Key == wrote.Key && cur.JobID == wrote.JobID && cur.State == wrote.State &&
+		cur.SentID == wrote.SentID && cur.Attempts == wrote.Attempts &&
+		stored(cur.NextAt).Equal(stored(wrote.NextAt)) && stored(cur.LeaseUntil).Equal(stored(wrote.LeaseUntil)) &&
+		stored(cur.UpdatedAt).Equal(stored(wrote.UpdatedAt))
+}
 
 // Begin is Store.Begin over c: ApplyBegin, after its argument rule.
 func (c Change) Begin(ctx context.Context, k Key, jobID string, now time.Time, lease time.Duration) (Delivery, bool, error) {
