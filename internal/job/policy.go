@@ -26,6 +26,9 @@ var (
 	Poll = Step{Name: "poll", From: []State{Transcribe}, Lease: 5 * time.Minute}
 )
 
+// RenewEvery is how often a holder renews its claim.
+const RenewEvery = 30 * time.Second
+
 func (s Step) takes(st State) bool {
 	for _, f := range s.From {
 		if f == st {
@@ -97,6 +100,10 @@ func (p Policy) Judge(attempts int, err error) Verdict {
 type Failure struct {
 	Code    string
 	Message string
+	// Uncounted says the failure is not the job's: an outage of a service
+	// every job depends on (the pipeline's breaker found it). Release then
+	// does not count the attempt; nothing records the flag itself.
+	Uncounted bool
 }
 
 // FailureOf records err in words that may be shown to the job's owner: its

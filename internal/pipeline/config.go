@@ -24,7 +24,8 @@ type Config struct {
 	// without one, saying why.
 	SummaryModel string
 	// SourceURLTTL is how long the presigned GET that ffmpeg reads stays
-	// valid: the ingest lease, since no ingest outlives it.
+	// valid: longer than any conversion, which the ingest function's
+	// timeout bounds.
 	SourceURLTTL time.Duration
 	// InlineAudio sends audio to the recognizer in the request instead of by
 	// its object's URL: for a local object store the recognizer cannot reach.
@@ -99,6 +100,9 @@ type Config struct {
 const (
 	DefaultMaxSourceBytes = 5 << 30 // 5 GiB
 	DefaultMaxInlineBytes = 10 << 20
+	// DefaultSourceURLTTL: the ingest function's timeout (10 min at most
+	// on Cloud Functions) and a margin; no conversion outlives its call.
+	DefaultSourceURLTTL = 15 * time.Minute
 	DefaultJobRetention   = 90 * 24 * time.Hour
 	// MinJobRetention is the shortest retention taken: a Telegram result
 	// is delivered for up to 12 h after its job ended, and its row must
@@ -134,7 +138,7 @@ func (c Config) withDefaults() Config {
 	if c.DefaultLanguage == "" {
 		c.DefaultLanguage = "ru-RU"
 	}
-	def(&c.SourceURLTTL, job.Ingest.Lease)
+	def(&c.SourceURLTTL, DefaultSourceURLTTL)
 	if c.MaxInlineBytes == 0 {
 		c.MaxInlineBytes = DefaultMaxInlineBytes
 	}
