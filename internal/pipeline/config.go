@@ -71,6 +71,9 @@ type Config struct {
 	PollBatch int
 	// Policy is the retry policy.
 	Policy job.Policy
+	// RenewEvery is how often a claim is renewed while its step works
+	// (heartbeat.go): job.RenewEvery, a quarter of the lease.
+	RenewEvery time.Duration
 	// JobRetention is how long a job's row is kept after the job ended:
 	// a store that expires rows itself (job.Expirer, the embedded one)
 	// has the poll function's sweep remove older ones, with their files;
@@ -103,7 +106,7 @@ const (
 	// DefaultSourceURLTTL: the ingest function's timeout (10 min at most
 	// on Cloud Functions) and a margin; no conversion outlives its call.
 	DefaultSourceURLTTL = 15 * time.Minute
-	DefaultJobRetention   = 90 * 24 * time.Hour
+	DefaultJobRetention = 90 * 24 * time.Hour
 	// MinJobRetention is the shortest retention taken: a Telegram result
 	// is delivered for up to 12 h after its job ended, and its row must
 	// outlive that.
@@ -168,6 +171,7 @@ func (c Config) withDefaults() Config {
 	if c.Policy.MaxAttempts == 0 {
 		c.Policy = job.DefaultPolicy
 	}
+	def(&c.RenewEvery, job.RenewEvery)
 	return c
 }
 

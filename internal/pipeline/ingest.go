@@ -42,7 +42,9 @@ func (p *Pipeline) Uploaded(ctx context.Context, key string) error {
 	case err != nil:
 		return fmt.Errorf("upload event for job %s: %w", id, err)
 	}
-	p.ingest(ctx, j, true)
+	work, stop := p.hold(ctx, j, job.Ingest)
+	defer stop()
+	p.ingest(work, j, true)
 	return nil
 }
 

@@ -4,6 +4,9 @@
 // event or a second poller never does a step twice, and a crashed call's job
 // comes back when its claim expires.
 //
+// Every claimed job is held while a step works on it (heartbeat.go): its
+// claim is renewed, so leases are short and a lost claim stops the work.
+//
 // The files are the job's stages, in the order a job goes through them,
 // after the two calls that start the walk:
 //
@@ -24,8 +27,8 @@
 // A stage goes on to the next through that stage's entry (accept,
 // prepare, admit, submit and submitWaiting, check and checkSoon, finish,
 // settle, ended and purgeIfDeleted), never through another stage's
-// helpers; what they share is in this file, ports.go and config.go
-// (stages_test.go holds that). What a recognition takes and gives back —
+// helpers; what they share is in this file, ports.go, config.go and
+// heartbeat.go (stages_test.go holds that). What a recognition takes and gives back —
 // the payer's audio, the recognizer's request window, a place in flight,
 // a place among the payer's unfinished jobs — is counted by one type,
 // admission.Admission: asked before a submission (admit.go), told when a
@@ -122,6 +125,9 @@ func (p *Pipeline) jobLog(j job.Job) *slog.Logger {
 // returns j as the caller had it, claim included, so the failure can still
 // be recorded on the right job.
 func (p *Pipeline) save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
+	if !n.Keep || j.State.Terminal() {
+		claimEnds(ctx)
+	}
 	saved, err := p.Store.Save(ctx, j, n)
 	if err != nil {
 		return j, err
