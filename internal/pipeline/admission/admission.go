@@ -130,6 +130,9 @@ type Round struct {
 	read   bool
 	window time.Time
 	held   int64
+	// requested is the window of the request quota the last Take counted
+	// its request in; zero when it counted none.
+	requested time.Time
 }
 
 // Take takes what piece i of j needs to be submitted, all or none, and
@@ -138,8 +141,8 @@ type Round struct {
 // before any audio leaves), then a place in flight, then a request. A
 // refusal is a *Refused, with nothing taken; a counter that failed is
 // another error, with nothing kept either. Once the piece's submission is
-// known to have failed, Release gives its place back; the request stays
-// counted.
+// known to have failed, Unsent gives its place back, and its request
+// when the recognizer refused it before accepting it.
 func (a *Admission) Take(ctx context.Context, j *job.Job, i int, r *Round) error {
 	if sg := j.Segments[i]; sg.OperationID != "" || sg.Done || !sg.CountedIn.IsZero() {
 		return fmt.Errorf("%w: segment %d of job %s", ErrTaken, i, j.ID)
@@ -151,12 +154,31 @@ func (a *Admission) Take(ctx context.Context, j *job.Job, i int, r *Round) error
 	if err != nil {
 		return err
 	}
-	if err := a.takeRequest(ctx); err != nil {
+	requested, err := a.takeRequest(ctx)
+	if err != nil {
 		a.giveBackInFlight(ctx, *j, window)
 		return err
 	}
 	j.Segments[i].CountedIn = window
+	r.requested = requested
 	return nil
+}
+
+// Unsent gives back what the last piece Take admitted in round r took,
+// once its submission failed: its place in flight, as Release does, and,
+// when notAccepted (the recognizer refused the request before accepting
+// it, speechkit.NotAccepted), its request, to the window Take counted it
+// in. A request that may have been accepted stays counted.
+func (a *Admission) Unsent(ctx context.Context, j *job.Job, r *Round, notAccepted bool) {
+	a.Release(ctx, *j, j)
+	window := r.requested
+	r.requested = time.Time{}
+	if !notAccepted || window.IsZero() || a.cfg.Counters == nil {
+		return
+	}
+	if err := a.cfg.Counters.Release(ctx, submissionsKey, window, 1); err != nil {
+		a.jobLog(*j).WarnContext(ctx, "could not give back a request the recognizer refused", "error", err.Error())
+	}
 }
 
 // Release gives back what j no longer needs: j as the caller has it now,
