@@ -74,6 +74,16 @@ type Config struct {
 	// RenewEvery is how often a claim is renewed while its step works
 	// (heartbeat.go): job.RenewEvery, a quarter of the lease.
 	RenewEvery time.Duration
+	// The breakers of the services every job needs (outage.go): after
+	// OutageAfter failures in a row (across jobs) no call goes, and a probe
+	// goes after OutageProbeFirst, then at intervals doubling to
+	// OutageProbeMax; zero takes admission's defaults. A job is held
+	// through outages until OutageHoldFor after its upload window closed.
+	// The breakers are kept in Counters: without them, none.
+	OutageAfter      int
+	OutageProbeFirst time.Duration
+	OutageProbeMax   time.Duration
+	OutageHoldFor    time.Duration
 	// JobRetention is how long a job's row is kept after the job ended:
 	// a store that expires rows itself (job.Expirer, the embedded one)
 	// has the poll function's sweep remove older ones, with their files;
@@ -107,6 +117,9 @@ const (
 	// on Cloud Functions) and a margin; no conversion outlives its call.
 	DefaultSourceURLTTL = 15 * time.Minute
 	DefaultJobRetention = 90 * 24 * time.Hour
+	// DefaultOutageHoldFor: a day after the upload window, within the two
+	// a job is counted unfinished for (spend.AfterUpload).
+	DefaultOutageHoldFor = 24 * time.Hour
 	// MinJobRetention is the shortest retention taken: a Telegram result
 	// is delivered for up to 12 h after its job ended, and its row must
 	// outlive that.
@@ -172,6 +185,7 @@ func (c Config) withDefaults() Config {
 		c.Policy = job.DefaultPolicy
 	}
 	def(&c.RenewEvery, job.RenewEvery)
+	def(&c.OutageHoldFor, DefaultOutageHoldFor)
 	return c
 }
 

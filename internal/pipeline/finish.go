@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"transcriber/internal/job"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
 )
@@ -44,7 +45,9 @@ func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
 	if err := transcript.Render(&body, t, transcript.JSON); err != nil {
 		return fmt.Errorf("render transcript: %w", err)
 	}
-	if err := p.Objects.Put(ctx, job.ResultKey(j.ID), body.Bytes(), transcript.JSON.ContentType()); err != nil {
+	err := p.Objects.Put(ctx, job.ResultKey(j.ID), body.Bytes(), transcript.JSON.ContentType())
+	p.heard(ctx, admission.Storage, err)
+	if err != nil {
 		return err
 	}
 	j.State = job.Done

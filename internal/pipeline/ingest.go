@@ -9,6 +9,7 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/ident"
 	"transcriber/internal/job"
+	"transcriber/internal/pipeline/admission"
 )
 
 // The upload event: Uploaded claims the object's job and walks it forward
@@ -61,8 +62,8 @@ func (p *Pipeline) ingest(ctx context.Context, j job.Job, inline bool) {
 		return
 	}
 	j, err := p.runIngest(ctx, j, inline)
-	if errors.Is(err, errQuotaWait) {
-		return // the job waits for the quota's next window, saved and logged
+	if errors.Is(err, errQuotaWait) || errors.Is(err, errOutageWait) {
+		return // the job waits for the quota's next window or out an outage, saved and logged
 	}
 	if err != nil {
 		p.jobLog(j).WarnContext(ctx, "ingest failed", "error", err.Error(), "code", errs.CodeOf(err))
@@ -71,7 +72,10 @@ func (p *Pipeline) ingest(ctx context.Context, j job.Job, inline bool) {
 }
 
 func (p *Pipeline) runIngest(ctx context.Context, j job.Job, inline bool) (job.Job, error) {
-	var err error
+	j, err := p.pass(ctx, j, admission.Storage)
+	if err != nil {
+		return j, err
+	}
 	if j.State == job.AwaitingUpload {
 		if j, err = p.accept(ctx, j); err != nil || j.State == job.AwaitingUpload {
 			return j, err

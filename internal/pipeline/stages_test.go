@@ -28,6 +28,7 @@ func TestStagesReachEachOtherOnlyThroughTheirEntries(t *testing.T) {
 		"check.go":     {"check", "checkSoon"},
 		"finish.go":    {"finish"},
 		"settle.go":    {"settle", "ended", "purgeIfDeleted"},
+		"outage.go":    {"outage", "pass", "heard", "waitOutage"},
 		"housekeep.go": nil,
 	}
 	shared := map[string]bool{"pipeline.go": true, "ports.go": true, "config.go": true, "heartbeat.go": true}

@@ -98,6 +98,7 @@ func (p *Pipeline) request(ctx context.Context, j job.Job, sg job.Segment) (spee
 // (one that may have reached the recognizer stays counted).
 func (p *Pipeline) recognize(ctx context.Context, j job.Job, i int, req speechkit.Request, round *admission.Round) (job.Job, error) {
 	op, err := p.Recognizer.Submit(ctx, req)
+	p.heard(ctx, admission.Recognizer, err)
 	if err != nil {
 		p.admission.Unsent(ctx, &j, round, speechkit.NotAccepted(err))
 	}

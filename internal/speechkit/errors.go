@@ -209,3 +209,17 @@ func NotAccepted(err error) bool {
 	}
 	return errs.KindOf(err) == errs.Invalid
 }
+
+// Outage reports whether err says the recognizer is unavailable to every
+// caller, not that this request is wrong: UNAVAILABLE, a time-out, no
+// connection or a transport error, an error on the recognizer's side
+// (INTERNAL, UNKNOWN, ABORTED; a 5xx of the synchronous endpoint), or no
+// IAM token to be had. The caller tells its own stops (a cancelled
+// context) apart.
+func Outage(err error) bool {
+	switch errs.CodeOf(err) {
+	case CodeUnavailable, codeAuthUnavailable:
+		return true
+	}
+	return false
+}
