@@ -24,10 +24,8 @@ import (
 // events land here and do nothing. An error is returned only when the event
 // should be delivered again (the store failed before a claim was made).
 func (p *Pipeline) Uploaded(ctx context.Context, key string) error {
-	idPart, ok := strings.CutPrefix(key, "sources/")
-	id, err := ident.Parse(idPart)
-	if !ok || err != nil {
-		p.Log.WarnContext(ctx, "upload event for an object outside the job layout; ignored", "object_key", key)
+	id, ok := p.uploadOf(ctx, key)
+	if !ok {
 		return nil
 	}
 	j, err := p.Store.Claim(ctx, id, job.Ingest)
@@ -46,6 +44,61 @@ func (p *Pipeline) Uploaded(ctx context.Context, key string) error {
 	work, stop := p.hold(ctx, j, job.Ingest)
 	defer stop()
 	p.ingest(work, j, true)
+	return nil
+}
+
+// uploadOf is the id of the job an object created at key is the upload
+// of; false (logged) for an object outside the job layout.
+func (p *Pipeline) uploadOf(ctx context.Context, key string) (string, bool) {
+	idPart, ok := strings.CutPrefix(key, "sources/")
+	id, err := ident.Parse(idPart)
+	if !ok || err != nil {
+		p.Log.WarnContext(ctx, "upload event for an object outside the job layout; ignored", "object_key", key)
+		return "", false
+	}
+	return id, true
+}
+
+// acceptOnly is the claim Accept makes: of a job waiting for its upload
+// only, for as long as accepting it takes.
+var acceptOnly = job.Step{Name: "accept", From: []job.State{job.AwaitingUpload}, Lease: job.Lease}
+
+// Accept takes the job of an object created under sources/ only as far as
+// accepting its file (awaiting_upload → created), and lets it go, due at
+// once, for Uploaded (or the timer's sweep) to take on from there. It is
+// for a host that runs its uploads through a few workers (the local
+// stack): a job whose file arrived says so at once, while the workers are
+// busy with the conversions and recognitions before it. A job past
+// awaiting_upload, held, deleted or unknown is left to Uploaded, which
+// says why; as there, an error is returned only when the store failed
+// before a claim was made.
+func (p *Pipeline) Accept(ctx context.Context, key string) error {
+	id, ok := p.uploadOf(ctx, key)
+	if !ok {
+		return nil
+	}
+	j, err := p.Store.Claim(ctx, id, acceptOnly)
+	switch {
+	case errors.Is(err, job.ErrNotFound), errors.Is(err, job.ErrNotClaimable):
+		return nil
+	case err != nil:
+		return fmt.Errorf("upload event for job %s: %w", id, err)
+	}
+	work, stop := p.hold(ctx, j, acceptOnly)
+	defer stop()
+	if j, err = p.pass(work, j, admission.Storage); err == nil {
+		j, err = p.accept(work, j)
+	}
+	if err == nil && j.State == job.Created {
+		// The rest of ingest is due at once, for whoever takes it first.
+		_, err = p.save(work, j, job.Next{})
+	}
+	switch {
+	case errors.Is(err, errOutageWait):
+	case err != nil:
+		p.jobLog(j).WarnContext(ctx, "accepting the upload failed", "error", err.Error(), "code", errs.CodeOf(err))
+		p.settle(work, j, err)
+	}
 	return nil
 }
 
