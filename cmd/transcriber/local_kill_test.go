@@ -44,7 +44,8 @@ func TestLocalStackKilledResumesItsJobsAtOnce(t *testing.T) {
 	}
 	require.NoError(t, p.cmd.Process.Kill()) // kill -9: nothing settles
 	select {
-	case <-p.exited:
+	case err := <-p.exited:
+		require.Error(t, err, "killed, not exited")
 	case <-time.After(15 * time.Second):
 		t.Fatal("the process did not die")
 	}

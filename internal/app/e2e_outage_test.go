@@ -97,6 +97,7 @@ func TestAnOutageOfTheRecognizerCostsNoJob(t *testing.T) {
 	st.sk.FinishAll() // done at their next check, once one is answered
 	st.sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan { return speechkittest.DefaultPlan() })
 	for range 2 {
+		st.clk.Advance(time.Second) // made one after the other
 		j, ev := st.upload(voice)
 		st.ingest(ev)
 		require.Equal(t, job.Converted, st.job(j.ID).State, "its submission met the outage")

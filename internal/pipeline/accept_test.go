@@ -48,8 +48,9 @@ func TestAcceptedCopyOfAnotherSizeIsNotAccepted(t *testing.T) {
 }
 
 // Accept takes an upload no further than accepting it: the job is created,
-// its claim ended and due at once, nothing converted; Uploaded then takes
-// it on from there. A job past its upload is Uploaded's, untouched.
+// its claim ended, nothing converted; Uploaded then takes it on from
+// there (or the sweep, were its event lost). A job past its upload is
+// Uploaded's, untouched.
 func TestAcceptOnlyAcceptsAndLetsGo(t *testing.T) {
 	e := newQuotaEnv(t)
 	var down atomic.Bool

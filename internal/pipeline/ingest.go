@@ -64,11 +64,14 @@ func (p *Pipeline) uploadOf(ctx context.Context, key string) (string, bool) {
 var acceptOnly = job.Step{Name: "accept", From: []job.State{job.AwaitingUpload}, Lease: job.Lease}
 
 // Accept takes the job of an object created under sources/ only as far as
-// accepting its file (awaiting_upload → created), and lets it go, due at
-// once, for Uploaded (or the timer's sweep) to take on from there. It is
-// for a host that runs its uploads through a few workers (the local
-// stack): a job whose file arrived says so at once, while the workers are
-// busy with the conversions and recognitions before it. A job past
+// accepting its file (awaiting_upload → created), and lets it go for
+// Uploaded to take on from there, by the same event. It is for a host
+// that runs its uploads through a few workers (the local stack): a job
+// whose file arrived says so at once, while the workers are busy with the
+// conversions and recognitions before it. The job is due at once: the
+// timer's sweep may take it first (oldest first), and the worker its
+// event goes to then finds it taken, as a redelivered event does; a job
+// whose event was lost (a stop) is the sweep's. A job past
 // awaiting_upload, held, deleted or unknown is left to Uploaded, which
 // says why; as there, an error is returned only when the store failed
 // before a claim was made.
@@ -90,7 +93,6 @@ func (p *Pipeline) Accept(ctx context.Context, key string) error {
 		j, err = p.accept(work, j)
 	}
 	if err == nil && j.State == job.Created {
-		// The rest of ingest is due at once, for whoever takes it first.
 		_, err = p.save(work, j, job.Next{})
 	}
 	switch {
