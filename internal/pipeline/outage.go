@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline/admission"
@@ -44,6 +45,9 @@ func outageOf(ctx context.Context, err error) (admission.Service, bool) {
 // error, or an error that is not an outage) closes it; an outage is told
 // by the failed attempt's settling (outage).
 func (p *Pipeline) heard(ctx context.Context, s admission.Service, err error) {
+	if errs.Is(err, errs.Invalid) {
+		return // refused before it left: it says nothing of the service
+	}
 	if _, down := outageOf(ctx, err); !down && ctx.Err() == nil {
 		p.admission.Answered(ctx, s)
 	}
