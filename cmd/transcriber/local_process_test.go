@@ -31,6 +31,7 @@ type localProc struct {
 	api     string
 	objects string // the object store's URL
 	token   string
+	resumed string // how many held jobs the start took back, when it said
 	output  *syncBuffer
 	exited  chan error
 }
@@ -102,6 +103,8 @@ func startLocal(t *testing.T, bin string, env []string) *localProc {
 				p.api = f[1]
 			case len(f) >= 2 && f[0] == "objects:":
 				p.objects = f[1]
+			case len(f) >= 2 && f[0] == "resumed:":
+				p.resumed = f[1]
 			case len(f) >= 2 && f[0] == "token:":
 				// The last line of the announcement: a secret, or how to make one.
 				announced = true

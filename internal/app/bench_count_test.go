@@ -93,6 +93,11 @@ func (c countingJobs) Release(ctx context.Context, cl job.Claim, pause time.Dura
 	return c.s.Release(ctx, cl, pause, f)
 }
 
+func (c countingJobs) Renew(ctx context.Context, cl job.Claim, step job.Step) (job.Claim, error) {
+	c.log.add("jobs.Renew")
+	return c.s.Renew(ctx, cl, step)
+}
+
 func (c countingJobs) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	c.log.add("jobs.NextDue")
 	return c.s.NextDue(ctx, states)

@@ -126,25 +126,6 @@ func TestTransientRecognizerErrorIsRetriedThenDone(t *testing.T) {
 	require.Equal(t, 2, st.sk.RecognizeCalls())
 }
 
-func TestTransientErrorsOutlastingTheLimitKillTheJob(t *testing.T) {
-	st := newStack(t)
-	st.sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
-		return speechkittest.Plan{Err: status.Error(codes.Unavailable, "down")}
-	})
-	j, ev := st.upload(fixtures(t)["voice.ogg"])
-	st.ingest(ev)
-	for i := 0; i < 10 && !st.job(j.ID).State.Terminal(); i++ {
-		st.poll()
-	}
-	got := st.job(j.ID)
-	require.Equal(t, job.Dead, got.State)
-	require.Equal(t, []job.State{job.Dead}, st.ended.of(j.ID))
-	require.Equal(t, job.DefaultPolicy.MaxAttempts, st.sk.RecognizeCalls(), "one submission per attempt")
-	require.NotContains(t, got.ErrorMessage, "down", "the recognizer's own text is not shown")
-	require.NotContains(t, got.ErrorMessage, "tried again", "a dead job is not tried again: %q", got.ErrorMessage)
-	require.Contains(t, got.ErrorMessage, "gave up after 5 attempts")
-}
-
 func TestCrashAfterClaimIsTakenBackAfterTheLease(t *testing.T) {
 	st := newStack(t)
 	j, _ := st.upload(fixtures(t)["clip.mp4"])

@@ -109,7 +109,10 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	return j, nil
 }
 
-// ApplyRelease is the rule of Store.Release.
+// ApplyRelease is the rule of Store.Release. A failure that is not the
+// job's (Failure.Uncounted: an outage every job met) gives the attempt
+// its claim counted back, so the job keeps the attempts it has for what is
+// its own.
 func ApplyRelease(cur Job, c Claim, pause time.Duration, f Failure, now time.Time) (Job, error) {
 	if err := holds(cur, c.ID, now); err != nil {
 		return Job{}, err
@@ -118,11 +121,48 @@ func ApplyRelease(cur Job, c Claim, pause time.Duration, f Failure, now time.Tim
 		return Job{}, fmt.Errorf("%w: negative pause", ErrInvalid)
 	}
 	j := cur
+	if f.Uncounted && j.Attempts > 0 {
+		j.Attempts--
+	}
 	j.ClaimID, j.ClaimUntil = "", time.Time{}
 	j.NextRunAt = now.Add(pause)
 	j.ErrorCode, j.ErrorMessage = f.Code, f.Message
 	j.UpdatedAt = now
 	return j, nil
+}
+
+// ApplyRenew is the rule of Store.Renew: the holder of claim c, still at
+// work, moves the claim's expiry to now + lease, and the job's next due
+// time with it (a held job is due when its claim expires). Nothing else
+// changes: a renewal is no step. A claim that is not the job's current,
+// unexpired one is ErrClaimLost, and its holder stops.
+func ApplyRenew(cur Job, c Claim, lease time.Duration, now time.Time) (Job, error) {
+	if err := holds(cur, c.ID, now); err != nil {
+		return Job{}, err
+	}
+	if lease <= 0 {
+		return Job{}, fmt.Errorf("%w: lease not positive", ErrInvalid)
+	}
+	j := cur
+	j.ClaimUntil = now.Add(lease)
+	j.NextRunAt = j.ClaimUntil
+	return j, nil
+}
+
+// ApplyTakeBack is the rule of Reclaimer.TakeBackClaims for one job: a
+// live job's claim ends, whoever made it, and the job is due at once; its
+// attempts stay (the attempt that held the claim ended without a word, as
+// a crash does). It reports false for a job with nothing to take back.
+func ApplyTakeBack(cur Job, now time.Time) (Job, bool) {
+	if cur.State.Terminal() || cur.ClaimID == "" {
+		return cur, false
+	}
+	j := cur
+	j.ClaimID, j.ClaimUntil = "", time.Time{}
+	if j.NextRunAt.After(now) {
+		j.NextRunAt = now
+	}
+	return j, true
 }
 
 // ApplyDelete is the rule of Store.Delete: the job is marked deleted, and

@@ -9,7 +9,7 @@ import (
 // Change is the one primitive a store supplies for every write under the
 // rules: read job id, let apply decide what it becomes at now, and write
 // that (with its segments when withSegments), all in one transaction. The
-// store's Claim, Save, Release and Delete are Change's methods, so each
+// store's Claim, Save, Release, Renew and Delete are Change's methods, so each
 // store writes the transaction once and the rules and error wording live
 // here. A store may run apply more than once in one call (its transaction
 // run again): each method's rule goes through once, so a run that reads
@@ -44,6 +44,17 @@ func (c Change) Release(ctx context.Context, cl Claim, pause time.Duration, f Fa
 		return Job{}, fmt.Errorf("release job %s: %w", cl.JobID, err)
 	}
 	return j, nil
+}
+
+// Renew is Store.Renew over c.
+func (c Change) Renew(ctx context.Context, cl Claim, step Step) (Claim, error) {
+	j, err := c(ctx, cl.JobID, false, func(cur Job, now time.Time) (Job, error) {
+		return ApplyRenew(cur, cl, step.Lease, now)
+	})
+	if err != nil {
+		return Claim{}, fmt.Errorf("renew the claim on job %s for %s: %w", cl.JobID, step.Name, err)
+	}
+	return j.Claim(), nil
 }
 
 // Delete is Store.Delete over c.

@@ -7,9 +7,10 @@ import (
 )
 
 // Step is a piece of the pipeline that works on a job under a claim: the
-// states it takes jobs from and how long its claim lasts. The lease is longer
-// than the function that runs the step may live, so a live holder never
-// loses its claim and a crashed one's job comes back when the lease ends.
+// states it takes jobs from and how long its claim lasts. A live holder
+// renews its claim while it works (Store.Renew), well within the lease, so
+// it keeps it however long the step runs; a crashed one's job comes back
+// when the lease ends, so the lease is short.
 type Step struct {
 	Name  string
 	From  []State
@@ -18,13 +19,21 @@ type Step struct {
 
 // The steps. Lease numbers and where they come from are in docs/settings.md.
 var (
-	// Ingest probes, converts and submits: the ingest function, 10 min
-	// timeout at most, plus margin.
-	Ingest = Step{Name: "ingest", From: []State{AwaitingUpload, Created, Converted}, Lease: 15 * time.Minute}
-	// Poll checks recognition and writes the result: one pass of the poll
-	// function, which lives about a minute, plus margin.
-	Poll = Step{Name: "poll", From: []State{Transcribe}, Lease: 5 * time.Minute}
+	// Ingest probes, converts and submits.
+	Ingest = Step{Name: "ingest", From: []State{AwaitingUpload, Created, Converted}, Lease: Lease}
+	// Poll checks recognition and writes the result.
+	Poll = Step{Name: "poll", From: []State{Transcribe}, Lease: Lease}
 )
+
+// Lease is how long a claim lasts unless its holder renews it: the longest
+// a job held by a dead worker waits before a due selection takes it again,
+// whatever its step.
+const Lease = 2 * time.Minute
+
+// RenewEvery is how often a holder renews its claim while it works: a
+// quarter of the lease, so a renewal or two may fail (a blip of the store)
+// before the claim is lost.
+const RenewEvery = Lease / 4
 
 func (s Step) takes(st State) bool {
 	for _, f := range s.From {
@@ -97,6 +106,10 @@ func (p Policy) Judge(attempts int, err error) Verdict {
 type Failure struct {
 	Code    string
 	Message string
+	// Uncounted says the failure is not the job's: an outage of a service
+	// every job depends on (the pipeline's breaker found it). Release then
+	// does not count the attempt; nothing records the flag itself.
+	Uncounted bool
 }
 
 // FailureOf records err in words that may be shown to the job's owner: its

@@ -67,6 +67,16 @@ type Store interface {
 	// Errors: ErrNotFound, ErrClaimLost, ErrInvalid (negative pause).
 	Release(ctx context.Context, c Claim, pause time.Duration, f Failure) (Job, error)
 
+	// Renew moves the expiry of claim c to now + step.Lease (and the job's
+	// NextRunAt with it), only while c is the job's current, unexpired
+	// claim: a holder still at work renews well within the lease, so a
+	// step may run longer than its lease, while a dead holder's job comes
+	// back when the lease ends. It returns the renewed claim; nothing else
+	// changes. Errors: ErrNotFound, ErrClaimLost (the holder stops: the
+	// claim expired, or another took it, or a deletion or an ending save
+	// ended it), ErrInvalid (a lease not positive).
+	Renew(ctx context.Context, c Claim, step Step) (Claim, error)
+
 	// NextDue returns the earliest NextRunAt among the jobs in states, and
 	// false when there is none. Since a claim sets NextRunAt to its expiry,
 	// this is the next moment a due selection of those states may find
@@ -99,6 +109,18 @@ type Expirer interface {
 	// with their segments, and returns how many it deleted. A job not
 	// ended by then is kept; an id that names no job is skipped.
 	Remove(ctx context.Context, ids []string, before time.Time) (int, error)
+}
+
+// Reclaimer takes back every claim at once. Only a store one worker alone
+// uses (the local stack's embedded one) is asked, at that worker's start:
+// every claim then on it is the worker's own from before it stopped (a
+// crash, a kill), held by no one, so its jobs need not wait out their
+// leases.
+type Reclaimer interface {
+	// TakeBackClaims ends the claim of every live job that has one
+	// (ApplyTakeBack: due at once, attempts kept) and returns how many it
+	// ended.
+	TakeBackClaims(ctx context.Context) (int, error)
 }
 
 // Limits of a single store call.

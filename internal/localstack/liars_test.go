@@ -43,6 +43,7 @@ func TestLyingFilesGetNoMoreAudioRecognizedThanTheDayAllows(t *testing.T) {
 	st := startStackWith(t, func(c *Config) {
 		c.App.SpeechKit = sk.Config()
 		c.PollInterval = time.Second
+		c.IngestWorkers = 1 // one at a time: the reservations are made in upload order
 		c.App.Limits.AudioPerDay, c.App.Limits.ActiveJobs = 700*time.Second, 0
 		c.App.Pipeline.Limits, c.App.API.Limits, c.App.Telegram.Limits = c.App.Limits, c.App.Limits, c.App.Limits
 	})

@@ -52,6 +52,11 @@ type Config struct {
 	S3Addr       string        // LOCAL_S3_ADDR: the object store (default 127.0.0.1:8081)
 	DataDir      string        // DATA_DIR: the job store and the objects (default ./data)
 	PollInterval time.Duration // POLL_INTERVAL: how often the timer fires (default 5s)
+	// IngestWorkers is how many uploads are converted and recognized at
+	// once, as a few function instances would (default
+	// DefaultIngestWorkers); each upload is accepted before it waits for
+	// one.
+	IngestWorkers int
 	// Shutdown is how long in-flight work may run on after Ctrl-C before
 	// it is stopped and its claims released (default 10s).
 	Shutdown time.Duration
@@ -67,6 +72,11 @@ type Config struct {
 	// App.LogLevel.
 	Log *slog.Logger
 }
+
+// DefaultIngestWorkers is how many uploads the stack works on at once: a
+// conversion is one ffmpeg process, and four keep a laptop's cores busy
+// while the recognitions of the ones before wait.
+const DefaultIngestWorkers = 4
 
 // Bucket is the local object store's one bucket.
 const Bucket = "transcriber"
@@ -134,6 +144,16 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	defer db.Close()
 	tokens := sqlite.NewTokenStore(db)
+	jobs := sqlite.NewJobStore(db)
+	// The stack is the only worker on its store: every claim there now is
+	// its own from a run that did not settle it (a kill, a crash).
+	tookBack, err := jobs.TakeBackClaims(ctx)
+	if err != nil {
+		return err
+	}
+	if tookBack > 0 {
+		log.Info("took back the claims the last run left; their jobs go on", "jobs", tookBack)
+	}
 
 	storeSecret, err := localSecret(filepath.Join(cfg.DataDir, StoreSecretFile))
 	if err != nil {
@@ -182,7 +202,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	// The counters pace submissions to SpeechKit's request quota, which a
 	// local stack shares with every other user of the same account.
-	opt := app.Options{Store: sqlite.NewJobStore(db), Tokens: tokens, BotState: sqlite.NewBotState(db),
+	opt := app.Options{Store: jobs, Tokens: tokens, BotState: sqlite.NewBotState(db),
 		Counters: sqlite.NewCounters(db), Callbacks: sqlite.NewCallbacks(db), Agenda: sqlite.NewAgenda(db), Log: log}
 	withbot.Option(&opt)
 	if !recognitionConfigured(acfg) {
@@ -199,7 +219,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	// the work in hand finish for a while.
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
-	events := newQueue()
+	// Uploads are accepted one after another as their events come (a few
+	// store calls each), then wait for one of the workers that convert and
+	// recognize: a job whose file arrived says so while the workers are
+	// busy.
+	events, accepted := newQueue(), newQueue()
 	objects.OnCreate(sourceEvents(events))
 
 	// An upload whose event was not handled before the last stop is found
@@ -225,8 +249,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	servers.Add(2)
 	go serve(apiSrv, apiLis)
 	go serve(s3Srv, s3lis)
-	workers.Add(2)
-	go func() { defer workers.Done(); ingestLoop(workCtx, a, events) }()
+	workers.Add(2 + cfg.IngestWorkers)
+	go func() { defer workers.Done(); acceptLoop(workCtx, a, events, accepted) }()
+	for range cfg.IngestWorkers {
+		go func() { defer workers.Done(); ingestLoop(workCtx, a, accepted) }()
+	}
 	go func() { defer workers.Done(); pollLoop(ctx, workCtx, a, cfg.PollInterval) }()
 	if poller, ok := a.Bot.(interface{ LongPoll(context.Context) error }); ok && cfg.TelegramPoll {
 		workers.Add(1)
@@ -238,7 +265,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		}()
 	}
 
-	if err := announce(ctx, out, cfg, a, tokens, apiURL, objects.URL); err != nil {
+	if err := announce(ctx, out, cfg, a, tokens, apiURL, objects.URL, tookBack); err != nil {
 		log.Error("could not make a local token", "error", err.Error())
 	}
 
@@ -325,13 +352,19 @@ func withDefaults(c Config) Config {
 	if c.Shutdown == 0 {
 		c.Shutdown = 10 * time.Second
 	}
+	if c.IngestWorkers <= 0 {
+		c.IngestWorkers = DefaultIngestWorkers
+	}
 	return c
 }
 
 // announce tells where everything is, and hands out a token on the first
 // start (the secret is shown only then).
-func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens apitoken.Store, api, s3url string) error {
+func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens apitoken.Store, api, s3url string, tookBack int) error {
 	fmt.Fprintf(out, "transcriber is running\n  api:     %s\n  objects: %s (bucket %s)\n  data:    %s\n", api, s3url, Bucket, cfg.DataDir)
+	if tookBack > 0 {
+		fmt.Fprintf(out, "  resumed: %d jobs the last run held when it stopped; they go on now\n", tookBack)
+	}
 	if recognitionConfigured(a.Config) {
 		fmt.Fprintf(out, "  recognition: SpeechKit at %s (audio sent inline)\n", endpointOrDefault(a.Config.SpeechKit.Endpoint))
 	} else {
@@ -422,8 +455,28 @@ func objectEvent(bucket, key string) *trigger.ObjectEvent {
 	return &ev
 }
 
-// ingestLoop hands each upload's event to the ingest handler, one at a
-// time, as a trigger would.
+// acceptLoop accepts each upload as its event comes (Pipeline.Accept: its
+// job says created at once), then hands the event on to the ingest
+// workers; once events is closed and drained, it closes accepted.
+func acceptLoop(ctx context.Context, a *app.App, events, accepted *queue) {
+	defer accepted.close()
+	for {
+		ev, ok := events.pop()
+		if !ok {
+			return
+		}
+		for _, m := range ev.Messages {
+			if err := a.Pipeline.Accept(ctx, m.Details.ObjectID); err != nil {
+				a.Log.Warn("accepting an upload failed; its ingest tries again", "error", err.Error())
+			}
+		}
+		accepted.push(ev)
+	}
+}
+
+// ingestLoop hands each upload's event to the ingest handler, as a
+// trigger hands it to one of the function's instances; IngestWorkers of
+// them run at once.
 func ingestLoop(ctx context.Context, a *app.App, q *queue) {
 	for {
 		ev, ok := q.pop()

@@ -5,6 +5,7 @@ import (
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/storage/s3"
 )
 
@@ -25,6 +26,7 @@ var (
 // or twice); after that it is upload_missing.
 func (p *Pipeline) accept(ctx context.Context, j job.Job) (job.Job, error) {
 	info, err := p.Objects.Head(ctx, job.SourceKey(j.ID))
+	p.heard(ctx, admission.Storage, err)
 	switch {
 	case errs.Is(err, errs.NotFound):
 		if wait := j.UploadBy.Sub(p.Clock.Now()); wait > 0 {

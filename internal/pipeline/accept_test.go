@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,4 +45,37 @@ func TestAcceptedCopyOfAnotherSizeIsNotAccepted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, job.AwaitingUpload, got.State, "not accepted")
 	require.Equal(t, "storage_object_changed", got.ErrorCode, "looked at again on the next attempt")
+}
+
+// Accept takes an upload no further than accepting it: the job is created,
+// its claim ended, nothing converted; Uploaded then takes it on from
+// there (or the sweep, were its event lost). A job past its upload is
+// Uploaded's, untouched.
+func TestAcceptOnlyAcceptsAndLetsGo(t *testing.T) {
+	e := newQuotaEnv(t)
+	var down atomic.Bool
+	var heads atomic.Int32
+	rec := &doneRecognizer{}
+	p := pipeline.New(pipeline.Deps{
+		Store: e.st, Objects: flakyObjects{down: &down, heads: &heads}, Media: passMedia{durationMs: 10_000},
+		Recognizer: rec, Clock: e.clk, Log: quiet(),
+		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
+	}, pipeline.Config{Counters: e.counters})
+	j, err := e.st.Create(e.ctx, job.Draft{Source: job.SourceAPI, OwnerID: "o", Filename: "a.ogg", SizeBytes: 10, UploadWindow: time.Hour})
+	require.NoError(t, err)
+
+	require.NoError(t, p.Accept(e.ctx, job.SourceKey(j.ID)))
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Created, got.State)
+	require.Empty(t, got.ClaimID, "let go")
+	require.Zero(t, got.Attempts)
+	require.Equal(t, e.clk.Now(), got.NextRunAt, "due at once")
+	require.Zero(t, rec.count(), "nothing recognized yet")
+
+	require.NoError(t, p.Accept(e.ctx, job.SourceKey(j.ID)))
+	require.Equal(t, got, e.get(t, j.ID), "accepted already: left alone")
+
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	require.Equal(t, job.Done, e.get(t, j.ID).State, "the rest of ingest")
+	require.Equal(t, 1, rec.count())
 }

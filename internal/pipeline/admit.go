@@ -22,7 +22,9 @@ import (
 // place recorded. A piece that finds no place in flight waits, the job in
 // transcribe, and goes at a later check, as places come free (false, no
 // error). At the request quota the job is saved due when the window ends,
-// and errQuotaWait ends the attempt. Audio beyond the reservation fails
+// and errQuotaWait ends the attempt; with the recognizer out for every
+// job, it is saved due when its breaker next lets a call through, and
+// errOutageWait ends the attempt (outage.go). Audio beyond the reservation fails
 // the job (admission.ErrOverReserved).
 func (p *Pipeline) admit(ctx context.Context, j job.Job, i int, round *admission.Round) (job.Job, bool, error) {
 	err := p.admission.Take(ctx, &j, i, round)
@@ -37,6 +39,9 @@ func (p *Pipeline) admit(ctx context.Context, j job.Job, i int, round *admission
 		return j, false, nil
 	case admission.Requests:
 		j, err = p.waitForQuota(ctx, j, refused.Until)
+		return j, false, err
+	case admission.Outage:
+		j, err = p.waitOutage(ctx, j, admission.Recognizer, refused.Until)
 		return j, false, err
 	}
 	return j, false, err

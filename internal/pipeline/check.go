@@ -8,6 +8,7 @@ import (
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/speechkit"
 )
 
@@ -27,8 +28,8 @@ func (p *Pipeline) check(ctx context.Context, j job.Job) bool {
 		return false
 	}
 	finished, next, err := p.checkRound(ctx, j)
-	if errors.Is(err, errQuotaWait) {
-		return false // saved due when the quota's window frees: not a failure
+	if errors.Is(err, errQuotaWait) || errors.Is(err, errOutageWait) {
+		return false // saved due when the quota's window frees or an outage may be over: not a failure
 	}
 	if err != nil {
 		p.jobLog(j).WarnContext(ctx, "poll failed", "error", err.Error(), "code", errs.CodeOf(err))
@@ -102,6 +103,12 @@ func (p *Pipeline) checkRound(ctx context.Context, j job.Job) (bool, job.Job, er
 		}
 		return false, j, err
 	}
+	if inFlight(j) > 0 {
+		// No check goes to a recognizer out for every job but its probe.
+		if j, err = p.pass(ctx, j, admission.Recognizer); err != nil {
+			return false, j, err
+		}
+	}
 	waiting, freed := false, false
 	for i, sg := range j.Segments {
 		if sg.Done {
@@ -115,6 +122,7 @@ func (p *Pipeline) checkRound(ctx context.Context, j job.Job) (bool, job.Job, er
 			return fail(err)
 		}
 		done, err := p.Recognizer.Check(ctx, sg.OperationID)
+		p.heard(ctx, admission.Recognizer, err)
 		dropped := done && errs.CodeOf(err) == speechkit.CodeRecognitionFailed
 		switch {
 		case errs.CodeOf(err) == speechkit.CodeCheckQuota:
@@ -150,6 +158,9 @@ func (p *Pipeline) checkRound(ctx context.Context, j job.Job) (bool, job.Job, er
 			j, err = p.submitWaiting(ctx, j)
 		}
 		return false, j, err
+	}
+	if j, err = p.pass(ctx, j, admission.Storage); err != nil {
+		return false, j, err // the transcript goes to storage
 	}
 	if err := p.finish(ctx, j); err != nil {
 		return fail(err)

@@ -25,7 +25,8 @@ type Config struct {
 	// without one, saying why.
 	SummaryModel string
 	// SourceURLTTL is how long the presigned GET that ffmpeg reads stays
-	// valid: the ingest lease, since no ingest outlives it.
+	// valid: longer than any conversion, which the ingest function's
+	// timeout bounds.
 	SourceURLTTL time.Duration
 	// InlineAudio sends audio to the recognizer in the request instead of by
 	// its object's URL: for a local object store the recognizer cannot reach.
@@ -71,6 +72,19 @@ type Config struct {
 	PollBatch int
 	// Policy is the retry policy.
 	Policy job.Policy
+	// RenewEvery is how often a claim is renewed while its step works
+	// (heartbeat.go): job.RenewEvery, a quarter of the lease.
+	RenewEvery time.Duration
+	// The breakers of the services every job needs (outage.go): after
+	// OutageAfter failures in a row (across jobs) no call goes, and a probe
+	// goes after OutageProbeFirst, then at intervals doubling to
+	// OutageProbeMax; zero takes admission's defaults. A job is held
+	// through outages until OutageHoldFor after its upload window closed.
+	// The breakers are kept in Counters: without them, none.
+	OutageAfter      int
+	OutageProbeFirst time.Duration
+	OutageProbeMax   time.Duration
+	OutageHoldFor    time.Duration
 	// JobRetention is how long a job's row is kept after the job ended:
 	// a store that expires rows itself (job.Expirer, the embedded one)
 	// has the poll function's sweep remove older ones, with their files;
@@ -107,7 +121,13 @@ type Config struct {
 const (
 	DefaultMaxSourceBytes = 5 << 30 // 5 GiB
 	DefaultMaxInlineBytes = 10 << 20
-	DefaultJobRetention   = 90 * 24 * time.Hour
+	// DefaultSourceURLTTL: the ingest function's timeout (10 min at most
+	// on Cloud Functions) and a margin; no conversion outlives its call.
+	DefaultSourceURLTTL = 15 * time.Minute
+	DefaultJobRetention = 90 * 24 * time.Hour
+	// DefaultOutageHoldFor: a day after the upload window, within the two
+	// a job is counted unfinished for (spend.AfterUpload).
+	DefaultOutageHoldFor = 24 * time.Hour
 	// MinJobRetention is the shortest retention taken: a Telegram result
 	// is delivered for up to 12 h after its job ended, and its row must
 	// outlive that.
@@ -142,7 +162,7 @@ func (c Config) withDefaults() Config {
 	if c.DefaultLanguage == "" {
 		c.DefaultLanguage = "ru-RU"
 	}
-	def(&c.SourceURLTTL, job.Ingest.Lease)
+	def(&c.SourceURLTTL, DefaultSourceURLTTL)
 	if c.MaxInlineBytes == 0 {
 		c.MaxInlineBytes = DefaultMaxInlineBytes
 	}
@@ -173,6 +193,8 @@ func (c Config) withDefaults() Config {
 	if c.Policy.MaxAttempts == 0 {
 		c.Policy = job.DefaultPolicy
 	}
+	def(&c.RenewEvery, job.RenewEvery)
+	def(&c.OutageHoldFor, DefaultOutageHoldFor)
 	return c
 }
 

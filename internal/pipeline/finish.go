@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"transcriber/internal/job"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
 )
@@ -53,7 +54,9 @@ func (p *Pipeline) finishWith(ctx context.Context, j job.Job, t transcript.Trans
 	if err := transcript.Render(&body, t, transcript.JSON); err != nil {
 		return j, fmt.Errorf("render transcript: %w", err)
 	}
-	if err := p.Objects.Put(ctx, job.ResultKey(j.ID), body.Bytes(), transcript.JSON.ContentType()); err != nil {
+	err := p.Objects.Put(ctx, job.ResultKey(j.ID), body.Bytes(), transcript.JSON.ContentType())
+	p.heard(ctx, admission.Storage, err)
+	if err != nil {
 		return j, err
 	}
 	was := j

@@ -12,6 +12,7 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/transcript"
 )
@@ -293,34 +294,52 @@ func TestAShortRecordingIsCheckedSoonAfterItsSubmission(t *testing.T) {
 	require.Equal(t, []time.Duration{250 * ms, 750 * ms, 1750 * ms, 2750 * ms, 3750 * ms}, at)
 }
 
-// unavailableRecognizer's checks fail as an outage's do.
-type unavailableRecognizer struct{ *flightRecognizer }
-
-func (unavailableRecognizer) Check(context.Context, string) (bool, error) {
-	return false, errs.New(errs.Unavailable, speechkit.CodeUnavailable, "the speech recognizer is unavailable")
+// brokenChecks's checks fail with err.
+type brokenChecks struct {
+	*flightRecognizer
+	err error
 }
+
+func (r brokenChecks) Check(context.Context, string) (bool, error) { return false, r.err }
 
 // Checks that fail in a new window count the job's recognitions in it
 // once, not once an attempt: the window the segments were counted in is
-// saved with them before the failure is recorded, and when the job ends
-// dead they leave the count.
+// saved with them before the failure is recorded. A job whose checks keep
+// failing for its own reasons ends dead, and its recognitions leave the
+// count; one whose checks meet an outage of the recognizer is held
+// through it, its attempts not spent past the failures that opened the
+// breaker.
 func TestFailedChecksDoNotCountRecognitionsAgain(t *testing.T) {
-	e := newQuotaEnv(t)
-	rec := newFlightRecognizer()
-	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 10})
-	a := e.converted(t, 2)
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
-	require.Equal(t, int64(2), e.inFlight(t, flightWindow))
+	for name, tc := range map[string]struct {
+		err      error
+		state    job.State
+		attempts int
+		counted  int64
+	}{
+		"its own failure": {errs.New(errs.Internal, "speechkit_error", ""), job.Dead, 0, 0},
+		"an outage": {errs.New(errs.Unavailable, speechkit.CodeUnavailable, "the speech recognizer is unavailable"),
+			job.Transcribe, admission.DefaultOutageAfter - 1, 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newQuotaEnv(t)
+			rec := newFlightRecognizer()
+			p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 10})
+			a := e.converted(t, 2)
+			require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
+			require.Equal(t, int64(2), e.inFlight(t, flightWindow))
 
-	next := flightWindow.Add(30 * time.Minute)
-	e.clk.Set(next.Add(time.Minute))
-	down := e.flightPipeline(unavailableRecognizer{rec}, pipeline.Config{MaxInFlight: 10})
-	_, err := down.Poll(e.ctx)
-	require.NoError(t, err)
-	got := e.get(t, a.ID)
-	require.Equal(t, job.Dead, got.State, "five failed attempts within the call")
-	require.Zero(t, e.inFlight(t, next), "counted once in the new window, and taken out when the job ended")
-	require.Zero(t, e.inFlight(t, flightWindow))
+			next := flightWindow.Add(30 * time.Minute)
+			e.clk.Set(next.Add(time.Minute))
+			down := e.flightPipeline(brokenChecks{rec, tc.err}, pipeline.Config{MaxInFlight: 10})
+			_, err := down.Poll(e.ctx)
+			require.NoError(t, err)
+			got := e.get(t, a.ID)
+			require.Equal(t, tc.state, got.State, "within the call")
+			require.Equal(t, tc.attempts, got.Attempts)
+			require.Equal(t, tc.counted, e.inFlight(t, next), "counted once in the new window, and taken out when the job ended")
+			require.Zero(t, e.inFlight(t, flightWindow))
+		})
+	}
 }
 
 // A voice note that finds no place in flight is not waited for inside

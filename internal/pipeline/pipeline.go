@@ -4,6 +4,9 @@
 // event or a second poller never does a step twice, and a crashed call's job
 // comes back when its claim expires.
 //
+// Every claimed job is held while a step works on it (heartbeat.go): its
+// claim is renewed, so leases are short and a lost claim stops the work.
+//
 // The files are the job's stages, in the order a job goes through them,
 // after the two calls that start the walk:
 //
@@ -22,14 +25,16 @@
 //	finish.go     finish: the transcript, speakers, summary: → done
 //	settle.go     settle an ending: a failed attempt, a job that ended, a
 //	              deletion found under a step
+//	outage.go     an outage every job meets: ask the breaker before a
+//	              call, hold the job (not its attempt) while it is open
 //	housekeep.go  remove what is past its retention
 //
 // A stage goes on to the next through that stage's entry (accept,
 // prepare, recognizeSync, admit, submit and submitWaiting, check and
-// checkSoon, finish and finishWith, settle, ended and purgeIfDeleted),
-// never through another stage's
-// helpers; what they share is in this file, ports.go and config.go
-// (stages_test.go holds that). What a recognition takes and gives back —
+// checkSoon, finish and finishWith, settle, ended and purgeIfDeleted, and
+// outage's pass, heard, waitOutage and outage), never through another
+// stage's helpers; what they share is in this file, ports.go, config.go
+// and heartbeat.go (stages_test.go holds that). What a recognition takes and gives back —
 // the payer's audio, the recognizer's request window, a place in flight,
 // a place among the payer's unfinished jobs — is counted by one type,
 // admission.Admission: asked before a submission (admit.go) and before a
@@ -93,13 +98,16 @@ func New(d Deps, cfg Config) *Pipeline {
 	p := &Pipeline{Deps: d, cfg: cfg}
 	p.limiter = &limiter{every: time.Second / time.Duration(cfg.ChecksPerSecond), clock: d.Clock, sleep: d.Sleep}
 	p.admission = admission.New(admission.Config{
-		Counters:        cfg.Counters,
-		Limits:          cfg.Limits,
-		RequestsPerHour: cfg.RequestsPerHour,
-		MaxInFlight:     cfg.MaxInFlight,
-		CheckedWithin:   max(cfg.MaxCheckPause, cfg.DeferredCheckPause),
-		Clock:           d.Clock,
-		Log:             d.Log,
+		Counters:         cfg.Counters,
+		Limits:           cfg.Limits,
+		RequestsPerHour:  cfg.RequestsPerHour,
+		MaxInFlight:      cfg.MaxInFlight,
+		CheckedWithin:    max(cfg.MaxCheckPause, cfg.DeferredCheckPause),
+		OutageAfter:      cfg.OutageAfter,
+		OutageProbeFirst: cfg.OutageProbeFirst,
+		OutageProbeMax:   cfg.OutageProbeMax,
+		Clock:            d.Clock,
+		Log:              d.Log,
 	})
 	return p
 }
@@ -119,6 +127,12 @@ var errAttemptsExhausted = errs.New(errs.Unavailable, "attempts_exhausted", "the
 var errQuotaWait = errs.New(errs.Unavailable, speechkit.CodeRecognitionQuota,
 	"the speech recognizer's request quota is used up for now; the job waits for it")
 
+// errOutageWait ends an attempt held for an outage of a service every job
+// needs (outage.go): the job is saved or released already, due when the
+// service's breaker next lets a call through; the caller only stops.
+var errOutageWait = errs.New(errs.Unavailable, "outage",
+	"a service every job needs is unavailable for now; the job waits for it")
+
 // settleTimeout bounds the recording of an attempt's end after the call's
 // own context has ended.
 const settleTimeout = 5 * time.Second
@@ -131,6 +145,9 @@ func (p *Pipeline) jobLog(j job.Job) *slog.Logger {
 // returns j as the caller had it, claim included, so the failure can still
 // be recorded on the right job.
 func (p *Pipeline) save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
+	if !n.Keep || j.State.Terminal() {
+		claimEnds(ctx)
+	}
 	saved, err := p.Store.Save(ctx, j, n)
 	if err != nil {
 		return j, err

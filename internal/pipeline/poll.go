@@ -88,11 +88,18 @@ func (p *Pipeline) pollOnce(ctx context.Context, deadline time.Time, st *PollSta
 	if err != nil {
 		return 0, fmt.Errorf("poll: %w", err)
 	}
-	for _, j := range polled {
+	// The batch is held from its claim: the last of it waits for the
+	// checks before it.
+	works, stops := make([]context.Context, len(polled)), make([]func(), len(polled))
+	for i, j := range polled {
+		works[i], stops[i] = p.hold(ctx, j, job.Poll)
+	}
+	for i, j := range polled {
 		st.Checked++
-		if p.check(ctx, j) {
+		if p.check(works[i], j) {
 			st.Finished++
 		}
+		stops[i]()
 	}
 	n := len(polled)
 	for p.Clock.Now().Before(deadline) && ctx.Err() == nil {
@@ -106,7 +113,9 @@ func (p *Pipeline) pollOnce(ctx context.Context, deadline time.Time, st *PollSta
 		n++
 		st.Ingested++
 		p.jobLog(swept[0]).InfoContext(ctx, "sweep takes the job back into ingest")
-		p.ingest(ctx, swept[0], false)
+		work, stop := p.hold(ctx, swept[0], job.Ingest)
+		p.ingest(work, swept[0], false)
+		stop()
 	}
 	return n, nil
 }

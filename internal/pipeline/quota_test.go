@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
@@ -267,4 +269,58 @@ func TestAQuotaAnswerThatNeverPassesEndsTheJob(t *testing.T) {
 	}
 	got := e.get(t, j.ID)
 	require.Equal(t, job.Dead, got.State, "%s: %s", got.ErrorCode, got.ErrorMessage)
+}
+
+// answeringRecognizer answers its submissions from answers, in order (nil
+// takes the submission), then takes every one.
+type answeringRecognizer struct {
+	submitRecognizer
+	answers []error
+}
+
+func (r *answeringRecognizer) Submit(ctx context.Context, req speechkit.Request) (string, error) {
+	r.mu.Lock()
+	var err error
+	if len(r.answers) > 0 {
+		err, r.answers = r.answers[0], r.answers[1:]
+	}
+	r.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	return r.submitRecognizer.Submit(ctx, req)
+}
+
+// speechkitErr is the error the SpeechKit client makes of a gRPC code on
+// a submission.
+func speechkitErr(code codes.Code) error {
+	return errs.Wrap(status.Error(code, "fake"), errs.Unavailable, speechkit.CodeUnavailable, "the speech recognizer is unavailable")
+}
+
+// Only what the recognizer may have accepted counts against its quota: a
+// submission it refused before accepting it (UNAVAILABLE) gives its place
+// in the window back; one whose fate is unknown (a time-out) keeps it.
+func TestOnlyWhatTheRecognizerAcceptedCountsAgainstTheQuota(t *testing.T) {
+	e := newQuotaEnv(t)
+	rec := &answeringRecognizer{answers: []error{speechkitErr(codes.Unavailable), speechkitErr(codes.DeadlineExceeded)}}
+	p := e.pipeline(rec, e.counters, 35)
+	requests := func() int64 {
+		n, err := e.counters.Used(e.ctx, "speechkit_requests", windowEnd.Add(-10*time.Minute))
+		require.NoError(t, err)
+		return n
+	}
+
+	refused := e.converted(t, 1)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(refused.ID)))
+	require.Equal(t, job.Converted, e.get(t, refused.ID).State, "the submission failed")
+	require.Zero(t, requests(), "refused before it was accepted: not counted")
+
+	timedOut := e.converted(t, 1)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(timedOut.ID)))
+	require.Equal(t, int64(1), requests(), "perhaps accepted: counted")
+
+	taken := e.converted(t, 1)
+	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(taken.ID)))
+	require.Equal(t, job.Transcribe, e.get(t, taken.ID).State)
+	require.Equal(t, int64(2), requests())
 }

@@ -7,7 +7,8 @@ import (
 	"transcriber/internal/job"
 )
 
-// Settle an ending: a failed attempt ends by the retry policy (settle); a
+// Settle an ending: a failed attempt ends by the retry policy (settle),
+// unless an outage every job met holds it (outage.go); a
 // job that ended (done, failed, dead) is told once, at one point, to the
 // admission, the recognizer and the notifier (ended); and a step that
 // finds its claim taken by a deletion removes what it made (purgeIfDeleted).
@@ -15,6 +16,9 @@ import (
 // settle ends a failed attempt by the retry policy: released to be tried
 // again after the policy's pause, or ended failed or dead.
 func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
+	if p.outage(ctx, j, cause) {
+		return // held for an outage of a service every job needs
+	}
 	log := p.jobLog(j)
 	// A call stopped mid-step (shutdown, timeout) still records the end of
 	// its attempt, so the job is due again at once instead of when the

@@ -29,9 +29,10 @@ func TestStagesReachEachOtherOnlyThroughTheirEntries(t *testing.T) {
 		"check.go":          {"check", "checkSoon"},
 		"finish.go":         {"finish", "finishWith"},
 		"settle.go":         {"settle", "ended", "purgeIfDeleted"},
+		"outage.go":         {"outage", "pass", "heard", "waitOutage"},
 		"housekeep.go":      nil,
 	}
-	shared := map[string]bool{"pipeline.go": true, "ports.go": true, "config.go": true}
+	shared := map[string]bool{"pipeline.go": true, "ports.go": true, "config.go": true, "heartbeat.go": true}
 
 	names, err := os.ReadDir(".")
 	require.NoError(t, err)

@@ -58,7 +58,7 @@ func (p *Pipeline) submitWaiting(ctx context.Context, j job.Job) (job.Job, error
 		if j, admitted, err = p.admit(ctx, j, i, &round); err != nil || !admitted {
 			return j, err
 		}
-		if j, err = p.recognize(ctx, j, i, req); err != nil {
+		if j, err = p.recognize(ctx, j, i, req, &round); err != nil {
 			return j, err
 		}
 	}
@@ -93,13 +93,15 @@ func (p *Pipeline) request(ctx context.Context, j job.Job, sg job.Segment) (spee
 	return req, nil
 }
 
-// recognize submits piece i of j, admitted, and saves its operation id. A
-// submission that fails gives the piece's place in flight back (its
-// request stays counted: it may have reached the recognizer).
-func (p *Pipeline) recognize(ctx context.Context, j job.Job, i int, req speechkit.Request) (job.Job, error) {
+// recognize submits piece i of j, admitted in round, and saves its
+// operation id. A submission that fails gives the piece's place in flight
+// back, and its request when the recognizer refused it before accepting it
+// (one that may have reached the recognizer stays counted).
+func (p *Pipeline) recognize(ctx context.Context, j job.Job, i int, req speechkit.Request, round *admission.Round) (job.Job, error) {
 	op, err := p.Recognizer.Submit(ctx, req)
+	p.heard(ctx, admission.Recognizer, err)
 	if err != nil {
-		p.admission.Release(ctx, j, &j)
+		p.admission.Unsent(ctx, &j, round, speechkit.NotAccepted(err))
 	}
 	if errs.CodeOf(err) == speechkit.CodeRecognitionQuota {
 		p.jobLog(j).InfoContext(ctx, "the recognizer answered that its request quota is used up", "error", err.Error())

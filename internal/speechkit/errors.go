@@ -176,3 +176,50 @@ func sizeRefusal(msg string) bool {
 	msg = strings.ToLower(msg)
 	return strings.Contains(msg, "larger than max") || strings.Contains(msg, "message exceeds maximum size")
 }
+
+// NotAccepted reports whether a failed Submit's request surely did not
+// reach recognition, so it does not count against the recognizer's quota
+// of requests:
+//
+//   - the request never left: it was not valid (errs.Invalid), or no IAM
+//     token could be had for it;
+//   - the recognizer refused it before accepting it: UNAVAILABLE (the
+//     service's own refusal, and gRPC's code for a connection that could
+//     not be made) and RESOURCE_EXHAUSTED for the quota.
+//
+// Anything else may have been accepted, and is counted: an operation that
+// came back (even one that ended in an error), DEADLINE_EXCEEDED or
+// CANCELLED (the request may have been read before the answer was given
+// up), a message over gRPC's size limit (told apart only by its text,
+// which an operation's own error may carry too), and every other answer
+// given after the request was read (INTERNAL, UNKNOWN, ABORTED,
+// INVALID_ARGUMENT and the other refusals: whether SpeechKit counts a
+// request it refuses is not documented). docs/platform.md says which
+// answers are counted and which are uncertain.
+func NotAccepted(err error) bool {
+	if err == nil {
+		return false
+	}
+	switch errs.CodeOf(err) {
+	case codeAuthUnavailable, CodeRecognitionQuota:
+		return true
+	case CodeUnavailable:
+		st, ok := status.FromError(err)
+		return ok && st.Code() == codes.Unavailable
+	}
+	return errs.KindOf(err) == errs.Invalid
+}
+
+// Outage reports whether err says the recognizer is unavailable to every
+// caller, not that this request is wrong: UNAVAILABLE, a time-out, no
+// connection or a transport error, an error on the recognizer's side
+// (INTERNAL, UNKNOWN, ABORTED; a 5xx of the synchronous endpoint), or no
+// IAM token to be had. The caller tells its own stops (a cancelled
+// context) apart.
+func Outage(err error) bool {
+	switch errs.CodeOf(err) {
+	case CodeUnavailable, codeAuthUnavailable:
+		return true
+	}
+	return false
+}

@@ -25,8 +25,9 @@ type memStore struct {
 }
 
 var (
-	_ job.Store   = (*memStore)(nil)
-	_ job.Expirer = (*memStore)(nil)
+	_ job.Store     = (*memStore)(nil)
+	_ job.Expirer   = (*memStore)(nil)
+	_ job.Reclaimer = (*memStore)(nil)
 )
 
 func newMemStore(clk clock.Clock, racy bool) *memStore {
@@ -249,6 +250,29 @@ func (s *memStore) Save(_ context.Context, j job.Job, n job.Next) (job.Job, erro
 
 func (s *memStore) Release(_ context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
 	return s.update(c.JobID, func(cur job.Job) (job.Job, error) { return job.ApplyRelease(cur, c, pause, f, s.now()) })
+}
+
+func (s *memStore) Renew(_ context.Context, c job.Claim, step job.Step) (job.Claim, error) {
+	j, err := s.update(c.JobID, func(cur job.Job) (job.Job, error) { return job.ApplyRenew(cur, c, step.Lease, s.now()) })
+	if err != nil {
+		return job.Claim{}, err
+	}
+	return j.Claim(), nil
+}
+
+func (s *memStore) TakeBackClaims(context.Context) (int, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for id, cur := range s.jobs {
+		if j, ok := job.ApplyTakeBack(cur, s.now()); ok {
+			s.jobs[id] = j
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (s *memStore) List(_ context.Context, owner, cursor string, limit int) (job.Page, error) {

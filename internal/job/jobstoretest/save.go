@@ -170,6 +170,23 @@ func testRelease(t *testing.T, open Opener) {
 		require.Equal(t, 2, got[0].Attempts)
 	})
 
+	t.Run("a failure that is not the job's does not count its attempt", func(t *testing.T) {
+		e := newEnv(t, open)
+		id := e.mustJobIn(t, "o", job.Created, 0).ID
+		c := e.mustClaim(t, id, job.Ingest)
+		_, err := e.st.Release(e.ctx, c.Claim(), 0, job.Failure{Code: "own"})
+		require.NoError(t, err)
+		c = e.mustClaim(t, id, job.Ingest)
+		require.Equal(t, 2, c.Attempts)
+		f := job.Failure{Code: "speechkit_unavailable", Message: "the speech recognizer is unavailable", Uncounted: true}
+		r, err := e.st.Release(e.ctx, c.Claim(), time.Minute, f)
+		require.NoError(t, err)
+		require.Equal(t, 1, r.Attempts, "the job keeps the attempt its own failure cost, not the outage's")
+		require.Equal(t, f.Code, r.ErrorCode, "the failure is recorded all the same")
+		requireSameTime(t, e.now().Add(time.Minute), r.NextRunAt, "next_run_at")
+		require.Equal(t, r, e.mustGet(t, id))
+	})
+
 	t.Run("a lost claim is refused", func(t *testing.T) {
 		e := newEnv(t, open)
 		c := e.mustClaim(t, e.mustCreate(t, apiDraft("o")).ID, job.Ingest)

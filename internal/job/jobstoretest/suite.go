@@ -54,6 +54,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ClaimDue", func(t *testing.T) { testClaimDue(t, open) })
 	t.Run("Save", func(t *testing.T) { testSave(t, open) })
 	t.Run("Release", func(t *testing.T) { testRelease(t, open) })
+	t.Run("Renew", func(t *testing.T) { testRenew(t, open) })
+	t.Run("TakeBack", func(t *testing.T) { testTakeBack(t, open) })
 	t.Run("Settle", func(t *testing.T) { testSettle(t, open) })
 	t.Run("Segments", func(t *testing.T) { testSegments(t, open) })
 	t.Run("NextDue", func(t *testing.T) { testNextDue(t, open) })

@@ -24,7 +24,11 @@
 // way, and its place among the unfinished goes back with the deletion
 // (spend.Deleted).
 //
-// The contract is the suite in admission_test.go.
+// It also keeps the breakers of the services every job needs (outage.go):
+// whether a call to the recognizer or the object store may go, counted in
+// the same shared counters, so one outage is seen once by every instance.
+//
+// The contract is the suite in admission_test.go (and outage_test.go).
 package admission
 
 import (
@@ -59,15 +63,22 @@ type Config struct {
 	// longer of the two, so every running recognition is counted again in
 	// each window (inflight.go).
 	CheckedWithin time.Duration
-	Clock         clock.Clock  // default clock.System()
-	Log           *slog.Logger // default slog.Default()
+	// OutageAfter failures in a row of a service open its breaker, which
+	// lets a probe through after OutageProbeFirst, then at intervals
+	// doubling to OutageProbeMax (outage.go). Zero takes the defaults.
+	OutageAfter      int
+	OutageProbeFirst time.Duration
+	OutageProbeMax   time.Duration
+	Clock            clock.Clock  // default clock.System()
+	Log              *slog.Logger // default slog.Default()
 }
 
 // Admission takes and gives back what recognitions need. It keeps no
 // state of its own beyond Config: the counts are in Counters, what a job
 // holds is on the job.
 type Admission struct {
-	cfg Config
+	cfg      Config
+	breakers breakers
 }
 
 // New returns the admission of cfg.
@@ -78,6 +89,16 @@ func New(cfg Config) *Admission {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.OutageAfter <= 0 {
+		cfg.OutageAfter = DefaultOutageAfter
+	}
+	if cfg.OutageProbeFirst <= 0 {
+		cfg.OutageProbeFirst = DefaultOutageProbeFirst
+	}
+	if cfg.OutageProbeMax <= 0 {
+		cfg.OutageProbeMax = DefaultOutageProbeMax
+	}
+	cfg.OutageProbeMax = max(cfg.OutageProbeMax, cfg.OutageProbeFirst)
 	return &Admission{cfg: cfg}
 }
 
@@ -93,6 +114,9 @@ const (
 	InFlight Resource = "in_flight"
 	// Requests: a request in the recognizer's quota window.
 	Requests Resource = "requests"
+	// Outage: the recognizer is unavailable to every job, and its breaker
+	// lets no call through until Until (outage.go).
+	Outage Resource = "outage"
 )
 
 // Refused is Take's answer when a resource has nothing for a piece: which
@@ -100,7 +124,9 @@ const (
 // (Until zero: the job's audio passes its reservation, a permanent error
 // with CodeOverReserved); a place in flight comes free when a running
 // recognition is found finished, which only its job's check finds (Until
-// zero); requests come free when the window ends (Until).
+// zero); requests come free when the window ends (Until); a recognizer
+// out for everyone is asked again when its breaker's interval ends
+// (Until).
 type Refused struct {
 	Resource Resource
 	Until    time.Time
@@ -113,6 +139,8 @@ func (r *Refused) Error() string {
 		return r.cause.Error()
 	case r.Resource == Requests:
 		return "the recognizer's request window is full until " + r.Until.UTC().Format(time.RFC3339)
+	case r.Resource == Outage:
+		return "the recognizer is unavailable to every job until at least " + r.Until.UTC().Format(time.RFC3339)
 	}
 	return "the installation has its most recognitions in flight"
 }
@@ -130,16 +158,20 @@ type Round struct {
 	read   bool
 	window time.Time
 	held   int64
+	// requested is the window of the request quota the last Take counted
+	// its request in; zero when it counted none.
+	requested time.Time
 }
 
 // Take takes what piece i of j needs to be submitted, all or none, and
 // records its place in flight on the piece (CountedIn): the job's audio
 // must hold all its pieces (the reservation Reserve took, checked here
-// before any audio leaves), then a place in flight, then a request. A
+// before any audio leaves), the recognizer's breaker must let the call
+// through (Pass), then a place in flight, then a request. A
 // refusal is a *Refused, with nothing taken; a counter that failed is
 // another error, with nothing kept either. Once the piece's submission is
-// known to have failed, Release gives its place back; the request stays
-// counted.
+// known to have failed, Unsent gives its place back, and its request
+// when the recognizer refused it before accepting it.
 func (a *Admission) Take(ctx context.Context, j *job.Job, i int, r *Round) error {
 	if sg := j.Segments[i]; sg.OperationID != "" || sg.Done || !sg.CountedIn.IsZero() {
 		return fmt.Errorf("%w: segment %d of job %s", ErrTaken, i, j.ID)
@@ -147,16 +179,38 @@ func (a *Admission) Take(ctx context.Context, j *job.Job, i int, r *Round) error
 	if err := a.covers(*j); err != nil {
 		return &Refused{Resource: Audio, cause: err}
 	}
+	if until, ok := a.Pass(ctx, Recognizer); !ok {
+		return &Refused{Resource: Outage, Until: until}
+	}
 	window, err := a.takeInFlight(ctx, r)
 	if err != nil {
 		return err
 	}
-	if err := a.takeRequest(ctx); err != nil {
+	requested, err := a.takeRequest(ctx)
+	if err != nil {
 		a.giveBackInFlight(ctx, *j, window)
 		return err
 	}
 	j.Segments[i].CountedIn = window
+	r.requested = requested
 	return nil
+}
+
+// Unsent gives back what the last piece Take admitted in round r took,
+// once its submission failed: its place in flight, as Release does, and,
+// when notAccepted (the recognizer refused the request before accepting
+// it, speechkit.NotAccepted), its request, to the window Take counted it
+// in. A request that may have been accepted stays counted.
+func (a *Admission) Unsent(ctx context.Context, j *job.Job, r *Round, notAccepted bool) {
+	a.Release(ctx, *j, j)
+	window := r.requested
+	r.requested = time.Time{}
+	if !notAccepted || window.IsZero() || a.cfg.Counters == nil {
+		return
+	}
+	if err := a.cfg.Counters.Release(ctx, submissionsKey, window, 1); err != nil {
+		a.jobLog(*j).WarnContext(ctx, "could not give back a request the recognizer refused", "error", err.Error())
+	}
 }
 
 // Release gives back what j no longer needs: j as the caller has it now,

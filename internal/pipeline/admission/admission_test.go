@@ -169,6 +169,36 @@ func TestContract(t *testing.T) {
 		require.Equal(t, requestsWin.Add(10*time.Minute), a.RequestsFreeAt(e.clk.Now()))
 	})
 
+	t.Run("a submission refused before it was accepted gives its request back; one perhaps accepted keeps it", func(t *testing.T) {
+		e, a := newEnv(t, admission.Config{RequestsPerHour: 35, MaxInFlight: 10}) // 5 a 10-minute window
+		j := e.made(a, 3)
+		var r admission.Round
+		require.NoError(t, a.Take(e.ctx, &j, 0, &r))
+		e.clk.Set(requestsWin.Add(10*time.Minute + time.Second)) // the refusal comes in the next window
+		a.Unsent(e.ctx, &j, &r, true)
+		require.Zero(t, e.requests(), "refused: its place in the window it was counted in goes back")
+		require.True(t, j.Segments[0].CountedIn.IsZero())
+		require.Zero(t, e.inFlight(flight))
+		a.Unsent(e.ctx, &j, &r, true)
+		require.Zero(t, e.used("speechkit_requests", requestsWin.Add(10*time.Minute)), "nothing given back twice, nor to another window")
+
+		require.NoError(t, a.Take(e.ctx, &j, 1, &r))
+		a.Unsent(e.ctx, &j, &r, false)
+		require.Equal(t, int64(1), e.used("speechkit_requests", requestsWin.Add(10*time.Minute)), "perhaps accepted: counted")
+		require.Zero(t, e.inFlight(flight)+e.inFlight(flight.Add(30*time.Minute)), "its place in flight goes back all the same")
+
+		// Refusals never fill the window: five more, then five taken.
+		for range 5 {
+			require.NoError(t, a.Take(e.ctx, &j, 2, &r))
+			a.Unsent(e.ctx, &j, &r, true)
+		}
+		for i := range 4 {
+			require.NoError(t, a.Take(e.ctx, &j, 2, &r), "request %d", i)
+			a.Unsent(e.ctx, &j, &r, false)
+		}
+		require.Equal(t, admission.Requests, refusal(t, a.Take(e.ctx, &j, 2, &r)).Resource, "the five counted fill it")
+	})
+
 	t.Run("no place in flight takes no request", func(t *testing.T) {
 		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 1})
 		first, second := e.made(a, 1), e.made(a, 1)

@@ -68,21 +68,21 @@ func (a *Admission) RequestsFreeAt(now time.Time) time.Time {
 }
 
 // takeRequest counts one recognition request against the quota's current
-// window, or refuses until the window ends. Without pacing it takes
-// nothing.
-func (a *Admission) takeRequest(ctx context.Context) error {
+// window, and returns that window, or refuses until the window ends.
+// Without pacing it takes nothing (the zero window).
+func (a *Admission) takeRequest(ctx context.Context) (time.Time, error) {
 	if !a.pacing() {
-		return nil
+		return time.Time{}, nil
 	}
 	start, end, limit := a.requestWindow(a.cfg.Clock.Now())
 	_, ok, err := a.cfg.Counters.Reserve(ctx, submissionsKey, start, 1, limit)
 	if err != nil {
-		return fmt.Errorf("count a recognition request: %w", err)
+		return time.Time{}, fmt.Errorf("count a recognition request: %w", err)
 	}
 	if !ok {
-		return &Refused{Resource: Requests, Until: end}
+		return time.Time{}, &Refused{Resource: Requests, Until: end}
 	}
-	return nil
+	return start, nil
 }
 
 // RoomForPieces reports whether the installation is quiet enough for n

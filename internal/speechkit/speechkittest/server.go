@@ -64,6 +64,7 @@ type Server struct {
 	mu       sync.Mutex
 	lis      net.Listener
 	script   func(*stt.RecognizeFileRequest) Plan
+	down     func() bool
 	ops      map[string]*fakeOp
 	order    []string // operation ids in creation order
 	requests []*stt.RecognizeFileRequest
@@ -181,6 +182,15 @@ func (s *Server) Script(fn func(req *stt.RecognizeFileRequest) Plan) {
 	s.script = fn
 }
 
+// Down makes every gRPC call answer UNAVAILABLE, as SpeechKit does in an
+// outage, while down reports true (asked at each call; nil: never down).
+// A call refused so is in Calls, not in RecognizeCalls or Requests.
+func (s *Server) Down(down func() bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
 // RecognizeCalls is the number of RecognizeFile calls, failed ones included.
 func (s *Server) RecognizeCalls() int {
 	s.mu.Lock()
@@ -259,9 +269,13 @@ func (s *Server) record(ctx context.Context, method string) error {
 	}
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
+	down := s.down
 	s.mu.Unlock()
 	if c.Authorization == "" {
 		return status.Error(codes.Unauthenticated, "no authorization metadata")
+	}
+	if down != nil && down() {
+		return status.Error(codes.Unavailable, "the fake is down")
 	}
 	return nil
 }

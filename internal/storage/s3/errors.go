@@ -62,6 +62,11 @@ var (
 	}
 )
 
+// Outage reports whether err says the object store is unavailable to
+// every caller (a 5xx, throttling, a time-out, no answer), not that this
+// object or these credentials are wrong.
+func Outage(err error) bool { return errs.CodeOf(err) == codeUnavailable }
+
 // translate classifies an error from operation op ("head", "upload", …) as
 // an errs.Error. The error, which may hold the request URL or the store's
 // message, goes only into the cause, prefixed with op for the logs; the

@@ -362,6 +362,58 @@ func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration
 	return job.Change(s.update).Release(ctx, c, pause, f)
 }
 
+// Renew moves a held claim's expiry on, under the same rule as a save.
+func (s *JobStore) Renew(ctx context.Context, c job.Claim, step job.Step) (job.Claim, error) {
+	return job.Change(s.update).Renew(ctx, c, step)
+}
+
+var _ job.Reclaimer = (*JobStore)(nil)
+
+// TakeBackClaims ends every live job's claim in one write transaction: the
+// local stack, the only worker on its file, calls it at its start.
+func (s *JobStore) TakeBackClaims(ctx context.Context) (int, error) {
+	n := 0
+	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+		n = 0
+		now := s.db.now()
+		rows, err := tx.QueryContext(ctx, selectJob+` WHERE claim_id IS NOT NULL AND ended_at IS NULL`)
+		if err != nil {
+			return translate(err)
+		}
+		var held []job.Job
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				_ = rows.Close()
+				return translate(err)
+			}
+			held = append(held, j)
+		}
+		if err := rows.Close(); err != nil {
+			return translate(err)
+		}
+		if err := rows.Err(); err != nil {
+			return translate(err)
+		}
+		for _, cur := range held {
+			j, ok := job.ApplyTakeBack(cur, now)
+			if !ok {
+				continue
+			}
+			j = stored(j)
+			if _, err := tx.ExecContext(ctx, updateJob, append(jobValues(j), j.ID)...); err != nil {
+				return translate(err)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("take back claims: %w", err)
+	}
+	return n, nil
+}
+
 // List returns one page of an owner's jobs, newest first.
 func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) (job.Page, error) {
 	if err := job.CheckListLimit(limit); err != nil {

@@ -302,6 +302,11 @@ func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration
 	return job.Change(s.change).Release(ctx, c, pause, f)
 }
 
+// Renew moves a held claim's expiry on, under the same rule as a save.
+func (s *JobStore) Renew(ctx context.Context, c job.Claim, step job.Step) (job.Claim, error) {
+	return job.Change(s.change).Renew(ctx, c, step)
+}
+
 // liveStates are the non-terminal states among states, as parameter values.
 func liveStates(states []job.State) []types.Value {
 	var vs []types.Value
