@@ -48,9 +48,9 @@ func (c Change) Release(ctx context.Context, cl Claim, pause time.Duration, f Fa
 
 // Renew is Store.Renew over c.
 func (c Change) Renew(ctx context.Context, cl Claim, step Step) (Claim, error) {
-	j, err := c(ctx, cl.JobID, false, func(cur Job, now time.Time) (Job, error) {
+	j, err := c(ctx, cl.JobID, false, once(func(cur Job, now time.Time) (Job, error) {
 		return ApplyRenew(cur, cl, step.Lease, now)
-	})
+	}))
 	if err != nil {
 		return Claim{}, fmt.Errorf("renew the claim on job %s for %s: %w", cl.JobID, step.Name, err)
 	}

@@ -381,7 +381,9 @@ func TestQuotaWaitPastTheCap(t *testing.T) {
 	e := newEnv(t)
 	e.cfg.Cap = 2
 	for i := 0; i < 2; i++ {
-		e.move(t, e.upload(t), job.Next{After: windowEnd.Sub(e.clk.Now())}, job.Created, job.Converted) // put off to the window's end
+		// Put off, as a quota wait does, but due before the held job's
+		// claim ends.
+		e.move(t, e.upload(t), job.Next{After: job.Ingest.Lease / 2}, job.Created, job.Converted)
 	}
 	held := e.move(t, e.upload(t), job.Next{Keep: true}, job.Created, job.Converted) // due latest: read first
 	s := e.read(t)

@@ -74,6 +74,9 @@ func storeCalls(db *DB) (writes, reads map[string]func(context.Context) error) {
 		"JobStore.Release": func(ctx context.Context) error {
 			return ignore(jobs.Release(ctx, job.Claim{JobID: id, ID: id}, 0, job.Failure{}))
 		},
+		"JobStore.Renew": func(ctx context.Context) error {
+			return ignore(jobs.Renew(ctx, job.Claim{JobID: id, ID: id}, job.Ingest))
+		},
 		"JobStore.ClaimDue": func(ctx context.Context) error { return ignore(jobs.ClaimDue(ctx, job.Ingest, 10)) },
 
 		"TokenStore.Create": func(ctx context.Context) error { return tokens.Create(ctx, tok) },
