@@ -1,7 +1,6 @@
 package localstack
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -47,18 +46,7 @@ func TestLyingFilesGetNoMoreAudioRecognizedThanTheDayAllows(t *testing.T) {
 		c.App.Limits.AudioPerDay, c.App.Limits.ActiveJobs = 700*time.Second, 0
 		c.App.Pipeline.Limits, c.App.API.Limits, c.App.Telegram.Limits = c.App.Limits, c.App.Limits, c.App.Limits
 	})
-	api := func(method, path, body string, into any) int {
-		req, err := http.NewRequest(method, st.api+path, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+st.token)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		if into != nil {
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(into))
-		}
-		return resp.StatusCode
-	}
+	api := func(method, path, body string, into any) int { return st.call(t, method, path, body, into) }
 	type view struct {
 		ID         string `json:"id"`
 		State      string `json:"state"`

@@ -89,6 +89,22 @@ func startStackWith(t *testing.T, change func(*Config)) stack {
 	return st
 }
 
+// call makes a request to the stack's API with its token, decodes the
+// answer into into (when not nil) and returns its status.
+func (st stack) call(t *testing.T, method, path, body string, into any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, st.api+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+st.token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	if into != nil {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(into))
+	}
+	return resp.StatusCode
+}
+
 // noRedirects is a client that shows a redirect instead of following it.
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 

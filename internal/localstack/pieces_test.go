@@ -1,7 +1,6 @@
 package localstack
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -53,18 +52,7 @@ func TestAnHourIsRecognizedInPiecesAndComesBackAsOneTranscript(t *testing.T) {
 		c.PollInterval = time.Second
 	})
 
-	api := func(method, path, body string, into any) int {
-		req, err := http.NewRequest(method, st.api+path, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+st.token)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		if into != nil {
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(into))
-		}
-		return resp.StatusCode
-	}
+	api := func(method, path, body string, into any) int { return st.call(t, method, path, body, into) }
 	var j struct {
 		ID     string `json:"id"`
 		Upload struct {

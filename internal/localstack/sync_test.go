@@ -1,7 +1,6 @@
 package localstack
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -48,18 +47,7 @@ func TestAFastJobIsRecognizedSynchronouslyOnTheLocalStack(t *testing.T) {
 			Headers map[string]string `json:"headers"`
 		} `json:"upload"`
 	}
-	api := func(method, path, body string, into any) int {
-		req, err := http.NewRequest(method, st.api+path, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+st.token)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		if into != nil {
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(into))
-		}
-		return resp.StatusCode
-	}
+	api := func(method, path, body string, into any) int { return st.call(t, method, path, body, into) }
 	var j view
 	require.Equal(t, http.StatusCreated, api(http.MethodPost, "/v1/jobs",
 		fmt.Sprintf(`{"filename":"voice.ogg","size_bytes":%d,"priority":"fast"}`, len(body)), &j))
