@@ -142,3 +142,21 @@ func TestTheCheckBeforeSubmission(t *testing.T) {
 	require.Equal(t, job.Transcribe, e.get(t, within.ID).State)
 	require.Equal(t, 2, rec.count())
 }
+
+// The synchronous door keeps the same bound: a fast job whose file says
+// 8 s and holds 20 minutes is stopped before any request (by the meter
+// while its audio is made, and again by the admission's check before a
+// submission): neither door is asked, the job fails saying why, and its
+// reservation goes back.
+func TestASynchronousJobGetsNoMoreAudioThanWasReserved(t *testing.T) {
+	e := newSyncEnv(t, 8_000, 1)
+	e.media.holdsMs = 1_200_000
+	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Failed, got.State)
+	require.Equal(t, pipeline.CodeOverReserved, got.ErrorCode)
+	require.Zero(t, e.sk.SyncCallCount(), "nothing reached the synchronous door")
+	require.Zero(t, e.sk.RecognizeCalls(), "nor the asynchronous one")
+	require.Zero(t, e.dayUsed(t, "tok:a"), "the reservation went back")
+}

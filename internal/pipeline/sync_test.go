@@ -31,9 +31,12 @@ type syncMedia struct {
 	pipeline.Media
 	durationMs int64
 	channels   int
-	mu         sync.Mutex
-	mono       int
-	kept       int
+	// holdsMs, when set, is the audio each conversion writes instead: a
+	// file whose header says durationMs and holds more.
+	holdsMs int64
+	mu      sync.Mutex
+	mono    int
+	kept    int
 }
 
 func (m *syncMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
@@ -49,15 +52,23 @@ func (m *syncMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w i
 	m.mu.Lock()
 	m.kept++
 	m.mu.Unlock()
-	_, err := w.Write(oggopus.SynthChannels(seg.DurationMs, m.channels))
+	_, err := w.Write(oggopus.SynthChannels(m.holds(seg), m.channels))
 	return err
+}
+
+// holds is the audio a conversion of seg writes.
+func (m *syncMedia) holds(seg ffmpeg.Segment) int64 {
+	if m.holdsMs > 0 {
+		return m.holdsMs
+	}
+	return seg.DurationMs
 }
 
 func (m *syncMedia) ConvertMono(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
 	m.mu.Lock()
 	m.mono++
 	m.mu.Unlock()
-	_, err := w.Write(oggopus.SynthChannels(seg.DurationMs, 1))
+	_, err := w.Write(oggopus.SynthChannels(m.holds(seg), 1))
 	return ffmpeg.Stats{}, err
 }
 

@@ -1,18 +1,21 @@
 package status
 
-import "time"
+import (
+	"time"
 
-// The keys and the code the pipeline writes that the status reads. The
-// pipeline keeps its own copies unexported (internal/pipeline: config.go,
-// inflight.go); the speechkit package names the code
+	"transcriber/internal/pipeline/admission"
+)
+
+// The keys and the code the pipeline writes that the status reads: the
+// admission's counters, and the code the speechkit package names
 // (speechkit.CodeRecognitionQuota, held equal by a test here).
 const (
 	// RequestsKey is the counter of the recognizer's requests, one row per
 	// request window.
-	RequestsKey = "speechkit_requests"
+	RequestsKey = admission.RequestsKey
 	// InFlightKey is the counter of the recognitions in flight, one row
 	// per in-flight window.
-	InFlightKey = "recognitions_in_flight"
+	InFlightKey = admission.InFlightKey
 	// CodeRecognitionQuota is the code of a job the recognizer refused for
 	// its request quota.
 	CodeRecognitionQuota = "recognition_quota"
@@ -68,26 +71,16 @@ const (
 )
 
 // PipelineWindows are the windows the pipeline counts in for
-// SPEECHKIT_REQUESTS_PER_HOUR = requestsPerHour (0: no pacing).
-//
-// It is the pipeline's arithmetic (pipeline.submissionWindows and
-// Config.inFlightWindow), which the pipeline does not export: k windows
-// an hour, the largest k of 6…1 that leaves each window at least one of
-// perHour/(k+1) requests (10-minute windows of 71 for 500 an hour); the
+// SPEECHKIT_REQUESTS_PER_HOUR = requestsPerHour (0: no pacing): the
+// admission's request windows (admission.SubmissionWindows), and the
 // in-flight window twice the longest of the longest check pause, the
 // deferred check pause and the request window (30 minutes by default).
 func PipelineWindows(requestsPerHour int) Windows {
-	n, paced := requestsPerHour, requestsPerHour > 0
+	paced := requestsPerHour > 0
 	if !paced {
-		n = pipelineDefaultPerHour // the window a refusal by the recognizer waits out
+		requestsPerHour = pipelineDefaultPerHour // the window a refusal by the recognizer waits out
 	}
-	length, limit := time.Hour, int64(1)
-	for k := 6; k >= 1; k-- {
-		if l := n / (k + 1); l >= 1 {
-			length, limit = time.Hour/time.Duration(k), int64(l)
-			break
-		}
-	}
+	length, limit := admission.SubmissionWindows(requestsPerHour)
 	if !paced {
 		limit = 0
 	}

@@ -52,7 +52,7 @@ type Config struct {
 	// Limits are the audio limits and the limit of unfinished jobs.
 	Limits spend.Limits
 	// RequestsPerHour is the recognizer's quota of requests; 0 does not
-	// pace them (see submissionWindows).
+	// pace them (see SubmissionWindows).
 	RequestsPerHour int
 	// MaxInFlight is the most recognitions the installation has in
 	// flight; 0 does not bound them.
@@ -208,7 +208,7 @@ func (a *Admission) Unsent(ctx context.Context, j *job.Job, r *Round, notAccepte
 	if !notAccepted || window.IsZero() || a.cfg.Counters == nil {
 		return
 	}
-	if err := a.cfg.Counters.Release(ctx, submissionsKey, window, 1); err != nil {
+	if err := a.cfg.Counters.Release(ctx, RequestsKey, window, 1); err != nil {
 		a.jobLog(*j).WarnContext(ctx, "could not give back a request the recognizer refused", "error", err.Error())
 	}
 }

@@ -11,7 +11,7 @@ import (
 // The installation's bound on recognitions in flight: a recognition is in
 // flight from its submission until its check finds it done (or it fails
 // and is dropped), and the installation has at most Config.MaxInFlight,
-// counted in the shared counters under inFlightKey.
+// counted in the shared counters under InFlightKey.
 //
 // The count is kept in fixed windows (inFlightWindow): a recognition is
 // counted in the window it was submitted in, and a check of its job in a
@@ -25,7 +25,7 @@ import (
 // pause between two checks of a job in transcribe, so every recognition
 // still running is counted again in time, for as long as the poll
 // function runs.
-const inFlightKey = "recognitions_in_flight"
+const InFlightKey = "recognitions_in_flight"
 
 // countingInFlight reports whether the installation's recognitions in
 // flight are counted and bounded.
@@ -51,7 +51,7 @@ func (a *Admission) takeInFlight(ctx context.Context, r *Round) (time.Time, erro
 	}
 	cur, prev := a.inFlightWindow(a.cfg.Clock.Now())
 	if !r.read || !r.window.Equal(prev) {
-		n, err := a.cfg.Counters.Used(ctx, inFlightKey, prev)
+		n, err := a.cfg.Counters.Used(ctx, InFlightKey, prev)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("count recognitions in flight: %w", err)
 		}
@@ -61,7 +61,7 @@ func (a *Admission) takeInFlight(ctx context.Context, r *Round) (time.Time, erro
 	if room <= 0 {
 		return time.Time{}, &Refused{Resource: InFlight}
 	}
-	_, ok, err := a.cfg.Counters.Reserve(ctx, inFlightKey, cur, 1, room)
+	_, ok, err := a.cfg.Counters.Reserve(ctx, InFlightKey, cur, 1, room)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("count recognitions in flight: %w", err)
 	}
@@ -77,7 +77,7 @@ func (a *Admission) giveBackInFlight(ctx context.Context, j job.Job, window time
 	if window.IsZero() || a.cfg.Counters == nil {
 		return
 	}
-	if err := a.cfg.Counters.Release(ctx, inFlightKey, window, 1); err != nil {
+	if err := a.cfg.Counters.Release(ctx, InFlightKey, window, 1); err != nil {
 		a.jobLog(j).WarnContext(ctx, "could not give back a place among the recognitions in flight", "error", err.Error())
 	}
 }
@@ -114,7 +114,7 @@ func (a *Admission) Renew(ctx context.Context, j *job.Job) bool {
 	}
 	// Recognitions already running are counted whatever the bound: the
 	// bound stops new ones.
-	if _, _, err := a.cfg.Counters.Reserve(ctx, inFlightKey, cur, n, 0); err != nil {
+	if _, _, err := a.cfg.Counters.Reserve(ctx, InFlightKey, cur, n, 0); err != nil {
 		a.jobLog(*j).WarnContext(ctx, "could not count the job's recognitions in flight", "error", err.Error())
 		return false
 	}
@@ -124,7 +124,7 @@ func (a *Admission) Renew(ctx context.Context, j *job.Job) bool {
 		}
 	}
 	for w, k := range moved {
-		if err := a.cfg.Counters.Release(ctx, inFlightKey, w, k); err != nil {
+		if err := a.cfg.Counters.Release(ctx, InFlightKey, w, k); err != nil {
 			a.jobLog(*j).WarnContext(ctx, "could not take recognitions out of an earlier window's count", "error", err.Error())
 		}
 	}

@@ -10,11 +10,11 @@ import (
 // requests an hour.
 const DefaultRequestsPerHour = 500
 
-// submissionsKey is the counter of the installation's recognition
+// RequestsKey is the counter of the installation's recognition
 // requests.
-const submissionsKey = "speechkit_requests"
+const RequestsKey = "speechkit_requests"
 
-// submissionWindows returns the fixed windows the request quota is counted
+// SubmissionWindows returns the fixed windows the request quota is counted
 // in, for perHour requests an hour: their length, an hour divided by k,
 // and how many requests each may take, perHour/(k+1) rounded down. Any
 // span of an hour touches at most k+1 such windows, so no hour, wherever it
@@ -24,7 +24,7 @@ const submissionsKey = "speechkit_requests"
 // perHour 1 cannot be kept by fixed windows (two windows meet inside any
 // hour that spans their border); it is taken as one per hour-long window,
 // at most 2 in a span of an hour. perHour ≤ 0 is no pacing: a limit of 0.
-func submissionWindows(perHour int) (time.Duration, int64) {
+func SubmissionWindows(perHour int) (time.Duration, int64) {
 	if perHour <= 0 {
 		return time.Hour / 6, 0
 	}
@@ -47,7 +47,7 @@ func (a *Admission) requestWindow(now time.Time) (start, end time.Time, limit in
 	if !a.pacing() {
 		n = DefaultRequestsPerHour
 	}
-	length, limit := submissionWindows(n)
+	length, limit := SubmissionWindows(n)
 	start = now.UTC().Truncate(length)
 	return start, start.Add(length), limit
 }
@@ -75,7 +75,7 @@ func (a *Admission) takeRequest(ctx context.Context) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	start, end, limit := a.requestWindow(a.cfg.Clock.Now())
-	_, ok, err := a.cfg.Counters.Reserve(ctx, submissionsKey, start, 1, limit)
+	_, ok, err := a.cfg.Counters.Reserve(ctx, RequestsKey, start, 1, limit)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("count a recognition request: %w", err)
 	}
@@ -105,7 +105,7 @@ func (a *Admission) RoomForPieces(ctx context.Context, n int) bool {
 		start time.Time
 		n     int64
 	}{{before, 0}, {start, int64(n)}} {
-		used, err := a.cfg.Counters.Used(ctx, submissionsKey, w.start)
+		used, err := a.cfg.Counters.Used(ctx, RequestsKey, w.start)
 		if err != nil {
 			a.cfg.Log.WarnContext(ctx, "could not read the request quota's window; cutting as planned", "error", err.Error())
 			return true

@@ -5,4 +5,4 @@ package admission
 // and the recognitions in flight. The wiring spreads them over shards
 // (quota.Spread), so concurrent instances do not abort each other on one
 // row.
-func InstallationKeys() []string { return []string{submissionsKey, inFlightKey} }
+func InstallationKeys() []string { return []string{RequestsKey, InFlightKey} }
