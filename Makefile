@@ -42,7 +42,8 @@ FUZZ_TARGETS := \
 	./internal/transcript:FuzzRenderStored \
 	./internal/storage/s3:FuzzReadError \
 	./internal/uploadlink:FuzzValid \
-	./internal/media/oggopus:FuzzMeter
+	./internal/media/oggopus:FuzzMeter \
+	./internal/media/oggopus:FuzzCheck
 
 # fuzz-each runs every target for $(1), printing for each its last
 # "fuzz: elapsed: …, execs: N" line (the whole output when it fails), and

@@ -78,7 +78,12 @@ func TestAPIFastJobsAreRecognizedSynchronously(t *testing.T) {
 			kept, err := io.ReadAll(stored)
 			require.NoError(t, err)
 			_ = stored.Close()
-			require.Equal(t, kept, calls[i].Audio, "what was sent is the converted, metered audio")
+			require.Equal(t, kept, calls[i].Audio, "what was sent is the metered audio, as stored")
+			if name == "voice.ogg" {
+				require.Equal(t, audio, calls[i].Audio, "a plain mono Ogg Opus file goes as it is")
+			} else {
+				require.NotEqual(t, audio, calls[i].Audio, "anything else is converted")
+			}
 			require.Zero(t, st.sk.RecognizeCalls(), "no asynchronous request")
 
 			status, txt, _ := c.call(http.MethodGet, got.Transcript["txt"], "", nil)
@@ -174,11 +179,13 @@ func TestTelegramShortVoiceNoteIsAnsweredFromOneSynchronousRequest(t *testing.T)
 	b.sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
 		return speechkittest.SyncPlan{Text: "Шесть секунд."}
 	})
-	j := b.sendVoice(voiceOf(t, 6), 601, 1)
+	voice := voiceOf(t, 6)
+	j := b.sendVoice(voice, 601, 1)
 	require.Equal(t, job.Done, j.State, "done in the upload's call: %s %s", j.ErrorCode, j.ErrorMessage)
 	require.Equal(t, job.RecognitionSync, j.Recognition)
 	require.Equal(t, job.PriorityFast, j.Priority)
 	require.Equal(t, 1, b.sk.SyncCallCount())
+	require.Equal(t, voice, b.sk.SyncCalls()[0].Audio, "the voice note as Telegram keeps it, unconverted")
 	require.Zero(t, b.sk.RecognizeCalls(), "no asynchronous request")
 	require.Equal(t, "Шесть секунд.", b.lastEdit())
 	require.Len(t, b.tg.Calls("sendMessage"), 1, "the status message, edited into the transcript")

@@ -15,7 +15,9 @@
 //	poll.go       the timer (Poll): housekeeping, then the checks that are
 //	              due, and the ingest work its sweep takes back
 //	accept.go     accept the upload: awaiting_upload → created
-//	prepare.go    plan and convert, the audio reserved: created → converted
+//	prepare.go    plan and convert (a plain mono Ogg Opus voice note for
+//	              synchronous recognition goes as it is), the audio
+//	              reserved: created → converted
 //	recognize_sync.go
 //	              a short fast job in one synchronous request, done in
 //	              the call: converted → transcribe → done
@@ -44,6 +46,7 @@ package pipeline
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"time"
 
@@ -199,4 +202,23 @@ func waitingForSlot(j job.Job) bool {
 		}
 	}
 	return false
+}
+
+// readSyncAudio reads an object for synchronous recognition (a piece's
+// audio, or a source that may go as it is), up to the synchronous API's
+// size: a larger one is no piece for it.
+func (p *Pipeline) readSyncAudio(ctx context.Context, key string) ([]byte, error) {
+	r, err := p.Objects.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	audio, err := io.ReadAll(io.LimitReader(r, speechkit.MaxSyncBytes+1))
+	if err != nil {
+		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+	}
+	if len(audio) > speechkit.MaxSyncBytes {
+		return nil, errs.New(errs.Permanent, speechkit.CodeSyncUnfit, "the audio is over the synchronous API's size")
+	}
+	return audio, nil
 }

@@ -13,20 +13,26 @@ import (
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/media/oggopus"
 	"transcriber/internal/pipeline/admission"
+	"transcriber/internal/speechkit"
 )
 
 // Plan and convert (created → converted): the source is probed, its
 // length reserved against the spend limits, and the audio made: converted
 // to OGG/Opus in one piece or several, metered on its way to storage. A
 // fast job short enough for synchronous recognition gets its one piece
-// mixed down to one channel and made in memory, so the call can send it
-// at once (recognize_sync.go).
+// made in memory, so the call can send it at once (recognize_sync.go):
+// a plain mono Ogg Opus file, which is what a Telegram voice note is,
+// goes as it is, checked and counted packet by packet (asIs); anything
+// else is converted with every channel mixed into one.
 
 // prepare probes the source and makes the audio the recognizer takes:
 // converted pieces streamed from ffmpeg to storage. For a job that may be
 // recognized synchronously (quick) it also returns that audio, as stored;
 // nil for any other.
 func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, []byte, error) {
+	if done, audio, ok, err := p.asIs(ctx, j); ok || err != nil {
+		return done, audio, err
+	}
 	src, err := p.Objects.PresignGet(ctx, job.AcceptedKey(j.ID), p.cfg.SourceURLTTL)
 	if err != nil {
 		return j, nil, err
@@ -72,20 +78,78 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, []byte, err
 	if err != nil {
 		return j, nil, err
 	}
-	// From here the job's length is what its audio holds, as counted on
-	// its way to storage: what is shown, billed and submitted; its
-	// reservation is lowered to it, the rest given back once saved.
+	j, err = p.audioReady(ctx, j, "probed_ms", probe.DurationMs, "container", plan.Container, "probe_container", probe.Container)
+	return j, audio, err
+}
+
+// audioReady saves job j, its segments made, converted. From here the
+// job's length is what its audio holds, as counted on its way to storage:
+// what is shown, billed and submitted; its reservation is lowered to it,
+// the rest given back once saved. attrs say how the audio was made, for
+// the log.
+func (p *Pipeline) audioReady(ctx context.Context, j job.Job, attrs ...any) (job.Job, error) {
 	j.DurationMs = audioMs(j.Segments)
 	reserved := j
 	p.admission.Trim(&j)
-	p.jobLog(j).InfoContext(ctx, "audio ready", "duration_ms", j.DurationMs, "probed_ms", probe.DurationMs,
-		"segments", len(j.Segments), "container", plan.Container, "probe_container", probe.Container)
+	p.jobLog(j).InfoContext(ctx, "audio ready", append([]any{"duration_ms", j.DurationMs, "segments", len(j.Segments)}, attrs...)...)
 	j.State = job.Converted
-	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
-		return j, nil, err
+	j, err := p.save(ctx, j, job.Next{Keep: true})
+	if err != nil {
+		return j, err
 	}
 	p.admission.Release(ctx, reserved, &j)
-	return j, audio, nil
+	return j, nil
+}
+
+// asIs makes the one piece of a job that may be recognized synchronously
+// from its source as it is, with no ffprobe and no ffmpeg, when the source
+// is a plain Ogg Opus file of one channel (oggopus.Check: one logical
+// stream, checksums right, a header, granule positions and packets that
+// all say the same length) within the synchronous limits: what Telegram
+// stores a voice note as. Its length is what its packets hold, counted
+// before anything is reserved; the piece stored is the source's bytes, so
+// the asynchronous way, if the synchronous API refuses it, submits the
+// same file. ok is false, with the job untouched, for any other source (or
+// one that could not be read: the conversion then meets the same storage
+// and says so); the file is then probed and converted.
+func (p *Pipeline) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok bool, _ error) {
+	longest := j
+	longest.DurationMs = p.cfg.SyncMaxDuration.Milliseconds()
+	if !p.quick(longest) || j.SizeBytes > speechkit.MaxSyncBytes {
+		return j, nil, false, nil
+	}
+	log := p.jobLog(j)
+	src, err := p.readSyncAudio(ctx, job.AcceptedKey(j.ID))
+	if err != nil {
+		log.InfoContext(ctx, "the source is not read as it is; it is converted", "reason", err.Error())
+		return j, nil, false, nil
+	}
+	w, err := oggopus.Check(src)
+	if err == nil && w.Channels != 1 {
+		err = fmt.Errorf("%d channels", w.Channels)
+	}
+	if err != nil {
+		log.InfoContext(ctx, "the source is not sent as it is; it is converted", "reason", err.Error())
+		return j, nil, false, nil
+	}
+	j.DurationMs = w.Ms()
+	if !p.quick(j) {
+		return j, nil, false, nil // longer than the synchronous limit: probed and converted
+	}
+	j.Features.Channels = 1
+	if j, err = p.reserve(ctx, j); err != nil {
+		return j, nil, true, err
+	}
+	if w.Ms() > admission.AudioAllowance(j, 1) {
+		return j, nil, true, admission.ErrOverReserved
+	}
+	key := job.AudioKey(j.ID, 0)
+	if err := p.Objects.Put(ctx, key, src, "audio/ogg"); err != nil {
+		return j, nil, true, err
+	}
+	j.Segments = []job.Segment{{Seq: 0, DurationMs: w.Ms(), Container: ffmpeg.ContainerOggOpus, AudioKey: key}}
+	j, err = p.audioReady(ctx, j, "as_it_is", true)
+	return j, src, true, err
 }
 
 // audioMs is the audio of segs, in milliseconds.

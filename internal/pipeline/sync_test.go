@@ -35,11 +35,15 @@ type syncMedia struct {
 	// file whose header says durationMs and holds more.
 	holdsMs int64
 	mu      sync.Mutex
+	probes  int
 	mono    int
 	kept    int
 }
 
 func (m *syncMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {
+	m.mu.Lock()
+	m.probes++
+	m.mu.Unlock()
 	return ffmpeg.Probe{Container: "ogg", DurationMs: m.durationMs,
 		Audio: []ffmpeg.AudioStream{{Codec: "opus", Channels: m.channels, SampleRate: 48000}}}, nil
 }
@@ -173,6 +177,14 @@ func (e *syncEnv) accepted(t *testing.T, d job.Draft) job.Job {
 	return j
 }
 
+// uploaded makes a fast job whose accepted source is src.
+func (e *syncEnv) uploaded(t *testing.T, src []byte) job.Job {
+	t.Helper()
+	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+	require.NoError(t, e.objects.Put(e.ctx, job.AcceptedKey(j.ID), src, "audio/ogg"))
+	return j
+}
+
 // untilEnded runs the poll function as the timer would until j ended.
 func (e *syncEnv) untilEnded(t *testing.T, id string) job.Job {
 	t.Helper()
@@ -266,6 +278,72 @@ func TestASynchronousAnswerWithoutItsBillIsBilledByTheRule(t *testing.T) {
 	got := e.get(t, j.ID)
 	require.Equal(t, job.RecognitionSync, got.Recognition)
 	require.Equal(t, int64(30), got.BilledSeconds)
+}
+
+// A plain mono Ogg Opus file, what Telegram keeps a voice note as, goes to
+// the synchronous API as it is: not probed, not converted, its length what
+// its packets hold, counted and reserved before it is sent; the piece
+// stored is the file.
+func TestAPlainMonoVoiceNoteGoesAsItIs(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	voice := oggopus.Synth(6_000, 0)
+	j := e.uploaded(t, voice)
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Done, got.State, "%s %s", got.ErrorCode, got.ErrorMessage)
+	require.Equal(t, job.RecognitionSync, got.Recognition)
+	require.Equal(t, int64(6_000), got.DurationMs)
+	require.Equal(t, 1, got.Features.Channels)
+	require.Len(t, e.sk.SyncCalls(), 1)
+	require.Equal(t, voice, e.sk.SyncCalls()[0].Audio, "sent as it is")
+	require.Equal(t, voice, e.objects.stored(job.AudioKey(j.ID, 0)), "stored as it is")
+	require.Zero(t, e.media.probes+e.media.mono+e.media.kept, "neither probed nor converted")
+	require.Equal(t, int64(6), e.dayUsed(t, "tok:a"), "its audio counted as any recognition's")
+	require.Zero(t, e.sk.RecognizeCalls())
+}
+
+// A source that is not a plain mono Ogg Opus file, or that says another
+// length than it holds, is probed and converted as before, and the
+// converted audio is what is sent; one longer than the synchronous limit
+// goes the normal way.
+func TestWhatIsNotAPlainMonoVoiceNoteIsConverted(t *testing.T) {
+	badCRC := oggopus.Synth(6_000, 0)
+	badCRC[47+27+1+8] ^= 1 // the comment header's vendor length, past its page's checksum
+	for name, c := range map[string]struct {
+		src  []byte
+		sync bool
+	}{
+		"stereo":               {src: oggopus.SynthChannels(6_000, 2), sync: true},
+		"says 60 s, holds 6 s": {src: oggopus.Synth(6_000, 60_000), sync: true},
+		"says 2 s, holds 6 s":  {src: oggopus.Synth(6_000, 2_000), sync: true},
+		"a wrong checksum":     {src: badCRC, sync: true},
+		"an MP3":               {src: []byte("ID3\x04\x00\x00\x00\x00\x00\x00 an mp3"), sync: true},
+		"40 s":                 {src: oggopus.Synth(40_000, 0)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newSyncEnv(t, 6_000, 1)
+			if !c.sync {
+				e.media.durationMs = 40_000
+			}
+			j := e.uploaded(t, c.src)
+			require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+			got := e.untilEnded(t, j.ID)
+			require.Equal(t, job.Done, got.State, "%s %s", got.ErrorCode, got.ErrorMessage)
+			require.Equal(t, 1, e.media.probes, "probed")
+			if !c.sync {
+				require.Equal(t, job.RecognitionAsync, got.Recognition)
+				require.Equal(t, 1, e.media.kept, "converted as any recording")
+				require.Zero(t, e.sk.SyncCallCount())
+				return
+			}
+			require.Equal(t, job.RecognitionSync, got.Recognition)
+			require.Equal(t, 1, e.media.mono, "converted to one channel")
+			require.Len(t, e.sk.SyncCalls(), 1)
+			require.NotEqual(t, c.src, e.sk.SyncCalls()[0].Audio, "not sent as it is")
+			require.Equal(t, e.objects.stored(job.AudioKey(j.ID, 0)), e.sk.SyncCalls()[0].Audio)
+		})
+	}
 }
 
 // A stereo recording is mixed into one channel, which is what is stored

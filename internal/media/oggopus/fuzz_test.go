@@ -44,3 +44,27 @@ func FuzzMeter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheck: whatever a sender uploads, Check never panics, and a file it
+// passes holds what the Meter counts in it, one logical stream of one or
+// two channels whose granule positions claim no more than that.
+func FuzzCheck(f *testing.F) {
+	f.Add(oggopus.Synth(1000, 0))
+	f.Add(oggopus.Synth(30_000, 5_000))
+	f.Add(oggopus.Synth(3_000, 60_000))
+	f.Add(oggopus.SynthChannels(2_000, 2))
+	f.Add([]byte("OggS\x00\x02"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := oggopus.Check(b)
+		if err != nil {
+			return
+		}
+		m := &oggopus.Meter{}
+		if _, err := m.Write(b); err != nil || m.Close() != nil || m.Samples() != w.Samples {
+			t.Fatalf("Check counted %d samples; the Meter %d (err %v)", w.Samples, m.Samples(), err)
+		}
+		if n, err := oggopus.Channels(b); err != nil || n != w.Channels || n < 1 || n > 2 {
+			t.Fatalf("Check found %d channels; the header says %d (err %v)", w.Channels, n, err)
+		}
+	})
+}
