@@ -100,33 +100,44 @@ func (o *Objects) Copy(_ context.Context, src, dst, ifMatch string) error {
 }
 
 // Upload reads r to its end and stores what it read. Converted audio (see
-// audioOf) costs its conversion time here, on the caller's goroutine.
+// audioOf) streamed from a conversion costs its conversion time here, on
+// the caller's goroutine, which waits for the converter's output.
 func (o *Objects) Upload(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
 	body, err := io.ReadAll(r)
 	if err != nil {
 		return 0, err
 	}
+	if ms, ok := audioLength(body); ok {
+		if err := o.sched.Sleep(ctx, o.media.convertTime(ms)); err != nil {
+			return 0, err
+		}
+	}
 	return int64(len(body)), o.Put(ctx, key, body, contentType)
 }
 
-// Put stores body under key; see Upload.
-func (o *Objects) Put(ctx context.Context, key string, body []byte, _ string) error {
+// Put stores body under key, at once: audio put whole was made before
+// (Media.ConvertMono spends its own conversion time) or is a source sent
+// as it is.
+func (o *Objects) Put(_ context.Context, key string, body []byte, _ string) error {
 	ob := object{size: int64(len(body))}
 	if ms, ok := audioLength(body); ok {
 		ob.durationMs, ob.container, ob.codec = ms, "ogg", "opus"
-		if err := o.sched.Sleep(ctx, o.media.convertTime(ms)); err != nil {
-			return err
-		}
 	}
 	o.put(key, ob)
 	return nil
 }
 
-// Get returns nothing of the object but that it is there: the pipeline
-// reads objects only to send audio inline, which the simulation does not.
+// Get returns a voice note's bytes (Ogg Opus, as audioOf writes, which
+// the pipeline checks and may send as it is) and nothing of any other
+// object but that it is there: the pipeline reads other objects only to
+// send audio inline, which the simulation does not.
 func (o *Objects) Get(_ context.Context, key string) (io.ReadCloser, error) {
-	if _, ok := o.get(key); !ok {
+	ob, ok := o.get(key)
+	if !ok {
 		return nil, notFound(key)
+	}
+	if ob.container == "ogg" && ob.codec == "opus" {
+		return io.NopCloser(bytes.NewReader(audioOf(ob.durationMs))), nil
 	}
 	return io.NopCloser(strings.NewReader("")), nil
 }

@@ -40,10 +40,11 @@ import (
 )
 
 // Recording is one job of the load: uploaded At after the start, Duration
-// long, a voice note (OGG/Opus) or a recording in M4A; every one is
-// converted. Each is made a fast job, as the bot makes a chat's
-// recordings: one of at most SyncMaxDuration is recognized
-// synchronously.
+// long, a voice note (OGG/Opus, one channel) or a recording in M4A. Each
+// is made a fast job, as the bot makes a chat's recordings: one of at most
+// SyncMaxDuration is recognized synchronously, a voice note sent as it is
+// (checked, not probed or converted), an M4A converted; a longer one is
+// converted, as every recording.
 type Recording struct {
 	Class    string
 	At       time.Duration

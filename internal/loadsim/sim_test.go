@@ -51,23 +51,33 @@ func TestAVoiceNoteEndsInItsIngestCall(t *testing.T) {
 }
 
 // A voice note of 20 s alone is recognized synchronously in the call that
-// took it: after its probe and conversion, one synchronous request that
-// answers in SyncFixed and a third of SyncPerMinute, and no asynchronous
-// request.
+// took it, sent as it is: no probe and no conversion before its one
+// synchronous request, which answers in SyncFixed and a third of
+// SyncPerMinute, and no asynchronous request. A 20-second M4A is probed
+// and converted first.
 func TestAShortVoiceNoteIsAnsweredSynchronously(t *testing.T) {
-	s, r := run(t, Config{Recordings: []Recording{{Class: "voice", Duration: 20 * time.Second, Voice: true}}})
-	j := onlyJob(t, s)
-	require.Equal(t, 1, r.Done)
-	require.Equal(t, 1, r.SyncJobs)
-	require.True(t, j.sync)
-	require.Zero(t, r.Requests, "no asynchronous request")
-	syncs := s.rec.SyncRequests()
-	require.Len(t, syncs, 1)
-	require.GreaterOrEqual(t, syncs[0].Sub(j.submitted), s.cfg.ProbeTime, "sent after its probe")
-	answered := syncs[0].Add(s.cfg.SyncFixed + s.cfg.SyncPerMinute/3)
-	require.False(t, j.ended.Before(answered))
-	require.Less(t, j.ended.Sub(answered), storeMargin, "done when the answer came")
-	require.Equal(t, map[string]int{"ingest": 1}, r.Calls)
+	for name, voice := range map[string]bool{"voice note": true, "M4A": false} {
+		t.Run(name, func(t *testing.T) {
+			s, r := run(t, Config{Recordings: []Recording{{Class: "short", Duration: 20 * time.Second, Voice: voice}}})
+			j := onlyJob(t, s)
+			require.Equal(t, 1, r.Done)
+			require.Equal(t, 1, r.SyncJobs)
+			require.True(t, j.sync)
+			require.Zero(t, r.Requests, "no asynchronous request")
+			syncs := s.rec.SyncRequests()
+			require.Len(t, syncs, 1)
+			if voice {
+				require.Less(t, syncs[0].Sub(j.submitted), s.cfg.ProbeTime, "sent before a probe could have ended")
+			} else {
+				converted := s.cfg.ProbeTime + time.Duration(float64(20*time.Second)/s.cfg.ConvertSpeed)
+				require.GreaterOrEqual(t, syncs[0].Sub(j.submitted), converted, "sent after its probe and conversion")
+			}
+			answered := syncs[0].Add(s.cfg.SyncFixed + s.cfg.SyncPerMinute/3)
+			require.False(t, j.ended.Before(answered))
+			require.Less(t, j.ended.Sub(answered), storeMargin, "done when the answer came")
+			require.Equal(t, map[string]int{"ingest": 1}, r.Calls)
+		})
+	}
 }
 
 // 30 voice notes of 10 s arriving in the same instant, with 40 call
