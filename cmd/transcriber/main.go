@@ -5,6 +5,8 @@
 //	transcriber migrate [flags]  create or update the job store (YDB, or the embedded one under DATA_DIR)
 //	transcriber token …          issue, list and revoke API tokens
 //	transcriber status [--json]  how the service is doing: jobs waiting and why, failures, quotas
+//	transcriber measure-sync [--runs N] [--lang L] FILE
+//	                             time SpeechKit's synchronous answers to a voice note
 //
 // Every command refuses a flag or an argument it does not know: a typo
 // must not run the command as if it were not there.
@@ -47,6 +49,12 @@ commands:
             deliveries and callbacks; from YDB when YDB_CONNECTION_STRING is set, else the
             embedded store in $DATA_DIR, which must exist
     --json          print it as JSON, for machines
+  measure-sync FILE  send FILE, a mono Ogg Opus voice note of at most 30 s, to SpeechKit's
+            synchronous API as the service would, and print how long each answer took and
+            what it billed, beside the load model's assumption (docs/scale.md); each request
+            is billed
+    --runs 3        requests to send, one after another (1 to 10)
+    --lang CODE     the recording's language (default $DEFAULT_LANGUAGE)
 
 Configuration is read from the environment; see docs/configuration.md.
 `
@@ -88,6 +96,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return tokenCmd(ctx, args[1:], getenv, stdout)
 	case "status":
 		return statusCmd(ctx, args[1:], getenv, stdout)
+	case "measure-sync":
+		return measureSyncCmd(ctx, args[1:], getenv, stdout)
 	case "help", "-h", "--help":
 		if len(args) > 1 {
 			return usageError(fmt.Sprintf("help takes no arguments (got %q)", args[1:]))

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"transcriber/internal/app"
+	"transcriber/internal/clock"
+	"transcriber/internal/loadsim"
+	"transcriber/internal/media/oggopus"
+	"transcriber/internal/speechkit"
+)
+
+// The most requests measure-sync sends: each is billed.
+const maxMeasureRuns = 10
+
+// measureSyncCmd runs `transcriber measure-sync [--runs N] [--lang L]
+// FILE`: it sends FILE, a plain mono Ogg Opus recording of at most 30 s
+// (a voice note), to SpeechKit's synchronous API as the service would,
+// runs times one after another, and prints how long each answer took and
+// what it billed, then the median beside the load model's assumption. It
+// is how an installation learns the one figure of docs/scale.md no
+// document gives: each request is billed as any recognition.
+func measureSyncCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("measure-sync", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	runs := fs.Int("runs", 3, "requests to send, one after another")
+	lang := fs.String("lang", "", "the recording's language (default DEFAULT_LANGUAGE)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			_, err := fmt.Fprint(stdout, usage)
+			return err
+		}
+		return usageError("measure-sync: " + err.Error())
+	}
+	if fs.NArg() != 1 {
+		return usageError(fmt.Sprintf("measure-sync takes one file, a mono Ogg Opus recording of at most 30 s (got %q)", fs.Args()))
+	}
+	if *runs < 1 || *runs > maxMeasureRuns {
+		return usageError(fmt.Sprintf("measure-sync --runs: want 1 to %d (each request is billed)", maxMeasureRuns))
+	}
+	path := fs.Arg(0)
+	cfg, err := app.FromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	audio, whole, err := readVoice(path)
+	if err != nil {
+		return err
+	}
+	language := *lang
+	if language == "" {
+		language = cfg.Pipeline.DefaultLanguage
+	}
+	if language == "" {
+		language = speechkit.DefaultLanguage
+	}
+	if !speechkit.ValidLanguage(language) || language == speechkit.AutoLanguage {
+		return usageError(fmt.Sprintf("measure-sync --lang: %q is not a language the synchronous API takes", language))
+	}
+	client, err := speechkit.New(cfg.SpeechKit)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = client.Close() }()
+
+	audioTime := time.Duration(whole.Ms()) * time.Millisecond
+	fmt.Fprintf(stdout, "%s: %s of audio, one channel, %d bytes; %d requests to %s, language %s\n",
+		filepath.Base(path), fmtSeconds(audioTime), len(audio), *runs, syncURL(cfg.SpeechKit), language)
+	var took []time.Duration
+	var billed int64
+	clk := clock.System()
+	for i := range *runs {
+		start := clk.Now()
+		res, err := client.RecognizeSync(ctx, speechkit.SyncRequest{
+			Audio: audio, Format: speechkit.SyncOggOpus, DurationMs: whole.Ms(), Language: language,
+		})
+		d := clk.Now().Sub(start)
+		if err != nil {
+			return fmt.Errorf("request %d, after %s: %w", i+1, fmtSeconds(d), err)
+		}
+		took = append(took, d)
+		billed += res.BilledSeconds
+		fmt.Fprintf(stdout, "request %d: answered in %s, billed %d s, %d characters of text\n",
+			i+1, fmtSeconds(d), res.BilledSeconds, len([]rune(res.Text)))
+	}
+	slices.Sort(took)
+	median := took[len(took)/2]
+	// The load model's assumption (docs/scale.md), which this measures.
+	model := loadsim.DefaultSyncFixed + time.Duration(float64(loadsim.DefaultSyncPerMinute)*audioTime.Minutes())
+	fmt.Fprintf(stdout, "median: %s for %s of audio (the load model assumes %s: %s and %s a minute of audio); %d s billed in all\n",
+		fmtSeconds(median), fmtSeconds(audioTime), fmtSeconds(model), fmtSeconds(loadsim.DefaultSyncFixed), fmtSeconds(loadsim.DefaultSyncPerMinute), billed)
+	return nil
+}
+
+// readVoice reads the file at path and checks it is what the service
+// sends to synchronous recognition as it is: a plain Ogg Opus file of one
+// channel (oggopus.Check), at most 1 MB and 30 s.
+func readVoice(path string) ([]byte, oggopus.Whole, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, oggopus.Whole{}, err
+	}
+	defer func() { _ = f.Close() }()
+	audio, err := io.ReadAll(io.LimitReader(f, speechkit.MaxSyncBytes+1))
+	if err != nil {
+		return nil, oggopus.Whole{}, err
+	}
+	const convert = "; make one with: ffmpeg -i IN -ac 1 -t 30 -c:a libopus -b:a 32k OUT.ogg"
+	if len(audio) > speechkit.MaxSyncBytes {
+		return nil, oggopus.Whole{}, fmt.Errorf("%s is over the synchronous API's %d bytes%s", path, speechkit.MaxSyncBytes, convert)
+	}
+	w, err := oggopus.Check(audio)
+	switch {
+	case err != nil:
+		return nil, w, fmt.Errorf("%s is not a plain Ogg Opus file (%w)%s", path, err, convert)
+	case w.Channels != 1:
+		return nil, w, fmt.Errorf("%s has %d channels, the synchronous API takes one%s", path, w.Channels, convert)
+	case time.Duration(w.Ms())*time.Millisecond > speechkit.MaxSyncDuration:
+		return nil, w, fmt.Errorf("%s holds %d ms of audio, over the synchronous API's %s%s", path, w.Ms(), speechkit.MaxSyncDuration, convert)
+	}
+	return audio, w, nil
+}
+
+// syncURL is where the client sends synchronous requests.
+func syncURL(c speechkit.Config) string {
+	if c.SyncURL != "" {
+		return c.SyncURL
+	}
+	return speechkit.DefaultSyncURL
+}
+
+// fmtSeconds is d in seconds to the hundredth.
+func fmtSeconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
