@@ -53,6 +53,19 @@ func (p *Pipeline) heard(ctx context.Context, s admission.Service, err error) {
 	}
 }
 
+// heardAside tells s's breaker what a call came back with when its
+// failure ends no attempt, so no settling tells it (a synchronous request,
+// whose failure sends the job the asynchronous way): an answer closes the
+// breaker as heard does; an outage counts one more failure in a row, as a
+// failed attempt's settling would.
+func (p *Pipeline) heardAside(ctx context.Context, s admission.Service, err error) {
+	if _, down := outageOf(ctx, err); down {
+		p.admission.Failed(ctx, s)
+		return
+	}
+	p.heard(ctx, s, err)
+}
+
 // pass asks s's breaker whether the claimed job j may call s now. When it
 // may not, the job is held until the breaker's interval ends (waitOutage)
 // and errOutageWait ends the attempt.

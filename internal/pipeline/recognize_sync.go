@@ -20,7 +20,10 @@ import (
 // request of the asynchronous quota. Anything that stops it — no place
 // in the second, a refusal, a time-out, a transport error, a file the API
 // does not take — sends the job the asynchronous way (submit.go), once,
-// and no failure is reported.
+// and no failure is reported. SpeechKit's breaker (outage.go) is asked
+// before the try and told what the request came back with: while
+// SpeechKit is out for every job, no try is made, and the job is held at
+// its submission with the rest.
 //
 // The try is recorded on the job before the request (transcribe,
 // recognition sync), so a call that crashes after it, or whose save of
@@ -49,6 +52,14 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 			return j, nil
 		}
 	}
+	// SpeechKit out for every job: no try, which would only wait out its
+	// time-out; submit holds the job until SpeechKit is back, and it is
+	// tried then. A call that passes may be the breaker's probe: what
+	// the request comes back with is told to the breaker (heardAside).
+	if _, ok := p.admission.Pass(ctx, admission.Recognizer); !ok {
+		log.InfoContext(ctx, "SpeechKit is unavailable; the job waits for it before any synchronous try")
+		return j, nil
+	}
 	err := p.admission.TakeSync(ctx, j)
 	var refused *admission.Refused
 	switch {
@@ -76,6 +87,7 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 	res, err := p.SyncRecognizer.RecognizeSync(ctx, speechkit.SyncRequest{
 		Audio: audio, Format: speechkit.SyncOggOpus, DurationMs: j.DurationMs, Language: lang,
 	})
+	p.heardAside(ctx, admission.Recognizer, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return j, ctx.Err() // the call is ending; the next attempt goes asynchronous

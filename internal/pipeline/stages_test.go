@@ -29,7 +29,7 @@ func TestStagesReachEachOtherOnlyThroughTheirEntries(t *testing.T) {
 		"check.go":          {"check", "checkSoon"},
 		"finish.go":         {"finish", "finishWith"},
 		"settle.go":         {"settle", "ended", "purgeIfDeleted"},
-		"outage.go":         {"outage", "pass", "heard", "waitOutage"},
+		"outage.go":         {"outage", "pass", "heard", "heardAside", "waitOutage"},
 		"housekeep.go":      nil,
 	}
 	shared := map[string]bool{"pipeline.go": true, "ports.go": true, "config.go": true, "heartbeat.go": true}

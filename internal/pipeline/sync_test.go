@@ -9,10 +9,14 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
@@ -403,6 +407,58 @@ func TestASynchronousRefusalSendsTheJobTheAsynchronousWayOnce(t *testing.T) {
 		e.requireAsyncOnce(t, e.untilEnded(t, j.ID))
 		require.Zero(t, e.sk.SyncCallCount())
 	})
+}
+
+// While SpeechKit is out for everyone, a synchronous request that fails
+// counts towards its breaker as a submission does, and once the breaker is
+// open a fast job makes no synchronous try, which would only wait out its
+// time-out: it is held with the rest, its attempt not counted. When
+// SpeechKit is back every job ends done, those held before their try
+// recognized synchronously then.
+func TestWhileSpeechKitIsOutAFastJobMakesNoSynchronousTry(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	var up atomic.Bool
+	e.sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
+		if up.Load() {
+			return speechkittest.SyncPlan{}
+		}
+		return speechkittest.SyncPlan{Status: http.StatusServiceUnavailable}
+	})
+	e.sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
+		if up.Load() {
+			return speechkittest.DefaultPlan()
+		}
+		return speechkittest.Plan{Err: status.Error(codes.Unavailable, "speechkit is down")}
+	})
+	var ids []string
+	for range 4 {
+		j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+		require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+		ids = append(ids, j.ID)
+	}
+	// The first job's synchronous 503 and its submission's refusal, then
+	// the second's 503: three failures in a row open the breaker, and the
+	// second job's submission meets it.
+	require.Equal(t, 2, e.sk.SyncCallCount(), "no synchronous try while SpeechKit is out")
+	for i, id := range ids[1:] {
+		got := e.get(t, id)
+		want := job.Converted // held before its try
+		if i == 0 {
+			want = job.Transcribe // tried, held before its submission
+		}
+		require.Equal(t, want, got.State, "job %d", i+1)
+		require.Zero(t, got.Attempts, "an outage's wait is no attempt")
+	}
+
+	up.Store(true)
+	for _, id := range ids {
+		got := e.untilEnded(t, id)
+		require.Equal(t, job.Done, got.State, "%s %s", got.ErrorCode, got.ErrorMessage)
+	}
+	for i, want := range []job.Recognition{job.RecognitionAsync, job.RecognitionAsync, job.RecognitionSync, job.RecognitionSync} {
+		require.Equal(t, want, e.get(t, ids[i]).Recognition, "job %d", i)
+	}
+	require.Equal(t, 4, e.sk.SyncCallCount(), "the jobs held before their try are tried once SpeechKit is back")
 }
 
 // Past SpeechKit's 20 synchronous requests a second for the installation,
