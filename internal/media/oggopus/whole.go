@@ -1,6 +1,7 @@
 package oggopus
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 )
@@ -8,8 +9,9 @@ import (
 // Whole is what Check found in a whole Ogg Opus file that may be sent to a
 // recognizer as it is.
 type Whole struct {
-	// Samples is the audio its packets hold, at 48 kHz, counted as the
-	// Meter counts it.
+	// Samples is the audio, at 48 kHz: what its packets hold, counted as
+	// the Meter counts it, or the last granule position when that says up
+	// to a frame more.
 	Samples int64
 	// Channels is the identification header's channel count (1 or 2).
 	Channels int
@@ -23,17 +25,27 @@ func (w Whole) Ms() int64 { return (w.Samples*1000 + SampleRate - 1) / SampleRat
 // 7845, section 4.5), is under a packet; a second is generous.
 const granuleSlack = SampleRate
 
+// lastFrame is how far the last granule position may pass the audio the
+// packets hold: a writer that sets it from its input's length counts the
+// last frame, padded by the encoder, whole (20 ms).
+const lastFrame = 20 * SampleRate / 1000
+
 // Check reads b, a whole file, and reports whether it is a plain Ogg Opus
 // stream that any reader would find the same length in, so that it can go
 // to a recognizer unconverted: one logical stream, every page's checksum
-// right and its sequence unbroken, the identification header alone on the
+// right and its sequence unbroken, no capture pattern but the pages' own
+// (a page hidden in a packet is what a reader searching back from the end
+// would take the length from), the identification header alone on the
 // first page with channel mapping family 0 (one or two channels), the
-// comment header next, audio packets that RFC 6716 allows (at least a byte;
-// a code 3 packet with at least one frame, at most 120 ms), the last page
-// marked as the end and nothing after it, and granule positions that never
-// claim more audio than the packets before them hold, ending within a
-// second of it. What the packets hold is the length; anything else is
-// ErrMalformed with the reason, and the file is for ffmpeg to convert.
+// comment header next, audio packets that RFC 6716 allows (at least a
+// byte; a code 3 packet with at least one frame, at most 120 ms), nothing
+// after a page marked as the end (a writer may mark none), and granule
+// positions that are exactly the audio of the packets ended so far on
+// every page but the last, whose may fall short of it by up to a second
+// (end trimming) or pass it by up to a frame (a writer's rounding). The
+// length is the larger of the packets' and the last granule position's;
+// anything else is ErrMalformed with the reason, and the file is for
+// ffmpeg to convert.
 //
 // A file that passes holds what its header, its granule positions and its
 // packets all say, so a recognizer that bills by any of them bills no more
@@ -49,11 +61,13 @@ func Check(b []byte) (Whole, error) {
 		open    bool   // a packet continues on the next page
 		granule int64  // the last granule position set
 		ended   bool
+		whole   = b
+		seq     uint32
 	)
 	bad := func(format string, args ...any) (Whole, error) {
 		return Whole{}, fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
 	}
-	for seq := uint32(0); len(b) > 0; seq++ {
+	for ; len(b) > 0; seq++ {
 		if ended {
 			return bad("%d bytes after the page that ends the stream", len(b))
 		}
@@ -154,17 +168,36 @@ func Check(b []byte) (Whole, error) {
 		case packets == before:
 		case packets <= 2 && g != 0:
 			return bad("a header page has a granule position")
+		case len(b) == 0 && g >= granule && g <= w.Samples+lastFrame:
+			// The last page: below the packets' end by the encoder's
+			// padding (end trimming, checked below), or above it by a
+			// writer's rounding of the last frame (Telegram for Android
+			// writes the input's length and the pre-skip: up to a frame
+			// more than its packets hold). The larger is the length.
+			granule = g
+			w.Samples = max(w.Samples, g)
 		case g < granule || g > w.Samples:
 			return bad("page %d's granule position %d is not within the audio before it", seq, g)
+		case len(b) > 0 && g != w.Samples:
+			// Before the last page a granule position is exactly the
+			// audio of the packets ended so far (RFC 7845, section 4): a
+			// reader that takes a stream's length from such a page, or
+			// from the first one, must find what the packets say.
+			return bad("page %d's granule position %d is not the %d samples its packets end at", seq, g, w.Samples)
 		default:
 			granule = g
 		}
 	}
+	// Readers that take a stream's length from its last page (ffprobe,
+	// opusfile) find that page by its capture pattern, from the end: a
+	// valid page hidden inside a packet would be theirs and not this
+	// reading's. Real audio holds the pattern about once in 4 GB.
+	if n := bytes.Count(whole, []byte("OggS")); n != int(seq) {
+		return bad("%d capture patterns for %d pages: a page inside a packet", n, seq)
+	}
 	switch {
 	case packets < 2:
 		return bad("no headers")
-	case !ended:
-		return bad("the last page does not end the stream")
 	case open:
 		return bad("the stream ends inside a packet")
 	case w.Samples-granule > granuleSlack:

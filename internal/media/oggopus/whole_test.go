@@ -96,7 +96,7 @@ func TestCheckRefusesWhatCouldBeReadOtherwise(t *testing.T) {
 		"a wrong checksum":        {badCRC, "checksum is wrong"},
 		"bytes after the end":     {append(bytes.Clone(mono), 'x'), "1 bytes after the page that ends the stream"},
 		"cut short":               {mono[:len(mono)-3], "cut short"},
-		"the end page cut off":    {mono[:first+tags], "the last page does not end the stream"},
+		"headers alone":           {mono[:first+tags], "no audio after the pre-skip"},
 		"two logical streams":     {twoStreams, "more than one logical stream"},
 		"out of sequence":         {reseal(t, outOfSequence), "out of sequence"},
 		"mapping family 1":        {reseal(t, family1), "channel mapping family 1"},
