@@ -46,7 +46,6 @@ package pipeline
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"time"
 
@@ -202,23 +201,4 @@ func waitingForSlot(j job.Job) bool {
 		}
 	}
 	return false
-}
-
-// readSyncAudio reads an object for synchronous recognition (a piece's
-// audio, or a source that may go as it is), up to the synchronous API's
-// size: a larger one is no piece for it.
-func (p *Pipeline) readSyncAudio(ctx context.Context, key string) ([]byte, error) {
-	r, err := p.Objects.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	audio, err := io.ReadAll(io.LimitReader(r, speechkit.MaxSyncBytes+1))
-	if err != nil {
-		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
-	}
-	if len(audio) > speechkit.MaxSyncBytes {
-		return nil, errs.New(errs.Permanent, speechkit.CodeSyncUnfit, "the audio is over the synchronous API's size")
-	}
-	return audio, nil
 }

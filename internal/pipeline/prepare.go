@@ -119,9 +119,11 @@ func (p *Pipeline) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok
 		return j, nil, false, nil
 	}
 	log := p.jobLog(j)
-	src, err := p.readSyncAudio(ctx, job.AcceptedKey(j.ID))
-	if err != nil {
-		log.InfoContext(ctx, "the source is not read as it is; it is converted", "reason", err.Error())
+	src, err := p.readOgg(ctx, job.AcceptedKey(j.ID))
+	if err != nil || src == nil {
+		if err != nil {
+			log.InfoContext(ctx, "the source is not read as it is; it is converted", "reason", err.Error())
+		}
 		return j, nil, false, nil
 	}
 	w, err := oggopus.Check(src)
@@ -150,6 +152,33 @@ func (p *Pipeline) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok
 	j.Segments = []job.Segment{{Seq: 0, DurationMs: w.Ms(), Container: ffmpeg.ContainerOggOpus, AudioKey: key}}
 	j, err = p.audioReady(ctx, j, "as_it_is", true)
 	return j, src, true, err
+}
+
+// readOgg reads the object at key whole, up to the synchronous API's
+// size, when it starts as an Ogg file does; nil, and no error, when it
+// does not, or is larger: an MP3 or a video is not read past its first
+// bytes.
+func (p *Pipeline) readOgg(ctx context.Context, key string) ([]byte, error) {
+	r, err := p.Objects.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	head := make([]byte, 4)
+	switch _, err := io.ReadFull(r, head); {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), err == nil && string(head) != "OggS":
+		return nil, nil
+	case err != nil:
+		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+	}
+	rest, err := io.ReadAll(io.LimitReader(r, speechkit.MaxSyncBytes+1-int64(len(head))))
+	if err != nil {
+		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+	}
+	if b := append(head, rest...); len(b) <= speechkit.MaxSyncBytes {
+		return b, nil
+	}
+	return nil, nil
 }
 
 // audioMs is the audio of segs, in milliseconds.

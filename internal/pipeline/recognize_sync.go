@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"io"
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
@@ -102,4 +103,23 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 	t := res.Transcript()
 	t.Language = lang
 	return p.finishWith(ctx, j, t)
+}
+
+// readSyncAudio reads a piece's audio from storage for synchronous
+// recognition, up to the synchronous API's size: a larger piece is no
+// piece for it.
+func (p *Pipeline) readSyncAudio(ctx context.Context, key string) ([]byte, error) {
+	r, err := p.Objects.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	audio, err := io.ReadAll(io.LimitReader(r, speechkit.MaxSyncBytes+1))
+	if err != nil {
+		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+	}
+	if len(audio) > speechkit.MaxSyncBytes {
+		return nil, errs.New(errs.Permanent, speechkit.CodeSyncUnfit, "the audio is over the synchronous API's size")
+	}
+	return audio, nil
 }
