@@ -79,23 +79,6 @@ func (w *pageWriter) page(flags byte, granule int64, packets [][]byte) {
 		body = append(body, p...)
 	}
 	page := append(hdr, body...)
-	binary.LittleEndian.PutUint32(page[22:26], crc(page))
+	binary.LittleEndian.PutUint32(page[22:26], pageCRC(page))
 	w.out.Write(page)
-}
-
-// crc is the Ogg page checksum: CRC-32 with polynomial 0x04c11db7, not
-// reflected, initial value and final XOR 0 (RFC 3533, section 6).
-func crc(b []byte) uint32 {
-	var c uint32
-	for _, x := range b {
-		c ^= uint32(x) << 24
-		for range 8 {
-			if c&0x80000000 != 0 {
-				c = c<<1 ^ 0x04c11db7
-			} else {
-				c <<= 1
-			}
-		}
-	}
-	return c
 }

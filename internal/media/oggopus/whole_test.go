@@ -34,26 +34,10 @@ func reseal(t *testing.T, b []byte) []byte {
 		for _, l := range p[27 : 27+int(p[26])] {
 			size += int(l)
 		}
-		binary.LittleEndian.PutUint32(p[22:26], 0)
-		binary.LittleEndian.PutUint32(p[22:26], crcOf(p[:size]))
+		oggopus.Seal(p[:size])
 		p = p[size:]
 	}
 	return out
-}
-
-func crcOf(b []byte) uint32 {
-	var c uint32
-	for _, x := range b {
-		c ^= uint32(x) << 24
-		for range 8 {
-			if c&0x80000000 != 0 {
-				c = c<<1 ^ 0x04c11db7
-			} else {
-				c <<= 1
-			}
-		}
-	}
-	return c
 }
 
 // Every way a file can say something other than what it holds, or be
