@@ -88,7 +88,8 @@ func (a *Admission) outageDays(now time.Time) (today, yesterday time.Time) {
 }
 
 // look reads s's breaker, or trusts a clean read of less than outageLook
-// ago.
+// ago: its failures in a row, and, when there are any, the moment until
+// which no call goes (a clean breaker costs two reads).
 func (a *Admission) look(ctx context.Context, s Service, now time.Time) (outageView, error) {
 	a.breakers.mu.Lock()
 	at, ok := a.breakers.clean[s]
@@ -97,14 +98,24 @@ func (a *Admission) look(ctx context.Context, s Service, now time.Time) (outageV
 		return outageView{}, nil
 	}
 	today, yesterday := a.outageDays(now)
+	days := []time.Time{today, yesterday}
 	var v outageView
-	var untilMs [2]int64
-	for i, day := range []time.Time{today, yesterday} {
+	for _, day := range days {
 		n, err := a.cfg.Counters.Used(ctx, outageFailures(s), day)
 		if err != nil {
 			return outageView{}, fmt.Errorf("read the breaker of %s: %w", s, err)
 		}
 		v.failures += n
+	}
+	if v.failures == 0 {
+		// Closed and clean: its moments say nothing, and a view without
+		// them (no day) lifts none (raise).
+		a.remember(s, v, now)
+		return v, nil
+	}
+	var untilMs [2]int64
+	for i, day := range days {
+		var err error
 		if untilMs[i], err = a.cfg.Counters.Used(ctx, outageUntil(s), day); err != nil {
 			return outageView{}, fmt.Errorf("read the breaker of %s: %w", s, err)
 		}
