@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"transcriber/internal/media/ffmpeg"
@@ -56,10 +57,13 @@ type Media struct {
 	ProbeTime time.Duration
 	// Speed is how many times faster than real time audio converts.
 	Speed float64
+	// probes and conversions count the calls, for tests.
+	probes, conversions atomic.Int64
 }
 
 // Probe reports the recording Objects.PutRecording stored at input.
 func (m *Media) Probe(ctx context.Context, input string) (ffmpeg.Probe, error) {
+	m.probes.Add(1)
 	if err := m.sched.Sleep(ctx, m.ProbeTime); err != nil {
 		return ffmpeg.Probe{}, err
 	}
@@ -82,6 +86,7 @@ func (m *Media) PlanFor(p ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error) {
 
 // Convert writes the piece's marker.
 func (m *Media) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
+	m.conversions.Add(1)
 	_, err := w.Write(audioOf(seg.DurationMs))
 	return err
 }

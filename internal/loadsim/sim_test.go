@@ -67,8 +67,10 @@ func TestAShortVoiceNoteIsAnsweredSynchronously(t *testing.T) {
 			syncs := s.rec.SyncRequests()
 			require.Len(t, syncs, 1)
 			if voice {
-				require.Less(t, syncs[0].Sub(j.submitted), s.cfg.ProbeTime, "sent before a probe could have ended")
+				require.Zero(t, s.media.probes.Load()+s.media.conversions.Load(), "neither probed nor converted")
 			} else {
+				require.Equal(t, int64(1), s.media.probes.Load())
+				require.Equal(t, int64(1), s.media.conversions.Load())
 				converted := s.cfg.ProbeTime + time.Duration(float64(20*time.Second)/s.cfg.ConvertSpeed)
 				require.GreaterOrEqual(t, syncs[0].Sub(j.submitted), converted, "sent after its probe and conversion")
 			}

@@ -160,3 +160,25 @@ func TestASynchronousJobGetsNoMoreAudioThanWasReserved(t *testing.T) {
 	require.Zero(t, e.sk.RecognizeCalls(), "nor the asynchronous one")
 	require.Zero(t, e.dayUsed(t, "tok:a"), "the reservation went back")
 }
+
+// A voice note sent as it is keeps the bound too, where it leaves: an
+// ingest retried after an earlier attempt reserved 3 s for the job (say,
+// by a probe that read a lying header) finds 6 s in the file's packets,
+// and the admission refuses the request before anything is sent.
+func TestAVoiceNoteSentAsItIsGetsNoMoreAudioThanWasReserved(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	j := e.uploaded(t, oggopus.Synth(6_000, 0))
+	c, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
+	require.NoError(t, err)
+	c.DurationMs, c.ReservedSeconds, c.ReservedDay = 3_000, 3, c.CreatedAt.UTC().Truncate(24*time.Hour)
+	_, err = e.st.Save(e.ctx, c, job.Next{})
+	require.NoError(t, err)
+
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Failed, got.State)
+	require.Equal(t, pipeline.CodeOverReserved, got.ErrorCode)
+	require.Zero(t, e.media.probes+e.media.mono, "it went the way of a voice note, as it is")
+	require.Zero(t, e.sk.SyncCallCount(), "nothing reached the synchronous door")
+	require.Zero(t, e.sk.RecognizeCalls(), "nor the asynchronous one")
+}

@@ -57,13 +57,16 @@ func (p *Pipeline) heard(ctx context.Context, s admission.Service, err error) {
 // failure ends no attempt, so no settling tells it (a synchronous request,
 // whose failure sends the job the asynchronous way): an answer closes the
 // breaker as heard does; an outage counts one more failure in a row, as a
-// failed attempt's settling would.
+// failed attempt's settling would; a call refused before it left (errs.
+// Invalid) or stopped by a fault of ours (errs.Internal) says nothing.
 func (p *Pipeline) heardAside(ctx context.Context, s admission.Service, err error) {
-	if _, down := outageOf(ctx, err); down {
+	switch _, down := outageOf(ctx, err); {
+	case errs.Is(err, errs.Internal):
+	case down:
 		p.admission.Failed(ctx, s)
-		return
+	default:
+		p.heard(ctx, s, err)
 	}
-	p.heard(ctx, s, err)
 }
 
 // pass asks s's breaker whether the claimed job j may call s now. When it

@@ -139,11 +139,11 @@ func (p *Pipeline) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok
 		return j, nil, false, nil // longer than the synchronous limit: probed and converted
 	}
 	j.Features.Channels = 1
+	// Reserved by the count itself: what leaves is held to the reservation
+	// where it leaves (admission.TakeSync, as Take for a submission), for a
+	// retried ingest whose earlier attempt reserved by a probe too.
 	if j, err = p.reserve(ctx, j); err != nil {
 		return j, nil, true, err
-	}
-	if w.Ms() > admission.AudioAllowance(j, 1) {
-		return j, nil, true, admission.ErrOverReserved
 	}
 	key := job.AudioKey(j.ID, 0)
 	if err := p.Objects.Put(ctx, key, src, "audio/ogg"); err != nil {

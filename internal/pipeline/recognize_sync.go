@@ -15,16 +15,18 @@ import (
 // that made the audio): a fast job's short recording goes to SpeechKit's
 // synchronous API in one request, and the text it answers is the
 // transcript, with no submission, no poll and no place in flight. What is
-// sent is the piece prepare made and metered, mixed down to one channel;
+// sent is the piece prepare made and counted: the voice note as it is, or
+// the recording converted to one channel;
 // the admission checks its audio against the reservation and takes a
 // place in the synchronous quota's second (admission.TakeSync), never a
 // request of the asynchronous quota. Anything that stops it — no place
 // in the second, a refusal, a time-out, a transport error, a file the API
 // does not take — sends the job the asynchronous way (submit.go), once,
-// and no failure is reported. SpeechKit's breaker (outage.go) is asked
-// before the try and told what the request came back with: while
-// SpeechKit is out for every job, no try is made, and the job is held at
-// its submission with the rest.
+// and no failure is reported. The synchronous API has a breaker of its own
+// (outage.go, admission.SyncRecognizer), asked before the try and told
+// what the request came back with: while that API is out for every job no
+// try is made, and the job goes the asynchronous way at once, where
+// SpeechKit's own breaker holds it if SpeechKit is out altogether.
 //
 // The try is recorded on the job before the request (transcribe,
 // recognition sync), so a call that crashes after it, or whose save of
@@ -53,14 +55,6 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 			return j, nil
 		}
 	}
-	// SpeechKit out for every job: no try, which would only wait out its
-	// time-out; submit holds the job until SpeechKit is back, and it is
-	// tried then. A call that passes may be the breaker's probe: what
-	// the request comes back with is told to the breaker (heardAside).
-	if _, ok := p.admission.Pass(ctx, admission.Recognizer); !ok {
-		log.InfoContext(ctx, "SpeechKit is unavailable; the job waits for it before any synchronous try")
-		return j, nil
-	}
 	err := p.admission.TakeSync(ctx, j)
 	var refused *admission.Refused
 	switch {
@@ -72,6 +66,15 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 		return j, err // audio beyond the reservation: the job fails
 	case err != nil:
 		log.WarnContext(ctx, "the synchronous quota could not be counted; the job goes the asynchronous way", "error", err.Error())
+		return j, nil
+	}
+	// The synchronous API out for every job: no try, which would only
+	// wait out its time-out; the job goes the asynchronous way at once
+	// (and is held there if SpeechKit is out for that too). A call that
+	// passes may be the breaker's probe: what the request comes back with
+	// is told to the breaker (heardAside).
+	if _, ok := p.admission.Pass(ctx, admission.SyncRecognizer); !ok {
+		log.InfoContext(ctx, "SpeechKit's synchronous API is unavailable; the job goes the asynchronous way")
 		return j, nil
 	}
 	// The try, recorded before the request: if this call ends without
@@ -88,7 +91,7 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 	res, err := p.SyncRecognizer.RecognizeSync(ctx, speechkit.SyncRequest{
 		Audio: audio, Format: speechkit.SyncOggOpus, DurationMs: j.DurationMs, Language: lang,
 	})
-	p.heardAside(ctx, admission.Recognizer, err)
+	p.heardAside(ctx, admission.SyncRecognizer, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return j, ctx.Err() // the call is ending; the next attempt goes asynchronous

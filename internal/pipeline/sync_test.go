@@ -409,56 +409,96 @@ func TestASynchronousRefusalSendsTheJobTheAsynchronousWayOnce(t *testing.T) {
 	})
 }
 
-// While SpeechKit is out for everyone, a synchronous request that fails
-// counts towards its breaker as a submission does, and once the breaker is
-// open a fast job makes no synchronous try, which would only wait out its
-// time-out: it is held with the rest, its attempt not counted. When
-// SpeechKit is back every job ends done, those held before their try
-// recognized synchronously then.
-func TestWhileSpeechKitIsOutAFastJobMakesNoSynchronousTry(t *testing.T) {
-	e := newSyncEnv(t, 6_000, 1)
-	var up atomic.Bool
+// downSpeechKit scripts the fake so that its synchronous API answers 503
+// while syncDown is set and its asynchronous one refuses submissions as
+// UNAVAILABLE while asyncDown is.
+func downSpeechKit(e *syncEnv, syncDown, asyncDown *atomic.Bool) {
 	e.sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
-		if up.Load() {
-			return speechkittest.SyncPlan{}
+		if syncDown.Load() {
+			return speechkittest.SyncPlan{Status: http.StatusServiceUnavailable}
 		}
-		return speechkittest.SyncPlan{Status: http.StatusServiceUnavailable}
+		return speechkittest.SyncPlan{}
 	})
 	e.sk.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
-		if up.Load() {
-			return speechkittest.DefaultPlan()
+		if asyncDown.Load() {
+			return speechkittest.Plan{Err: status.Error(codes.Unavailable, "speechkit is down")}
 		}
-		return speechkittest.Plan{Err: status.Error(codes.Unavailable, "speechkit is down")}
+		return speechkittest.DefaultPlan()
 	})
+}
+
+// While SpeechKit is out for everyone, synchronous requests that fail
+// open the synchronous API's breaker, as submissions that fail open
+// SpeechKit's: a fast job then makes no synchronous try, which would only
+// wait out its time-out, and is held at its submission with the rest, its
+// attempt not counted. When SpeechKit is back every job ends done, the one
+// held before its try recognized synchronously then.
+func TestWhileSpeechKitIsOutAFastJobMakesNoSynchronousTry(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	var syncDown, asyncDown atomic.Bool
+	syncDown.Store(true)
+	asyncDown.Store(true)
+	downSpeechKit(e, &syncDown, &asyncDown)
 	var ids []string
 	for range 4 {
 		j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
 		require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
 		ids = append(ids, j.ID)
 	}
-	// The first job's synchronous 503 and its submission's refusal, then
-	// the second's 503: three failures in a row open the breaker, and the
-	// second job's submission meets it.
-	require.Equal(t, 2, e.sk.SyncCallCount(), "no synchronous try while SpeechKit is out")
-	for i, id := range ids[1:] {
-		got := e.get(t, id)
-		want := job.Converted // held before its try
-		if i == 0 {
-			want = job.Transcribe // tried, held before its submission
-		}
-		require.Equal(t, want, got.State, "job %d", i+1)
-		require.Zero(t, got.Attempts, "an outage's wait is no attempt")
-	}
+	// Three synchronous 503s in a row open the one breaker, three refused
+	// submissions the other: the fourth job tries neither.
+	require.Equal(t, 3, e.sk.SyncCallCount(), "no synchronous try once its breaker is open")
+	require.Equal(t, 3, e.sk.RecognizeCalls())
+	last := e.get(t, ids[3])
+	require.Equal(t, job.Converted, last.State, "held before its try")
+	require.Empty(t, last.Recognition)
+	require.Zero(t, last.Attempts, "an outage's wait is no attempt")
+	require.Zero(t, e.get(t, ids[2]).Attempts, "the failure that opened the breaker is no attempt")
 
-	up.Store(true)
+	syncDown.Store(false)
+	asyncDown.Store(false)
 	for _, id := range ids {
 		got := e.untilEnded(t, id)
 		require.Equal(t, job.Done, got.State, "%s %s", got.ErrorCode, got.ErrorMessage)
 	}
-	for i, want := range []job.Recognition{job.RecognitionAsync, job.RecognitionAsync, job.RecognitionSync, job.RecognitionSync} {
+	for i, want := range []job.Recognition{job.RecognitionAsync, job.RecognitionAsync, job.RecognitionAsync, job.RecognitionSync} {
 		require.Equal(t, want, e.get(t, ids[i]).Recognition, "job %d", i)
 	}
-	require.Equal(t, 4, e.sk.SyncCallCount(), "the jobs held before their try are tried once SpeechKit is back")
+	require.Equal(t, 4, e.sk.SyncCallCount(), "the job held before its try is tried once SpeechKit is back")
+}
+
+// When only the synchronous API is out, its breaker opens and fast jobs go
+// the asynchronous way at once, none held: the asynchronous door is not
+// the synchronous one's hostage. Once its interval ends, a job's try is
+// the probe, and its answer closes the breaker for the next.
+func TestWhenOnlyTheSynchronousAPIIsOutFastJobsGoAsynchronouslyAtOnce(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	var syncDown, asyncDown atomic.Bool
+	syncDown.Store(true)
+	downSpeechKit(e, &syncDown, &asyncDown)
+	upload := func() job.Job {
+		t.Helper()
+		j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+		require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+		got := e.untilEnded(t, j.ID)
+		require.Equal(t, job.Done, got.State, "%s %s", got.ErrorCode, got.ErrorMessage)
+		require.Zero(t, got.Attempts, "nothing failed")
+		return got
+	}
+	for i := range 5 {
+		got := upload()
+		require.Equal(t, job.RecognitionAsync, got.Recognition, "job %d", i)
+	}
+	require.Equal(t, 3, e.sk.SyncCallCount(), "three 503s open the breaker; the next two make no try")
+	require.Equal(t, 5, e.sk.RecognizeCalls(), "every job recognized asynchronously, none held")
+
+	syncDown.Store(false)
+	e.clk.Advance(time.Minute) // past the breaker's interval
+	for i := range 2 {
+		got := upload()
+		require.Equal(t, job.RecognitionSync, got.Recognition, "job %d after the outage", i)
+	}
+	require.Equal(t, 5, e.sk.SyncCallCount(), "the probe, then a closed breaker")
 }
 
 // Past SpeechKit's 20 synchronous requests a second for the installation,

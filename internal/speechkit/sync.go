@@ -155,7 +155,8 @@ const (
 	// synchronous quota of 20 requests a second is used up. No fault of
 	// the recording's.
 	CodeSyncQuota = "sync_quota"
-	// CodeSyncUnfit (errs.Permanent): the recording does not fit the
+	// CodeSyncUnfit (errs.Invalid when refused here, errs.Permanent when
+	// SpeechKit refused it): the recording does not fit the
 	// synchronous API, so sending it again will not help. Refused here
 	// (over 1 MB, over 30 s declared or counted, more than one channel, a
 	// format or sample rate the API does not take, a stream that is not
@@ -169,9 +170,11 @@ const (
 	msgSyncUnfit = "the recording does not fit quick recognition (at most 30 s, 1 MB, one channel, OggOpus or LPCM)"
 )
 
-// syncUnfit is a local refusal: why goes into the cause, for logs.
+// syncUnfit is a local refusal, refused before anything is sent (errs.
+// Invalid, where SpeechKit's own 400 is errs.Permanent): why goes into the
+// cause, for logs.
 func syncUnfit(why string, args ...any) error {
-	return errs.Wrap(fmt.Errorf("not sent to synchronous recognition: "+why, args...), errs.Permanent, CodeSyncUnfit, msgSyncUnfit)
+	return errs.Wrap(fmt.Errorf("not sent to synchronous recognition: "+why, args...), errs.Invalid, CodeSyncUnfit, msgSyncUnfit)
 }
 
 // syncAnswer is the API's answer: {"result": "<text>"} on success,
@@ -198,7 +201,8 @@ type syncAnswer struct {
 //   - errs.Unavailable CodeUnavailable: a 5xx or 408 answer, a time-out
 //     (Config.SyncTimeout, or ctx), a transport error;
 //   - errs.Unavailable CodeAccessDenied: 401 or 403;
-//   - errs.Permanent CodeSyncUnfit: refused here, or SpeechKit's 400 or 413;
+//   - errs.Invalid CodeSyncUnfit: refused here, nothing sent;
+//   - errs.Permanent CodeSyncUnfit: SpeechKit's 400 or 413;
 //   - errs.Permanent CodeAnswerTooLarge: a success answer over 64 KiB;
 //   - errs.Invalid CodeNoAudio, CodeUnsupportedLanguage: as Submit;
 //   - errs.Internal: any other answer, or one that is not the API's JSON.

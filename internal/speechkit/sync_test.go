@@ -172,7 +172,7 @@ func TestRecognizeSyncRefusesWhatDoesNotFit(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := recognizeSync(t, c, r)
-			requireErr(t, err, errs.Permanent, speechkit.CodeSyncUnfit)
+			requireErr(t, err, errs.Invalid, speechkit.CodeSyncUnfit) // refused here: nothing was sent
 			require.Contains(t, errs.MessageOf(err), "30 s")
 		})
 	}

@@ -175,3 +175,61 @@ func TestCheckPassesWhatTelegramsClientsWrite(t *testing.T) {
 	_, err = Check(tooFar)
 	require.ErrorContains(t, err, "is not within the audio before it")
 }
+
+// Every rule of a page's place in the stream refuses a file that breaks
+// it, with its reason.
+func TestCheckRefusesPagesOutOfPlace(t *testing.T) {
+	pkts := func(n int) [][]byte {
+		var p [][]byte
+		for i := range n {
+			p = append(p, frame(60, byte(i)))
+		}
+		return p
+	}
+	audio := func(flags byte, granule int64, seq uint32, n int) []byte {
+		return packetPage(flags, granule, seq, pkts(n)...)
+	}
+	cat := func(parts ...[]byte) []byte {
+		var b []byte
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		return b
+	}
+	head := headerPages()
+	idHead := head[:27+1+19]
+	tagsPage := head[27+1+19:]
+	longHead := append(append([]byte{}, idHead[27+1:]...), 0)
+	tags := tagsPage[27+1:]
+	// A packet of 300 bytes, begun on one page and continued on the next.
+	big := frame(300, 7)
+	begun := rawPage(0, -1, 2, []byte{255}, big[:255])
+	continued := rawPage(0x01|0x04, 960, 3, []byte{45}, big[255:])
+
+	for name, c := range map[string]struct {
+		b   []byte
+		why string
+	}{
+		"an unknown flag":           {cat(head, audio(0x08|0x04, 5*960, 2, 5)), "unknown flags"},
+		"a second page that begins": {cat(head, audio(0x02|0x04, 5*960, 2, 5)), "page 2 begins a stream"},
+		"a continuation of nothing": {cat(head, audio(0x01|0x04, 5*960, 2, 5)), "continuation flag does not match"},
+		"a continuation not marked": {cat(head, begun, rawPage(0x04, 960, 3, []byte{45}, big[255:])), "continuation flag does not match"},
+		"the comment header on the first page": {cat(packetPage(0x02, 0, 0, idHead[27+1:], tags), audio(0x04, 5*960, 1, 5)),
+			"the first page holds more or less than the identification header"},
+		"a granule on a page that ends no packet": {cat(head, rawPage(0, 960, 2, []byte{255}, big[:255]), continued), "ends no packet and sets a granule position"},
+		"a granule on a header page":              {cat(idHead, packetPage(0, 5, 1, tags), audio(0x04, 5*960, 2, 5)), "a header page has a granule position"},
+		"the end inside a packet":                 {cat(head, begun), "the stream ends inside a packet"},
+		"a last granule below an earlier one":     {cat(head, audio(0, 5*960, 2, 5), audio(0x04, 4*960, 3, 5)), "is not within the audio before it"},
+		"an identification header of 20 bytes":    {cat(packetPage(0x02, 0, 0, longHead), tagsPage, audio(0x04, 5*960, 2, 5)), "not an identification header"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Check(c.b)
+			require.ErrorIs(t, err, ErrMalformed)
+			require.ErrorContains(t, err, c.why)
+		})
+	}
+	// The pieces above are right when put together right.
+	w, err := Check(cat(head, begun, continued))
+	require.NoError(t, err)
+	require.Equal(t, int64(960), w.Samples)
+}

@@ -47,6 +47,11 @@ const (
 	// Storage: the object store (the uploads, the converted audio, the
 	// transcripts).
 	Storage Service = "storage"
+	// SyncRecognizer: SpeechKit's synchronous API, a door of its own
+	// (another endpoint, another quota). Its breaker only decides whether
+	// a fast job tries it: while it is open the job goes the asynchronous
+	// way at once, and no asynchronous work waits for it.
+	SyncRecognizer Service = "speechkit_sync"
 )
 
 // The breaker's numbers; docs/settings.md says where they come from.
