@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,11 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
 
+	"transcriber/internal/app"
 	"transcriber/internal/job"
+	"transcriber/internal/media/mediatest"
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/spend"
 	"transcriber/internal/telegram/telegramtest"
@@ -228,4 +232,69 @@ func TestTelegramVoiceNotesTheSynchronousDoorDoesNotTakeGoAsynchronously(t *test
 			require.Equal(t, []job.State{job.Done}, b.ended.of(j.ID))
 		})
 	}
+}
+
+// Ogg files whose granule positions understate their length, sent as fast
+// jobs under a month of 20 s, through the whole service with real ffmpeg:
+// neither goes to the synchronous door as it is (the check refuses a
+// granule that says much less than the packets hold), each is probed and
+// converted, and the audio SpeechKit's synchronous door counts in each
+// request is never more than its job reserved, nor, over both, the month.
+func TestAPIFastJobsThatUnderstateTheirLengthGetNoMoreThanReserved(t *testing.T) {
+	st := newStack(t, func(c *app.Config) {
+		c.Limits.AudioPerMonth = 20 * time.Second
+		c.Pipeline.Limits = c.Limits
+	})
+	c := st.client()
+	dir := t.TempDir()
+	a, err := mediatest.LyingOgg(dir, "a.ogg", 25_000, 5_000)
+	require.NoError(t, err)
+	b, err := mediatest.LyingOgg(dir, "b.ogg", 15_000, 3_000)
+	require.NoError(t, err)
+
+	uploads := map[string][]byte{}
+	var ids []string
+	for _, l := range []mediatest.Liar{a, b} {
+		audio, err := os.ReadFile(l.Path)
+		require.NoError(t, err)
+		var made fastJob
+		status, body, _ := c.call(http.MethodPost, "/v1/jobs",
+			`{"filename":"`+l.Name+`","size_bytes":`+itoa(len(audio))+`,"priority":"fast"}`, &made)
+		require.Equal(t, http.StatusCreated, status, body)
+		put(t, made.apiJob, audio)
+		st.ingest(st.nextEvent())
+		uploads[made.ID] = audio
+		ids = append(ids, made.ID)
+	}
+
+	calls := st.sk.SyncCalls()
+	require.NotEmpty(t, calls)
+	require.Zero(t, st.sk.RecognizeCalls())
+	var sent int64
+	for _, id := range ids {
+		j := st.job(id)
+		if j.State == job.Failed {
+			require.Equal(t, spend.CodeQuotaExceeded, j.ErrorCode)
+			continue
+		}
+		require.Equal(t, job.Done, j.State, "%s %s", j.ErrorCode, j.ErrorMessage)
+		require.Equal(t, job.RecognitionSync, j.Recognition)
+		stored, err := st.app.Objects.Get(st.ctx, job.AudioKey(id, 0))
+		require.NoError(t, err)
+		kept, err := io.ReadAll(stored)
+		require.NoError(t, err)
+		_ = stored.Close()
+		var call *speechkittest.SyncCall
+		for i := range calls {
+			if bytes.Equal(calls[i].Audio, kept) {
+				call = &calls[i]
+			}
+		}
+		require.NotNil(t, call, "job %s: its stored audio is what was sent", j.Filename)
+		require.NotEqual(t, uploads[id], call.Audio, "job %s: converted, not sent as it is", j.Filename)
+		require.LessOrEqual(t, call.DurationMs, j.ReservedSeconds*1000, "job %s: no more than was reserved", j.Filename)
+		require.Equal(t, call.DurationMs, j.DurationMs, "job %s shows the audio it sent", j.Filename)
+		sent += call.DurationMs
+	}
+	require.LessOrEqual(t, sent, int64(20_000), "nor, over both, the month")
 }
