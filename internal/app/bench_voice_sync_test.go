@@ -79,28 +79,7 @@ type syncPhases struct {
 // checked: the note must have gone in one synchronous request.
 func syncPhasesOf(b *testing.B, start time.Time, marks []mark) syncPhases {
 	b.Helper()
-	find := func(what string) (mark, int) {
-		var first mark
-		n := 0
-		for _, m := range marks {
-			if m.what == what {
-				if n == 0 {
-					first = m
-				}
-				n++
-			}
-		}
-		return first, n
-	}
-	sum := func(what string) time.Duration {
-		var d time.Duration
-		for _, m := range marks {
-			if m.what == what {
-				d += m.end.Sub(m.start)
-			}
-		}
-		return d
-	}
+	find := func(what string) (mark, int) { return first(marks, what) }
 	for _, what := range []string{"submit", "check", "wait", "probe", "convert"} {
 		_, n := find(what)
 		require.Zero(b, n, "a voice note answered synchronously has no %q", what)
@@ -120,7 +99,7 @@ func syncPhasesOf(b *testing.B, start time.Time, marks []mark) syncPhases {
 	var p syncPhases
 	p.total = deliver.start.Sub(start)
 	p.download = stored.end.Sub(getFile.start)
-	p.sync = sum("sync")
+	p.sync = sumOf(marks, "sync")
 	p.send = deliver.start.Sub(done.end)
 	p.other = p.total - p.download - p.sync - p.send
 	return p
@@ -128,13 +107,7 @@ func syncPhasesOf(b *testing.B, start time.Time, marks []mark) syncPhases {
 
 // syncMedians is each phase's median over ps.
 func syncMedians(ps []syncPhases) syncPhases {
-	pick := func(f func(syncPhases) time.Duration) time.Duration {
-		ds := make([]time.Duration, len(ps))
-		for i, p := range ps {
-			ds[i] = f(p)
-		}
-		return median(ds)
-	}
+	pick := func(f func(syncPhases) time.Duration) time.Duration { return medianBy(ps, f) }
 	return syncPhases{
 		total:    pick(func(p syncPhases) time.Duration { return p.total }),
 		download: pick(func(p syncPhases) time.Duration { return p.download }),

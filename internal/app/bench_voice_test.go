@@ -261,49 +261,30 @@ type voicePhases struct {
 // the webhook call.
 func phasesOf(b *testing.B, start time.Time, marks []mark) voicePhases {
 	b.Helper()
-	first := func(what string) mark {
-		for _, m := range marks {
-			if m.what == what {
-				return m
-			}
+	must := func(what string) mark {
+		m, n := first(marks, what)
+		if n == 0 {
+			b.Fatalf("the timeline has no %q: %v", what, marks)
 		}
-		b.Fatalf("the timeline has no %q: %v", what, marks)
-		return mark{}
+		return m
 	}
-	last := func(what string) (mark, bool) {
-		for i := len(marks) - 1; i >= 0; i-- {
-			if marks[i].what == what {
-				return marks[i], true
-			}
-		}
-		return mark{}, false
-	}
-	sum := func(what string) time.Duration {
-		var d time.Duration
-		for _, m := range marks {
-			if m.what == what {
-				d += m.end.Sub(m.start)
-			}
-		}
-		return d
-	}
-	check, _ := last("check")
-	done := first("save-done")
-	deliver := first("deliver")
+	check, _ := last(marks, "check")
+	done := must("save-done")
+	deliver := must("deliver")
 	require.True(b, check.end.Before(done.end), "the job was saved done after its last check")
 	require.True(b, done.end.Before(deliver.start), "the transcript was sent after the job was saved done")
 	sent := done.end
-	if del, ok := last("delete"); ok && del.end.After(sent) {
+	if del, ok := last(marks, "delete"); ok && del.end.After(sent) {
 		sent = del.end
 	}
 
 	var p voicePhases
 	p.total = deliver.start.Sub(start)
-	p.download = first("stored").end.Sub(first("botapi getFile").start)
-	p.probe = sum("probe")
-	p.submit = sum("submit")
-	p.wait = sum("wait")
-	p.check = p.wait + sum("check")
+	p.download = must("stored").end.Sub(must("botapi getFile").start)
+	p.probe = sumOf(marks, "probe")
+	p.submit = sumOf(marks, "submit")
+	p.wait = sumOf(marks, "wait")
+	p.check = p.wait + sumOf(marks, "check")
 	p.result = done.end.Sub(check.end)
 	p.send = deliver.start.Sub(sent)
 	p.other = p.total - p.download - p.probe - p.submit - p.check - p.result - p.send
@@ -312,13 +293,7 @@ func phasesOf(b *testing.B, start time.Time, marks []mark) voicePhases {
 
 // medians is each phase's median over ps.
 func medians(ps []voicePhases) voicePhases {
-	pick := func(f func(voicePhases) time.Duration) time.Duration {
-		ds := make([]time.Duration, len(ps))
-		for i, p := range ps {
-			ds[i] = f(p)
-		}
-		return median(ds)
-	}
+	pick := func(f func(voicePhases) time.Duration) time.Duration { return medianBy(ps, f) }
 	return voicePhases{
 		total:    pick(func(p voicePhases) time.Duration { return p.total }),
 		download: pick(func(p voicePhases) time.Duration { return p.download }),
