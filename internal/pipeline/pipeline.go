@@ -46,6 +46,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"time"
 
@@ -201,4 +203,33 @@ func waitingForSlot(j job.Job) bool {
 		}
 	}
 	return false
+}
+
+// readOgg reads the object at key whole, up to the synchronous API's
+// size, when it starts as an Ogg file does; nil, and no error, when it
+// does not, or is larger: an MP3 or a video is not read past its first
+// bytes. It is how synchronous recognition's audio is read: a source that
+// may go as it is (prepare.go), or the stored piece of a retried ingest
+// (recognize_sync.go).
+func (p *Pipeline) readOgg(ctx context.Context, key string) ([]byte, error) {
+	r, err := p.Objects.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	head := make([]byte, 4)
+	switch _, err := io.ReadFull(r, head); {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), err == nil && string(head) != "OggS":
+		return nil, nil
+	case err != nil:
+		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+	}
+	rest, err := io.ReadAll(io.LimitReader(r, speechkit.MaxSyncBytes+1-int64(len(head))))
+	if err != nil {
+		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+	}
+	if b := append(head, rest...); len(b) <= speechkit.MaxSyncBytes {
+		return b, nil
+	}
+	return nil, nil
 }

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"io"
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
@@ -49,9 +48,13 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 	log := p.jobLog(j)
 	if audio == nil {
 		var err error
-		if audio, err = p.readSyncAudio(ctx, j.Segments[0].AudioKey); err != nil {
+		switch audio, err = p.readOgg(ctx, j.Segments[0].AudioKey); {
+		case err != nil:
 			log.WarnContext(ctx, "the audio could not be read for synchronous recognition; the job goes the asynchronous way",
 				"error", err.Error(), "code", errs.CodeOf(err))
+			return j, nil
+		case audio == nil:
+			log.WarnContext(ctx, "the stored audio is no Ogg within the synchronous API's size; the job goes the asynchronous way")
 			return j, nil
 		}
 	}
@@ -106,23 +109,4 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 	t := res.Transcript()
 	t.Language = lang
 	return p.finishWith(ctx, j, t)
-}
-
-// readSyncAudio reads a piece's audio from storage for synchronous
-// recognition, up to the synchronous API's size: a larger piece is no
-// piece for it.
-func (p *Pipeline) readSyncAudio(ctx context.Context, key string) ([]byte, error) {
-	r, err := p.Objects.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	audio, err := io.ReadAll(io.LimitReader(r, speechkit.MaxSyncBytes+1))
-	if err != nil {
-		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
-	}
-	if len(audio) > speechkit.MaxSyncBytes {
-		return nil, errs.New(errs.Permanent, speechkit.CodeSyncUnfit, "the audio is over the synchronous API's size")
-	}
-	return audio, nil
 }
