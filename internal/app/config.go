@@ -114,7 +114,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	} else if owner != 0 {
 		// The owner may use the bot whatever the allow-list says.
 		c.Telegram.OwnerID = owner
-		if !c.Telegram.Allowed.Everyone {
+		if !c.Telegram.Allowed.Everyone && c.Telegram.Allowed.Users != nil { // nil: the list was refused above
 			c.Telegram.Allowed.Users[owner] = true
 		}
 	}

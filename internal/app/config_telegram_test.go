@@ -28,6 +28,9 @@ func TestTelegramConfigFromEnv(t *testing.T) {
 
 	_, err = FromEnv(envOf("TELEGRAM_ALLOWED_USERS", "alice"))
 	require.ErrorContains(t, err, "TELEGRAM_ALLOWED_USERS")
+	// With an owner too: the bad list is reported, not a panic.
+	_, err = FromEnv(envOf("TELEGRAM_ALLOWED_USERS", "alice", "TELEGRAM_OWNER_ID", "42"))
+	require.ErrorContains(t, err, "TELEGRAM_ALLOWED_USERS")
 
 	_, err = FromEnv(envOf("UPLOAD_LINK_SECRET", "short-secret-value", "PUBLIC_URL", "https://x.example"))
 	require.ErrorContains(t, err, "UPLOAD_LINK_SECRET")
