@@ -73,7 +73,7 @@ func measureSyncCmd(ctx context.Context, args []string, getenv func(string) stri
 
 	audioTime := time.Duration(whole.Ms()) * time.Millisecond
 	fmt.Fprintf(stdout, "%s: %s of audio, one channel, %d bytes; %d requests to %s, language %s\n",
-		filepath.Base(path), fmtSeconds(audioTime), len(audio), *runs, syncURL(cfg.SpeechKit), language)
+		filepath.Base(path), fmtSeconds(audioTime), len(audio), *runs, cfg.SpeechKit.SyncEndpoint(), language)
 	var took []time.Duration
 	var billed int64
 	clk := clock.System()
@@ -127,14 +127,6 @@ func readVoice(path string) ([]byte, oggopus.Whole, error) {
 		return nil, w, fmt.Errorf("%s holds %d ms of audio, over the synchronous API's %s%s", path, w.Ms(), speechkit.MaxSyncDuration, convert)
 	}
 	return audio, w, nil
-}
-
-// syncURL is where the client sends synchronous requests.
-func syncURL(c speechkit.Config) string {
-	if c.SyncURL != "" {
-		return c.SyncURL
-	}
-	return speechkit.DefaultSyncURL
 }
 
 // fmtSeconds is d in seconds to the hundredth.

@@ -41,11 +41,7 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
-	conf := status.Config{
-		Windows:       status.PipelineWindows(cfg.Pipeline.RequestsPerHour),
-		MaxInFlight:   cfg.Pipeline.MaxInFlight,
-		AudioPerMonth: cfg.Limits.AudioPerMonth,
-	}
+	conf := app.StatusConfig(cfg)
 	var s status.Status
 	read := func(r status.Reader) error {
 		r.Config = conf

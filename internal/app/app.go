@@ -258,6 +258,16 @@ type Bot interface {
 	TellOwner(ctx context.Context, a status.Alert, window time.Time) error
 }
 
+// StatusConfig is what the owner's status needs of the service's
+// settings: its windows and limits.
+func StatusConfig(cfg Config) status.Config {
+	return status.Config{
+		Windows:       status.PipelineWindows(cfg.Pipeline.RequestsPerHour),
+		MaxInFlight:   cfg.Pipeline.MaxInFlight,
+		AudioPerMonth: cfg.Limits.AudioPerMonth,
+	}
+}
+
 // statusReader is the reader of the service's state over the stores opt
 // gives, or nil when the job store cannot read it.
 func statusReader(cfg Config, opt Options) *status.Reader {
@@ -265,11 +275,7 @@ func statusReader(cfg Config, opt Options) *status.Reader {
 	if !ok {
 		return nil
 	}
-	r := &status.Reader{Jobs: jobs, Counters: opt.Counters, Config: status.Config{
-		Windows:       status.PipelineWindows(cfg.Pipeline.RequestsPerHour),
-		MaxInFlight:   cfg.Pipeline.MaxInFlight,
-		AudioPerMonth: cfg.Limits.AudioPerMonth,
-	}}
+	r := &status.Reader{Jobs: jobs, Counters: opt.Counters, Config: StatusConfig(cfg)}
 	if d, ok := opt.BotState.(status.Deliveries); ok {
 		r.Deliveries = d
 	}

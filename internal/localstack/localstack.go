@@ -37,7 +37,6 @@ import (
 	"transcriber/internal/app/withbot"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
-	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3/s3test"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
@@ -120,11 +119,7 @@ func quickLine(c app.Config) string {
 	case c.SyncMaxDuration <= 0:
 		return "  quick recognition: off (SPEECHKIT_SYNC_MAX_DURATION=0)"
 	}
-	url := c.SpeechKit.SyncURL
-	if url == "" {
-		url = speechkit.DefaultSyncURL
-	}
-	return fmt.Sprintf("  quick recognition: recordings up to %s in one request to %s", c.SyncMaxDuration, url)
+	return fmt.Sprintf("  quick recognition: recordings up to %s in one request to %s", c.SyncMaxDuration, c.SpeechKit.SyncEndpoint())
 }
 
 // Run runs the stack until ctx ends, then shuts down cleanly. It writes

@@ -112,6 +112,10 @@ type Client struct {
 // New returns a client. It does no network I/O: the gRPC connections are
 // made on first use, and the IAM token is fetched on the first call that
 // needs it.
+// SyncEndpoint is where synchronous requests go: SyncURL, or
+// DefaultSyncURL when it is empty.
+func (c Config) SyncEndpoint() string { return c.withDefaults().SyncURL }
+
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
 	if cfg.APIKey == "" {

@@ -88,8 +88,9 @@ type Alert struct {
 // Decide returns the alerts to send at now, given the status s (read at
 // now) and when each kind was last sent: each kind at most once in
 // AlertEvery (once a UTC month for the audio thresholds), in the order of
-// Kinds. It decides only: the caller takes each alert's place in the
-// record (Gate.Take) and sends those it got.
+// Kinds. It decides only: the caller sends each alert through a delivery
+// record keyed by its kind and window, which sends it once, and then
+// records it as sent (Gate.Take), so the next decision leaves it out.
 func Decide(s Status, sent Sent, now time.Time) []Alert {
 	var out []Alert
 	allowed := func(k Kind) bool {
@@ -190,8 +191,8 @@ func WindowOf(k Kind, t time.Time) time.Time {
 
 // Take records that an alert of kind k is sent at at (the status's At,
 // so a job that ended after the read is new to the next one), and reports
-// false when one was recorded in k's window already: then it must not be
-// sent. Take only for an alert Decide returned.
+// false when one was recorded in k's window already. Take only for an
+// alert Decide returned.
 func (g Gate) Take(ctx context.Context, k Kind, at time.Time) (bool, error) {
 	if g.Counters == nil {
 		return false, errNoCounters

@@ -113,7 +113,6 @@ func TestJobsPutOffByTheRequestQuota(t *testing.T) {
 // A job the recognizer refused for its quota waits for the window too, and
 // counts an attempt; the status names it with the code.
 func TestAJobTheRecognizerRefusedWaitsForTheQuota(t *testing.T) {
-	require.Equal(t, speechkit.CodeRecognitionQuota, status.CodeRecognitionQuota)
 	e := newEnv(t)
 	refusal := errs.Wrap(errors.New("rpc error: code = ResourceExhausted"), errs.Unavailable,
 		speechkit.CodeRecognitionQuota, "the speech recognizer's request quota is used up for now")

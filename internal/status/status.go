@@ -635,9 +635,9 @@ func (r Reader) readDeliveries(ctx context.Context, s *Status) error {
 		if free && x.Attempts > 0 {
 			d.Failing++
 		}
-		if d.OldestDue.IsZero() || x.NextAt.Before(d.OldestDue) {
-			d.OldestDue = x.NextAt
-		}
+	}
+	if d.Pending > 0 {
+		d.OldestDue = got[0].NextAt // the range is read by next_at
 	}
 	s.Telegram = d
 	return nil

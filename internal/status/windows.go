@@ -4,11 +4,11 @@ import (
 	"time"
 
 	"transcriber/internal/pipeline/admission"
+	"transcriber/internal/speechkit"
 )
 
 // The keys and the code the pipeline writes that the status reads: the
-// admission's counters, and the code the speechkit package names
-// (speechkit.CodeRecognitionQuota, held equal by a test here).
+// admission's counters, and the code the speechkit package names.
 const (
 	// RequestsKey is the counter of the recognizer's requests, one row per
 	// request window.
@@ -18,7 +18,7 @@ const (
 	InFlightKey = admission.InFlightKey
 	// CodeRecognitionQuota is the code of a job the recognizer refused for
 	// its request quota.
-	CodeRecognitionQuota = "recognition_quota"
+	CodeRecognitionQuota = speechkit.CodeRecognitionQuota
 )
 
 // Windows are the fixed windows the pipeline counts in: the recognizer's
@@ -61,13 +61,11 @@ func (w Windows) InFlight(now time.Time) (cur, prev time.Time) {
 	return cur, cur.Add(-w.InFlightLength)
 }
 
-// The pipeline's defaults the windows follow from (pipeline.Config's
-// MaxCheckPause and DeferredCheckPause, which no setting changes, and
-// pipeline.DefaultRequestsPerHour).
+// The pipeline's check pauses the windows follow from (pipeline.Config's
+// MaxCheckPause and DeferredCheckPause, which no setting changes).
 const (
 	pipelineMaxCheckPause      = time.Minute
 	pipelineDeferredCheckPause = 15 * time.Minute
-	pipelineDefaultPerHour     = 500
 )
 
 // PipelineWindows are the windows the pipeline counts in for
@@ -78,7 +76,7 @@ const (
 func PipelineWindows(requestsPerHour int) Windows {
 	paced := requestsPerHour > 0
 	if !paced {
-		requestsPerHour = pipelineDefaultPerHour // the window a refusal by the recognizer waits out
+		requestsPerHour = admission.DefaultRequestsPerHour // the window a refusal by the recognizer waits out
 	}
 	length, limit := admission.SubmissionWindows(requestsPerHour)
 	if !paced {
@@ -87,6 +85,6 @@ func PipelineWindows(requestsPerHour int) Windows {
 	return Windows{
 		RequestLength:  length,
 		RequestLimit:   limit,
-		InFlightLength: 2 * max(pipelineMaxCheckPause, pipelineDeferredCheckPause, length),
+		InFlightLength: admission.InFlightWindowLength(max(pipelineMaxCheckPause, pipelineDeferredCheckPause), length),
 	}
 }

@@ -44,8 +44,7 @@ func (b *Bot) TellOwner(ctx context.Context, a status.Alert, window time.Time) e
 	}
 	k := botstate.Key{ChatID: b.cfg.OwnerID, MessageID: -window.Unix(), Part: "alert:" + string(a.Kind)}
 	l := langOf(b.cfg.DefaultLanguage) // the installation's language: the owner set it
-	_, err := b.post(ctx, k, "", func(ctx context.Context) (*models.Message, error) {
+	return b.postOnce(ctx, k, "", func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: b.cfg.OwnerID, Text: a.Text(string(l))})
-	}, nil)
-	return err
+	})
 }

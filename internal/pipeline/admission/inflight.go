@@ -31,10 +31,18 @@ const InFlightKey = "recognitions_in_flight"
 // flight are counted and bounded.
 func (a *Admission) countingInFlight() bool { return a.cfg.Counters != nil && a.cfg.MaxInFlight > 0 }
 
+// InFlightWindowLength is the length of the in-flight count's windows:
+// twice the longer of the longest pause between two checks of a running
+// recognition and the request window, so a recognition still running is
+// counted again within the window after the one it was counted in.
+func InFlightWindowLength(checkedWithin, requestWindow time.Duration) time.Duration {
+	return 2 * max(checkedWithin, requestWindow)
+}
+
 // inFlightWindow returns the window of the in-flight count that holds now
 // and the one before it.
 func (a *Admission) inFlightWindow(now time.Time) (cur, prev time.Time) {
-	length := 2 * max(a.cfg.CheckedWithin, a.requestWindowLength())
+	length := InFlightWindowLength(a.cfg.CheckedWithin, a.requestWindowLength())
 	cur = now.UTC().Truncate(length)
 	return cur, cur.Add(-length)
 }
