@@ -17,11 +17,15 @@ import (
 // counter over several rows, its shards, each taking a share of the limit.
 //
 // A spread counter of key is the rows key#0 … key#n-1, the shards, which
-// hold what reservations with a limit took, and key#+, which holds what
-// was added without one (limit ≤ 0: the in-flight count's recount of the
-// recognitions already running). Its total is the sum of the n+1 rows.
+// hold what reservations with a limit took, and, for an additive key
+// only, key#+, which holds what was added without one (limit ≤ 0: the
+// in-flight count's recount of the recognitions already running). Its
+// total is the sum of the rows. A key that is not additive refuses an
+// addition without a limit (ErrInvalid), so its reservations need not
+// read key#+ (u is 0).
 //
-// A reservation with a limit reads key#+ (u), splits limit−u among the
+// A reservation with a limit reads key#+ (u) when the key is additive,
+// splits limit−u among the
 // shards (shareOf: the first (limit−u) mod n get one more), picks a shard
 // at random among those whose share holds the amount, and reserves in it
 // against its share; a shard that is full passes the reservation to the
@@ -39,16 +43,17 @@ import (
 //     without a limit committed in between is not seen by that one
 //     reservation (additions without a limit are the recount of
 //     recognitions already counted in the window before, a few a minute);
-//   - Used reads n+1 rows, and a Release finds a row to take from by
-//     reading them (usually the first);
+//   - Used reads n rows (n+1 for an additive key), and a Release finds a
+//     row to take from by reading them (usually the first);
 //   - Reserve's total, for a spread counter, is the shard's (and key#+'s)
 //     as that reservation read them, not the sum: no caller of a spread
 //     counter reads it.
 type spread struct {
 	Counters
-	shards int
-	keys   map[string]bool
-	pick   func(n int) int // a shard to start at; random
+	shards   int
+	keys     map[string]bool
+	additive map[string]bool // keys that also take additions without a limit
+	pick     func(n int) int // a shard to start at; random
 }
 
 // DefaultShards is how many shards Spread gives a counter: with 16
@@ -58,14 +63,18 @@ type spread struct {
 const DefaultShards = 8
 
 // Spread returns c with the counters of keys spread over shards rows each
-// (see above); other keys are c's. shards < 2 returns c.
-func Spread(c Counters, shards int, keys ...string) Counters {
-	if c == nil || shards < 2 || len(keys) == 0 {
+// (see above), those of additive too (they are spread and also take
+// additions without a limit); other keys are c's. shards < 2 returns c.
+func Spread(c Counters, shards int, keys []string, additive ...string) Counters {
+	if c == nil || shards < 2 || len(keys)+len(additive) == 0 {
 		return c
 	}
-	s := &spread{Counters: c, shards: shards, keys: map[string]bool{}, pick: rand.IntN} //nolint:gosec // spreads load, no secret
+	s := &spread{Counters: c, shards: shards, keys: map[string]bool{}, additive: map[string]bool{}, pick: rand.IntN} //nolint:gosec // spreads load, no secret
 	for _, k := range keys {
 		s.keys[k] = true
+	}
+	for _, k := range additive {
+		s.keys[k], s.additive[k] = true, true
 	}
 	if _, ok := c.(Expirer); ok {
 		return spreadExpirer{s}
@@ -121,11 +130,17 @@ func (s *spread) Reserve(ctx context.Context, key string, window time.Time, amou
 		return 0, false, err
 	}
 	if limit <= 0 {
+		if !s.additive[key] {
+			return 0, false, fmt.Errorf("%w: key %q is spread without additions beyond a limit", ErrInvalid, key)
+		}
 		return s.Counters.Reserve(ctx, unlimitedKey(key), window, amount, 0)
 	}
-	u, err := s.Counters.Used(ctx, unlimitedKey(key), window)
-	if err != nil {
-		return 0, false, err
+	var u int64
+	if s.additive[key] {
+		var err error
+		if u, err = s.Counters.Used(ctx, unlimitedKey(key), window); err != nil {
+			return 0, false, err
+		}
 	}
 	room := limit - u
 	var open []int // the shards whose share holds amount
@@ -170,7 +185,9 @@ func (s *spread) Release(ctx context.Context, key string, window time.Time, amou
 	for j := 0; j < s.shards; j++ {
 		rows = append(rows, shardKey(key, (first+j)%s.shards))
 	}
-	rows = append(rows, unlimitedKey(key))
+	if s.additive[key] {
+		rows = append(rows, unlimitedKey(key))
+	}
 	left := amount
 	for _, row := range rows {
 		held, err := s.Counters.Used(ctx, row, window)
@@ -199,9 +216,12 @@ func (s *spread) Used(ctx context.Context, key string, window time.Time) (int64,
 	if err := CheckKey(key); err != nil {
 		return 0, err
 	}
-	total, err := s.Counters.Used(ctx, unlimitedKey(key), window)
-	if err != nil {
-		return 0, err
+	var total int64
+	if s.additive[key] {
+		var err error
+		if total, err = s.Counters.Used(ctx, unlimitedKey(key), window); err != nil {
+			return 0, err
+		}
 	}
 	for i := 0; i < s.shards; i++ {
 		n, err := s.Counters.Used(ctx, shardKey(key, i), window)

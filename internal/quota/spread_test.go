@@ -166,7 +166,7 @@ func TestSpreadNeverPassesTheLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := newOCCStore()
-			c := quota.WithPick(quota.Spread(base, quota.DefaultShards, "hot"), seeded())
+			c := quota.WithPick(quota.Spread(base, quota.DefaultShards, nil, "hot"), seeded())
 			for round := 0; round < 20; round++ {
 				w := window.Add(time.Duration(round) * time.Hour)
 				var won atomic.Int64
@@ -190,7 +190,7 @@ func TestSpreadNeverPassesTheLimit(t *testing.T) {
 // What was added without a limit takes its room from the limit: the
 // shards split only what is left.
 func TestSpreadCountsAdditionsWithoutALimit(t *testing.T) {
-	c := quota.Spread(newOCCStore(), quota.DefaultShards, "hot")
+	c := quota.Spread(newOCCStore(), quota.DefaultShards, nil, "hot")
 	_, ok, err := c.Reserve(ctx, "hot", window, 7, 0)
 	require.NoError(t, err)
 	require.True(t, ok, "no limit: always")
@@ -209,7 +209,7 @@ func TestSpreadCountsAdditionsWithoutALimit(t *testing.T) {
 // A release takes from the rows what they hold, never below 0; the
 // counter's total falls by the amount.
 func TestSpreadReleases(t *testing.T) {
-	c := quota.Spread(newOCCStore(), quota.DefaultShards, "hot")
+	c := quota.Spread(newOCCStore(), quota.DefaultShards, nil, "hot")
 	for i := 0; i < 5; i++ {
 		_, ok, err := c.Reserve(ctx, "hot", window, 1, 100)
 		require.NoError(t, err)
@@ -233,7 +233,7 @@ func TestSpreadReleases(t *testing.T) {
 // The trade-off of splitting the limit: an amount larger than one share
 // is refused though the total has room. Keys not spread keep the contract.
 func TestSpreadSplitsTheLimit(t *testing.T) {
-	c := quota.Spread(newOCCStore(), 4, "hot")
+	c := quota.Spread(newOCCStore(), 4, nil, "hot")
 	_, ok, err := c.Reserve(ctx, "hot", window, 3, 10)
 	require.NoError(t, err)
 	require.True(t, ok, "10 over 4 shards: shares of 3, 3, 2 and 2; 3 fits the first two")
@@ -276,15 +276,59 @@ func TestHotRowAborts(t *testing.T) {
 	require.InDelta(t, 7.5, oneRow, 1e-9, "one row: 15 + 14 + … + 0 aborts for 16 reservations")
 
 	spreadBase := newOCCStore()
-	spread := quota.WithPick(quota.Spread(spreadBase, quota.DefaultShards, "hot"), seeded())
+	spread := quota.WithPick(quota.Spread(spreadBase, quota.DefaultShards, nil, "hot"), seeded())
 	_, spreadRows := measure(spread, spreadBase, 1000)
 	require.Less(t, spreadRows, 1.2, "spread: about C(16,2)/8 / 16 = 0.94")
 
 	tightBase := newOCCStore()
-	tight := quota.WithPick(quota.Spread(tightBase, quota.DefaultShards, "hot"), seeded())
+	tight := quota.WithPick(quota.Spread(tightBase, quota.DefaultShards, nil, "hot"), seeded())
 	_, tightRows := measure(tight, tightBase, 8)
 	require.Less(t, tightRows, oneRow, "a limit under the racers: full shards pass reservations on")
 
 	t.Logf("aborted transactions per reservation, %d reservers at once, %d races: one row %.2f; %d shards %.2f; %d shards, limit 8: %.2f",
 		racers, races, oneRow, quota.DefaultShards, spreadRows, quota.DefaultShards, tightRows)
+}
+
+// readsOf counts the reads of each row of a quota.Counters.
+type readsOf struct {
+	quota.Counters
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (r *readsOf) Used(ctx context.Context, key string, w time.Time) (int64, error) {
+	r.mu.Lock()
+	r.reads[key]++
+	r.mu.Unlock()
+	return r.Counters.Used(ctx, key, w)
+}
+
+// A key spread without additions beyond a limit never reads the row of
+// such additions, and refuses one; an additive key reads it before each
+// reservation, as its limit must count it.
+func TestOnlyAnAdditiveKeyReadsItsAdditions(t *testing.T) {
+	ctx := context.Background()
+	w := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	r := &readsOf{Counters: newOCCStore(), reads: map[string]int{}}
+	c := quota.Spread(r, quota.DefaultShards, []string{"paced"}, "counted")
+
+	_, ok, err := c.Reserve(ctx, "paced", w, 1, 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+	n, err := c.Used(ctx, "paced", w)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+	require.Zero(t, r.reads["paced#+"], "no read of a row it cannot have")
+	_, _, err = c.Reserve(ctx, "paced", w, 1, 0)
+	require.ErrorIs(t, err, quota.ErrInvalid, "an addition without a limit is refused")
+
+	_, _, err = c.Reserve(ctx, "counted", w, 3, 0)
+	require.NoError(t, err)
+	_, ok, err = c.Reserve(ctx, "counted", w, 1, 4)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, ok, err = c.Reserve(ctx, "counted", w, 1, 4)
+	require.NoError(t, err)
+	require.False(t, ok, "the 3 added without a limit count against it")
+	require.Equal(t, 2, r.reads["counted#+"])
 }

@@ -88,7 +88,7 @@ func TestCountersContract(t *testing.T) {
 func TestSpreadCountersKeepTheLimit(t *testing.T) {
 	requireYDB(t)
 	ctx := context.Background()
-	c := quota.Spread(NewCounters(testDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, "hot")
+	c := quota.Spread(NewCounters(testDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, nil, "hot")
 	var won atomic.Int64
 	racetest.Run(quotatest.Racers, func(int) {
 		_, ok, err := c.Reserve(ctx, "hot", quotatest.Window, 1, 11)
