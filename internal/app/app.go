@@ -359,8 +359,8 @@ func (noMedia) PlanFor(ffmpeg.Probe, bool) (ffmpeg.Plan, error) { return ffmpeg.
 func (noMedia) Convert(context.Context, string, ffmpeg.Segment, io.Writer) error {
 	return errNoMedia
 }
-func (noMedia) ConvertMono(context.Context, string, ffmpeg.Segment, io.Writer) (ffmpeg.Stats, error) {
-	return ffmpeg.Stats{}, errNoMedia
+func (noMedia) ConvertMono(context.Context, string, ffmpeg.Segment, io.Writer) error {
+	return errNoMedia
 }
 func (noMedia) Split(context.Context, string, ffmpeg.Plan, func(ffmpeg.Segment, io.Reader) error) error {
 	return errNoMedia

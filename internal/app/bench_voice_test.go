@@ -425,7 +425,7 @@ func (t timedMedia) Convert(ctx context.Context, input string, seg ffmpeg.Segmen
 	return t.m.Convert(ctx, input, seg, w)
 }
 
-func (t timedMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
+func (t timedMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error {
 	start := t.tl.clock.Now()
 	defer t.tl.mark("convert", start)
 	return t.m.ConvertMono(ctx, input, seg, w)

@@ -63,18 +63,10 @@ func TestFilesThatLieAboutTheirLengthStayWithinTheLimits(t *testing.T) {
 			require.Contains(t, []string{spend.CodeQuotaExceeded, "audio_over_reservation"}, j.ErrorCode)
 			continue
 		}
-		require.Equal(t, audioOf(j.Segments), j.DurationMs, "job %s shows the audio it sent", j.Filename)
+		require.Equal(t, job.AudioMs(j.Segments), j.DurationMs, "job %s shows the audio it sent", j.Filename)
 	}
 	require.Equal(t, job.Transcribe, jobs[0].State, "the first MP3's real 5 minutes fit")
 	require.InDelta(t, 300_000, jobs[0].DurationMs, 2_000, "it shows what it holds, not the 5 s it claims")
 	require.Equal(t, job.Failed, jobs[2].State, "10 minutes no longer fit")
 	require.LessOrEqual(t, reserved, int64(700))
-}
-
-func audioOf(segs []job.Segment) int64 {
-	var ms int64
-	for _, sg := range segs {
-		ms += sg.DurationMs
-	}
-	return ms
 }

@@ -167,6 +167,16 @@ func (j Job) PriorityOf() Priority { return j.Priority.normal() }
 // Deleted reports whether the owner deleted the job.
 func (j Job) Deleted() bool { return !j.DeletedAt.IsZero() }
 
+// AudioMs is the audio of segs, in milliseconds: each as counted when it
+// was made.
+func AudioMs(segs []Segment) int64 {
+	var total int64
+	for _, sg := range segs {
+		total += sg.DurationMs
+	}
+	return total
+}
+
 // Segment is one piece of a job's audio and its recognition. Audio longer
 // than the recognizer takes in one file is cut into several.
 type Segment struct {

@@ -94,11 +94,11 @@ func (m *Media) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Wr
 // ConvertMono spends the conversion's time, then writes the piece's
 // marker: the pipeline converts a short recording into memory, on its own
 // goroutine, and stores it whole.
-func (m *Media) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
+func (m *Media) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error {
 	if err := m.sched.Sleep(ctx, m.convertTime(seg.DurationMs)); err != nil {
-		return ffmpeg.Stats{}, err
+		return err
 	}
-	return ffmpeg.Stats{}, m.Convert(ctx, input, seg, w)
+	return m.Convert(ctx, input, seg, w)
 }
 
 // Split spends the level pass's time, then hands over each piece of plan,

@@ -13,9 +13,11 @@ import (
 // what it needs, all or none — the job's audio within its reservation, a
 // place among the installation's recognitions in flight, a request in the
 // recognizer's quota window — and when one has nothing, the piece waits
-// (or, for audio beyond the reservation, the job fails). This is the one
-// point where the pipeline asks; check.go and settle.go are where it
-// tells the admission what is over.
+// (or, for audio beyond the reservation, the job fails). This is where a
+// submission asks; prepare.go reserves the audio and gives back what the
+// file did not hold, recognize_sync.go asks for a synchronous request
+// (TakeSync), and submit.go, check.go and settle.go tell the admission
+// what is over.
 
 // admit asks the admission for piece i of the claimed job j, and reports
 // whether the piece may be submitted now; j comes back with the piece's
@@ -52,11 +54,6 @@ func (p *Pipeline) admit(ctx context.Context, j job.Job, i int, round *admission
 // releasing, is what keeps the attempt from counting: the job goes on from
 // where it is (its submitted segments kept) when it comes back.
 func (p *Pipeline) waitForQuota(ctx context.Context, j job.Job, until time.Time) (job.Job, error) {
-	saved, err := p.save(ctx, j, job.Next{After: until.Sub(p.Clock.Now())})
-	if err != nil {
-		return j, err
-	}
-	p.jobLog(saved).InfoContext(ctx, "recognition request quota used up; the job waits for the next window",
-		"by", "counted", "requests_per_hour", p.cfg.RequestsPerHour, "next_run_at", saved.NextRunAt)
-	return saved, errQuotaWait
+	return p.waitUntil(ctx, j, until, errQuotaWait, "recognition request quota used up; the job waits for the next window",
+		"by", "counted", "requests_per_hour", p.cfg.RequestsPerHour)
 }

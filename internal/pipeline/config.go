@@ -111,8 +111,9 @@ type Config struct {
 	// speechkit.MaxSyncDuration.
 	SyncMaxDuration time.Duration
 	// Limits are the audio limits (package spend): a job's seconds are
-	// reserved against its payer's day and the installation's month after
-	// the probe, and a job that would pass one fails as quota_exceeded
+	// reserved against its payer's day and the installation's month once
+	// its length is known (probed, or counted in a voice note sent as it
+	// is), and a job that would pass one fails as quota_exceeded
 	// without being submitted.
 	Limits spend.Limits
 }

@@ -35,8 +35,8 @@ func (m channelMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
 	return ffmpeg.Plan{Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
 }
 
-func (m channelMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
-	return ffmpeg.Stats{}, m.Convert(ctx, input, seg, w)
+func (m channelMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error {
+	return m.Convert(ctx, input, seg, w)
 }
 
 func (channelMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {

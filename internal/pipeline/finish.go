@@ -21,10 +21,7 @@ import (
 // finish writes the transcript of claimed job j, whose recognitions are
 // all done, saves it done, and settles its ending.
 func (p *Pipeline) finish(ctx context.Context, j job.Job) error {
-	t := transcript.Transcript{DurationMs: j.DurationMs, Language: j.Language, BilledSeconds: spend.JobBilledSeconds(j.Segments)}
-	if t.Language == "" {
-		t.Language = p.cfg.DefaultLanguage
-	}
+	t := transcript.Transcript{DurationMs: j.DurationMs, Language: p.language(j), BilledSeconds: spend.JobBilledSeconds(j.Segments)}
 	var summaries []transcript.Summary
 	for _, sg := range j.Segments {
 		part, err := p.Recognizer.Result(ctx, sg.OperationID)

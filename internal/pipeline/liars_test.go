@@ -38,8 +38,8 @@ func (m lyingMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
 	return ffmpeg.Plan{Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: half}, {StartMs: half, DurationMs: pr.DurationMs - half}}}, nil
 }
 
-func (m lyingMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
-	return ffmpeg.Stats{}, m.Convert(ctx, input, seg, w)
+func (m lyingMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error {
+	return m.Convert(ctx, input, seg, w)
 }
 
 func (m lyingMedia) Convert(_ context.Context, _ string, _ ffmpeg.Segment, w io.Writer) error {

@@ -85,13 +85,8 @@ func (p *Pipeline) pass(ctx context.Context, j job.Job, s admission.Service) (jo
 // request quota, keeps the attempt from counting and keeps what the job
 // has done (its submitted pieces).
 func (p *Pipeline) waitOutage(ctx context.Context, j job.Job, s admission.Service, until time.Time) (job.Job, error) {
-	saved, err := p.save(ctx, j, job.Next{After: max(until.Sub(p.Clock.Now()), 0)})
-	if err != nil {
-		return j, err
-	}
-	p.jobLog(saved).InfoContext(ctx, "a service every job needs is unavailable; the job waits for it",
-		"service", string(s), "next_run_at", saved.NextRunAt)
-	return saved, errOutageWait
+	return p.waitUntil(ctx, j, until, errOutageWait, "a service every job needs is unavailable; the job waits for it",
+		"service", string(s))
 }
 
 // outage ends claimed job j's failed attempt when its cause is an outage

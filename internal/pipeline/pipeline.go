@@ -34,7 +34,7 @@
 // A stage goes on to the next through that stage's entry (accept,
 // prepare, recognizeSync, admit, submit and submitWaiting, check and
 // checkSoon, finish and finishWith, settle, ended and purgeIfDeleted, and
-// outage's pass, heard, waitOutage and outage), never through another
+// outage's pass, heard, heardAside, waitOutage and outage), never through another
 // stage's helpers; what they share is in this file, ports.go, config.go
 // and heartbeat.go (stages_test.go holds that). What a recognition takes and gives back —
 // the payer's audio, the recognizer's request window, a place in flight,
@@ -177,20 +177,26 @@ func inFlight(j job.Job) int {
 	return n
 }
 
+// language is the language j is recognized in: its own, or the
+// installation's default.
+func (p *Pipeline) language(j job.Job) string {
+	if j.Language != "" {
+		return j.Language
+	}
+	return p.cfg.DefaultLanguage
+}
+
 // quick reports whether claimed job j, as long as j.DurationMs says, is
 // one to recognize synchronously (recognize_sync.go): a fast job of at
 // most SyncMaxDuration that asks for nothing the synchronous API does not
 // give (speakers, a summary, language detection) and was not tried that
 // way before, on an installation that has the synchronous API. prepare
-// asks it to make such a job's audio one channel, in memory; the
-// synchronous stage asks it again with the length the audio really has.
+// asks it to send such a job's voice note as it is, or make its audio one
+// channel, in memory; the synchronous stage asks it again with the length
+// the audio really has.
 func (p *Pipeline) quick(j job.Job) bool {
-	lang := j.Language
-	if lang == "" {
-		lang = p.cfg.DefaultLanguage
-	}
 	return p.SyncRecognizer != nil && p.cfg.SyncMaxDuration > 0 && j.Fast() &&
-		!j.Features.Speakers && !j.Features.Summary && lang != speechkit.AutoLanguage &&
+		!j.Features.Speakers && !j.Features.Summary && p.language(j) != speechkit.AutoLanguage &&
 		j.Recognition == "" && j.DurationMs > 0 &&
 		time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.SyncMaxDuration
 }
@@ -232,4 +238,17 @@ func (p *Pipeline) readOgg(ctx context.Context, key string) ([]byte, error) {
 		return b, nil
 	}
 	return nil, nil
+}
+
+// waitUntil saves the claimed job due at until and returns wait (the
+// quota's or an outage's), logging why with attrs. Saving, not releasing,
+// is what keeps the attempt from counting: the job goes on from where it
+// is (its submitted segments kept) when it comes back.
+func (p *Pipeline) waitUntil(ctx context.Context, j job.Job, until time.Time, wait error, why string, attrs ...any) (job.Job, error) {
+	saved, err := p.save(ctx, j, job.Next{After: max(until.Sub(p.Clock.Now()), 0)})
+	if err != nil {
+		return j, err
+	}
+	p.jobLog(saved).InfoContext(ctx, why, append(attrs, "next_run_at", saved.NextRunAt)...)
+	return saved, wait
 }

@@ -38,7 +38,7 @@ type Media interface {
 	Convert(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error
 	// ConvertMono is Convert with every channel mixed down to one: what
 	// synchronous recognition takes (ffmpeg.Media.ConvertMono).
-	ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error)
+	ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error
 	// Split converts a plan of several pieces in one pass, cutting each
 	// near its planned place where nobody speaks, and hands over each
 	// piece, in order, with where it really starts and how long it is.

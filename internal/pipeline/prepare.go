@@ -88,7 +88,7 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, []byte, err
 // the rest given back once saved. attrs say how the audio was made, for
 // the log.
 func (p *Pipeline) audioReady(ctx context.Context, j job.Job, attrs ...any) (job.Job, error) {
-	j.DurationMs = audioMs(j.Segments)
+	j.DurationMs = job.AudioMs(j.Segments)
 	reserved := j
 	p.admission.Trim(&j)
 	p.jobLog(j).InfoContext(ctx, "audio ready", append([]any{"duration_ms", j.DurationMs, "segments", len(j.Segments)}, attrs...)...)
@@ -152,15 +152,6 @@ func (p *Pipeline) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok
 	j.Segments = []job.Segment{{Seq: 0, DurationMs: w.Ms(), Container: ffmpeg.ContainerOggOpus, AudioKey: key}}
 	j, err = p.audioReady(ctx, j, "as_it_is", true)
 	return j, src, true, err
-}
-
-// audioMs is the audio of segs, in milliseconds.
-func audioMs(segs []job.Segment) int64 {
-	var total int64
-	for _, sg := range segs {
-		total += sg.DurationMs
-	}
-	return total
 }
 
 // reserve counts the job's audio against the spend limits once its length
@@ -242,7 +233,7 @@ func (p *Pipeline) makeQuickAudio(ctx context.Context, j job.Job, src string, pl
 	var audio bytes.Buffer
 	// The meter first: audio past the allowance is refused before it is
 	// kept.
-	_, err := p.Media.ConvertMono(ctx, src, sg, io.MultiWriter(m, &audio))
+	err := p.Media.ConvertMono(ctx, src, sg, io.MultiWriter(m, &audio))
 	if err = metered(err, m); err != nil {
 		return nil, nil, err
 	}

@@ -87,10 +87,7 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
 		return j, err
 	}
-	lang := j.Language
-	if lang == "" {
-		lang = p.cfg.DefaultLanguage
-	}
+	lang := p.language(j)
 	res, err := p.SyncRecognizer.RecognizeSync(ctx, speechkit.SyncRequest{
 		Audio: audio, Format: speechkit.SyncOggOpus, DurationMs: j.DurationMs, Language: lang,
 	})

@@ -30,8 +30,8 @@ func (m *askedMedia) PlanFor(pr ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error
 }
 
 // Convert writes the segment's audio.
-func (m *askedMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
-	return ffmpeg.Stats{}, m.Convert(ctx, input, seg, w)
+func (m *askedMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error {
+	return m.Convert(ctx, input, seg, w)
 }
 
 func (m *askedMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {

@@ -47,7 +47,7 @@ func (m pieceMedia) PlanFor(pr ffmpeg.Probe, parallel bool) (ffmpeg.Plan, error)
 	return plan, nil
 }
 
-func (pieceMedia) ConvertMono(context.Context, string, ffmpeg.Segment, io.Writer) (ffmpeg.Stats, error) {
+func (pieceMedia) ConvertMono(context.Context, string, ffmpeg.Segment, io.Writer) error {
 	panic("a recording of several pieces is split, not converted piece by piece")
 }
 

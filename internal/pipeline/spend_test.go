@@ -33,8 +33,8 @@ func (m passMedia) PlanFor(pr ffmpeg.Probe, _ bool) (ffmpeg.Plan, error) {
 	return ffmpeg.Plan{Container: "OGG_OPUS", Segments: []ffmpeg.Segment{{DurationMs: pr.DurationMs}}}, nil
 }
 
-func (m passMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
-	return ffmpeg.Stats{}, m.Convert(ctx, input, seg, w)
+func (m passMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Segment, w io.Writer) error {
+	return m.Convert(ctx, input, seg, w)
 }
 
 func (m passMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {

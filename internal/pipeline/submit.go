@@ -67,10 +67,7 @@ func (p *Pipeline) submitWaiting(ctx context.Context, j job.Job) (job.Job, error
 
 // request is the recognition request of segment sg of job j.
 func (p *Pipeline) request(ctx context.Context, j job.Job, sg job.Segment) (speechkit.Request, error) {
-	lang := j.Language
-	if lang == "" {
-		lang = p.cfg.DefaultLanguage
-	}
+	lang := p.language(j)
 	req := speechkit.Request{Container: speechkit.Container(sg.Container), Language: lang}
 	if j.Deferred() {
 		req.Model = speechkit.DeferredModel

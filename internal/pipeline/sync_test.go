@@ -72,12 +72,12 @@ func (m *syncMedia) holds(seg ffmpeg.Segment) int64 {
 	return seg.DurationMs
 }
 
-func (m *syncMedia) ConvertMono(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) (ffmpeg.Stats, error) {
+func (m *syncMedia) ConvertMono(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
 	m.mu.Lock()
 	m.mono++
 	m.mu.Unlock()
 	_, err := w.Write(oggopus.SynthChannels(m.holds(seg), 1))
-	return ffmpeg.Stats{}, err
+	return err
 }
 
 // syncObjects keeps what is stored and gives it back.

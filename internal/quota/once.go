@@ -10,7 +10,8 @@ import (
 // commit's fate unknown (the connection lost once the commit was sent),
 // and a reservation run again would count twice. So a store keeps, with
 // each counter, the ids of the last changes that wrote it (Row.Ops), and
-// a change names itself by an id made once per call (Op): a run that
+// a change names itself by an id the store makes once per call (ident.New,
+// before the transaction its SDK may run again): a run that
 // finds its id among them knows an earlier run committed, and writes
 // nothing more.
 

@@ -47,7 +47,7 @@ const (
 	// AfterUpload is how long a job may still run once its upload window
 	// closes: a day for a deferred recognition (SpeechKit's "within 24
 	// hours"), and a day for the rest: ingest's and the poll's attempts
-	// (5 each, a lost one waiting out its lease of 15 or 5 min), waits
+	// (5 each, a lost one waiting out its 2-minute lease), waits
 	// for the recognizer's request quota and for a place in flight.
 	AfterUpload = 48 * time.Hour
 	// DefaultJobLife is JobLife of the longest default upload window, the

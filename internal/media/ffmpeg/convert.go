@@ -45,11 +45,12 @@ func (m *Media) ConvertStats(ctx context.Context, input string, seg Segment, w i
 	return m.convert(ctx, input, seg, false, w)
 }
 
-// ConvertMono is ConvertStats with every channel mixed down to one: what
+// ConvertMono is Convert with every channel mixed down to one: what
 // SpeechKit's synchronous recognition takes. At Config.Bitrate's default
 // of 32 kbit/s, 30 s of it is about 120 KB, far under that API's 1 MB.
-func (m *Media) ConvertMono(ctx context.Context, input string, seg Segment, w io.Writer) (Stats, error) {
-	return m.convert(ctx, input, seg, true, w)
+func (m *Media) ConvertMono(ctx context.Context, input string, seg Segment, w io.Writer) error {
+	_, err := m.convert(ctx, input, seg, true, w)
+	return err
 }
 
 func (m *Media) convert(ctx context.Context, input string, seg Segment, mono bool, w io.Writer) (Stats, error) {

@@ -42,7 +42,7 @@ func TestConvertMixesDownToMonoWhenAsked(t *testing.T) {
 			require.Equal(t, 2, n, "Convert keeps two channels")
 
 			var mono bytes.Buffer
-			_, err = m.ConvertMono(ctx, in, seg, &mono)
+			err = m.ConvertMono(ctx, in, seg, &mono)
 			require.NoError(t, err)
 			n, err = oggopus.Channels(mono.Bytes())
 			require.NoError(t, err)

@@ -3,9 +3,11 @@
 // quota window, and a place among the installation's recognitions in
 // flight; and, when a job ends, its payer's place among the unfinished
 // jobs. All of them are usage counters (quota.Counters) shared by every
-// instance, so the pipeline asks one type at one point before a submission
-// (Take) and tells it at one point when a piece or a job is over
-// (Release), and the rules of each resource live here, not in the steps.
+// instance, so the pipeline asks one type before it spends (Reserve once
+// a job's length is known, Take before a submission, TakeSync before a
+// synchronous request) and tells it when a piece or a job is over
+// (Release, Unsent), and the rules of each resource live here, not in the
+// steps.
 //
 // What a job holds is recorded on the job: its audio reservation
 // (ReservedSeconds, ReservedDay) once the job's length is known (Reserve),

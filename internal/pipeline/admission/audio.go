@@ -72,10 +72,7 @@ func (a *Admission) covers(j job.Job) error {
 		return nil
 	}
 	allowed := (j.ReservedSeconds + int64(len(j.Segments))) * 1000
-	var total int64
-	for _, sg := range j.Segments {
-		total += sg.DurationMs
-	}
+	total := job.AudioMs(j.Segments)
 	if total > allowed {
 		return fmt.Errorf("%d ms of audio against %d ms reserved and allowed: %w", total, allowed, ErrOverReserved)
 	}

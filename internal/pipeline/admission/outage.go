@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"transcriber/internal/spend"
 )
 
 // Outages: a service every job depends on (the recognizer, the object
@@ -88,8 +90,8 @@ type outageView struct {
 func (a *Admission) breaking() bool { return a.cfg.Counters != nil }
 
 func (a *Admission) outageDays(now time.Time) (today, yesterday time.Time) {
-	today = now.UTC().Truncate(24 * time.Hour)
-	return today, today.Add(-24 * time.Hour)
+	today, _ = spend.Day(now)
+	return today, today.AddDate(0, 0, -1)
 }
 
 // look reads s's breaker, or trusts a clean read of less than outageLook
@@ -113,8 +115,8 @@ func (a *Admission) look(ctx context.Context, s Service, now time.Time) (outageV
 		v.failures += n
 	}
 	if v.failures == 0 {
-		// Closed and clean: its moments say nothing, and a view without
-		// them (no day) lifts none (raise).
+		// Closed and clean: its moments say nothing (raise is only ever
+		// asked with failures counted).
 		a.remember(s, v, now)
 		return v, nil
 	}
@@ -164,9 +166,6 @@ func (a *Admission) raise(ctx context.Context, s Service, v outageView, at time.
 	target := at.UnixMilli()
 	if target <= v.today || (!v.until.IsZero() && !at.After(v.until)) {
 		return false, nil
-	}
-	if v.day.IsZero() {
-		return false, nil // a view trusted from memory: nothing to lift from
 	}
 	_, ok, err := a.cfg.Counters.Reserve(ctx, outageUntil(s), v.day, target-v.today, target)
 	return ok, err
