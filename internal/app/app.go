@@ -58,6 +58,9 @@ type App struct {
 	// (Options.Agenda); nil has each part of the timer's call read for
 	// itself.
 	Agenda Agenda
+	// deliveries is the bot's state where its deliveries do not expire by
+	// themselves (the embedded store); nil otherwise.
+	deliveries botstate.Expirer
 	// Clock and Sleep are the instance's time, for what is built on it.
 	Clock clock.Clock
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -181,6 +184,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		if a.Bot, err = opt.MakeBot(a, opt.BotState); err != nil {
 			return nil, err
 		}
+		a.deliveries, _ = opt.BotState.(botstate.Expirer)
 		warnOpenSpend(log, a.Config)
 		ns = append(ns, a.Bot)
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
@@ -16,9 +17,11 @@ import (
 	"transcriber/internal/app"
 	"transcriber/internal/httpapi"
 	"transcriber/internal/job"
+	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
+	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"
@@ -189,4 +192,25 @@ func TestTelegramLargeVideoComesThroughTheUploadLink(t *testing.T) {
 	require.NotEmpty(t, edits)
 	require.Equal(t, "Большое видео.", edits[len(edits)-1].Params["text"], "the transcript arrives in the chat")
 	require.Len(t, b.tg.Calls("sendMessage"), 1)
+}
+
+// The timer removes the bot's deliveries once they are a retention old,
+// where the bot's store keeps them (the embedded one), idle call or not,
+// and keeps the newer ones.
+func TestTheTimerExpiresOldTelegramDeliveries(t *testing.T) {
+	b := newBotStack(t)
+	old := botstate.Key{ChatID: 5, MessageID: 9, Part: "reply"}
+	recent := botstate.Key{ChatID: 5, MessageID: 10, Part: "reply"}
+	_, _, err := b.bots.Begin(b.ctx, old, "", b.clk.Now(), time.Minute)
+	require.NoError(t, err)
+	b.clk.Advance(pipeline.DefaultJobRetention)
+	_, _, err = b.bots.Begin(b.ctx, recent, "", b.clk.Now(), time.Minute)
+	require.NoError(t, err)
+	b.clk.Advance(time.Hour)
+
+	b.poll()
+	_, err = b.bots.Get(b.ctx, old)
+	require.ErrorIs(t, err, botstate.ErrNotFound, "a retention old")
+	_, err = b.bots.Get(b.ctx, recent)
+	require.NoError(t, err)
 }

@@ -33,6 +33,7 @@ func (a *App) OnObjects(ctx context.Context, ev *trigger.ObjectEvent) error {
 // OnTimer handles a timer trigger's call: the poll function.
 func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 	a.alertOwner(ctx)
+	a.expireDeliveries(ctx)
 	if a.idle(ctx) {
 		return nil
 	}
@@ -61,6 +62,24 @@ func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 		err = errors.Join(err, cerr)
 	}
 	return err
+}
+
+// deliveryExpiryBatch is the most Telegram deliveries one timer call
+// deletes: a backlog goes over several calls.
+const deliveryExpiryBatch = 200
+
+// expireDeliveries deletes the bot's deliveries last written a retention
+// ago where the bot's store does not expire them itself (the embedded
+// one), once a timer call, idle or not. A failure is logged: the next
+// call tries again.
+func (a *App) expireDeliveries(ctx context.Context) {
+	if a.deliveries == nil {
+		return
+	}
+	before := a.Clock.Now().Add(-a.Pipeline.JobRetention())
+	if _, err := a.deliveries.ExpireDeliveries(ctx, before, deliveryExpiryBatch); err != nil {
+		a.Log.WarnContext(ctx, "could not remove expired Telegram deliveries", "error", err.Error())
+	}
 }
 
 // alertOwner decides the owner's alerts and sends them through the bot,

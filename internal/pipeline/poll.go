@@ -34,6 +34,10 @@ type PollStats struct {
 	Expired  int // rows of jobs ended longer than the retention ago, removed
 }
 
+// JobRetention is how long a job's row is kept once it ended: the cut of
+// every expiry sweep.
+func (p *Pipeline) JobRetention() time.Duration { return p.cfg.JobRetention }
+
 // Poll is one call of the timer: for up to PollFor (and never past ctx's
 // deadline) it claims due jobs, checks their recognitions, finishes those
 // that are ready and sweeps ingest work that needs another go. When nothing

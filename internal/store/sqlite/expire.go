@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"transcriber/internal/job"
+	"transcriber/internal/telegram/botstate"
 )
 
 var _ job.Expirer = (*JobStore)(nil)
@@ -15,31 +16,11 @@ var _ job.Expirer = (*JobStore)(nil)
 // order.
 var selectExpired = selectJob + ` WHERE ended_at IS NOT NULL AND ended_at < ? ORDER BY ended_at, id LIMIT ?`
 
-// deleteOldDeliveries deletes up to a limit of the Telegram deliveries
-// last written before a moment (the bot's rows, botstate.Store: one per
-// message the bot posted or refused), so they are kept JOB_RETENTION, as
-// YDB's TTL keeps them there. A scan of the table: the embedded store
-// serves one machine's bot.
-const deleteOldDeliveries = `DELETE FROM telegram_deliveries WHERE rowid IN
-	(SELECT rowid FROM telegram_deliveries WHERE updated_at < ? LIMIT ?)`
-
 // Expired returns up to limit jobs that ended before before, the longest
-// ended first, through jobs_ended. It first deletes up to limit Telegram
-// deliveries last written before before: they have no files to remove
-// first, and the poll's expiry sweep, which calls Expired with the
-// retention's cut, is the embedded store's only sweep. A delivery is
-// written at each take and each outcome, so one last written a retention
-// ago (at least a day: pipeline.MinJobRetention) has long been settled, and
-// Telegram sends an update again for a day at most.
+// ended first, through jobs_ended.
 func (s *JobStore) Expired(ctx context.Context, before time.Time, limit int) ([]job.Job, error) {
 	if err := job.CheckClaimLimit(limit); err != nil {
 		return nil, err
-	}
-	if err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, deleteOldDeliveries, formatTime(before), limit)
-		return translate(err)
-	}); err != nil {
-		return nil, fmt.Errorf("expire deliveries: %w", err)
 	}
 	rows, err := s.db.sql.QueryContext(ctx, selectExpired, formatTime(before), limit)
 	if err != nil {
@@ -90,4 +71,35 @@ func (s *JobStore) Remove(ctx context.Context, ids []string, before time.Time) (
 		return 0, fmt.Errorf("remove expired jobs: %w", err)
 	}
 	return n, nil
+}
+
+var _ botstate.Expirer = (*BotState)(nil)
+
+// deleteOldDeliveries deletes up to a limit of the Telegram deliveries
+// last written before a moment (the bot's rows, botstate.Store: one per
+// message the bot posted or refused), so they are kept JOB_RETENTION, as
+// YDB's TTL keeps them there. A scan of the table: the embedded store
+// serves one machine's bot.
+const deleteOldDeliveries = `DELETE FROM telegram_deliveries WHERE rowid IN
+	(SELECT rowid FROM telegram_deliveries WHERE updated_at < ? LIMIT ?)`
+
+// ExpireDeliveries deletes up to limit Telegram deliveries last written
+// before before (botstate.Expirer). A delivery is written at each take and
+// each outcome, so one last written a retention ago (at least a day:
+// pipeline.MinJobRetention) has long been settled, and Telegram sends an
+// update again for a day at most.
+func (s *BotState) ExpireDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
+	var n int64
+	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, deleteOldDeliveries, formatTime(before), limit)
+		if err != nil {
+			return translate(err)
+		}
+		n, err = res.RowsAffected()
+		return translate(err)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expire deliveries: %w", err)
+	}
+	return int(n), nil
 }

@@ -12,13 +12,13 @@ import (
 	"transcriber/internal/telegram/botstate/botstatetest"
 )
 
-// The expiry sweep (Expired, with the retention's cut) deletes the
-// Telegram deliveries last written before the cut, as YDB's TTL does, and
-// keeps the rest: nothing of the bot's is kept forever.
-func TestExpiredDeletesOldDeliveries(t *testing.T) {
+// The bot's expiry (ExpireDeliveries, with the retention's cut) deletes
+// the Telegram deliveries last written before the cut, as YDB's TTL does,
+// and keeps the rest: nothing of the bot's is kept forever.
+func TestExpireDeliveriesDeletesOldOnes(t *testing.T) {
 	ctx := context.Background()
 	db := openBotDB(t)
-	bot, jobs := sqlite.NewBotState(db), sqlite.NewJobStore(db)
+	bot := sqlite.NewBotState(db)
 	t0 := botstatetest.Base
 	old := botstate.Key{ChatID: 1, MessageID: 1, Part: "refusal"}
 	settled := botstate.Key{ChatID: 1, MessageID: 2, Part: "result"}
@@ -33,8 +33,9 @@ func TestExpiredDeletesOldDeliveries(t *testing.T) {
 	require.NoError(t, err)
 
 	cut := t0.Add(24 * time.Hour)
-	_, err = jobs.Expired(ctx, cut, 10)
+	n, err := bot.ExpireDeliveries(ctx, cut, 10)
 	require.NoError(t, err)
+	require.Equal(t, 1, n)
 	_, err = bot.Get(ctx, old)
 	require.ErrorIs(t, err, botstate.ErrNotFound, "last written before the cut")
 	for _, k := range []botstate.Key{settled, recent} {
@@ -45,10 +46,10 @@ func TestExpiredDeletesOldDeliveries(t *testing.T) {
 
 // A sweep deletes at most its limit of deliveries; the next takes the
 // rest.
-func TestExpiredDeletesDeliveriesInBatches(t *testing.T) {
+func TestExpireDeliveriesInBatches(t *testing.T) {
 	ctx := context.Background()
 	db := openBotDB(t)
-	bot, jobs := sqlite.NewBotState(db), sqlite.NewJobStore(db)
+	bot := sqlite.NewBotState(db)
 	t0 := botstatetest.Base
 	for i := range 3 {
 		_, _, err := bot.Begin(ctx, botstate.Key{ChatID: 1, MessageID: int64(i + 1), Part: "reply"}, "", t0, time.Minute)
@@ -63,10 +64,10 @@ func TestExpiredDeletesDeliveriesInBatches(t *testing.T) {
 		}
 		return n
 	}
-	_, err := jobs.Expired(ctx, t0.Add(time.Hour), 2)
+	_, err := bot.ExpireDeliveries(ctx, t0.Add(time.Hour), 2)
 	require.NoError(t, err)
 	require.Equal(t, 1, left())
-	_, err = jobs.Expired(ctx, t0.Add(time.Hour), 2)
+	_, err = bot.ExpireDeliveries(ctx, t0.Add(time.Hour), 2)
 	require.NoError(t, err)
 	require.Equal(t, 0, left())
 }

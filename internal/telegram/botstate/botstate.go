@@ -130,6 +130,15 @@ var (
 	ErrInvalid  = errs.New(errs.Invalid, "delivery_invalid", "the delivery request is not valid")
 )
 
+// Expirer is a Store whose deliveries do not expire by themselves (the
+// embedded store's; YDB's TTL expires them in the cloud): the timer's
+// housekeeping deletes them.
+type Expirer interface {
+	// ExpireDeliveries deletes up to limit deliveries last written before
+	// before and returns how many it deleted.
+	ExpireDeliveries(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
 // Store keeps chats and deliveries. Every method may also fail with an
 // errs.Unavailable error when the backend does.
 type Store interface {
