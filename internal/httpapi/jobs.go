@@ -221,33 +221,18 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 // taken before the job is made and given back when no new job was made.
 // At the limit, a retried request gets the job its key made, as any retry
 // does, instead of 429: that job holds one of the places.
-func (a *API) create(ctx context.Context, d job.Draft) (j job.Job, created bool, err error) {
-	place, err := spend.Admit(ctx, a.Counters, a.cfg.Limits, d.ChargedTo, a.Clock.Now())
-	if err != nil {
-		if d.IdempotencyKey == "" || errs.CodeOf(err) != spend.CodeTooManyActive {
-			return job.Job{}, false, err
-		}
-		prior, ok, rerr := spend.Retried(ctx, a.Jobs, a.cfg.Limits, d.ChargedTo, func(j job.Job) bool {
-			return j.OwnerID == d.OwnerID && j.IdempotencyKey == d.IdempotencyKey
-		})
-		if rerr != nil {
-			return job.Job{}, false, rerr
-		}
-		if !ok {
-			return job.Job{}, false, err
-		}
-		return prior, false, nil
-	}
+func (a *API) create(ctx context.Context, d job.Draft) (job.Job, bool, error) {
+	var made func(job.Job) bool // a request without a key is not a retry of another
 	if d.IdempotencyKey != "" {
-		j, created, err = a.Jobs.CreateOnce(ctx, d)
-	} else {
-		j, err = a.Jobs.Create(ctx, d)
-		created = err == nil
+		made = func(j job.Job) bool { return j.OwnerID == d.OwnerID && j.IdempotencyKey == d.IdempotencyKey }
 	}
-	if serr := place.Settle(ctx, j, created); serr != nil {
-		a.Log.WarnContext(ctx, "could not settle the count of unfinished jobs; it leaves with its window", "error", serr.Error())
-	}
-	return j, created, err
+	return spend.Create(ctx, a.Counters, a.Jobs, a.cfg.Limits, d.ChargedTo, a.Clock.Now(), made, func() (job.Job, bool, error) {
+		if d.IdempotencyKey != "" {
+			return a.Jobs.CreateOnce(ctx, d)
+		}
+		j, err := a.Jobs.Create(ctx, d)
+		return j, err == nil, err
+	}, a.Log)
 }
 
 // usage answers the caller's usage and limits (spend.Report).

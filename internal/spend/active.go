@@ -175,6 +175,37 @@ func (p *Place) Settle(ctx context.Context, j job.Job, created bool) error {
 	return p.c.Release(ctx, p.key, p.day, 1)
 }
 
+// Create makes a job for chargedTo within its limit of unfinished jobs:
+// it takes the place (Admit), runs create, which answers the job and
+// whether it made it now, and settles the place with that (Settle; a
+// failure there is logged: the count leaves with its window). At the
+// limit, a request whose earlier run made a job (made reports which; nil
+// when a request cannot be retried so) gets that job, made false, as any
+// retry does, instead of the refusal.
+func Create(ctx context.Context, c quota.Counters, st job.Store, l Limits, chargedTo string, now time.Time,
+	made func(job.Job) bool, create func() (job.Job, bool, error), log *slog.Logger,
+) (job.Job, bool, error) {
+	place, err := Admit(ctx, c, l, chargedTo, now)
+	if err != nil {
+		if made == nil || errs.CodeOf(err) != CodeTooManyActive {
+			return job.Job{}, false, err
+		}
+		prior, ok, rerr := Retried(ctx, st, l, chargedTo, made)
+		switch {
+		case rerr != nil:
+			return job.Job{}, false, rerr
+		case !ok:
+			return job.Job{}, false, err
+		}
+		return prior, false, nil
+	}
+	j, created, err := create()
+	if serr := place.Settle(ctx, j, created); serr != nil {
+		log.WarnContext(ctx, "could not settle the count of unfinished jobs; it leaves with its window", "error", serr.Error())
+	}
+	return j, created, err
+}
+
 // Retried returns chargedTo's unfinished job that made reports was made
 // by the request being retried, read whole, and whether there is one: a
 // request refused by Admit gets the job it made, as any retry does, and

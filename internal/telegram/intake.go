@@ -282,28 +282,11 @@ func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
 // (spend.Admit): the place is taken before the job is made and given back
 // when no new job was made. At the limit, a redelivered update whose job
 // is unfinished goes on with it: that job holds one of the places.
-func (b *Bot) create(ctx context.Context, m *models.Message, d job.Draft) (j job.Job, created bool, err error) {
-	place, err := spend.Admit(ctx, b.Counters, b.cfg.Limits, d.ChargedTo, b.Clock.Now())
-	if err != nil {
-		if errs.CodeOf(err) != spend.CodeTooManyActive {
-			return job.Job{}, false, err
-		}
-		prior, ok, rerr := spend.Retried(ctx, b.Jobs, b.cfg.Limits, d.ChargedTo, func(j job.Job) bool {
-			return j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID)
-		})
-		if rerr != nil {
-			return job.Job{}, false, rerr
-		}
-		if !ok {
-			return job.Job{}, false, err
-		}
-		return prior, false, nil
-	}
-	j, created, err = b.Jobs.CreateForMessage(ctx, d)
-	if serr := place.Settle(ctx, j, created); serr != nil {
-		b.Log.WarnContext(ctx, "could not settle the count of unfinished jobs; it leaves with its window", "error", serr.Error())
-	}
-	return j, created, err
+func (b *Bot) create(ctx context.Context, m *models.Message, d job.Draft) (job.Job, bool, error) {
+	made := func(j job.Job) bool { return j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID) }
+	return spend.Create(ctx, b.Counters, b.Jobs, b.cfg.Limits, d.ChargedTo, b.Clock.Now(), made, func() (job.Job, bool, error) {
+		return b.Jobs.CreateForMessage(ctx, d)
+	}, b.Log)
 }
 
 // errChatGone is what a job records when its chat was found gone before
