@@ -144,10 +144,16 @@ func printStatus(w io.Writer, s status.Status) error {
 		line("in flight", "at most %d recognitions, no bound", f.Counted)
 	}
 	if a := s.Audio; a.LimitSeconds > 0 {
-		line("audio, month", "%s of %s (%d %%); the month ends %s", spend.Human(a.UsedSeconds), spend.Human(a.LimitSeconds),
-			a.UsedSeconds*100/a.LimitSeconds, at(a.ResetsAt))
+		line("billed, month", "%s of %s (%d %%), %s of audio; the month ends %s", spend.Human(a.UsedSeconds), spend.Human(a.LimitSeconds),
+			a.UsedSeconds*100/a.LimitSeconds, spend.Human(a.AudioSeconds), at(a.ResetsAt))
 	} else {
-		line("audio, month", "%s, no limit (LIMIT_AUDIO_PER_MONTH)", spend.Human(a.UsedSeconds))
+		line("billed, month", "%s, %s of audio, no limit (LIMIT_AUDIO_PER_MONTH)", spend.Human(a.UsedSeconds), spend.Human(a.AudioSeconds))
+	}
+	if sp := s.Spend; sp.BudgetMicros > 0 {
+		line("spend, month", "%s ₽ of %s ₽ (%d %%): %s", spend.Rubles(sp.UsedMicros), spend.Rubles(sp.BudgetMicros),
+			sp.UsedMicros*100/sp.BudgetMicros, status.SpendKinds(sp))
+	} else {
+		line("spend, month", "%s ₽, no budget (LIMIT_BUDGET_PER_MONTH): %s", spend.Rubles(sp.UsedMicros), status.SpendKinds(sp))
 	}
 	if t := s.Telegram; t != nil {
 		line("telegram", "%s pending, %d due, %d failing", more(t.Pending, t.More), t.Due, t.Failing)

@@ -244,10 +244,10 @@ func New(cfg Config, opt Options) (*App, error) {
 // LIMIT_AUDIO_PER_DAY of recognition a day, and nothing bounds how many
 // do (docs/deploy.md).
 func warnOpenSpend(log *slog.Logger, cfg Config) {
-	if !cfg.Telegram.Allowed.Everyone || cfg.Limits.AudioPerMonth > 0 {
+	if !cfg.Telegram.Allowed.Everyone || cfg.Limits.AudioPerMonth > 0 || cfg.Limits.BudgetPerMonth > 0 {
 		return
 	}
-	log.Warn("the bot is open to everyone (TELEGRAM_ALLOWED_USERS=*) with no LIMIT_AUDIO_PER_MONTH: its spend is bounded only per user",
+	log.Warn("open bot without a monthly cap (LIMIT_AUDIO_PER_MONTH, LIMIT_BUDGET_PER_MONTH)",
 		"limit_audio_per_day", cfg.Limits.AudioPerDay.String(), "limit_active_jobs", cfg.Limits.ActiveJobs)
 }
 
@@ -266,9 +266,10 @@ type Bot interface {
 // settings: its windows and limits.
 func StatusConfig(cfg Config) status.Config {
 	return status.Config{
-		Windows:       status.PipelineWindows(cfg.Pipeline.RequestsPerHour),
-		MaxInFlight:   cfg.Pipeline.MaxInFlight,
-		AudioPerMonth: cfg.Limits.AudioPerMonth,
+		Windows:        status.PipelineWindows(cfg.Pipeline.RequestsPerHour),
+		MaxInFlight:    cfg.Pipeline.MaxInFlight,
+		AudioPerMonth:  cfg.Limits.AudioPerMonth,
+		BudgetPerMonth: cfg.Limits.BudgetPerMonth,
 	}
 }
 

@@ -147,6 +147,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		AudioPerMonth: r.limitDuration("LIMIT_AUDIO_PER_MONTH", 0, limitAudio),
 		ActiveJobs:    r.count("LIMIT_ACTIVE_JOBS", spend.DefaultActiveJobs, 0, spend.MaxActiveJobs, "0 (no limit)"),
 		Exempt:        r.userIDs("LIMIT_EXEMPT_USERS"),
+		// Zero or unset: no budget.
+		BudgetPerMonth: r.rubles("LIMIT_BUDGET_PER_MONTH", 0),
+		Prices: spend.Prices{
+			Async:         r.rubles("PRICE_RECOGNITION_ASYNC", spend.DefaultPrices.Async),
+			Deferred:      r.rubles("PRICE_RECOGNITION_DEFERRED", spend.DefaultPrices.Deferred),
+			Sync:          r.rubles("PRICE_RECOGNITION_SYNC", spend.DefaultPrices.Sync),
+			SummaryTokens: r.rubles("PRICE_SUMMARY_PER_1000_TOKENS", spend.DefaultPrices.SummaryTokens),
+		},
 	}
 	// A payer's unfinished jobs are counted over the longest a job can
 	// stay unfinished: the longest of the API's and the bot's upload
@@ -258,6 +266,20 @@ func (r *envReader) requestsPerHour(name string) int {
 
 // limitDuration reads an audio limit within b: empty is def, 0 is no
 // limit.
+// rubles reads a decimal amount of rubles into µ₽ (spend.ParseRubles).
+func (r *envReader) rubles(name string, def int64) int64 {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	n, err := spend.ParseRubles(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s: %w", name, err))
+		return def
+	}
+	return n
+}
+
 func (r *envReader) limitDuration(name string, def time.Duration, b bounds) time.Duration {
 	v := r.get(name)
 	if v == "" {

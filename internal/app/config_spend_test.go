@@ -67,6 +67,7 @@ func TestOpenBotWithoutMonthlyCapWarns(t *testing.T) {
 	}{
 		{[]string{"TELEGRAM_ALLOWED_USERS", "*"}, true},
 		{[]string{"TELEGRAM_ALLOWED_USERS", "*", "LIMIT_AUDIO_PER_MONTH", "100h"}, false},
+		{[]string{"TELEGRAM_ALLOWED_USERS", "*", "LIMIT_BUDGET_PER_MONTH", "500"}, false},
 		{[]string{"TELEGRAM_ALLOWED_USERS", "42"}, false},
 	} {
 		c, err := FromEnv(envOf(tc.env...))
@@ -75,9 +76,33 @@ func TestOpenBotWithoutMonthlyCapWarns(t *testing.T) {
 		warnOpenSpend(slog.New(slog.NewTextHandler(&out, nil)), c)
 		if tc.warn {
 			require.Contains(t, out.String(), "level=WARN")
-			require.Contains(t, out.String(), "bounded only per user")
+			require.Contains(t, out.String(), "open bot without a monthly cap")
 		} else {
 			require.Empty(t, out.String(), "%v", tc.env)
+		}
+	}
+}
+
+// The budget and the prices are rubles as decimals; a value that does not
+// parse stops the start with the variable named.
+func TestBudgetAndPrices(t *testing.T) {
+	c, err := FromEnv(envOf())
+	require.NoError(t, err)
+	require.Zero(t, c.Limits.BudgetPerMonth, "no budget unless set")
+	require.Equal(t, spend.DefaultPrices, c.Limits.Prices)
+	require.Equal(t, c.Limits, c.Pipeline.Limits)
+
+	c, err = FromEnv(envOf("LIMIT_BUDGET_PER_MONTH", "1500.50", "PRICE_RECOGNITION_ASYNC", "0.16", "PRICE_RECOGNITION_DEFERRED", "0.04",
+		"PRICE_RECOGNITION_SYNC", "0.17", "PRICE_SUMMARY_PER_1000_TOKENS", "0.2"))
+	require.NoError(t, err)
+	require.Equal(t, int64(1_500_500_000), c.Limits.BudgetPerMonth)
+	require.Equal(t, spend.Prices{Async: 160_000, Deferred: 40_000, Sync: 170_000, SummaryTokens: 200_000}, c.Limits.Prices)
+
+	for _, name := range []string{"LIMIT_BUDGET_PER_MONTH", "PRICE_RECOGNITION_ASYNC", "PRICE_RECOGNITION_DEFERRED",
+		"PRICE_RECOGNITION_SYNC", "PRICE_SUMMARY_PER_1000_TOKENS"} {
+		for _, bad := range []string{"-1", "1,5", "ten"} {
+			_, err := FromEnv(envOf(name, bad))
+			require.ErrorContains(t, err, name+":", bad)
 		}
 	}
 }

@@ -311,7 +311,7 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, caller apitoken.T
 	out := listView{Jobs: make([]jobView, 0, len(page.Jobs)), NextCursor: page.Next}
 	for _, j := range page.Jobs {
 		v := a.view(j)
-		v.BilledSeconds = 0 // the job's own view says it; a listing reads no segments to reckon it
+		v.BilledSeconds, v.CostRub = 0, nil // the job's own view says them; a listing reads no segments to reckon them
 		out.Jobs = append(out.Jobs, v)
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -27,12 +27,16 @@ type jobView struct {
 	// (spend.JobBilled: what a synchronous answer stated, else the
 	// segments by the asynchronous rule); shown once the job is done, in
 	// the job's own view.
-	BilledSeconds int64             `json:"billed_seconds,omitempty"`
-	CreatedAt     time.Time         `json:"created_at"`
-	UpdatedAt     time.Time         `json:"updated_at"`
-	DeletedAt     *time.Time        `json:"deleted_at,omitempty"`
-	Error         *errorView        `json:"error,omitempty"`
-	Transcript    map[string]string `json:"transcript,omitempty"`
+	BilledSeconds int64 `json:"billed_seconds,omitempty"`
+	// CostRub is what the job cost, in rubles, at the installation's
+	// prices: its recognition and any summary (spend.Limits.Cost); shown
+	// with BilledSeconds.
+	CostRub    *float64          `json:"cost_rub,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	UpdatedAt  time.Time         `json:"updated_at"`
+	DeletedAt  *time.Time        `json:"deleted_at,omitempty"`
+	Error      *errorView        `json:"error,omitempty"`
+	Transcript map[string]string `json:"transcript,omitempty"`
 	// Options are what the job asked for beyond a bare transcript.
 	Options *optionsView `json:"options,omitempty"`
 	// Summary links the summary of a done job that asked for one and got
@@ -113,6 +117,12 @@ func (a *API) view(j job.Job) jobView {
 	}
 	if j.State == job.Done {
 		v.BilledSeconds = spend.JobBilled(j)
+		cost := j.ReservedMicros // settled to the cost once done
+		if j.ReservedSeconds == 0 {
+			cost = a.cfg.Limits.Cost(j, 0).Micros // kept no reservation: no counters
+		}
+		rub := spend.RublesFloat(cost)
+		v.CostRub = &rub
 	}
 	if j.State == job.Done && !j.Deleted() {
 		v.Transcript = make(map[string]string, len(transcript.Formats))

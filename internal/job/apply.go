@@ -60,8 +60,8 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	if !next.Recognition.Valid() {
 		return Job{}, fmt.Errorf("%w: unknown recognition %q", ErrInvalid, next.Recognition)
 	}
-	if next.BilledSeconds < 0 {
-		return Job{}, fmt.Errorf("%w: negative billed seconds", ErrInvalid)
+	if next.BilledSeconds < 0 || next.ReservedMicros < 0 {
+		return Job{}, fmt.Errorf("%w: negative billed seconds or reserved money", ErrInvalid)
 	}
 	j := cur
 	j.State = next.State
@@ -79,12 +79,12 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	switch {
 	case cur.ReservedSeconds == 0 && next.ReservedSeconds > 0:
 		// A reservation is recorded once and then kept: a holder's copy
-		// never drops it, moves it to another day or raises it.
-		j.ReservedSeconds, j.ReservedDay = next.ReservedSeconds, next.ReservedDay
-	case next.ReservedSeconds > 0 && next.ReservedSeconds < cur.ReservedSeconds:
-		// It may be lowered to what the audio turned out to hold, the
-		// rest given back (admission.Trim).
-		j.ReservedSeconds = next.ReservedSeconds
+		// never drops it or moves it to another day.
+		j.ReservedSeconds, j.ReservedMicros, j.ReservedDay = next.ReservedSeconds, next.ReservedMicros, next.ReservedDay
+	case next.ReservedSeconds > 0:
+		// It may be moved, within its day, to what the audio made and the
+		// answers are billed (admission.Settle), the counters first.
+		j.ReservedSeconds, j.ReservedMicros = next.ReservedSeconds, next.ReservedMicros
 	}
 	j.UpdatedAt = now
 	if j.State.Terminal() {

@@ -81,13 +81,16 @@ type Job struct {
 	// live. The job's row expires a retention period after it.
 	EndedAt time.Time
 
-	// ReservedSeconds is the audio reserved for the job against its payer's
-	// day and the installation's month (package spend), and ReservedDay the
-	// UTC day it was counted in (its month is the month's window). Recorded
-	// once, with the save after the probe, so a retried ingest does not
-	// reserve again; 0 before. Once the audio is made it may be lowered to
-	// what the audio holds, never raised.
+	// ReservedSeconds are the billed seconds reserved for the job against
+	// its payer's day and the installation's month, ReservedMicros their
+	// price and any summary's, in millionths of a ruble, against the
+	// month's budget (package spend), and ReservedDay the UTC day they
+	// were counted in (its month is the month's window). Recorded once,
+	// with the save after the probe, so a retried ingest does not reserve
+	// again; 0 before. Then moved, within its day, to what the audio made
+	// is billed, and, once done, to what the job was billed: its cost.
 	ReservedSeconds int64
+	ReservedMicros  int64
 	ReservedDay     time.Time
 
 	CreatedAt time.Time
@@ -175,6 +178,15 @@ func AudioMs(segs []Segment) int64 {
 		total += sg.DurationMs
 	}
 	return total
+}
+
+// Lengths are the segments' lengths in ms, in order.
+func Lengths(segs []Segment) []int64 {
+	out := make([]int64, len(segs))
+	for i, sg := range segs {
+		out[i] = sg.DurationMs
+	}
+	return out
 }
 
 // Segment is one piece of a job's audio and its recognition. Audio longer

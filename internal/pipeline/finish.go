@@ -57,6 +57,14 @@ func (p *Pipeline) finishWith(ctx context.Context, j job.Job, t transcript.Trans
 		return j, err
 	}
 	was := j
+	// The reservation is moved to what the answers billed: the job's cost.
+	var tokens int64
+	if t.Summary != nil {
+		tokens = max(t.Summary.Usage.TotalTokens, t.Summary.Usage.InputTextTokens+t.Summary.Usage.CompletionTokens)
+	}
+	if err := p.admission.Settle(ctx, &j, p.cfg.Limits.Cost(j, tokens), false); err != nil {
+		return was, err
+	}
 	j.State = job.Done
 	j.ErrorCode, j.ErrorMessage = "", ""
 	done, err := p.save(ctx, j, job.Next{})

@@ -13,6 +13,7 @@ import (
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/media/oggopus"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/speechkit"
 	"transcriber/internal/spend"
 )
 
@@ -113,17 +114,16 @@ func TestWhatTheJobShowsIsWhatWasSent(t *testing.T) {
 }
 
 // The one check before submission holds whatever set the segments: a
-// converted job whose segments hold more than was reserved for it (and a
-// second a piece) is refused before anything is submitted; one within
-// the second a piece goes.
+// converted job whose segments are billed more than was reserved for it,
+// by one second, is refused before anything is submitted; one billed
+// exactly what was reserved goes.
 func TestTheCheckBeforeSubmission(t *testing.T) {
 	e := newQuotaEnv(t)
 	rec := &submitRecognizer{}
 	p := e.lyingPipeline(rec, nil, spend.Limits{})
 	over := e.converted(t, 2) // 2 x 10 min, reserved 1,200 s
-	over.Segments[1].DurationMs += 2_001
+	over.Segments[1].DurationMs++
 	within := e.converted(t, 2)
-	within.Segments[1].DurationMs += 2_000
 	for _, j := range []*job.Job{&over, &within} {
 		c, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
 		require.NoError(t, err)
@@ -161,24 +161,38 @@ func TestASynchronousJobGetsNoMoreAudioThanWasReserved(t *testing.T) {
 	require.Zero(t, e.dayUsed(t, "tok:a"), "the reservation went back")
 }
 
-// A voice note sent as it is keeps the bound too, where it leaves: an
-// ingest retried after an earlier attempt reserved 3 s for the job (say,
-// by a probe that read a lying header) finds 6 s in the file's packets,
-// and the admission refuses the request before anything is sent.
+// A voice note sent as it is keeps the bound too: an ingest retried
+// after an earlier attempt reserved 3 s for the job (say, by a probe that
+// read a lying header) finds 6 s in the file's packets, billed 15, and
+// raises the reservation before anything is sent; where the day has no
+// room for it, the job fails quota_exceeded and nothing reaches either
+// door.
 func TestAVoiceNoteSentAsItIsGetsNoMoreAudioThanWasReserved(t *testing.T) {
-	e := newSyncEnv(t, 6_000, 1)
-	j := e.uploaded(t, oggopus.Synth(6_000, 0))
-	c, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
-	require.NoError(t, err)
-	c.DurationMs, c.ReservedSeconds, c.ReservedDay = 3_000, 3, c.CreatedAt.UTC().Truncate(24*time.Hour)
-	_, err = e.st.Save(e.ctx, c, job.Next{})
-	require.NoError(t, err)
+	for _, tc := range []struct {
+		day   time.Duration
+		state job.State
+		code  string
+	}{{10 * time.Second, job.Failed, spend.CodeQuotaExceeded}, {time.Hour, job.Done, ""}} {
+		e := newSyncEnv(t, 6_000, 1, func(_ *speechkit.Config, c *pipeline.Config) { c.Limits.AudioPerDay = tc.day })
+		j := e.uploaded(t, oggopus.Synth(6_000, 0))
+		c, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
+		require.NoError(t, err)
+		c.DurationMs, c.ReservedSeconds, c.ReservedDay = 3_000, 3, c.CreatedAt.UTC().Truncate(24*time.Hour)
+		_, err = e.st.Save(e.ctx, c, job.Next{})
+		require.NoError(t, err)
 
-	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
-	got := e.get(t, j.ID)
-	require.Equal(t, job.Failed, got.State)
-	require.Equal(t, pipeline.CodeOverReserved, got.ErrorCode)
-	require.Zero(t, e.media.probes+e.media.mono, "it went the way of a voice note, as it is")
-	require.Zero(t, e.sk.SyncCallCount(), "nothing reached the synchronous door")
-	require.Zero(t, e.sk.RecognizeCalls(), "nor the asynchronous one")
+		require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+		got := e.get(t, j.ID)
+		require.Equal(t, tc.state, got.State, "day %s: %s", tc.day, got.ErrorMessage)
+		require.Equal(t, tc.code, got.ErrorCode)
+		require.Zero(t, e.media.probes+e.media.mono, "it went the way of a voice note, as it is")
+		require.Zero(t, e.sk.RecognizeCalls(), "never the asynchronous door")
+		if tc.state == job.Failed {
+			require.Zero(t, e.sk.SyncCallCount(), "nothing reached the synchronous door")
+			continue
+		}
+		require.Equal(t, 1, e.sk.SyncCallCount())
+		require.Equal(t, int64(15), got.ReservedSeconds, "raised to what was sent is billed")
+		require.Equal(t, int64(12), e.dayUsed(t, "tok:a"), "the raise counted; the 3 s of the lost attempt never were")
+	}
 }

@@ -201,6 +201,12 @@ func (p *Pipeline) quick(j job.Job) bool {
 		time.Duration(j.DurationMs)*time.Millisecond <= p.cfg.SyncMaxDuration
 }
 
+// syncable reports whether j, its audio made, goes to synchronous
+// recognition: quick, in one piece of one channel.
+func (p *Pipeline) syncable(j job.Job) bool {
+	return len(j.Segments) == 1 && j.Features.Mono() && p.quick(j)
+}
+
 // waitingForSlot reports whether j has pieces not yet submitted.
 func waitingForSlot(j job.Job) bool {
 	for _, sg := range j.Segments {

@@ -66,7 +66,11 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, []byte, err
 	if quick {
 		j.Features.Channels = 1
 	}
-	if j, err = p.reserve(ctx, j); err != nil {
+	pieces := make([]int64, len(plan.Segments))
+	for i, sg := range plan.Segments {
+		pieces[i] = sg.DurationMs
+	}
+	if j, err = p.reserve(ctx, j, pieces, quick); err != nil {
 		return j, nil, err
 	}
 	var audio []byte
@@ -84,13 +88,17 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, []byte, err
 
 // audioReady saves job j, its segments made, converted. From here the
 // job's length is what its audio holds, as counted on its way to storage:
-// what is shown, billed and submitted; its reservation is lowered to it,
-// the rest given back once saved. attrs say how the audio was made, for
-// the log.
+// what is shown, billed and submitted. Before the save its reservation is
+// moved to what that audio is billed at most (admission.Settle): raised
+// against the limits, or the job fails with nothing sent; lowered, the
+// rest given back once saved. attrs say how the audio was made, for the
+// log.
 func (p *Pipeline) audioReady(ctx context.Context, j job.Job, attrs ...any) (job.Job, error) {
 	j.DurationMs = job.AudioMs(j.Segments)
 	reserved := j
-	p.admission.Trim(&j)
+	if err := p.admission.Settle(ctx, &j, p.admission.Needs(j, p.syncable(j)), true); err != nil {
+		return reserved, err
+	}
 	p.jobLog(j).InfoContext(ctx, "audio ready", append([]any{"duration_ms", j.DurationMs, "segments", len(j.Segments)}, attrs...)...)
 	j.State = job.Converted
 	j, err := p.save(ctx, j, job.Next{Keep: true})
@@ -142,7 +150,7 @@ func (p *Pipeline) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok
 	// Reserved by the count itself: what leaves is held to the reservation
 	// where it leaves (admission.TakeSync, as Take for a submission), for a
 	// retried ingest whose earlier attempt reserved by a probe too.
-	if j, err = p.reserve(ctx, j); err != nil {
+	if j, err = p.reserve(ctx, j, []int64{w.Ms()}, true); err != nil {
 		return j, nil, true, err
 	}
 	key := job.AudioKey(j.ID, 0)
@@ -154,13 +162,15 @@ func (p *Pipeline) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok
 	return j, src, true, err
 }
 
-// reserve counts the job's audio against the spend limits once its length
-// is known, before it is converted or submitted (admission.Reserve), and
-// records the reservation on the job in the same save: a job that has one
-// (a retried ingest) is not counted again, and one that would pass a limit
-// fails as quota_exceeded with nothing counted.
-func (p *Pipeline) reserve(ctx context.Context, j job.Job) (job.Job, error) {
-	took, err := p.admission.Reserve(ctx, &j)
+// reserve counts what the job's audio, as pieces (their lengths in ms),
+// is billed at most against the spend limits once its length is known,
+// before it is converted or submitted (admission.Reserve; sync: a
+// synchronous try first), and records the reservation on the job in the
+// same save: a job that has one (a retried ingest) is not counted again,
+// and one that would pass a limit fails as quota_exceeded or
+// budget_exceeded with nothing counted.
+func (p *Pipeline) reserve(ctx context.Context, j job.Job, pieces []int64, sync bool) (job.Job, error) {
+	took, err := p.admission.Reserve(ctx, &j, pieces, sync)
 	if err != nil || !took {
 		return j, err
 	}
@@ -168,7 +178,7 @@ func (p *Pipeline) reserve(ctx context.Context, j job.Job) (job.Job, error) {
 	if err != nil {
 		return j, err
 	}
-	p.jobLog(saved).InfoContext(ctx, "audio reserved", "seconds", saved.ReservedSeconds, "day", saved.ReservedDay)
+	p.jobLog(saved).InfoContext(ctx, "reserved", "seconds", saved.ReservedSeconds, "micros", saved.ReservedMicros, "day", saved.ReservedDay)
 	return saved, nil
 }
 

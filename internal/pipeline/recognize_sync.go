@@ -42,7 +42,7 @@ import (
 // try) for submit; the only errors are those that end the attempt: audio
 // beyond the reservation, a save that failed, and the call's own end.
 func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (job.Job, error) {
-	if len(j.Segments) != 1 || !j.Features.Mono() || !p.quick(j) {
+	if !p.syncable(j) {
 		return j, nil
 	}
 	log := p.jobLog(j)

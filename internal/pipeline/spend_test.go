@@ -133,13 +133,13 @@ func TestTheDayLimitRefusesAtItsEdge(t *testing.T) {
 
 	rec = &submitRecognizer{}
 	j = e.ingest(t, e.spendPipeline(rec, 61_000, l), "tok:b")
-	requireRefused(t, j, "this recording is 1 min 01 s", "; 1 min of today's 1 min is left", "resets at 00:00 UTC")
+	requireRefused(t, j, "this recording is billed as 1 min 01 s", "; 1 min of today's 1 min billed is left", "resets at 00:00 UTC")
 	require.Zero(t, rec.count(), "a refused job never reaches the recognizer")
 	require.Zero(t, e.dayUsed(t, "tok:b"), "what it would have used is not counted")
 	require.Equal(t, int64(60), e.monthUsed(t), "nor on the month")
 
 	j = e.ingest(t, e.spendPipeline(rec, 1_000, l), "tok:a")
-	requireRefused(t, j, "0 s of today's 1 min is left")
+	requireRefused(t, j, "billed as 15 s; 0 s of today's 1 min billed is left")
 	require.Zero(t, rec.count())
 
 	e.clk.Set(today.Add(24 * time.Hour))
@@ -156,7 +156,7 @@ func TestTheMonthLimitIsShared(t *testing.T) {
 	require.Equal(t, job.Transcribe, e.ingest(t, e.spendPipeline(rec, 50_000, l), "tok:a").State)
 	require.Equal(t, job.Transcribe, e.ingest(t, e.spendPipeline(rec, 50_000, l), "tgu:42").State, "100 s of 100 s")
 	j := e.ingest(t, e.spendPipeline(rec, 1_000, l), "tgu:42")
-	requireRefused(t, j, "of this month's 1 min 40 s for the whole service is left", "resets at 1 December 2026, 00:00 UTC")
+	requireRefused(t, j, "of this month's 1 min 40 s billed for the whole service is left", "resets at 1 December 2026, 00:00 UTC")
 	require.Equal(t, 2, rec.count())
 	require.Equal(t, int64(100), e.monthUsed(t))
 	require.Equal(t, int64(50), e.dayUsed(t, "tgu:42"), "the refused job's day reservation was given back")
@@ -245,13 +245,13 @@ func TestARetriedIngestReservesOnce(t *testing.T) {
 	require.Equal(t, int64(40), e.dayUsed(t, "tok:a"), "reserved once")
 }
 
-// 16 ingests of 10 s jobs at once against a 100 s day: exactly 10 are
-// submitted, the others refused, and the counter holds 100.
+// 16 ingests of 20 s jobs at once against a 200 s day: exactly 10 are
+// submitted, the others refused, and the counter holds 200.
 func TestConcurrentIngestsKeepTheDayLimit(t *testing.T) {
 	e := newQuotaEnv(t)
-	l := spend.Limits{AudioPerDay: 100 * time.Second}
+	l := spend.Limits{AudioPerDay: 200 * time.Second}
 	rec := &submitRecognizer{}
-	p := e.spendPipeline(rec, 10_000, l)
+	p := e.spendPipeline(rec, 20_000, l)
 	var jobs []job.Job
 	for i := 0; i < 16; i++ {
 		jobs = append(jobs, e.accepted(t, "tok:a"))
@@ -262,7 +262,7 @@ func TestConcurrentIngestsKeepTheDayLimit(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, 10, rec.count(), "exactly 10 of 16 are submitted")
-	require.Equal(t, int64(100), e.dayUsed(t, "tok:a"))
+	require.Equal(t, int64(200), e.dayUsed(t, "tok:a"))
 	states := map[job.State]int{}
 	for _, j := range jobs {
 		got := e.get(t, j.ID)

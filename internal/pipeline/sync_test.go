@@ -263,7 +263,8 @@ func TestAFastShortJobIsRecognizedSynchronouslyInTheUploadsCall(t *testing.T) {
 	require.Equal(t, int64(1), e.used(t, speechkit.SyncQuotaKey, e.clk.Now().Truncate(time.Second)), "one place of the second")
 	require.Zero(t, e.used(t, "speechkit_requests", time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)), "none of the asynchronous quota")
 	require.Zero(t, e.used(t, "recognitions_in_flight", time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)), "no place in flight")
-	require.Equal(t, int64(6), e.dayUsed(t, "tok:a"), "its audio counted as any recognition's")
+	require.Equal(t, int64(30), e.dayUsed(t, "tok:a"), "what the answer billed, past the 15 s reserved")
+	require.Equal(t, int64(6), e.used(t, spend.AudioDayKey("tok:a"), today), "its audio")
 
 	// A redelivered event finds the job done and does nothing.
 	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
@@ -303,7 +304,8 @@ func TestAPlainMonoVoiceNoteGoesAsItIs(t *testing.T) {
 	require.Equal(t, voice, e.sk.SyncCalls()[0].Audio, "sent as it is")
 	require.Equal(t, voice, e.objects.stored(job.AudioKey(j.ID, 0)), "stored as it is")
 	require.Zero(t, e.media.probes+e.media.mono+e.media.kept, "neither probed nor converted")
-	require.Equal(t, int64(6), e.dayUsed(t, "tok:a"), "its audio counted as any recognition's")
+	require.Equal(t, int64(15), e.dayUsed(t, "tok:a"), "billed one synchronous unit, as any recognition")
+	require.Equal(t, int64(6), e.used(t, spend.AudioDayKey("tok:a"), today), "its audio")
 	require.Zero(t, e.sk.RecognizeCalls())
 }
 
@@ -645,7 +647,7 @@ func TestARetriedIngestSendsTheStoredAudio(t *testing.T) {
 	require.NoError(t, err)
 	audio := oggopus.Synth(6_000, 0)
 	require.NoError(t, e.objects.Put(e.ctx, job.AudioKey(j.ID, 0), audio, "audio/ogg"))
-	j.State, j.DurationMs, j.ReservedSeconds = job.Converted, 6_000, 6
+	j.State, j.DurationMs, j.ReservedSeconds = job.Converted, 6_000, 15 // one synchronous unit
 	j.Features.Channels = 1
 	j.Segments = []job.Segment{{Seq: 0, DurationMs: 6_000, AudioKey: job.AudioKey(j.ID, 0), Container: "OGG_OPUS"}}
 	j, err = e.st.Save(e.ctx, j, job.Next{})

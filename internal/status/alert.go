@@ -28,17 +28,23 @@ const (
 	// 100 % of LIMIT_AUDIO_PER_MONTH.
 	AlertAudio80  Kind = "audio_80"
 	AlertAudio100 Kind = "audio_100"
+	// AlertBudget80 and AlertBudget100: the month's money passed 80 % and
+	// 100 % of LIMIT_BUDGET_PER_MONTH.
+	AlertBudget80  Kind = "budget_80"
+	AlertBudget100 Kind = "budget_100"
 	// AlertCallbacks: a callback endpoint failed its last CallbackFailures
 	// POSTs.
 	AlertCallbacks Kind = "callbacks"
 )
 
 // Kinds are every kind, in the order Decide returns them.
-var Kinds = []Kind{AlertDead, AlertQuotaWait, AlertAudio100, AlertAudio80, AlertCallbacks}
+var Kinds = []Kind{AlertDead, AlertQuotaWait, AlertAudio100, AlertAudio80, AlertBudget100, AlertBudget80, AlertCallbacks}
 
 // Monthly reports whether k is sent once a UTC month rather than once an
 // hour.
-func (k Kind) Monthly() bool { return k == AlertAudio80 || k == AlertAudio100 }
+func (k Kind) Monthly() bool {
+	return k == AlertAudio80 || k == AlertAudio100 || k == AlertBudget80 || k == AlertBudget100
+}
 
 // The alerts' numbers (docs/settings.md).
 const (
@@ -75,10 +81,14 @@ type Alert struct {
 	Jobs     int           `json:"jobs,omitempty"`
 	JobsMore bool          `json:"jobs_more,omitempty"`
 	Waited   time.Duration `json:"waited,omitempty"`
-	// AlertAudio80, AlertAudio100: the month's audio and its limit, and
-	// when the month ends.
+	// AlertAudio80, AlertAudio100: the month's billed seconds and their
+	// limit, and when the month ends.
 	UsedSeconds  int64 `json:"used_seconds,omitempty"`
 	LimitSeconds int64 `json:"limit_seconds,omitempty"`
+	// AlertBudget80, AlertBudget100: the month's money and the budget, in
+	// µ₽, and when the month ends.
+	UsedMicros   int64 `json:"used_micros,omitempty"`
+	BudgetMicros int64 `json:"budget_micros,omitempty"`
 	// AlertCallbacks: the endpoint with the most failed POSTs, and how
 	// many endpoints fail in all.
 	Endpoint  Endpoint `json:"endpoint"`
@@ -128,24 +138,27 @@ func Decide(s Status, sent Sent, now time.Time) []Alert {
 		out = append(out, Alert{Kind: AlertQuotaWait, Jobs: q.Jobs, JobsMore: q.More, Waited: now.Sub(q.Since), At: now})
 	}
 
-	if a := s.Audio; a.LimitSeconds > 0 {
-		audio := Alert{UsedSeconds: a.UsedSeconds, LimitSeconds: a.LimitSeconds, At: a.ResetsAt}
-		_, sent100 := sent[AlertAudio100]
+	// A threshold's alert: 100 %, or 80 % but not after the month's
+	// 100 % alert (the limit came down or was raised since, and 80 % says
+	// nothing new).
+	threshold := func(used, limit int64, k80, k100 Kind, a Alert) {
+		_, sent100 := sent[k100]
 		switch {
-		case a.UsedSeconds >= a.LimitSeconds:
-			if allowed(AlertAudio100) {
-				audio.Kind = AlertAudio100
-				out = append(out, audio)
-			}
-		case a.UsedSeconds*100 >= a.LimitSeconds*80:
-			// Not after the month's 100 % alert: the limit came down or was
-			// raised since, and 80 % says nothing new.
-			if allowed(AlertAudio80) && (!sent100 || allowed(AlertAudio100)) {
-				audio.Kind = AlertAudio80
-				out = append(out, audio)
-			}
+		case limit <= 0:
+		case used >= limit && allowed(k100):
+			a.Kind = k100
+			out = append(out, a)
+		case used < limit && used*100 >= limit*80 && allowed(k80) && (!sent100 || allowed(k100)):
+			a.Kind = k80
+			out = append(out, a)
 		}
 	}
+	a := s.Audio
+	threshold(a.UsedSeconds, a.LimitSeconds, AlertAudio80, AlertAudio100,
+		Alert{UsedSeconds: a.UsedSeconds, LimitSeconds: a.LimitSeconds, At: a.ResetsAt})
+	b := s.Spend
+	threshold(b.UsedMicros, b.BudgetMicros, AlertBudget80, AlertBudget100,
+		Alert{UsedMicros: b.UsedMicros, BudgetMicros: b.BudgetMicros, At: b.ResetsAt})
 
 	if c := s.Callbacks; c != nil && allowed(AlertCallbacks) {
 		var failing []Endpoint

@@ -104,6 +104,8 @@ type Config struct {
 	MaxInFlight int
 	// AudioPerMonth is LIMIT_AUDIO_PER_MONTH; 0 is no limit.
 	AudioPerMonth time.Duration
+	// BudgetPerMonth is LIMIT_BUDGET_PER_MONTH in µ₽; 0 is no budget.
+	BudgetPerMonth int64
 	// Cap is how many rows of one range are counted; 0 is DefaultCap.
 	Cap int
 }
@@ -150,13 +152,35 @@ type Status struct {
 	Requests Requests `json:"requests"`
 	// InFlight is the recognitions in flight.
 	InFlight InFlight `json:"in_flight"`
-	// Audio is the installation's audio this UTC month against
-	// LIMIT_AUDIO_PER_MONTH.
+	// Audio is the installation's billed seconds and audio this UTC month
+	// against LIMIT_AUDIO_PER_MONTH.
 	Audio spend.Window `json:"audio_month"`
+	// Spend is the installation's money this UTC month against
+	// LIMIT_BUDGET_PER_MONTH.
+	Spend Spend `json:"spend_month"`
 	// Telegram is the bot's deliveries; nil without a bot.
 	Telegram *TelegramState `json:"telegram,omitempty"`
 	// Callbacks is the API's callbacks; nil without a callback store.
 	Callbacks *CallbackState `json:"callbacks,omitempty"`
+}
+
+// Spend is the month's money: what is reserved or billed (what counts
+// against the budget), the budget, and what the jobs done cost by kind
+// (spend.Kinds). Amounts in µ₽; the JSON says rubles.
+type Spend struct {
+	UsedMicros   int64       `json:"-"`
+	BudgetMicros int64       `json:"-"`
+	UsedRub      float64     `json:"used_rub"`
+	BudgetRub    float64     `json:"budget_rub"` // 0: no budget
+	Kinds        []KindSpend `json:"kinds"`
+	ResetsAt     time.Time   `json:"resets_at"`
+}
+
+// KindSpend is the money of one kind of spend this month.
+type KindSpend struct {
+	Kind   spend.Mode `json:"kind"`
+	Micros int64      `json:"-"`
+	Rub    float64    `json:"rub"`
 }
 
 // Count is how many jobs one state has; More says there are more than
@@ -326,6 +350,7 @@ func (r Reader) Read(ctx context.Context, now time.Time) (Status, error) {
 	fail("oldest job", r.readOldest(ctx, &s))
 	fail("in flight", r.readInFlight(ctx, &s))
 	fail("audio", r.readAudio(ctx, &s))
+	fail("spend", r.readSpend(ctx, &s))
 	if r.Deliveries != nil {
 		fail("telegram deliveries", r.readDeliveries(ctx, &s))
 	}
@@ -615,9 +640,36 @@ func (r Reader) readAudio(ctx context.Context, s *Status) error {
 	if r.Counters == nil {
 		return nil
 	}
-	used, err := r.Counters.Used(ctx, spend.MonthKey, month)
-	s.Audio.UsedSeconds = used
-	return err
+	var err error
+	if s.Audio.UsedSeconds, err = r.Counters.Used(ctx, spend.MonthKey, month); err != nil {
+		return err
+	}
+	if s.Audio.AudioSeconds, err = r.Counters.Used(ctx, spend.AudioMonthKey, month); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (r Reader) readSpend(ctx context.Context, s *Status) error {
+	month, end := spend.Month(s.At)
+	s.Spend = Spend{BudgetMicros: r.Config.BudgetPerMonth, BudgetRub: spend.RublesFloat(r.Config.BudgetPerMonth),
+		ResetsAt: end, Kinds: make([]KindSpend, 0, len(spend.Kinds))}
+	if r.Counters == nil {
+		return nil
+	}
+	var err error
+	if s.Spend.UsedMicros, err = r.Counters.Used(ctx, spend.BudgetKey, month); err != nil {
+		return err
+	}
+	s.Spend.UsedRub = spend.RublesFloat(s.Spend.UsedMicros)
+	for _, k := range spend.Kinds {
+		n, err := r.Counters.Used(ctx, spend.CostKey(k), month)
+		if err != nil {
+			return err
+		}
+		s.Spend.Kinds = append(s.Spend.Kinds, KindSpend{Kind: k, Micros: n, Rub: spend.RublesFloat(n)})
+	}
+	return nil
 }
 
 func (r Reader) readDeliveries(ctx context.Context, s *Status) error {

@@ -51,6 +51,19 @@ func (a Alert) Text(lang string) string {
 		}
 		return fmt.Sprintf("This month's audio reached its limit: %s of %s. New recordings are refused until %s UTC.",
 			spend.Human(a.UsedSeconds), spend.Human(a.LimitSeconds), day)
+	case AlertBudget80:
+		if ru {
+			return fmt.Sprintf("Расходы за месяц превысили 80 %% бюджета: %s ₽ из %s ₽.", spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros))
+		}
+		return fmt.Sprintf("This month's spend passed 80 %% of its budget: %s ₽ of %s ₽.", spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros))
+	case AlertBudget100:
+		day := a.At.UTC().Format("2006-01-02")
+		if ru {
+			return fmt.Sprintf("Расходы за месяц достигли бюджета: %s ₽ из %s ₽. Новые записи не распознаются до %s UTC или пока бюджет не увеличен (LIMIT_BUDGET_PER_MONTH).",
+				spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros), day)
+		}
+		return fmt.Sprintf("This month's spend reached its budget: %s ₽ of %s ₽. New recordings are refused until %s UTC or until the budget is raised (LIMIT_BUDGET_PER_MONTH).",
+			spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros), day)
 	case AlertCallbacks:
 		e := a.Endpoint
 		last := e.LastError
@@ -137,14 +150,29 @@ func (s Status) Brief(lang string) string {
 	}
 	if a := s.Audio; a.LimitSeconds > 0 {
 		if ru {
-			line("", "Аудио за месяц: %s из %s (%d %%).", humanRU(a.UsedSeconds), humanRU(a.LimitSeconds), a.UsedSeconds*100/a.LimitSeconds)
+			line("", "Оплачено за месяц: %s из %s (%d %%), аудио %s.", humanRU(a.UsedSeconds), humanRU(a.LimitSeconds), a.UsedSeconds*100/a.LimitSeconds, humanRU(a.AudioSeconds))
 		} else {
-			line("Audio this month: %s of %s (%d %%).", "", spend.Human(a.UsedSeconds), spend.Human(a.LimitSeconds), a.UsedSeconds*100/a.LimitSeconds)
+			line("Billed this month: %s of %s (%d %%), %s of audio.", "", spend.Human(a.UsedSeconds), spend.Human(a.LimitSeconds), a.UsedSeconds*100/a.LimitSeconds, spend.Human(a.AudioSeconds))
 		}
 	} else if ru {
-		line("", "Аудио за месяц: %s.", humanRU(a.UsedSeconds))
+		line("", "Оплачено за месяц: %s, аудио %s.", humanRU(a.UsedSeconds), humanRU(a.AudioSeconds))
 	} else {
-		line("Audio this month: %s.", "", spend.Human(a.UsedSeconds))
+		line("Billed this month: %s, %s of audio.", "", spend.Human(a.UsedSeconds), spend.Human(a.AudioSeconds))
+	}
+	sp := s.Spend
+	kinds := SpendKinds(sp)
+	if kinds != "" {
+		kinds = ": " + kinds
+	}
+	switch {
+	case sp.BudgetMicros > 0 && ru:
+		line("", "Расходы за месяц: %s ₽ из %s ₽ (%d %%)%s.", spend.Rubles(sp.UsedMicros), spend.Rubles(sp.BudgetMicros), sp.UsedMicros*100/sp.BudgetMicros, kinds)
+	case sp.BudgetMicros > 0:
+		line("Spend this month: %s ₽ of %s ₽ (%d %%)%s.", "", spend.Rubles(sp.UsedMicros), spend.Rubles(sp.BudgetMicros), sp.UsedMicros*100/sp.BudgetMicros, kinds)
+	case ru:
+		line("", "Расходы за месяц: %s ₽, без бюджета%s.", spend.Rubles(sp.UsedMicros), kinds)
+	default:
+		line("Spend this month: %s ₽, no budget%s.", "", spend.Rubles(sp.UsedMicros), kinds)
 	}
 	if t := s.Telegram; t != nil {
 		line("Telegram: %d pending, %d failing.", "Telegram: в очереди %d, с ошибками %d.", t.Pending, t.Failing)
@@ -227,4 +255,14 @@ func pluralRU(n int, one, few, many string) string {
 // "1 мин 01 с", "45 с".
 func humanRU(seconds int64) string {
 	return strings.NewReplacer(" h", " ч", " min", " мин", " s", " с").Replace(spend.Human(seconds))
+}
+
+// SpendKinds writes the month's money of the jobs done by kind: "async
+// 12.10 ₽, deferred 0.00 ₽, sync 0.33 ₽, summary 1.20 ₽".
+func SpendKinds(sp Spend) string {
+	parts := make([]string, 0, len(sp.Kinds))
+	for _, k := range sp.Kinds {
+		parts = append(parts, fmt.Sprintf("%s %s ₽", k.Kind, spend.Rubles(k.Micros)))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -33,6 +33,11 @@ func TestAlertTexts(t *testing.T) {
 		{status.Alert{Kind: status.AlertAudio100, UsedSeconds: 36001, LimitSeconds: 36000, At: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
 			[]string{"reached its limit: 10 h 00 min 01 s of 10 h", "refused until 2026-12-01 UTC"},
 			[]string{"достигло лимита", "до 2026-12-01 UTC"}},
+		{status.Alert{Kind: status.AlertBudget80, UsedMicros: 80_000_000, BudgetMicros: 100_000_000},
+			[]string{"passed 80 % of its budget: 80.00 ₽ of 100.00 ₽."}, []string{"превысили 80 % бюджета: 80.00 ₽ из 100.00 ₽."}},
+		{status.Alert{Kind: status.AlertBudget100, UsedMicros: 100_000_000, BudgetMicros: 100_000_000, At: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+			[]string{"reached its budget: 100.00 ₽ of 100.00 ₽", "until 2026-12-01 UTC", "LIMIT_BUDGET_PER_MONTH"},
+			[]string{"достигли бюджета", "до 2026-12-01 UTC"}},
 		{status.Alert{Kind: status.AlertCallbacks, Endpoint: status.Endpoint{Host: "hooks.example.com", Failures: 6, LastStatus: 503}, Endpoints: 3},
 			[]string{"Callbacks to hooks.example.com are failing: 6 POSTs failed in a row, the last with HTTP 503.", "2 more endpoints fail."},
 			[]string{"Колбэки на hooks.example.com", "6 неудачных", "HTTP 503", "Других адресов с ошибками: 2."}},
@@ -72,7 +77,9 @@ func TestBrief(t *testing.T) {
 		QuotaWait: status.QuotaWait{Jobs: 3, Since: at.Add(-12 * time.Minute)},
 		Requests:  status.Requests{Paced: true, Used: 71, Allowed: 71, ResetsAt: at.Add(6 * time.Minute)},
 		InFlight:  status.InFlight{Counted: 5, Max: 100},
-		Audio:     spend.Window{UsedSeconds: 8 * 3600, LimitSeconds: 10 * 3600},
+		Audio:     spend.Window{UsedSeconds: 8 * 3600, AudioSeconds: 7 * 3600, LimitSeconds: 10 * 3600},
+		Spend: status.Spend{UsedMicros: 75_500_000, BudgetMicros: 100_000_000, Kinds: []status.KindSpend{
+			{Kind: spend.ModeAsync, Micros: 70_000_000}, {Kind: spend.ModeSync, Micros: 1_500_000}, {Kind: spend.KindSummary, Micros: 2_000_000}}},
 		Telegram:  &status.TelegramState{Pending: 3, Failing: 1},
 		Callbacks: &status.CallbackState{Pending: 4, Failing: 2, Failed: 1},
 	}
@@ -85,7 +92,8 @@ func TestBrief(t *testing.T) {
 		"Requests: 71 of 71, reset at 10:10 UTC.",
 		"3 jobs wait for the quota, up to 12 min.",
 		"In flight: 5 of 100.",
-		"Audio this month: 8 h of 10 h (80 %).",
+		"Billed this month: 8 h of 10 h (80 %), 7 h of audio.",
+		"Spend this month: 75.50 ₽ of 100.00 ₽ (75 %): async 70.00 ₽, sync 1.50 ₽, summary 2.00 ₽.",
 		"Telegram: 3 pending, 1 failing.",
 		"Callbacks: 4 pending, 2 failing, 1 failed.",
 	} {
@@ -98,13 +106,15 @@ func TestBrief(t *testing.T) {
 		"Старейшее: 01jold (converted, 12 мин): ждёт квоты запросов.",
 		"Запросы: 71 из 71, сброс в 10:10 UTC.",
 		"3 задания ждут квоты до 12 мин.",
-		"Аудио за месяц: 8 ч из 10 ч (80 %).",
+		"Оплачено за месяц: 8 ч из 10 ч (80 %), аудио 7 ч.",
+		"Расходы за месяц: 75.50 ₽ из 100.00 ₽ (75 %): async 70.00 ₽",
 		"Telegram: в очереди 3, с ошибками 1.",
 	} {
 		require.Contains(t, ru, w)
 	}
 	require.LessOrEqual(t, strings.Count(en, "\n"), 12, "a few lines")
 	idle := status.Status{At: at}.Brief("en")
-	require.Contains(t, idle, "Audio this month: 0 s.")
+	require.Contains(t, idle, "Billed this month: 0 s, 0 s of audio.")
+	require.Contains(t, idle, "Spend this month: 0.00 ₽, no budget.")
 	require.NotContains(t, idle, "Oldest")
 }

@@ -211,6 +211,8 @@ func TestUsageCommand(t *testing.T) {
 	day := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	_, _, err := c.Reserve(h.ctx, spend.DayKey(spend.Telegram(user)), day, 2*3600+10*60, 0)
 	require.NoError(t, err)
+	_, _, err = c.Reserve(h.ctx, spend.AudioDayKey(spend.Telegram(user)), day, 2*3600, 0)
+	require.NoError(t, err)
 	_, _, err = c.Reserve(h.ctx, spend.MonthKey, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 5*3600, 0)
 	require.NoError(t, err)
 	h.tg.AddFile("f1", []byte("voice"))
@@ -219,8 +221,9 @@ func TestUsageCommand(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.post(telegramtest.Text(2, user, user, 11, "private", "/usage")))
 	sends := h.tg.Calls("sendMessage")
 	text := sends[len(sends)-1].Params["text"]
-	require.Contains(t, text, "Today: 2 h 10 min of 6 h recognized (resets at 00:00 UTC).")
-	require.Contains(t, text, "This month, the whole service: 5 h of no limit (resets on 1 Dec 2026, 00:00 UTC).")
+	require.Contains(t, text, "Today: 2 h 10 min billed of 6 h (2 h of audio; resets at 00:00 UTC).")
+	require.Contains(t, text, "This month, the whole service: 5 h billed of no limit (0 s of audio; resets on 1 Dec 2026, 00:00 UTC).")
+	require.Contains(t, text, "SpeechKit bills at least 15 s a recording.")
 	require.Contains(t, text, "Recordings in progress: 1 of 3 at once.")
 
 	ru := []byte(fmt.Sprintf(`{"update_id":3,"message":{"message_id":12,"date":1,"from":{"id":%d,"is_bot":false,"first_name":"T","language_code":"ru"},`+
@@ -228,7 +231,7 @@ func TestUsageCommand(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.post(ru))
 	sends = h.tg.Calls("sendMessage")
 	text = sends[len(sends)-1].Params["text"]
-	require.Contains(t, text, "Сегодня: распознано 2 ч 10 мин из 6 ч (лимит обновится в 00:00 UTC).")
+	require.Contains(t, text, "Сегодня: оплачено 2 ч 10 мин из 6 ч (2 ч аудио; лимит обновится в 00:00 UTC).")
 	require.Contains(t, text, "Записей в работе: 1 из 3 одновременно.")
 }
 

@@ -211,12 +211,16 @@ var (
 		"Записей у вас в работе: %d — больше сразу я не беру. Пришлите эту ещё раз, когда одна из них будет готова.",
 	}
 	txtUsageDay = text{
-		"Today: %s of %s recognized (resets %s).",
-		"Сегодня: распознано %s из %s (лимит обновится %s).",
+		"Today: %s billed of %s (%s of audio; resets %s).",
+		"Сегодня: оплачено %s из %s (%s аудио; лимит обновится %s).",
 	}
 	txtUsageMonth = text{
-		"This month, the whole service: %s of %s (resets %s).",
-		"В этом месяце на весь сервис: %s из %s (лимит обновится %s).",
+		"This month, the whole service: %s billed of %s (%s of audio; resets %s).",
+		"В этом месяце на весь сервис: оплачено %s из %s (%s аудио; лимит обновится %s).",
+	}
+	txtUsageBilled = text{
+		"SpeechKit bills at least 15 s a recording.",
+		"SpeechKit берёт оплату минимум за 15 с на запись.",
 	}
 	txtUsageActive = text{
 		"Recordings in progress: %d of %s at once.",
@@ -233,11 +237,17 @@ var (
 // do, by the job's error code. A code without its own words gets the job's
 // own message and a general suggestion.
 func failureText(l lang, j job.Job) string {
-	if j.ErrorCode == spend.CodeQuotaExceeded {
+	switch j.ErrorCode {
+	case spend.CodeQuotaExceeded:
 		return text{
 			"I did not transcribe this recording: the recognition limit would be passed (%s).",
 			"Запись не расшифрована: лимит распознавания был бы превышен (%s).",
 		}.f(l, j.ErrorMessage)
+	case spend.CodeBudgetExceeded:
+		return text{
+			"I did not transcribe this recording: this month's budget for the service is spent. The owner can raise it; then send the recording again.",
+			"Запись не расшифрована: бюджет сервиса на этот месяц исчерпан. Владелец может его увеличить — тогда пришлите запись ещё раз.",
+		}.in(l)
 	}
 	t, ok := failures[j.ErrorCode]
 	if !ok {
@@ -319,9 +329,10 @@ func usageText(l lang, u spend.Usage) string {
 		active = fmt.Sprint(u.ActiveLimit)
 	}
 	return strings.Join([]string{
-		txtUsageDay.f(l, humanSeconds(l, u.Day.UsedSeconds), limit(u.Day.LimitSeconds), humanReset(l, u.Day.ResetsAt)),
-		txtUsageMonth.f(l, humanSeconds(l, u.Month.UsedSeconds), limit(u.Month.LimitSeconds), humanReset(l, u.Month.ResetsAt)),
+		txtUsageDay.f(l, humanSeconds(l, u.Day.UsedSeconds), limit(u.Day.LimitSeconds), humanSeconds(l, u.Day.AudioSeconds), humanReset(l, u.Day.ResetsAt)),
+		txtUsageMonth.f(l, humanSeconds(l, u.Month.UsedSeconds), limit(u.Month.LimitSeconds), humanSeconds(l, u.Month.AudioSeconds), humanReset(l, u.Month.ResetsAt)),
 		txtUsageActive.f(l, u.ActiveJobs, active),
+		txtUsageBilled.in(l),
 	}, "\n")
 }
 

@@ -39,14 +39,15 @@ func testCharged(t *testing.T, open Opener) {
 		require.ErrorIs(t, err, job.ErrInvalid)
 	})
 
-	t.Run("a reservation is saved once, kept, and only ever lowered", func(t *testing.T) {
+	t.Run("a reservation is saved once, kept on its day, and moved to what is billed", func(t *testing.T) {
 		e := newEnv(t, open)
 		j := e.mustCreate(t, apiDraft("o"))
 		c := e.mustClaim(t, j.ID, job.Ingest)
 		day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-		c.State, c.DurationMs, c.ReservedSeconds, c.ReservedDay = job.Created, 61_000, 61, day
+		c.State, c.DurationMs, c.ReservedSeconds, c.ReservedMicros, c.ReservedDay = job.Created, 61_000, 61, 616_100, day
 		saved := e.mustSave(t, c, job.Next{Keep: true})
 		require.Equal(t, int64(61), saved.ReservedSeconds)
+		require.Equal(t, int64(616_100), saved.ReservedMicros)
 		requireSameTime(t, day, saved.ReservedDay, "reserved_day")
 		require.Equal(t, saved, e.mustGet(t, j.ID))
 
@@ -58,13 +59,15 @@ func testCharged(t *testing.T, open Opener) {
 		raised := again
 		raised.ReservedSeconds, raised.ReservedDay = 62, day.Add(24*time.Hour)
 		again = e.mustSave(t, raised, job.Next{Keep: true})
-		require.Equal(t, int64(61), again.ReservedSeconds, "nor does one with more")
-		requireSameTime(t, day, again.ReservedDay, "nor one with another day")
+		require.Equal(t, int64(62), again.ReservedSeconds, "raised to what the audio made is billed")
+		require.Equal(t, int64(616_100), again.ReservedMicros)
+		requireSameTime(t, day, again.ReservedDay, "not moved to another day")
 
 		lowered := again
-		lowered.ReservedSeconds, lowered.ReservedDay = 5, day.Add(24*time.Hour)
+		lowered.ReservedSeconds, lowered.ReservedMicros, lowered.ReservedDay = 15, 151_500, day.Add(24*time.Hour)
 		again = e.mustSave(t, lowered, job.Next{})
-		require.Equal(t, int64(5), again.ReservedSeconds, "lowered to what the audio holds")
+		require.Equal(t, int64(15), again.ReservedSeconds, "lowered to what was billed")
+		require.Equal(t, int64(151_500), again.ReservedMicros)
 		requireSameTime(t, day, again.ReservedDay, "on the day it was counted in")
 		require.Equal(t, again, e.mustGet(t, j.ID))
 	})

@@ -178,7 +178,7 @@ func (a *Admission) Take(ctx context.Context, j *job.Job, i int, r *Round) error
 	if sg := j.Segments[i]; sg.OperationID != "" || sg.Done || !sg.CountedIn.IsZero() {
 		return fmt.Errorf("%w: segment %d of job %s", ErrTaken, i, j.ID)
 	}
-	if err := a.covers(*j); err != nil {
+	if err := a.covers(*j, false); err != nil {
 		return &Refused{Resource: Audio, cause: err}
 	}
 	if until, ok := a.Pass(ctx, Recognizer); !ok {
@@ -248,9 +248,14 @@ func (a *Admission) Release(ctx context.Context, was job.Job, j *job.Job) {
 	ended := j.State.Terminal() && !was.State.Terminal()
 	switch {
 	case ended && (j.State == job.Failed || j.State == job.Dead) && !reached(was, *j):
-		a.giveBackAudio(ctx, *j, j.ReservedSeconds, "audio reservation released: the job ended before recognition")
-	case j.ReservedSeconds < was.ReservedSeconds:
-		a.giveBackAudio(ctx, *j, was.ReservedSeconds-j.ReservedSeconds, "audio reservation trimmed to what the file holds")
+		a.giveBack(ctx, *j, spend.Reserved(*j), "reservation released: the job ended before recognition")
+	default:
+		a.giveBack(ctx, *j, spend.Reserved(was).Less(spend.Reserved(*j)), "reservation lowered to what is billed")
+	}
+	if ended && j.State == job.Done && j.ReservedSeconds > 0 {
+		if err := spend.Recognized(ctx, a.cfg.Counters, a.cfg.Limits, *j); err != nil {
+			a.jobLog(*j).WarnContext(ctx, "usage not counted", "error", err.Error())
+		}
 	}
 	if ended {
 		spend.Ended(ctx, a.cfg.Counters, a.cfg.Limits, *j, a.jobLog(*j))

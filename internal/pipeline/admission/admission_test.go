@@ -90,7 +90,8 @@ func (e *env) active() int64                   { return e.used(spend.ActiveKey(p
 
 // made is a job of payer's, made as the API makes one (its place among
 // the unfinished taken), whose audio of pieces pieces of 10 s each is
-// ready and reserved, none submitted: converted, as prepare saves it.
+// ready and reserved (15 billed seconds a piece, SpeechKit's least a
+// file), none submitted: converted, as prepare saves it.
 func (e *env) made(a *admission.Admission, pieces int) job.Job {
 	e.t.Helper()
 	_, err := spend.Admit(e.ctx, e.counters, e.limits, payer, e.clk.Now())
@@ -98,7 +99,11 @@ func (e *env) made(a *admission.Admission, pieces int) job.Job {
 	e.seq++
 	j := job.Job{ID: fmt.Sprintf("job-%d", e.seq), ChargedTo: payer, State: job.Created, CreatedAt: e.clk.Now(),
 		DurationMs: int64(pieces) * 10_000}
-	took, err := a.Reserve(e.ctx, &j)
+	lengths := make([]int64, pieces)
+	for i := range lengths {
+		lengths[i] = 10_000
+	}
+	took, err := a.Reserve(e.ctx, &j, lengths, false)
 	require.NoError(e.t, err)
 	require.True(e.t, took)
 	for i := range pieces {
@@ -212,8 +217,8 @@ func TestContract(t *testing.T) {
 
 	t.Run("audio beyond the reservation takes nothing and fails the job", func(t *testing.T) {
 		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
-		j := e.made(a, 2)                 // 20 s reserved; 2 s more allowed for the two cuts
-		j.Segments[1].DurationMs += 2_001 // a segment set by anything but the metered conversion
+		j := e.made(a, 2)                 // 30 billed seconds reserved: 15 a piece
+		j.Segments[1].DurationMs += 5_001 // billed 16 s: a segment set by anything but the metered conversion
 		err := a.Take(e.ctx, &j, 0, &admission.Round{})
 		got := refusal(t, err)
 		require.Equal(t, admission.Audio, got.Resource)
@@ -223,7 +228,7 @@ func TestContract(t *testing.T) {
 		require.Zero(t, e.requests())
 		require.Zero(t, e.inFlight(flight))
 
-		j.Segments[1].DurationMs-- // within the second a piece
+		j.Segments[1].DurationMs-- // billed 15 s: within
 		require.NoError(t, a.Take(e.ctx, &j, 0, &admission.Round{}))
 	})
 
@@ -243,10 +248,10 @@ func TestContract(t *testing.T) {
 	t.Run("nothing a job recorded is taken twice", func(t *testing.T) {
 		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
 		j := e.made(a, 2)
-		took, err := a.Reserve(e.ctx, &j)
+		took, err := a.Reserve(e.ctx, &j, []int64{10_000, 10_000}, false)
 		require.NoError(t, err)
 		require.False(t, took, "a job with a reservation (a retried probe) reserves nothing")
-		require.Equal(t, int64(20), e.audio())
+		require.Equal(t, int64(30), e.audio())
 
 		var r admission.Round
 		e.submit(a, &j, 0, &r)
@@ -281,36 +286,51 @@ func TestContract(t *testing.T) {
 		failed := e.made(a, 1)
 		gone := end(e.ctx, a, failed, job.Failed)
 		a.Release(e.ctx, gone, &gone)
-		require.Equal(t, int64(20), e.audio(), "the two recognized jobs' audio; the failed one's given back once")
+		require.Equal(t, int64(30), e.audio(), "the two recognized jobs' billed seconds; the failed one's given back once")
 	})
 
 	t.Run("a reservation lowered to the audio gives back the rest once saved", func(t *testing.T) {
 		e, a := newEnv(t, admission.Config{})
-		j := e.made(a, 5) // 50 s reserved
+		j := e.made(a, 5) // 75 s reserved
 		reserved := j
-		j.DurationMs = 20_000 // what the conversion counted
-		a.Trim(&j)
-		require.Equal(t, int64(20), j.ReservedSeconds)
-		require.Equal(t, int64(50), e.audio(), "nothing given back before the save")
+		j.Segments = j.Segments[:2] // what the conversion made
+		require.NoError(t, a.Settle(e.ctx, &j, a.Needs(j, false), true))
+		require.Equal(t, int64(30), j.ReservedSeconds)
+		require.Equal(t, int64(75), e.audio(), "nothing given back before the save")
 		a.Release(e.ctx, reserved, &j)
-		require.Equal(t, int64(20), e.audio())
-		require.Equal(t, int64(20), e.month())
+		require.Equal(t, int64(30), e.audio())
+		require.Equal(t, int64(30), e.month())
 
 		// A store that kept the reservation (it lowers none to 0) kept it
 		// counted: nothing is given back that the job still records.
 		k := e.made(a, 1)
 		before := k
-		k.DurationMs = 0
-		a.Trim(&k)
+		require.NoError(t, a.Settle(e.ctx, &k, spend.Charge{}, true))
 		saved := k
-		saved.ReservedSeconds = before.ReservedSeconds
+		saved.ReservedSeconds, saved.ReservedMicros = before.ReservedSeconds, before.ReservedMicros
 		a.Release(e.ctx, before, &saved)
-		require.Equal(t, int64(30), e.audio())
+		require.Equal(t, int64(45), e.audio())
+	})
+
+	t.Run("a reservation raised takes the limit first, and counts what was billed past it", func(t *testing.T) {
+		e, a := newEnv(t, admission.Config{Limits: spend.Limits{AudioPerDay: 40 * time.Second}})
+		j := e.made(a, 2) // 30 s reserved
+		more := spend.Charge{Seconds: 41}
+		err := a.Settle(e.ctx, &j, more, true)
+		require.Equal(t, spend.CodeQuotaExceeded, errs.CodeOf(err), "the audio made would pass the day")
+		require.Equal(t, int64(30), j.ReservedSeconds, "nothing moved")
+		require.Equal(t, int64(30), e.audio(), "nothing counted")
+
+		require.NoError(t, a.Settle(e.ctx, &j, spend.Charge{Seconds: 40}, true))
+		require.Equal(t, int64(40), e.audio(), "raised within the day")
+		require.NoError(t, a.Settle(e.ctx, &j, more, false), "what the answer billed is counted past the limit")
+		require.Equal(t, int64(41), e.audio())
+		require.Equal(t, int64(41), j.ReservedSeconds)
 	})
 
 	for _, tc := range []struct {
 		name string
-		// run takes a job of two pieces, 20 s, from converted to its end.
+		// run takes a job of two pieces, 20 s billed 30, from converted to its end.
 		run func(e *env, a *admission.Admission, j job.Job)
 		// audio is what the payer's day still holds of it: what reached
 		// the recognizer is paid for.
@@ -323,7 +343,7 @@ func TestContract(t *testing.T) {
 			over(e.ctx, a, &j, 0, true)
 			over(e.ctx, a, &j, 1, true)
 			end(e.ctx, a, j, job.Done)
-		}, 20},
+		}, 30},
 		{"failed before any submission", func(e *env, a *admission.Admission, j job.Job) {
 			end(e.ctx, a, j, job.Failed)
 		}, 0},
@@ -335,19 +355,19 @@ func TestContract(t *testing.T) {
 		{"failed after a piece was submitted", func(e *env, a *admission.Admission, j job.Job) {
 			e.submit(a, &j, 0, &admission.Round{})
 			end(e.ctx, a, j, job.Failed)
-		}, 20},
+		}, 30},
 		{"dead in transcribe", func(e *env, a *admission.Admission, j job.Job) {
 			e.submitAll(a, &j)
 			e.clk.Set(flightNext.Add(time.Minute))
 			a.Renew(e.ctx, &j)
 			end(e.ctx, a, j, job.Dead)
-		}, 20},
+		}, 30},
 		{"dead with its recognitions dropped", func(e *env, a *admission.Admission, j job.Job) {
 			e.submitAll(a, &j)
 			over(e.ctx, a, &j, 0, false)
 			over(e.ctx, a, &j, 1, false)
 			end(e.ctx, a, j, job.Dead)
-		}, 20},
+		}, 30},
 	} {
 		t.Run("ended "+tc.name, func(t *testing.T) {
 			e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
@@ -407,12 +427,12 @@ func TestContract(t *testing.T) {
 		e, a := newEnv(t, admission.Config{})
 		j := e.made(a, 1) // reserved, then the call died before its save
 		j.ReservedSeconds, j.ReservedDay = 0, time.Time{}
-		took, err := a.Reserve(e.ctx, &j) // the retried probe reserves again
+		took, err := a.Reserve(e.ctx, &j, []int64{10_000}, false) // the retried probe reserves again
 		require.NoError(t, err)
 		require.True(t, took)
-		require.Equal(t, int64(20), e.audio(), "counted twice: too much, never too little")
+		require.Equal(t, int64(30), e.audio(), "counted twice: too much, never too little")
 		end(e.ctx, a, j, job.Failed)
-		require.Equal(t, int64(10), e.audio(), "the recorded reservation went back; the lost one leaves with its day")
+		require.Equal(t, int64(15), e.audio(), "the recorded reservation went back; the lost one leaves with its day")
 	})
 }
 

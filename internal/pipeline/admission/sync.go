@@ -35,7 +35,7 @@ var errSyncQuota = errors.New("the synchronous recognizer's requests of this sec
 // it. A counter that failed is another error; nothing is taken then, and
 // the caller should not send the request unpaced.
 func (a *Admission) TakeSync(ctx context.Context, j job.Job) error {
-	if err := a.covers(j); err != nil {
+	if err := a.covers(j, true); err != nil {
 		return &Refused{Resource: Audio, cause: err}
 	}
 	now := a.cfg.Clock.Now()

@@ -27,7 +27,7 @@ func TestTakeSync(t *testing.T) {
 		require.Equal(t, int64(1), syncSecond(e))
 		require.Zero(t, e.requests(), "the asynchronous quota is SpeechKit's other door")
 		require.Zero(t, e.inFlight(flight), "nothing is left running")
-		require.Equal(t, int64(10), e.audio(), "the audio is reserved as for any recognition")
+		require.Equal(t, int64(15), e.audio(), "the billed seconds are reserved as for any recognition")
 	})
 
 	t.Run("past 20 in a second it is refused until the next", func(t *testing.T) {
@@ -49,7 +49,7 @@ func TestTakeSync(t *testing.T) {
 	t.Run("audio past the reservation is refused for good, before a place is taken", func(t *testing.T) {
 		e, a := newEnv(t, admission.Config{})
 		j := e.made(a, 1)
-		j.Segments[0].DurationMs = 12_000 // 10 s reserved and a second a piece
+		j.Segments[0].DurationMs = 15_001 // two synchronous units; one reserved
 		r := refusal(t, a.TakeSync(e.ctx, j))
 		require.Equal(t, admission.Audio, r.Resource)
 		require.Equal(t, admission.CodeOverReserved, errs.CodeOf(r))
@@ -60,7 +60,7 @@ func TestTakeSync(t *testing.T) {
 		e, _ := newEnv(t, admission.Config{})
 		a := admission.New(admission.Config{Counters: failing{Counters: e.counters, key: speechkit.SyncQuotaKey}, Clock: e.clk})
 		j := job.Job{ID: "j", ChargedTo: payer, State: job.Converted, DurationMs: 5_000,
-			Segments: []job.Segment{{DurationMs: 5_000}}, ReservedSeconds: 5}
+			Segments: []job.Segment{{DurationMs: 5_000}}, ReservedSeconds: 15}
 		err := a.TakeSync(e.ctx, j)
 		require.Error(t, err)
 		var r *admission.Refused
@@ -75,7 +75,7 @@ func TestTakeSync(t *testing.T) {
 			j.State = job.Transcribe // recorded before the request, as the pipeline does
 			end(e.ctx, a, j, state)
 		}
-		require.Equal(t, int64(30), e.audio(), "what may have reached the recognizer is paid for")
+		require.Equal(t, int64(45), e.audio(), "what may have reached the recognizer is paid for")
 		require.Zero(t, e.active(), "each job's place among the unfinished went back")
 	})
 }

@@ -29,7 +29,7 @@ func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
 	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
-	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds`
+	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds, reserved_micros`
 
 var (
 	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
@@ -50,14 +50,14 @@ func scanJob(r scanner) (job.Job, error) {
 		chargedTo, reservedDay    sql.NullString
 		priority, features        sql.NullString
 		recognition               sql.NullString
-		reserved, billed          sql.NullInt64
+		reserved, billed, micros  sql.NullInt64
 		nextRun, created, updated string
 		state, source             string
 	)
 	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
 		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
 		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &endedAt, &created, &updated,
-		&chargedTo, &reserved, &reservedDay, &priority, &features, &recognition, &billed)
+		&chargedTo, &reserved, &reservedDay, &priority, &features, &recognition, &billed, &micros)
 	if err != nil {
 		return job.Job{}, err
 	}
@@ -65,7 +65,7 @@ func scanJob(r scanner) (job.Job, error) {
 	j.TelegramChatID, j.TelegramMessageID = chat.Int64, msg.Int64
 	j.ClaimID = claimID.String
 	j.IdempotencyKey = idemKey.String
-	j.ChargedTo, j.ReservedSeconds = chargedTo.String, reserved.Int64
+	j.ChargedTo, j.ReservedSeconds, j.ReservedMicros = chargedTo.String, reserved.Int64, micros.Int64
 	j.Priority = job.Priority(priority.String)
 	j.Recognition, j.BilledSeconds = job.Recognition(recognition.String), billed.Int64
 	var errT [9]error
@@ -91,7 +91,7 @@ func jobValues(j job.Job) []any {
 		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
 		nullTime(j.EndedAt), formatTime(j.CreatedAt), formatTime(j.UpdatedAt),
 		nullString(j.ChargedTo), nullInt(j.ReservedSeconds), nullTime(j.ReservedDay), nullString(string(j.Priority)),
-		nullString(job.EncodeFeatures(j.Features)), nullString(string(j.Recognition)), nullInt(j.BilledSeconds)}
+		nullString(job.EncodeFeatures(j.Features)), nullString(string(j.Recognition)), nullInt(j.BilledSeconds), nullInt(j.ReservedMicros)}
 }
 
 // stored is j as this store keeps it: times at millisecond precision.

@@ -195,6 +195,10 @@ var steps = []string{
 	// quota.EncodeOps), so a change run twice for one call counts once.
 	// Counters written before this step remember none.
 	`ALTER TABLE counters ADD COLUMN ops TEXT NOT NULL DEFAULT '';`,
+
+	// 16: the price reserved for a job, in millionths of a ruble
+	// (job.ReservedMicros), against the month's budget.
+	`ALTER TABLE jobs ADD COLUMN reserved_micros INTEGER;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

@@ -63,6 +63,7 @@ var jobColumnList = []jobColumn{
 	{"features", func(j *job.Job) types.Value { return optUTF8(job.EncodeFeatures(j.Features)) }, func(r *jobRow) any { return &r.features }},
 	{"recognition", func(j *job.Job) types.Value { return optUTF8(string(j.Recognition)) }, func(r *jobRow) any { return &r.recognition }},
 	{"billed_seconds", func(j *job.Job) types.Value { return optI64(j.BilledSeconds) }, func(r *jobRow) any { return &r.BilledSeconds }},
+	{"reserved_micros", func(j *job.Job) types.Value { return optI64(j.ReservedMicros) }, func(r *jobRow) any { return &r.ReservedMicros }},
 }
 
 // jobStruct is j as one element of the $jobs parameter.

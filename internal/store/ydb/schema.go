@@ -57,6 +57,7 @@ var steps = []step{
 	{"jobs_recognition", alterJobsRecognition},
 	{"jobs_billed_seconds", alterJobsBilledSeconds},
 	{"counters_ops", alterCountersOps}, // counters_statements.go
+	{"jobs_reserved_micros", alterJobsReservedMicros},
 }
 
 // statement is what Migrate runs for s: its DDL, with CREATE TABLE made

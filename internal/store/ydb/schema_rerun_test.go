@@ -42,7 +42,7 @@ func TestStepsRunAgain(t *testing.T) {
 		}
 	}
 	require.Equal(t, 9, creates)
-	require.Equal(t, 16, adds)
+	require.Equal(t, 17, adds)
 	require.Equal(t, 1, indexes)
 	tbl, col, ok := steps[7].addsColumn()
 	require.True(t, ok)

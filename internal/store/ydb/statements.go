@@ -190,6 +190,11 @@ const (
 	alterJobsBilledSeconds = `ALTER TABLE jobs ADD COLUMN billed_seconds Int64`
 )
 
+// Schema step 27: the price reserved for a job, in millionths of a
+// ruble (job.ReservedMicros), against the month's budget; NULL before a
+// reservation.
+const alterJobsReservedMicros = `ALTER TABLE jobs ADD COLUMN reserved_micros Int64`
+
 // Schema bookkeeping.
 const (
 	// selectSchemaSteps lists the applied steps, and the row that records
@@ -223,13 +228,13 @@ const jobsStruct = `List<Struct<
 	created_at: Timestamp, updated_at: Timestamp,
 	charged_to: Optional<Utf8>, reserved_seconds: Optional<Int64>, reserved_day: Optional<Timestamp>,
 	priority: Optional<Utf8>, features: Optional<Utf8>,
-	recognition: Optional<Utf8>, billed_seconds: Optional<Int64>>>`
+	recognition: Optional<Utf8>, billed_seconds: Optional<Int64>, reserved_micros: Optional<Int64>>>`
 
 // jobColumns is the jobs table's columns as statements list them.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
 	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
-	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds`
+	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds, reserved_micros`
 
 // Jobs.
 const (
