@@ -45,6 +45,7 @@ type stack struct {
 	events chan []byte
 	ended  *endings
 	ctx    context.Context
+	cfg    app.Config // as the app was made with
 }
 
 func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
@@ -105,6 +106,7 @@ func newStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...fun
 	if more != nil {
 		more(&opt, db)
 	}
+	st.cfg = cfg
 	st.app, err = app.New(cfg, opt)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.app.Close() })

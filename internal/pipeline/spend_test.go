@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -285,4 +286,35 @@ func TestNoLimitsWithoutCounters(t *testing.T) {
 	j := e.ingest(t, p, "tok:a")
 	require.Equal(t, job.Transcribe, j.State)
 	require.Zero(t, j.ReservedSeconds)
+}
+
+// 50 ingests of 10 s jobs at once against a budget of 3 ₽ at the default
+// prices (0.1515 ₽ a job, billed 15 s): exactly 19 are submitted, the
+// others refused budget_exceeded, and the money counted never passes the
+// budget.
+func TestConcurrentIngestsKeepTheBudget(t *testing.T) {
+	e := newQuotaEnv(t)
+	l := spend.Limits{BudgetPerMonth: 3_000_000, Prices: spend.DefaultPrices}
+	rec := &submitRecognizer{}
+	p := e.spendPipeline(rec, 10_000, l)
+	var jobs []job.Job
+	for i := range 50 {
+		jobs = append(jobs, e.accepted(t, spend.API(fmt.Sprint("t", i%7))))
+	}
+	failures := make([]error, len(jobs))
+	racetest.Run(len(jobs), func(i int) { failures[i] = p.Uploaded(e.ctx, job.SourceKey(jobs[i].ID)) })
+	for _, err := range failures {
+		require.NoError(t, err)
+	}
+	require.Equal(t, 19, rec.count(), "19 × 0.1515 ₽ fit 3 ₽; a 20th would not")
+	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	require.Equal(t, int64(19*151_500), e.used(t, spend.BudgetKey, month))
+	refused := 0
+	for _, j := range jobs {
+		if got := e.get(t, j.ID); got.State == job.Failed {
+			require.Equal(t, spend.CodeBudgetExceeded, got.ErrorCode)
+			refused++
+		}
+	}
+	require.Equal(t, 31, refused)
 }

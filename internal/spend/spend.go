@@ -244,7 +244,7 @@ func Recognized(ctx context.Context, c quota.Counters, l Limits, j job.Job) erro
 			all = append(all, err)
 		}
 	}
-	audio := Seconds(j.DurationMs)
+	audio := (j.DurationMs + 500) / 1000 // to the nearest second: a count to read, no limit's
 	if j.ChargedTo != "" {
 		add(AudioDayKey(j.ChargedTo), j.ReservedDay, audio)
 	}

@@ -273,3 +273,34 @@ func TestParseOwnerID(t *testing.T) {
 		require.NotContains(t, err.Error(), v, "the value is not echoed")
 	}
 }
+
+// The month's money against the budget has the same two thresholds as
+// the month's billed seconds, once a month each.
+func TestDecideTheMonthsBudget(t *testing.T) {
+	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	money := func(used int64) status.Status {
+		return status.Status{At: noon, Spend: status.Spend{UsedMicros: used, BudgetMicros: 1_000_000, ResetsAt: month.AddDate(0, 1, 0)}}
+	}
+	thisMonth := month.Add(time.Hour)
+	for _, c := range []struct {
+		name string
+		used int64
+		sent status.Sent
+		want []status.Kind
+	}{
+		{"under 80 %", 799_999, nil, []status.Kind{}},
+		{"80 %", 800_000, nil, []status.Kind{status.AlertBudget80}},
+		{"80 % again this month", 900_000, status.Sent{status.AlertBudget80: thisMonth}, []status.Kind{}},
+		{"100 %", 1_000_000, status.Sent{status.AlertBudget80: thisMonth}, []status.Kind{status.AlertBudget100}},
+		{"100 % again this month", 1_200_000, status.Sent{status.AlertBudget100: thisMonth}, []status.Kind{}},
+		{"the audio's alert is another", 900_000, status.Sent{status.AlertAudio80: thisMonth}, []status.Kind{status.AlertBudget80}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, kinds(status.Decide(money(c.used), c.sent, noon)))
+		})
+	}
+	got := status.Decide(money(800_000), nil, noon)
+	require.Equal(t, int64(800_000), got[0].UsedMicros)
+	require.Equal(t, int64(1_000_000), got[0].BudgetMicros)
+	require.Empty(t, status.Decide(status.Status{At: noon, Spend: status.Spend{UsedMicros: 1 << 40}}, nil, noon), "no budget, no alert")
+}

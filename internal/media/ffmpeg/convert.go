@@ -98,12 +98,17 @@ func (m *Media) convertArgsFor(input string, seg Segment, mono bool, out string)
 
 // opusArgs are the output options of every conversion, Convert's and
 // Split's: what is taken from the input, and how it is encoded. With mono
-// every channel is mixed down to one.
+// every channel is mixed down to one. The timestamps are made anew from
+// the samples (asetpts=N/SR/TB): an input whose timestamps lie (halved,
+// say) would otherwise give granule positions that say less than the
+// packets hold, and SpeechKit may bill by either; so the Ogg's length,
+// its packets' and -t's cut are one.
 func (m *Media) opusArgs(mono bool) []string {
 	layouts := "aformat=channel_layouts=mono|stereo" // mono and stereo as they are, more channels downmixed
 	if mono {
 		layouts = "aformat=channel_layouts=mono"
 	}
+	layouts += ",asetpts=N/SR/TB"
 	return []string{
 		"-map", "0:a:0", // the first audio stream; video, subtitles and data are left behind
 		"-map_metadata", "-1", "-map_chapters", "-1", // the sender's tags stay out of what is submitted
