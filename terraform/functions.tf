@@ -10,15 +10,16 @@ locals {
   # function: the api and the bot count unfinished jobs, ingest reserves
   # audio, and each shows usage or settles a reservation.
   common_env = merge({
-    S3_BUCKET             = yandex_storage_bucket.data.bucket
-    YDB_CONNECTION_STRING = yandex_ydb_database_serverless.main.ydb_full_endpoint
-    SPEECHKIT_FOLDER_ID   = var.folder_id
-    DEFAULT_LANGUAGE      = var.default_language
-    LOG_LEVEL             = var.log_level
-    LIMIT_AUDIO_PER_DAY   = var.limit_audio_per_day
-    LIMIT_AUDIO_PER_MONTH = var.limit_audio_per_month
-    LIMIT_ACTIVE_JOBS     = tostring(var.limit_active_jobs)
-    TELEGRAM_OWNER_ID     = var.telegram_owner_id
+    S3_BUCKET              = yandex_storage_bucket.data.bucket
+    YDB_CONNECTION_STRING  = yandex_ydb_database_serverless.main.ydb_full_endpoint
+    SPEECHKIT_FOLDER_ID    = var.folder_id
+    DEFAULT_LANGUAGE       = var.default_language
+    LOG_LEVEL              = var.log_level
+    LIMIT_AUDIO_PER_DAY    = var.limit_audio_per_day
+    LIMIT_AUDIO_PER_MONTH  = var.limit_audio_per_month
+    LIMIT_BUDGET_PER_MONTH = var.limit_budget_per_month
+    LIMIT_ACTIVE_JOBS      = tostring(var.limit_active_jobs)
+    TELEGRAM_OWNER_ID      = var.telegram_owner_id
     # The request quota and the bound in flight are kept by ingest and
     # poll, which submit; the others never read them, harmlessly.
     SPEECHKIT_REQUESTS_PER_HOUR = tostring(var.speechkit_requests_per_hour)

@@ -52,13 +52,19 @@ variable "telegram_owner_id" {
 }
 
 variable "limit_audio_per_day" {
-  description = "Audio one API token or Telegram user may have recognized per UTC day, such as 6h; 0 is no limit (LIMIT_AUDIO_PER_DAY)."
+  description = "Seconds SpeechKit bills one API token or Telegram user per UTC day, such as 6h; 0 is no limit (LIMIT_AUDIO_PER_DAY)."
   type        = string
   default     = "6h"
 }
 
 variable "limit_audio_per_month" {
-  description = "Audio the whole installation may have recognized per UTC month, such as 100h; 0 is no limit (LIMIT_AUDIO_PER_MONTH). Set it when the bot is open to everyone."
+  description = "Seconds SpeechKit bills the whole installation per UTC month, such as 100h; 0 is no limit (LIMIT_AUDIO_PER_MONTH)."
+  type        = string
+  default     = "0"
+}
+
+variable "limit_budget_per_month" {
+  description = "Rubles the whole installation may spend per UTC month on SpeechKit and summaries, a decimal such as 1500; 0 is no budget (LIMIT_BUDGET_PER_MONTH). Set it, or limit_audio_per_month, when the bot is open to everyone."
   type        = string
   default     = "0"
 }

@@ -10,6 +10,7 @@ import (
 	"transcriber/internal/app"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
+	"transcriber/internal/speechkit"
 	"transcriber/internal/store/sqlite"
 )
 
@@ -26,8 +27,8 @@ func TestInstallationCountersAreSpreadOverRows(t *testing.T) {
 
 	now := st.clk.Now().UTC()
 	for key, window := range map[string]time.Time{
-		"recognitions_in_flight":  now.Truncate(30 * time.Minute),
-		"speechkit_sync_requests": now.Truncate(time.Second),
+		"recognitions_in_flight": now.Truncate(30 * time.Minute),
+		speechkit.SyncQuotaKey:   now.Truncate(time.Second),
 	} {
 		_, ok, err := st.app.Counters.Reserve(st.ctx, key, window, 1, 20)
 		require.NoError(t, err)
@@ -36,9 +37,9 @@ func TestInstallationCountersAreSpreadOverRows(t *testing.T) {
 
 	rows := sqlite.NewCounters(db) // the store as it is, without the spreading
 	for key, window := range map[string]time.Time{
-		"speechkit_requests":      now.Truncate(10 * time.Minute),
-		"recognitions_in_flight":  now.Truncate(30 * time.Minute),
-		"speechkit_sync_requests": now.Truncate(time.Second),
+		"speechkit_requests":     now.Truncate(10 * time.Minute),
+		"recognitions_in_flight": now.Truncate(30 * time.Minute),
+		speechkit.SyncQuotaKey:   now.Truncate(time.Second),
 	} {
 		single, err := rows.Used(st.ctx, key, window)
 		require.NoError(t, err)

@@ -18,6 +18,7 @@ package quota
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"transcriber/internal/errs"
@@ -85,8 +86,22 @@ func CheckKey(key string) error {
 	return nil
 }
 
-// ExpiresAt is when the counter of window expires.
-func ExpiresAt(window time.Time) time.Time { return window.Add(Retention) }
+// PerSecond starts the keys of counters whose windows are seconds (the
+// synchronous quota's): their rows, up to 8 a second with the shards,
+// expire ShortRetention after their window starts, not with the month's.
+const PerSecond = "per_second:"
+
+// ShortRetention is how long a PerSecond counter is kept: minutes past
+// any reader of its second.
+const ShortRetention = 10 * time.Minute
+
+// ExpiresAt is when the counter of key and window expires.
+func ExpiresAt(key string, window time.Time) time.Time {
+	if strings.HasPrefix(key, PerSecond) {
+		return window.Add(ShortRetention)
+	}
+	return window.Add(Retention)
+}
 
 // Fits reports whether used+amount stays within limit (limit ≤ 0: no
 // limit). Every store decides with it, inside its transaction.

@@ -9,7 +9,7 @@ import (
 
 // SyncQuotaKey is the usage counter of the installation's synchronous
 // recognition requests, one window per UTC second.
-const SyncQuotaKey = "speechkit_sync_requests"
+const SyncQuotaKey = quota.PerSecond + "speechkit_sync_requests"
 
 // SyncRequestsPerSecond is SpeechKit's quota of synchronous recognition
 // requests: "Requests per second: 20" (speechkit/concepts/limits.md,

@@ -87,7 +87,7 @@ func (s *memStore) ExpireCounters(_ context.Context, now time.Time) (int, error)
 	defer s.mu.Unlock()
 	n := 0
 	for k := range s.rows {
-		if !quota.ExpiresAt(time.UnixMilli(k.window)).After(now) {
+		if !quota.ExpiresAt(k.key, time.UnixMilli(k.window)).After(now) {
 			delete(s.rows, k)
 			n++
 		}

@@ -188,12 +188,23 @@ func testExpire(t *testing.T, open Opener) {
 	reserve(t, c, "k", old, 1, 0)
 	reserve(t, c, "k", recent, 1, 0)
 
-	n, err := ex.ExpireCounters(ctx, quota.ExpiresAt(old).Add(-time.Millisecond))
+	second := quota.PerSecond + "k"
+	reserve(t, c, second, old, 1, 0)
+	n, err := ex.ExpireCounters(ctx, quota.ExpiresAt(second, old).Add(-time.Millisecond))
+	require.NoError(t, err)
+	require.Zero(t, n, "a counter of a second is kept until ShortRetention after its window")
+	n, err = ex.ExpireCounters(ctx, quota.ExpiresAt(second, old))
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "and then goes, within minutes, not with the month's")
+	require.Zero(t, used(t, c, second, old))
+	require.Equal(t, int64(1), used(t, c, "k", old))
+
+	n, err = ex.ExpireCounters(ctx, quota.ExpiresAt("k", old).Add(-time.Millisecond))
 	require.NoError(t, err)
 	require.Zero(t, n, "a counter is kept until Retention after its window")
 	require.Equal(t, int64(1), used(t, c, "k", old))
 
-	n, err = ex.ExpireCounters(ctx, quota.ExpiresAt(old))
+	n, err = ex.ExpireCounters(ctx, quota.ExpiresAt("k", old))
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.Zero(t, used(t, c, "k", old))

@@ -54,7 +54,7 @@ func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, am
 		if !write {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, upsertCounter, key, formatTime(window), next.Used, formatTime(quota.ExpiresAt(window)), quota.EncodeOps(next.Ops))
+		_, err = tx.ExecContext(ctx, upsertCounter, key, formatTime(window), next.Used, formatTime(quota.ExpiresAt(key, window)), quota.EncodeOps(next.Ops))
 		return translate(err)
 	})
 	if err != nil {

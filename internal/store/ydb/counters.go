@@ -124,9 +124,9 @@ func counterKeyParams(key string, window time.Time) params {
 }
 
 // counterParams are the parameters of upsertCounter: the row as it is to
-// be, expiring quota.Retention after its window.
+// be, expiring when quota.ExpiresAt says.
 func counterParams(key string, window time.Time, r quota.Row) params {
 	w := truncMs(window)
-	return append(counterKeyParams(key, w), param{"$used", i64(r.Used)}, param{"$expires_at", ts(quota.ExpiresAt(w))},
+	return append(counterKeyParams(key, w), param{"$used", i64(r.Used)}, param{"$expires_at", ts(quota.ExpiresAt(key, w))},
 		param{"$ops", utf8(quota.EncodeOps(r.Ops))})
 }
