@@ -69,6 +69,19 @@ func BenchmarkLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 
+	// The month's recognition cost of the mix with the synchronous door
+	// at SpeechKit's 30 s and at one unit's 15 s: a note of 16–30 s is
+	// billed 30 s synchronously, its length asynchronously.
+	labels, steady = nil, nil
+	for _, sync := range []time.Duration{30 * time.Second, 15 * time.Second} {
+		steadyRun(fmt.Sprintf("2000/day, sync ≤%s", sync), 2000, 3*time.Hour, loadsim.Config{SyncMaxDuration: sync})
+	}
+	steadyRun("2000/day, no sync", 2000, 3*time.Hour, loadsim.Config{NoSync: true})
+	fmt.Println("\nThe month's recognition cost of the mix at 2,000 jobs a day, by SPEECHKIT_SYNC_MAX_DURATION (default prices):")
+	if err := loadsim.Costs(os.Stdout, labels, 3*time.Hour, steady); err != nil {
+		b.Fatal(err)
+	}
+
 	labels, steady = nil, nil
 	raised := steadyRun("100000/day", 100000, time.Hour, loadsim.Config{CallSlots: 30, RequestsPerHour: 7000, ChecksPerSecond: 20})
 	fmt.Println("\n100,000 jobs a day for an hour, with 30 calls at once, 7,000 requests an hour and 20 checks a second:")

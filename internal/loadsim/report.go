@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"transcriber/internal/job"
+	"transcriber/internal/spend"
 )
 
 // Report is what one run did.
@@ -75,6 +76,10 @@ type Report struct {
 	RUPerJob       float64
 	DueMovesPerJob float64
 	StoreCalls     map[string]int
+	// What SpeechKit bills for the jobs done: seconds, and µ₽ at the
+	// default prices (spend.DefaultPrices).
+	BilledSeconds int64
+	CostMicros    int64
 }
 
 // ClassReport is the part of a report about one class of recordings.
@@ -146,6 +151,8 @@ func (s *sim) report() Report {
 			continue
 		case t.state == job.Done:
 			r.Done++
+			r.BilledSeconds += t.cost.Seconds
+			r.CostMicros += t.cost.Micros
 			if t.sync {
 				r.SyncJobs++
 			}
@@ -358,6 +365,22 @@ func Lines(w io.Writer, labels []string, reports []Report) error {
 			100*float64(r.SyncJobs)/float64(max(r.Jobs, 1)),
 			float64(r.Requests)/float64(max(r.Jobs, 1)), r.QuotaHeld, r.PeakChecks, r.ChecksRefused, r.Failed,
 			r.CallWaits, fmtDuration(r.MaxCallWait), r.BusiestSlots, fmtDuration(r.LongestCall["poll"]), r.RUPerJob, r.DueMovesPerJob)
+	}
+	return tw.Flush()
+}
+
+// Costs writes, for each report of a run over span, the month's
+// recognition cost of its load at the default prices: the audio, what
+// SpeechKit bills for it, and rubles, each scaled from span to 30 days.
+func Costs(w io.Writer, labels []string, span time.Duration, reports []Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "load\tjobs/month\taudio h/month\tbilled h/month\tbilled/audio\t₽/month\t₽/audio h\t")
+	month := 30 * 24 * time.Hour.Hours() / span.Hours()
+	for i, r := range reports {
+		billedH := float64(r.BilledSeconds) / 3600
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.3f\t%s\t%.2f\t\n", labels[i], float64(r.Done)*month, r.AudioHours*month,
+			billedH*month, billedH/max(r.AudioHours, 1e-9), spend.Rubles(int64(float64(r.CostMicros)*month)),
+			float64(r.CostMicros)/1e6/max(r.AudioHours, 1e-9))
 	}
 	return tw.Flush()
 }

@@ -36,6 +36,7 @@ import (
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
+	"transcriber/internal/spend"
 	"transcriber/internal/store/sqlite"
 )
 
@@ -203,6 +204,9 @@ type tracked struct {
 	state     job.State
 	code      string // the error code of a job that failed
 	sync      bool   // recognized synchronously
+	// cost is what SpeechKit bills for the job done, at the default
+	// prices (spend.Limits.Cost).
+	cost spend.Charge
 }
 
 // callStats adds up one function's calls.
@@ -401,6 +405,9 @@ func (s *sim) Finished(_ context.Context, j job.Job) error {
 		return nil
 	}
 	t.ended, t.state, t.code, t.sync = s.sched.Now(), j.State, j.ErrorCode, j.Recognition == job.RecognitionSync
+	if j.State == job.Done {
+		t.cost = spend.Limits{Prices: spend.DefaultPrices}.Cost(j, 0)
+	}
 	s.ended++
 	return nil
 }
