@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
 )
 
@@ -25,10 +26,18 @@ type client struct {
 	secret string
 }
 
+// apiServer serves the API over HTTP; each answer it gives is checked
+// against the OpenAPI document.
+func (st *stack) apiServer() *httptest.Server {
+	st.t.Helper()
+	srv := httptest.NewServer(openapitest.Handler(st.t, st.app.API))
+	st.t.Cleanup(srv.Close)
+	return srv
+}
+
 func (st *stack) client() *client {
 	st.t.Helper()
-	srv := httptest.NewServer(st.app.API)
-	st.t.Cleanup(srv.Close)
+	srv := st.apiServer()
 	tok, secret, err := apitoken.New("e2e", st.clk.Now())
 	require.NoError(st.t, err)
 	require.NoError(st.t, st.tokens.Create(context.Background(), tok))

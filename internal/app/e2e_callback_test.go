@@ -61,8 +61,7 @@ func (rc *receiver) deliveries() []delivery {
 // keeps, as the person who made the token does.
 func (st *stack) callbackClient() (*client, string) {
 	st.t.Helper()
-	srv := httptest.NewServer(st.app.API)
-	st.t.Cleanup(srv.Close)
+	srv := st.apiServer()
 	tok, secret, err := apitoken.New("e2e", st.clk.Now())
 	require.NoError(st.t, err)
 	require.NoError(st.t, st.tokens.Create(context.Background(), tok))

@@ -12,6 +12,7 @@ import (
 
 	"transcriber/internal/app"
 	"transcriber/internal/httpapi"
+	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
@@ -91,15 +92,17 @@ func TestTelegramStrangersFloodCostsOneAnswerADay(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			resp, err := b.app.OnTelegram(b.ctx, &httpapi.GatewayRequest{
+			ev := &httpapi.GatewayRequest{
 				HTTPMethod: http.MethodPost,
 				Path:       telegram.WebhookPath,
 				Headers:    map[string]string{"Content-Type": "application/json", telegram.SecretHeader: webhookSecret},
 				Body:       string(telegramtest.Voice(int64(i+1), stranger, int64(80+i), "voice-s", len(voice), "en")),
-			})
+			}
+			resp, err := b.app.OnTelegram(b.ctx, ev)
 			fails[i] = err
 			if resp != nil {
 				statuses[i] = resp.StatusCode
+				openapitest.Gateway(t, ev, resp)
 			}
 		}(i)
 	}

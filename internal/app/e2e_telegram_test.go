@@ -16,6 +16,7 @@ import (
 
 	"transcriber/internal/app"
 	"transcriber/internal/httpapi"
+	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit/speechkittest"
@@ -53,7 +54,7 @@ func newBotStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...
 		c.Telegram.UploadLinkSecret = []byte(strings.Repeat("u", 32))
 	}}, tune...)...)
 	require.NotNil(t, st.app.Bot)
-	api.Config.Handler = st.app.API
+	api.Config.Handler = openapitest.Handler(t, st.app.API)
 	api.Start()
 	t.Cleanup(api.Close)
 	return &botStack{stack: st, tg: tg, api: api}
@@ -63,13 +64,15 @@ func newBotStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...
 // Gateway does, and returns the status it answered.
 func (b *botStack) webhook(update []byte, secret string) int {
 	b.t.Helper()
-	resp, err := b.app.OnTelegram(b.ctx, &httpapi.GatewayRequest{
+	ev := &httpapi.GatewayRequest{
 		HTTPMethod: http.MethodPost,
 		Path:       telegram.WebhookPath,
 		Headers:    map[string]string{"Content-Type": "application/json", telegram.SecretHeader: secret},
 		Body:       string(update),
-	})
+	}
+	resp, err := b.app.OnTelegram(b.ctx, ev)
 	require.NoError(b.t, err)
+	openapitest.Gateway(b.t, ev, resp)
 	return resp.StatusCode
 }
 

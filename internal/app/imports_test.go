@@ -20,8 +20,8 @@ func TestFunctionsImportOnlyWhatTheyUse(t *testing.T) {
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	forbidden := map[string][]string{
 		// Never in a function: the embedded store is for the local stack,
-		// test servers are for tests.
-		"*": {"github.com/aws/aws-sdk-go-v2/service", "github.com/aws/aws-sdk-go-v2/credentials", "github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature", "github.com/aws/aws-sdk-go/", "modernc.org/sqlite", "github.com/johannesboyne/gofakes3", "transcriber/internal/localstack", "/speechkittest", "/s3test", "/telegramtest", "/ffmpegtest"},
+		// test servers and the OpenAPI checker are for tests.
+		"*": {"github.com/aws/aws-sdk-go-v2/service", "github.com/aws/aws-sdk-go-v2/credentials", "github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature", "github.com/aws/aws-sdk-go/", "modernc.org/sqlite", "github.com/johannesboyne/gofakes3", "transcriber/internal/localstack", "/speechkittest", "/s3test", "/telegramtest", "/ffmpegtest", "/openapitest", "github.com/getkin/kin-openapi"},
 		// The api function has no bot.
 		"api": {"github.com/go-telegram/bot", "transcriber/internal/telegram", "transcriber/internal/app/withbot"},
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +28,7 @@ func TestUploadPageInABrowserReachesDone(t *testing.T) {
 	b := startBrowser(t)
 	secret := []byte("upload-link-secret-of-the-browser-test-0123456789")
 	st := newStack(t, func(c *app.Config) { c.API.UploadLinkSecret = secret })
-	api := httptest.NewServer(st.app.API)
-	t.Cleanup(api.Close)
+	api := st.apiServer()
 
 	audio, err := os.ReadFile(fixture(t, "voice.ogg", append(tone, "-c:a", "libopus", "-b:a", "24k")...))
 	require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -160,9 +159,7 @@ func TestADiscardedJobGivesBackItsPlace(t *testing.T) {
 	cfg.ValidLanguage = func(string) bool { return true }
 	h.api = httpapi.New(httpapi.Deps{Jobs: h.jobs, Tokens: h.tokens, Objects: h.objects, Recognitions: h.recs,
 		Counters: c, Callbacks: failingCallbacks{}, Clock: h.clk, Log: logs.Logger(t)}, cfg)
-	h.srv.Close()
-	h.srv = httptest.NewServer(h.api)
-	t.Cleanup(h.srv.Close)
+	h.restart()
 	tok, secret := h.token("ci")
 
 	body := `{"filename": "a.ogg", "size_bytes": 11, "callback_url": "http://127.0.0.1:9/hook"}`

@@ -19,6 +19,7 @@ import (
 	"transcriber/internal/apitoken"
 	"transcriber/internal/clock"
 	"transcriber/internal/httpapi"
+	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/storage/s3/s3test"
@@ -79,9 +80,19 @@ func newHarness(t *testing.T, cfg httpapi.Config) *harness {
 	}
 	h.api = httpapi.New(httpapi.Deps{Jobs: h.jobs, Tokens: h.tokens, Objects: h.objects, Recognitions: h.recs,
 		Clock: h.clk, Log: logs.Logger(t)}, cfg)
-	h.srv = httptest.NewServer(h.api)
-	t.Cleanup(h.srv.Close)
+	h.restart()
 	return h
+}
+
+// restart serves h.api on a new server, in place of the one before. Each
+// answer it gives is checked against the OpenAPI document.
+func (h *harness) restart() {
+	h.t.Helper()
+	if h.srv != nil {
+		h.srv.Close()
+	}
+	h.srv = httptest.NewServer(openapitest.Handler(h.t, h.api))
+	h.t.Cleanup(h.srv.Close)
 }
 
 // token issues a live token and returns its secret.

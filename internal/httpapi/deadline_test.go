@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +14,8 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/httpapi"
+	"transcriber/internal/httpapi/openapitest"
+	"transcriber/internal/ident"
 	"transcriber/internal/job"
 )
 
@@ -66,9 +68,7 @@ func (h *harness) serve(jobs job.Store, tokens apitoken.Store, cfg httpapi.Confi
 	cfg.ValidLanguage = func(l string) bool { return l == "ru-RU" || l == "en-US" }
 	h.api = httpapi.New(httpapi.Deps{Jobs: jobs, Tokens: tokens, Objects: h.objects, Recognitions: h.recs,
 		Clock: h.clk, Log: logs.Logger(h.t)}, cfg)
-	h.srv.Close()
-	h.srv = httptest.NewServer(h.api)
-	h.t.Cleanup(h.srv.Close)
+	h.restart()
 }
 
 // requireTimedOut: the answer is the API's own 503, with a Retry-After.
@@ -165,6 +165,7 @@ func TestGatewayRequestGetsWhatTheCallHasLeft(t *testing.T) {
 	got, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "path": "/v1/jobs/01JD0000000000000000000000", "httpMethod": "GET",
 		"headers": {"X-Api-Key": "`+secret+`"}}`))
 	require.NoError(t, err)
+	openapitest.Gateway(t, event(t, `{"path": "/v1/jobs/01JD0000000000000000000000", "httpMethod": "GET"}`), got)
 	require.Equal(t, http.StatusServiceUnavailable, got.StatusCode, got.Body)
 	require.Equal(t, "5", got.Headers["Retry-After"])
 	require.Contains(t, got.Body, `"request_timeout"`)
@@ -173,7 +174,8 @@ func TestGatewayRequestGetsWhatTheCallHasLeft(t *testing.T) {
 
 // A function that could not get ready answers in the one error shape: 503
 // with a Retry-After when a dependency is unavailable, 500 when its
-// configuration is at fault.
+// configuration is at fault. Whatever the request, the OpenAPI document
+// declares that answer.
 func TestNotReadyAnswers(t *testing.T) {
 	ctx := context.Background()
 	r := httpapi.NotReady(ctx, logs.Logger(t), errs.Wrap(errors.New("dial: i/o timeout"), errs.Unavailable, "store_unavailable", "the job store is unavailable"))
@@ -182,8 +184,16 @@ func TestNotReadyAnswers(t *testing.T) {
 	require.Contains(t, r.Body, `"store_unavailable"`)
 	require.NotContains(t, r.Body, "dial")
 
-	r = httpapi.NotReady(ctx, logs.Logger(t), errs.New(errs.Invalid, "config_invalid", "MAX_PIECES is not a number"))
-	require.Equal(t, http.StatusInternalServerError, r.StatusCode, "the deployment's fault, not the caller's")
-	require.Contains(t, r.Body, `"function_not_ready"`)
-	require.Empty(t, r.Headers["Retry-After"])
+	r2 := httpapi.NotReady(ctx, logs.Logger(t), errs.New(errs.Invalid, "config_invalid", "MAX_PIECES is not a number"))
+	require.Equal(t, http.StatusInternalServerError, r2.StatusCode, "the deployment's fault, not the caller's")
+	require.Contains(t, r2.Body, `"function_not_ready"`)
+	require.Empty(t, r2.Headers["Retry-After"])
+
+	doc := openapitest.Load(t)
+	for _, rt := range httpapi.Routes {
+		ev := &httpapi.GatewayRequest{HTTPMethod: rt.Method, Path: strings.ReplaceAll(rt.Path, "{id}", ident.New())}
+		for _, resp := range []*httpapi.GatewayResponse{r, r2} {
+			require.NoError(t, openapitest.CheckGateway(doc, ev, resp), "%s %s", rt.Method, rt.Path)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"transcriber/internal/apitoken"
 	"transcriber/internal/errs"
 	"transcriber/internal/httpapi"
+	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/ident"
 	"transcriber/internal/job"
 	"transcriber/internal/uploadlink"
@@ -54,7 +55,8 @@ type downJobs struct{ job.Store }
 func (downJobs) Get(context.Context, string) (job.Job, error) { return job.Job{}, errDown }
 
 // Every route's answers, errors above all, leave through the gateway
-// without a header the platform refuses, with the status net/http gives;
+// without a header the platform refuses, with the status net/http gives,
+// and are the ones the OpenAPI document declares;
 // a 401's challenge leaves as X-Www-Authenticate, while net/http (the
 // local stack) keeps WWW-Authenticate.
 func TestGatewayAnswersCarryNoForbiddenHeader(t *testing.T) {
@@ -67,6 +69,7 @@ func TestGatewayAnswersCarryNoForbiddenHeader(t *testing.T) {
 	down := httpapi.New(httpapi.Deps{Jobs: downJobs{}, Tokens: downTokens{}, Objects: h.objects, Recognitions: h.recs,
 		Clock: h.clk, Log: logs.Logger(t)}, cfg)
 	id := ident.New()
+	doc := openapitest.Load(t)
 
 	type request struct {
 		name          string
@@ -99,10 +102,17 @@ func TestGatewayAnswersCarryNoForbiddenHeader(t *testing.T) {
 			local := httptest.NewRecorder()
 			rq.api.ServeHTTP(local, req)
 
-			resp, err := rq.api.Gateway(context.Background(), &httpapi.GatewayRequest{
+			ev := &httpapi.GatewayRequest{
 				Version: "1.0", HTTPMethod: rq.method, Path: path, QueryStringParameters: rq.query, Headers: rq.header,
-			})
+			}
+			resp, err := rq.api.Gateway(context.Background(), ev)
 			require.NoError(t, err, what)
+			if rq.method == rt.Method {
+				require.NoError(t, doc.Check(req, local.Code, local.Header(), local.Body.Bytes()), what)
+				require.NoError(t, openapitest.CheckGateway(doc, ev, resp), what)
+			} else {
+				require.False(t, doc.Declared(req), "%s: API Gateway answers it itself", what)
+			}
 			require.Equal(t, local.Code, resp.StatusCode, "%s: the gateway answers as net/http does: %s", what, resp.Body)
 			statuses[resp.StatusCode] = true
 			requireNoForbiddenHeader(t, resp, what)

@@ -11,7 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/httpapi"
+	"transcriber/internal/httpapi/openapitest"
 )
+
+// gateway hands ev to the api function's handler, as API Gateway does,
+// and checks the answer against the OpenAPI document.
+func (h *harness) gateway(ev *httpapi.GatewayRequest) *httpapi.GatewayResponse {
+	h.t.Helper()
+	resp, err := h.api.Gateway(context.Background(), ev)
+	require.NoError(h.t, err)
+	openapitest.Gateway(h.t, ev, resp)
+	return resp
+}
 
 // event decodes an API Gateway request as the platform sends it.
 func event(t *testing.T, raw string) *httpapi.GatewayRequest {
@@ -31,7 +42,7 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 	ctx := context.Background()
 
 	body := base64.StdEncoding.EncodeToString([]byte(createBody))
-	created, err := h.api.Gateway(ctx, event(t, `{
+	created := h.gateway(event(t, `{
 		"version": "1.0", "resource": "/v1/jobs", "path": "/v1/jobs", "httpMethod": "POST",
 		"headers": {"Content-Type": "application/json", "X-Api-Key": "`+secret+`", "Idempotency-Key": "gw-1"},
 		"multiValueHeaders": {"Content-Type": ["application/json"], "X-Api-Key": ["`+secret+`"], "Idempotency-Key": ["gw-1"]},
@@ -40,7 +51,6 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 		"body": "`+body+`", "isBase64Encoded": true,
 		"requestContext": {"requestId": "r1", "httpMethod": "POST", "identity": {"sourceIp": "203.0.113.7", "userAgent": "curl/8"},
 			"apiGateway": {"operationContext": {}}}}`))
-	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, created.StatusCode, created.Body)
 	require.Equal(t, "application/json; charset=utf-8", created.Headers["Content-Type"])
 	var j jobReply
@@ -54,8 +64,7 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 		"Authorization": `{"version": "1.0", "resource": "/v1/jobs/{id}", "path": "/v1/jobs/` + j.ID + `", "httpMethod": "GET",
 			"pathParameters": {"id": "` + j.ID + `"}, "headers": {"Authorization": "Bearer ` + secret + `"}}`,
 	} {
-		got, err := h.api.Gateway(ctx, event(t, raw))
-		require.NoError(t, err, name)
+		got := h.gateway(event(t, raw))
 		require.Equal(t, http.StatusOK, got.StatusCode, "%s: %s", name, got.Body)
 		var again jobReply
 		require.NoError(t, json.Unmarshal([]byte(got.Body), &again))
@@ -64,25 +73,21 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 
 	// The path is the request's own; resource and pathParameters are not
 	// read: a path that differs from them is served as the path says.
-	other, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "resource": "/v1/jobs/{id}", "path": "/v1/jobs",
+	other := h.gateway(event(t, `{"version": "1.0", "resource": "/v1/jobs/{id}", "path": "/v1/jobs",
 		"pathParameters": {"id": "`+j.ID+`"}, "httpMethod": "GET", "headers": {"X-Api-Key": "`+secret+`"}}`))
-	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, other.StatusCode, other.Body)
 	require.Contains(t, other.Body, `"jobs"`, "the list, not the job")
 
 	// The query comes from the parameter maps.
-	bad, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "path": "/v1/jobs", "httpMethod": "GET",
+	bad := h.gateway(event(t, `{"version": "1.0", "path": "/v1/jobs", "httpMethod": "GET",
 		"queryStringParameters": {"limit": "0"}, "headers": {"X-Api-Key": "`+secret+`"}}`))
-	require.NoError(t, err)
 	require.Equal(t, http.StatusBadRequest, bad.StatusCode, bad.Body)
 
-	unauth, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "path": "/v1/jobs", "httpMethod": "GET"}`))
-	require.NoError(t, err)
+	unauth := h.gateway(event(t, `{"version": "1.0", "path": "/v1/jobs", "httpMethod": "GET"}`))
 	require.Equal(t, http.StatusUnauthorized, unauth.StatusCode)
 	require.Contains(t, unauth.Body, `"code":"unauthorized"`)
 
-	broken, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "httpMethod": "POST", "path": "/v1/jobs", "body": "%%%", "isBase64Encoded": true}`))
-	require.NoError(t, err)
+	broken := h.gateway(event(t, `{"version": "1.0", "httpMethod": "POST", "path": "/v1/jobs", "body": "%%%", "isBase64Encoded": true}`))
 	require.Equal(t, http.StatusBadRequest, broken.StatusCode)
 	require.Contains(t, broken.Body, `"code":"bad_gateway_event"`)
 
@@ -97,9 +102,8 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 func TestGatewayRefusesPayloadFormat01(t *testing.T) {
 	h := newHarness(t, httpapi.Config{})
 	_, secret := h.token("gw")
-	got, err := h.api.Gateway(context.Background(), event(t, `{"url": "/v1/jobs?limit=5", "path": "/v1/jobs",
+	got := h.gateway(event(t, `{"url": "/v1/jobs?limit=5", "path": "/v1/jobs",
 		"httpMethod": "GET", "headers": {"X-Api-Key": "`+secret+`"}, "pathParams": {}, "params": {}}`))
-	require.NoError(t, err)
 	require.Equal(t, http.StatusInternalServerError, got.StatusCode, got.Body)
 	require.Contains(t, got.Body, `"code":"bad_gateway_event"`)
 	require.NotContains(t, got.Body, "0.1", "the detail is for the logs")

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
 
 	"transcriber/internal/httpapi"
+	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/telegram"
 )
 
@@ -27,16 +27,11 @@ const (
 // needs a token, and each of them calls the api function; besides them it
 // lists exactly one operation, the Telegram webhook, which calls the
 // telegram function and needs no token (the function checks the webhook's
-// secret header itself).
+// secret header itself). The document is read, and validated, by
+// kin-openapi (openapitest.Load).
 func TestOpenAPIDocumentMatchesTheRoutes(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/openapi.yaml")
-	require.NoError(t, err)
-	var doc struct {
-		OpenAPI string                    `yaml:"openapi"`
-		Paths   map[string]map[string]any `yaml:"paths"`
-	}
-	require.NoError(t, yaml.Unmarshal(raw, &doc))
-	require.True(t, strings.HasPrefix(doc.OpenAPI, "3."))
+	spec := openapitest.Load(t).Spec()
+	require.True(t, strings.HasPrefix(spec.OpenAPI, "3.0."), "API Gateway takes OpenAPI 3.0")
 
 	routes := map[string]httpapi.Route{}
 	for _, rt := range httpapi.Routes {
@@ -44,18 +39,12 @@ func TestOpenAPIDocumentMatchesTheRoutes(t *testing.T) {
 	}
 
 	var apiOps, telegramOps, inCode []string
-	for path, ops := range doc.Paths {
-		for method, v := range ops {
-			if method == "parameters" {
-				continue
-			}
-			op, ok := v.(map[string]any)
-			require.True(t, ok, "%s %s is an operation", method, path)
-			key := strings.ToUpper(method) + " " + path
-			sec, hasSec := op["security"]
-			open := hasSec && len(sec.([]any)) == 0
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			key := method + " " + path
+			open := op.Security != nil && len(*op.Security) == 0
 
-			integ, ok := op["x-yc-apigateway-integration"].(map[string]any)
+			integ, ok := op.Extensions["x-yc-apigateway-integration"].(map[string]any)
 			require.True(t, ok, "%s calls a function", key)
 			require.Equal(t, "cloud_functions", integ["type"], key)
 			require.Equal(t, "1.0", integ["payload_format_version"], key)

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -26,9 +25,7 @@ func (h *harness) withCounters(cfg httpapi.Config) quota.Counters {
 	cfg.ValidLanguage = func(l string) bool { return l == "ru-RU" || l == "en-US" }
 	h.api = httpapi.New(httpapi.Deps{Jobs: h.jobs, Tokens: h.tokens, Objects: h.objects, Recognitions: h.recs,
 		Counters: c, Clock: h.clk, Log: logs.Logger(h.t)}, cfg)
-	h.srv.Close()
-	h.srv = httptest.NewServer(h.api)
-	h.t.Cleanup(h.srv.Close)
+	h.restart()
 	return c
 }
 

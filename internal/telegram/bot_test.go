@@ -20,6 +20,7 @@ import (
 
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
+	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3"
@@ -102,7 +103,8 @@ func newHarness(t testing.TB, tune ...func(*tgconf.Config)) *harness {
 		},
 	}, c)
 	require.NoError(t, err)
-	h.server = httptest.NewServer(h.bot)
+	// Each answer of the webhook is checked against the OpenAPI document.
+	h.server = httptest.NewServer(openapitest.Handler(t, h.bot))
 	t.Cleanup(h.server.Close)
 	return h
 }

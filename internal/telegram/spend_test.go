@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
@@ -36,7 +37,7 @@ func (h *harness) withCounters(c tgconf.Config) quota.Counters {
 	}, c)
 	require.NoError(h.t, err)
 	h.server.Close()
-	h.server = httptest.NewServer(h.bot)
+	h.server = httptest.NewServer(openapitest.Handler(h.t, h.bot))
 	h.t.Cleanup(h.server.Close)
 	return counters
 }
