@@ -32,3 +32,8 @@ output "ydb_endpoint" {
   description = "YDB_CONNECTION_STRING of the job store, for `transcriber migrate` and `transcriber token`."
   value       = yandex_ydb_database_serverless.main.ydb_full_endpoint
 }
+
+output "selftest" {
+  description = "What to run next, from the repository's root with an API token in TOKEN (transcriber token create): real jobs through the API, and the bot's webhook; docs/deploy.md, step 4."
+  value       = "TELEGRAM_BOT_TOKEN=$TF_VAR_telegram_bot_token go run ./cmd/transcriber selftest --api ${local.public_url} --token $TOKEN --bot"
+}

@@ -7,6 +7,8 @@
 //	transcriber status [--json]  how the service is doing: jobs waiting and why, failures, quotas
 //	transcriber measure-sync [--runs N] [--lang L] FILE
 //	                             time SpeechKit's synchronous answers to a voice note
+//	transcriber selftest --api URL --token TOKEN [flags]
+//	                             prove a running installation works with real jobs
 //
 // Every command refuses a flag or an argument it does not know: a typo
 // must not run the command as if it were not there.
@@ -55,6 +57,17 @@ commands:
             is billed
     --runs 3        requests to send, one after another (1 to 10)
     --lang CODE     the recording's language (default $DEFAULT_LANGUAGE)
+  selftest --api URL --token TOKEN   prove a running installation works (after terraform apply, or
+            against make run): real jobs through its public API, each check one line, PASS or FAIL,
+            with its figure and, for a failure, where to look; the jobs are deleted at the end; exits
+            0 only when every check passed (docs/deploy.md, "Check it works")
+    --audio FILE --expect TEXT   a recording and the words said in it, instead of the bundled
+                    English sample; a recording of at most 30 s, one channel, for recognition-sync
+    --lang CODE     the language of --audio (default: the installation's DEFAULT_LANGUAGE)
+    --timeout 5m    the whole run's bound, the deletion of its jobs included
+    --bot           also ask Telegram whether the bot's webhook is this installation's, with
+                    $TELEGRAM_BOT_TOKEN (and $TELEGRAM_API_URL when set)
+    --json          print {"ok", "checks": [{"name", "ok", "ms", "detail"}]} instead of lines
 
 Configuration is read from the environment; see docs/configuration.md.
 `
@@ -98,6 +111,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return statusCmd(ctx, args[1:], getenv, stdout)
 	case "measure-sync":
 		return measureSyncCmd(ctx, args[1:], getenv, stdout)
+	case "selftest":
+		return selftestCmd(ctx, args[1:], getenv, stdout)
 	case "help", "-h", "--help":
 		if len(args) > 1 {
 			return usageError(fmt.Sprintf("help takes no arguments (got %q)", args[1:]))

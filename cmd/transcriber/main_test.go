@@ -63,6 +63,9 @@ func TestEveryCommandRefusesWhatItDoesNotKnow(t *testing.T) {
 		{"status", "extra"},
 		{"status", "--json", "extra"},
 		{"status", "--json=maybe"},
+		{"selftest", "--bogus"},
+		{"selftest", "extra"},
+		{"selftest", "--api", "http://127.0.0.1:1", "--token", "t", "extra"},
 	} {
 		dir := filepath.Join(t.TempDir(), "data")
 		var out bytes.Buffer

@@ -70,6 +70,17 @@ type Server struct {
 	nextID  int64
 	gone    map[int64]bool // message ids deleted by the user
 	cut     bool           // file downloads break off mid-answer
+	webhook WebhookInfo    // what setWebhook set; getWebhookInfo answers it
+}
+
+// WebhookInfo is what getWebhookInfo answers: the URL setWebhook set
+// ("" when none), and the delivery state a test scripts with
+// SetWebhookInfo.
+type WebhookInfo struct {
+	URL                string
+	PendingUpdateCount int
+	LastErrorDate      int64 // Unix seconds; 0: none
+	LastErrorMessage   string
 }
 
 type file struct {
@@ -113,6 +124,14 @@ func (s *Server) CutDownloads() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cut = true
+}
+
+// SetWebhookInfo sets what getWebhookInfo answers, URL included, as if
+// the webhook had been set and Telegram had tried to deliver to it.
+func (s *Server) SetWebhookInfo(w WebhookInfo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.webhook = w
 }
 
 // Queue adds an update for getUpdates.
@@ -212,8 +231,25 @@ func (s *Server) answer(w http.ResponseWriter, c Call) {
 		ok(map[string]any{"file_id": c.Params["file_id"], "file_unique_id": "u" + c.Params["file_id"], "file_size": len(f.data), "file_path": f.path})
 	case "getMe":
 		ok(map[string]any{"id": 123456789, "is_bot": true, "first_name": "Transcriber", "username": Username})
-	case "answerCallbackQuery", "deleteMessage", "setWebhook", "deleteWebhook":
+	case "answerCallbackQuery", "deleteMessage":
 		ok(true)
+	case "setWebhook", "deleteWebhook":
+		// The scripted delivery state goes with the old webhook; an empty
+		// url, or deleteWebhook, removes it, as at Telegram.
+		s.mu.Lock()
+		s.webhook = WebhookInfo{URL: c.Params["url"]}
+		s.mu.Unlock()
+		ok(true)
+	case "getWebhookInfo":
+		s.mu.Lock()
+		w := s.webhook
+		s.mu.Unlock()
+		info := map[string]any{"url": w.URL, "has_custom_certificate": false, "pending_update_count": w.PendingUpdateCount}
+		if w.LastErrorMessage != "" {
+			info["last_error_date"] = w.LastErrorDate
+			info["last_error_message"] = w.LastErrorMessage
+		}
+		ok(info)
 	case "getUpdates":
 		s.mu.Lock()
 		offset := c.Int("offset")

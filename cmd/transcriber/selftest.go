@@ -1,0 +1,849 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"transcriber/internal/clock"
+	"transcriber/internal/telegram/tgconf"
+)
+
+// The bundled sample: 4.6 s of English speech, mono Ogg Opus (10 KB),
+// short enough for synchronous recognition. Made with espeak-ng 1.51 and
+// ffmpeg 5.1 (Debian 12):
+//
+//	espeak-ng -v en-us -s 140 -w s.wav "$(cat sample.txt)"
+//	ffmpeg -i s.wav -ac 1 -ar 48000 -c:a libopus -b:a 16k -application voip \
+//	  -map_metadata -1 -fflags +bitexact -flags:a +bitexact sample.ogg
+var (
+	//go:embed selftest/sample.ogg
+	sampleAudio []byte
+	//go:embed selftest/sample.txt
+	sampleText string
+)
+
+// sampleLanguage is the bundled sample's language.
+const sampleLanguage = "en-US"
+
+// sendNoReuse says whether the selftest's jobs send "reuse": false. A
+// coming feature answers a job from an earlier identical upload's
+// transcript, and adds that field to make a job be recognized afresh. The
+// API has no such field yet and refuses an unknown one (400 bad_json), and
+// every job is recognized afresh, so it stays false until the feature
+// adds the field; TestSelftestReuseFieldMatchesTheAPI fails once the API
+// takes "reuse" while this is still false.
+const sendNoReuse = false
+
+// Defaults of the selftest.
+const (
+	defaultSelftestTimeout = 5 * time.Minute
+	// A job's state is read first after selftestPollFirst, then at twice
+	// the pause each time, up to selftestPollMax: a figure is that
+	// precise.
+	selftestPollFirst = 50 * time.Millisecond
+	selftestPollMax   = time.Second
+	// selftestRequestTimeout bounds one HTTP request.
+	selftestRequestTimeout = 30 * time.Second
+	// minWordShare is the share of the expected words a transcript must
+	// hold, in percent.
+	minWordShare = 60
+	// maxAnswerBytes bounds what is read of an answer.
+	maxAnswerBytes = 1 << 20
+)
+
+// The checks, in the order they run and print.
+const (
+	checkAPI      = "api"
+	checkUpload   = "upload"
+	checkAsync    = "recognition-async"
+	checkSync     = "recognition-sync"
+	checkWebhook  = "telegram-webhook"
+	checkCleanup  = "cleanup"
+	selftestFiles = "transcriber-selftest"
+)
+
+const selftestUsage = `usage: transcriber selftest --api URL --token TOKEN [--audio FILE --expect TEXT [--lang CODE]]
+                           [--timeout 5m] [--bot] [--json]`
+
+// selftestOptions are the command line of `transcriber selftest`.
+type selftestOptions struct {
+	api, token    string
+	audio, expect string
+	lang          string
+	timeout       time.Duration
+	bot, json     bool
+	// audioBytes and filename are the recording sent, read before any
+	// check runs.
+	audioBytes []byte
+	filename   string
+	// botToken and botAPI are TELEGRAM_BOT_TOKEN and TELEGRAM_API_URL,
+	// with --bot.
+	botToken, botAPI string
+}
+
+// selftestCmd runs `transcriber selftest`: real jobs through the public
+// API of a running installation, each check a line (or, with --json, one
+// object); an error when a check failed.
+func selftestCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	o, err := parseSelftest(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		_, err = fmt.Fprintln(stdout, selftestUsage+"\n\nThe flags and the checks: transcriber help, docs/deploy.md (step 4).")
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	r := newSelftest(o)
+	rep := r.run(ctx, stdout)
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	}
+	var failed []string
+	for _, c := range rep.Checks {
+		if !c.OK {
+			failed = append(failed, c.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("selftest: %d of %d checks failed: %s", len(failed), len(rep.Checks), strings.Join(failed, ", "))
+	}
+	if !o.json {
+		_, err = fmt.Fprintf(stdout, "selftest passed: %d checks\n", len(rep.Checks))
+	}
+	return err
+}
+
+func selftestUsageError(msg string) error {
+	return fmt.Errorf("%w: %s\n%s", errUsage, msg, selftestUsage)
+}
+
+// parseSelftest reads the command line and what it names (the audio file,
+// the bot's token), refusing anything it does not know.
+func parseSelftest(args []string, getenv func(string) string) (selftestOptions, error) {
+	var o selftestOptions
+	fs := flag.NewFlagSet("selftest", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.api, "api", "", "the installation's address")
+	fs.StringVar(&o.token, "token", "", "an API token of the installation")
+	fs.StringVar(&o.audio, "audio", "", "a recording instead of the bundled sample")
+	fs.StringVar(&o.expect, "expect", "", "the words in --audio")
+	fs.StringVar(&o.lang, "lang", "", "the language of --audio")
+	fs.DurationVar(&o.timeout, "timeout", defaultSelftestTimeout, "the whole run's bound")
+	fs.BoolVar(&o.bot, "bot", false, "check the Telegram webhook too")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		if strings.HasSuffix(err.Error(), "not defined: -store") {
+			// The job store's contract suites are Go tests, and need some
+			// 4,000 schema operations: more than a serverless database
+			// allows in a day.
+			return o, selftestUsageError("selftest has no --store: the job store's contract suites run with `make test-ydb` " +
+				"against a YDB you run, not the installation's serverless database (docs/testing.md)")
+		}
+		return o, selftestUsageError("selftest: " + err.Error())
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, selftestUsageError(fmt.Sprintf("selftest takes only flags (got %q too)", fs.Args()))
+	case o.api == "" || o.token == "":
+		return o, selftestUsageError("selftest needs --api URL and --token TOKEN")
+	case o.timeout <= 0:
+		return o, selftestUsageError("selftest --timeout: want a duration such as 5m")
+	case (o.audio == "") != (o.expect == ""):
+		return o, selftestUsageError("selftest: --audio FILE and --expect TEXT go together")
+	case o.lang != "" && o.audio == "":
+		return o, selftestUsageError("selftest: --lang is the language of --audio; the bundled sample is " + sampleLanguage)
+	case o.audio != "" && len(words(o.expect)) == 0:
+		return o, selftestUsageError("selftest --expect: want the words said in --audio")
+	}
+	base, err := apiBase(o.api)
+	if err != nil {
+		return o, selftestUsageError(err.Error())
+	}
+	o.api = base
+	if o.audio == "" {
+		o.audioBytes, o.expect, o.lang, o.filename = sampleAudio, sampleText, sampleLanguage, selftestFiles+".ogg"
+	} else {
+		b, err := os.ReadFile(o.audio)
+		if err != nil {
+			return o, fmt.Errorf("selftest --audio: %w", err)
+		}
+		if len(b) == 0 {
+			return o, fmt.Errorf("selftest --audio: %s is empty", o.audio)
+		}
+		o.audioBytes, o.filename = b, selftestFiles+"-"+filepath.Base(o.audio)
+	}
+	if o.bot {
+		if o.botToken = getenv("TELEGRAM_BOT_TOKEN"); o.botToken == "" {
+			return o, errors.New("selftest --bot needs the bot's token in TELEGRAM_BOT_TOKEN")
+		}
+		if o.botAPI = getenv("TELEGRAM_API_URL"); o.botAPI == "" {
+			o.botAPI = tgconf.DefaultAPIURL
+		}
+		o.botAPI = strings.TrimRight(o.botAPI, "/")
+	}
+	return o, nil
+}
+
+// apiBase is the installation's address without a trailing slash: an
+// http or https URL with a host and nothing after it but a path.
+func apiBase(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("selftest --api: %q is not an address such as https://d5d….apigw.yandexcloud.net (terraform output api_url) or http://127.0.0.1:8080", raw)
+	}
+	return u.String(), nil
+}
+
+// checkResult is one check's outcome.
+type checkResult struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Ms     int64  `json:"ms"`
+	Detail string `json:"detail"`
+	// figure is what the line shows as the check's figure: its ms, or a
+	// count; "" for none.
+	figure string
+}
+
+// selftestReport is what --json prints.
+type selftestReport struct {
+	OK     bool          `json:"ok"`
+	Checks []checkResult `json:"checks"`
+}
+
+// selftest is one run.
+type selftest struct {
+	o      selftestOptions
+	client *http.Client
+	clk    clock.Clock
+
+	mu   sync.Mutex
+	jobs []string // the ids of the jobs made, for cleanup
+}
+
+func newSelftest(o selftestOptions) *selftest {
+	return &selftest{o: o, clk: clock.System(), client: &http.Client{
+		Timeout: selftestRequestTimeout,
+		// A redirect is answered, not followed: X-Api-Key would go along
+		// to wherever it points.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// run runs the checks in order, printing each one's line as it ends
+// (unless --json), and returns them all. A check that cannot run because
+// an earlier one failed is a failure that says so; cleanup runs whatever
+// happened, within the last part of the run's time kept for it.
+func (s *selftest) run(ctx context.Context, stdout io.Writer) selftestReport {
+	start := s.clk.Now()
+	reserve := min(20*time.Second, s.o.timeout/4)
+	checksCtx, cancelChecks := context.WithDeadline(ctx, start.Add(s.o.timeout-reserve))
+	defer cancelChecks()
+	// The jobs made are deleted even after Ctrl-C, within the run's time.
+	cleanupCtx, cancelCleanup := context.WithDeadline(context.WithoutCancel(ctx), start.Add(s.o.timeout))
+	defer cancelCleanup()
+
+	var rep selftestReport
+	emit := func(c checkResult) {
+		c.Detail = s.scrub(c.Detail)
+		rep.Checks = append(rep.Checks, c)
+		if !s.o.json {
+			fmt.Fprintln(stdout, checkLine(c))
+		}
+	}
+
+	// Telegram is asked at once, apart from the API: the recognitions may
+	// take the run's time.
+	webhookDone := make(chan checkResult, 1)
+	if s.o.bot {
+		go func() { webhookDone <- s.checkWebhook(checksCtx) }()
+	}
+
+	apiCheck := s.checkAPI(checksCtx)
+	emit(apiCheck)
+	if !apiCheck.OK {
+		for _, name := range []string{checkUpload, checkAsync, checkSync} {
+			emit(skipped(name, "the api check failed"))
+		}
+	} else {
+		up, jobID, putAt := s.checkUpload(checksCtx)
+		emit(up)
+		if !up.OK {
+			emit(skipped(checkAsync, "the upload check failed"))
+			emit(skipped(checkSync, "the upload check failed"))
+		} else {
+			// The fast job runs while the first one is recognized: a timer
+			// that never fires leaves time to judge synchronous recognition.
+			syncDone := make(chan checkResult, 1)
+			go func() { syncDone <- s.checkSync(checksCtx) }()
+			emit(s.recognized(checksCtx, checkAsync, jobID, putAt))
+			emit(<-syncDone)
+		}
+	}
+	if s.o.bot {
+		emit(<-webhookDone)
+	}
+	emit(s.cleanup(cleanupCtx))
+
+	rep.OK = true
+	for _, c := range rep.Checks {
+		rep.OK = rep.OK && c.OK
+	}
+	return rep
+}
+
+// checkLine is a check's line: PASS or FAIL, its name, its figure, what
+// it found.
+func checkLine(c checkResult) string {
+	verdict := "PASS"
+	if !c.OK {
+		verdict = "FAIL"
+	}
+	fig := c.figure
+	if fig == "" {
+		fig = "—"
+	}
+	return fmt.Sprintf("%s %-17s %11s  %s", verdict, c.Name, fig, c.Detail)
+}
+
+func skipped(name, why string) checkResult {
+	return checkResult{Name: name, Detail: "skipped: " + why}
+}
+
+// scrub takes the API token and the bot's token out of text that may
+// carry an answer's words: an answer may echo what it was sent.
+func (s *selftest) scrub(text string) string {
+	secrets := []string{s.o.token, s.o.botToken}
+	if _, after, ok := strings.Cut(s.o.botToken, ":"); ok {
+		secrets = append(secrets, after)
+	}
+	for _, v := range secrets {
+		if len(v) >= 8 {
+			text = strings.ReplaceAll(text, v, "[redacted]")
+		}
+	}
+	return text
+}
+
+func (s *selftest) since(t time.Time) int64 { return s.clk.Now().Sub(t).Milliseconds() }
+
+func msFigure(ms int64) string { return fmt.Sprintf("%d ms", ms) }
+
+// How a request names its caller.
+type auth int
+
+const (
+	noToken auth = iota
+	apiKey       // X-Api-Key: what passes API Gateway (docs/api.md, "Authentication")
+	bearer       // Authorization: Bearer
+)
+
+// answer is an HTTP answer, read whole (up to maxAnswerBytes).
+type answer struct {
+	status int
+	body   []byte
+}
+
+// problem is an error answer as one phrase: the status and the API's error
+// code and message when it has them.
+func (a answer) problem() string {
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if json.Unmarshal(a.body, &e) == nil && e.Error.Code != "" {
+		return fmt.Sprintf("HTTP %d %s (%s)", a.status, e.Error.Code, e.Error.Message)
+	}
+	return fmt.Sprintf("HTTP %d", a.status)
+}
+
+// call makes one request to the API.
+func (s *selftest) call(ctx context.Context, method, path string, body []byte, who auth) (answer, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.o.api+path, rd)
+	if err != nil {
+		return answer{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	switch who {
+	case apiKey:
+		req.Header.Set("X-Api-Key", s.o.token)
+	case bearer:
+		req.Header.Set("Authorization", "Bearer "+s.o.token)
+	}
+	return s.send(req)
+}
+
+// send makes a request and reads its answer. Its error says what failed
+// without the URL, which may carry a signature or a token.
+func (s *selftest) send(req *http.Request) (answer, error) {
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return answer{}, netProblem(req.Context(), err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	if err != nil {
+		return answer{}, netProblem(req.Context(), err)
+	}
+	return answer{status: resp.StatusCode, body: b}, nil
+}
+
+// errOutOfTime: the run's time ran out.
+var errOutOfTime = errors.New("the run's time ran out")
+
+func netProblem(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errOutOfTime
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return errors.New(err.Error())
+}
+
+// checkAPI: the health route answers, a request without a token is
+// refused, the token is taken. Whether Authorization: Bearer also passes
+// (behind API Gateway it may not) is said, not judged.
+func (s *selftest) checkAPI(ctx context.Context) checkResult {
+	start := s.clk.Now()
+	c := checkResult{Name: checkAPI}
+	fail := func(format string, a ...any) checkResult {
+		c.Ms = s.since(start)
+		c.figure = msFigure(c.Ms)
+		c.Detail = fmt.Sprintf(format, a...)
+		return c
+	}
+	a, err := s.call(ctx, http.MethodGet, "/healthz", nil, noToken)
+	if err != nil {
+		return fail("/healthz: %v: is --api the installation's address (terraform output api_url)? Look at the gateway and the api function's logs", err)
+	}
+	var health struct{ Status string }
+	if a.status != http.StatusOK || json.Unmarshal(a.body, &health) != nil || health.Status != "ok" {
+		return fail("/healthz answered %s, not {\"status\": \"ok\"}: is --api the installation's address? Look at the api function's logs", a.problem())
+	}
+	if a, err = s.call(ctx, http.MethodGet, "/v1/usage", nil, noToken); err != nil {
+		return fail("/v1/usage without a token: %v", err)
+	}
+	if a.status != http.StatusUnauthorized {
+		return fail("/v1/usage without a token answered %s, not 401: the API does not check tokens here", a.problem())
+	}
+	if a, err = s.call(ctx, http.MethodGet, "/v1/usage", nil, apiKey); err != nil {
+		return fail("/v1/usage with the token: %v", err)
+	}
+	switch {
+	case a.status == http.StatusUnauthorized:
+		return fail("the token was refused (401): make one for this installation (transcriber token create, with its YDB_CONNECTION_STRING); no job was made")
+	case a.status != http.StatusOK:
+		return fail("/v1/usage with the token answered %s: look at the api function's logs; no job was made", a.problem())
+	}
+	bearerNote := "Authorization: Bearer is taken too"
+	if b, err := s.call(ctx, http.MethodGet, "/v1/usage", nil, bearer); err != nil || b.status != http.StatusOK {
+		status := "no answer"
+		if err == nil {
+			status = b.problem()
+		}
+		bearerNote = "Authorization: Bearer is not (" + status + "): clients send X-Api-Key"
+	}
+	c.OK = true
+	c.Ms = s.since(start)
+	c.figure = msFigure(c.Ms)
+	c.Detail = "healthz ok; 401 without a token; the token is taken as X-Api-Key; " + bearerNote
+	return c
+}
+
+// jobState is what the checks read of a job.
+type jobState struct {
+	ID          string `json:"id"`
+	State       string `json:"state"`
+	Recognition string `json:"recognition"`
+	Error       *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Upload *struct {
+		Method  string            `json:"method"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	} `json:"upload"`
+}
+
+func (j jobState) ended() bool {
+	return j.State == "done" || j.State == "failed" || j.State == "dead"
+}
+
+// createAndUpload makes a job of the recording and PUTs the recording to
+// its presigned URL; it returns the job and when the PUT ended.
+func (s *selftest) createAndUpload(ctx context.Context, priority string) (jobState, time.Time, error) {
+	req := map[string]any{"filename": s.o.filename, "size_bytes": len(s.o.audioBytes)}
+	if s.o.lang != "" {
+		req["language"] = s.o.lang
+	}
+	if priority != "" {
+		req["priority"] = priority
+	}
+	if sendNoReuse {
+		req["reuse"] = false
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return jobState{}, time.Time{}, err
+	}
+	a, err := s.call(ctx, http.MethodPost, "/v1/jobs", body, apiKey)
+	if err != nil {
+		return jobState{}, time.Time{}, fmt.Errorf("POST /v1/jobs: %w", err)
+	}
+	var j jobState
+	if a.status != http.StatusCreated || json.Unmarshal(a.body, &j) != nil || j.ID == "" || j.Upload == nil || j.Upload.URL == "" {
+		return jobState{}, time.Time{}, fmt.Errorf("POST /v1/jobs answered %s: look at the api function's logs", a.problem())
+	}
+	s.mu.Lock()
+	s.jobs = append(s.jobs, j.ID)
+	s.mu.Unlock()
+
+	method := j.Upload.Method
+	if method == "" {
+		method = http.MethodPut
+	}
+	put, err := http.NewRequestWithContext(ctx, method, j.Upload.URL, bytes.NewReader(s.o.audioBytes))
+	if err != nil {
+		return j, time.Time{}, fmt.Errorf("job %s: its upload URL is not a URL", j.ID)
+	}
+	for k, v := range j.Upload.Headers {
+		put.Header.Set(k, v)
+	}
+	pa, err := s.send(put)
+	if err != nil {
+		return j, time.Time{}, fmt.Errorf("job %s: the PUT to its upload URL: %w", j.ID, err)
+	}
+	if pa.status/100 != 2 {
+		return j, time.Time{}, fmt.Errorf("job %s: Object Storage refused the PUT to its upload URL (HTTP %d): "+
+			"look at the presigner's key in Lockbox and its storage.editor role on the data bucket", j.ID, pa.status)
+	}
+	return j, s.clk.Now(), nil
+}
+
+// job reads a job's state.
+func (s *selftest) job(ctx context.Context, id string) (jobState, error) {
+	a, err := s.call(ctx, http.MethodGet, "/v1/jobs/"+id, nil, apiKey)
+	if err != nil {
+		return jobState{}, err
+	}
+	var j jobState
+	if a.status != http.StatusOK || json.Unmarshal(a.body, &j) != nil {
+		return jobState{}, fmt.Errorf("GET /v1/jobs/%s answered %s", id, a.problem())
+	}
+	return j, nil
+}
+
+// waitFor reads the job until done says so, or the run's time runs out;
+// it returns the last state read. A read that fails is tried again: a
+// moment's 503 is not the check's failure.
+func (s *selftest) waitFor(ctx context.Context, id string, done func(jobState) bool) (jobState, error) {
+	var last jobState
+	var lastErr error
+	for pause := selftestPollFirst; ; pause = min(2*pause, selftestPollMax) {
+		j, err := s.job(ctx, id)
+		if err == nil {
+			last, lastErr = j, nil
+			if done(j) {
+				return j, nil
+			}
+		} else if !errors.Is(err, errOutOfTime) {
+			lastErr = err
+		}
+		if clock.Sleep(ctx, pause) != nil {
+			if lastErr != nil {
+				return last, fmt.Errorf("%w; the last read: %w", errOutOfTime, lastErr)
+			}
+			return last, errOutOfTime
+		}
+	}
+}
+
+// checkUpload: a job, its file PUT to the presigned URL, and the job
+// leaves awaiting_upload: the storage's trigger ran ingest. Its figure is
+// the time from the job's creation to then.
+func (s *selftest) checkUpload(ctx context.Context) (checkResult, string, time.Time) {
+	start := s.clk.Now()
+	c := checkResult{Name: checkUpload}
+	finish := func(ok bool, format string, a ...any) checkResult {
+		c.OK = ok
+		c.Ms = s.since(start)
+		c.figure = msFigure(c.Ms)
+		c.Detail = fmt.Sprintf(format, a...)
+		return c
+	}
+	made, putAt, err := s.createAndUpload(ctx, "")
+	if err != nil {
+		return finish(false, "%v", err), "", time.Time{}
+	}
+	id := made.ID
+	j, err := s.waitFor(ctx, id, func(j jobState) bool { return j.State != "awaiting_upload" })
+	switch {
+	case err != nil:
+		return finish(false, "job %s is still awaiting_upload %s after its upload (%v): no ingest ran; look at the Object Storage trigger "+
+			"(sources/ → ingest), its dead-letter queue, the trigger account's functions.functionInvoker role and the ingest function's logs",
+			id, time.Duration(s.since(putAt))*time.Millisecond, err), "", time.Time{}
+	case j.State == "failed" && j.Error != nil && j.Error.Code == "upload_missing":
+		return finish(false, "job %s failed as upload_missing: the upload's event never came; look at the Object Storage trigger", id), "", time.Time{}
+	}
+	return finish(true, "job %s is %s", id, j.State), id, putAt
+}
+
+// checkSync: the same recording as a fast job ends done, recognized
+// synchronously, with the expected words. Its figure is the time from its
+// upload to the transcript in hand.
+func (s *selftest) checkSync(ctx context.Context) checkResult {
+	start := s.clk.Now()
+	j, putAt, err := s.createAndUpload(ctx, "fast")
+	if err != nil {
+		ms := s.since(start)
+		return checkResult{Name: checkSync, Ms: ms, figure: msFigure(ms), Detail: err.Error()}
+	}
+	return s.recognized(ctx, checkSync, j.ID, putAt)
+}
+
+// recognized waits for a job to end and judges it: done, at least
+// minWordShare % of the expected words in its transcript, and, for
+// recognition-sync, recognized synchronously. Its figure is the time from
+// the job's upload to its transcript in hand. recognition-async is the
+// upload check's job, a normal one.
+func (s *selftest) recognized(ctx context.Context, name, id string, putAt time.Time) checkResult {
+	c := checkResult{Name: name}
+	finish := func(ok bool, format string, a ...any) checkResult {
+		c.OK = ok
+		c.Ms = s.since(putAt)
+		c.figure = msFigure(c.Ms)
+		c.Detail = fmt.Sprintf(format, a...)
+		return c
+	}
+	j, err := s.waitFor(ctx, id, jobState.ended)
+	if err != nil {
+		return finish(false, "job %s is still %s (%v): %s", id, orUnknown(j.State), err, stuckHint(j.State))
+	}
+	if j.State != "done" {
+		code, msg := "", ""
+		if j.Error != nil {
+			code, msg = j.Error.Code, j.Error.Message
+		}
+		return finish(false, "job %s ended %s: %s (%s): %s", id, j.State, code, msg, failureHint(code))
+	}
+	a, err := s.call(ctx, http.MethodGet, "/v1/jobs/"+id+"/transcript?format=txt", nil, apiKey)
+	if err != nil {
+		return finish(false, "job %s is done; its transcript: %v", id, err)
+	}
+	if a.status != http.StatusOK {
+		return finish(false, "job %s is done; its transcript answered %s: look at the api function's logs and its storage.viewer role", id, a.problem())
+	}
+	got, want := heard(string(a.body), s.o.expect)
+	share := 0
+	if want > 0 {
+		share = got * 100 / want
+	}
+	if share < minWordShare {
+		return finish(false, "job %s is done, but its transcript holds %d of the %d expected words (%d %%, under %d %%): %q; "+
+			"is the recording in the job's language (--lang)?", id, got, want, share, minWordShare, clip(string(a.body), 120))
+	}
+	if name == checkSync && j.Recognition != "sync" {
+		return finish(false, "job %s is done, but recognized %q, not synchronously: SpeechKit's synchronous API refused it or it is off "+
+			"(SPEECHKIT_SYNC_MAX_DURATION, SPEECHKIT_SYNC_URL; a recording over 30 s or of more than one channel); look at the ingest function's logs",
+			id, orUnknown(j.Recognition))
+	}
+	return finish(true, "job %s done (%s), %d of %d expected words in its transcript", id, orUnknown(j.Recognition), got, want)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// stuckHint says where to look for a job still in state when the run's
+// time ran out. A job whose step failed and waits to be tried again stays
+// in its state; transcriber status says what the oldest job waits for.
+func stuckHint(state string) string {
+	switch state {
+	case "created":
+		return "its conversion has not ended; look at the ingest function's logs (ffmpeg) and transcriber status"
+	case "converted":
+		return "it was not sent to SpeechKit: it waits for the request window or a place in flight, or SpeechKit refused it and it is tried again; " +
+			"transcriber status says which; look at the ingest and poll functions' logs under the job id"
+	case "transcribe":
+		return "SpeechKit has it, or refused it and it is tried again; the poll function's timer looks every minute: " +
+			"look at the poll function's logs under the job id, the timer trigger, and transcriber status"
+	case "awaiting_upload":
+		return "its upload's event never came; look at the Object Storage trigger"
+	}
+	return "look at the ingest and poll functions' logs under the job id"
+}
+
+// failureHint says where to look for a job that ended with code.
+func failureHint(code string) string {
+	switch code {
+	case "speechkit_access_denied":
+		return "SpeechKit refused the installation's credentials: the functions' service accounts need ai.speechkit-stt.user (terraform/iam.tf)"
+	case "recognition_not_configured":
+		return "the installation has no SpeechKit credentials (SPEECHKIT_API_KEY for the local stack)"
+	case "speechkit_unavailable", "recognition_failed":
+		return "SpeechKit failed every attempt; look at the ingest and poll functions' logs under the job id"
+	case "unsupported_media", "unreadable_media", "no_audio_stream", "empty_file":
+		return "the recording itself was refused; check --audio"
+	case "quota_exceeded":
+		return "the installation's audio limits (GET /v1/usage, LIMIT_AUDIO_PER_DAY, LIMIT_AUDIO_PER_MONTH)"
+	}
+	return "look at the ingest and poll functions' logs under the job id"
+}
+
+// words are text's words, lower-cased, ё as е, split at anything that is
+// not a letter or a digit.
+func words(text string) []string {
+	text = strings.ReplaceAll(strings.ToLower(text), "ё", "е")
+	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// heard counts the expected words the transcript holds, each heard word
+// counted once, and returns it with the number of expected words.
+func heard(transcript, expected string) (got, want int) {
+	have := map[string]int{}
+	for _, w := range words(transcript) {
+		have[w]++
+	}
+	exp := words(expected)
+	for _, w := range exp {
+		if have[w] > 0 {
+			have[w]--
+			got++
+		}
+	}
+	return got, len(exp)
+}
+
+// clip is text on one line, at most n runes.
+func clip(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return text
+}
+
+// checkWebhook asks Telegram about the bot's webhook: it must be this
+// installation's, with no delivery error. Its figure is the updates
+// waiting.
+func (s *selftest) checkWebhook(ctx context.Context) checkResult {
+	start := s.clk.Now()
+	c := checkResult{Name: checkWebhook}
+	finish := func(ok bool, format string, a ...any) checkResult {
+		c.OK = ok
+		c.Ms = s.since(start)
+		if c.figure == "" {
+			c.figure = msFigure(c.Ms)
+		}
+		c.Detail = fmt.Sprintf(format, a...)
+		return c
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.o.botAPI+"/bot"+s.o.botToken+"/getWebhookInfo", nil)
+	if err != nil {
+		return finish(false, "TELEGRAM_API_URL is not a URL")
+	}
+	a, err := s.send(req)
+	if err != nil {
+		return finish(false, "getWebhookInfo: %v", err)
+	}
+	var r struct {
+		OK          bool   `json:"ok"`
+		Description string `json:"description"`
+		Result      struct {
+			URL                string `json:"url"`
+			PendingUpdateCount int    `json:"pending_update_count"`
+			LastErrorDate      int64  `json:"last_error_date"`
+			LastErrorMessage   string `json:"last_error_message"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(a.body, &r) != nil {
+		return finish(false, "getWebhookInfo answered HTTP %d, not the Bot API's JSON: is TELEGRAM_API_URL right?", a.status)
+	}
+	if !r.OK {
+		if a.status == http.StatusUnauthorized || a.status == http.StatusNotFound {
+			return finish(false, "Telegram does not know TELEGRAM_BOT_TOKEN (HTTP %d %s)", a.status, r.Description)
+		}
+		return finish(false, "getWebhookInfo answered HTTP %d %s", a.status, r.Description)
+	}
+	want := s.o.api + "/telegram/webhook"
+	w := r.Result
+	c.figure = fmt.Sprintf("%d pending", w.PendingUpdateCount)
+	switch {
+	case w.URL == "":
+		return finish(false, "the bot has no webhook: it gets no updates; terraform apply registers it (terraform_data.webhook)")
+	case w.URL != want:
+		return finish(false, "the bot's webhook is %s, not this installation's %s: another installation or a test took the bot; "+
+			"terraform apply -replace=terraform_data.webhook registers it again", w.URL, want)
+	case w.LastErrorMessage != "":
+		at := "at an unknown time"
+		if w.LastErrorDate > 0 {
+			at = "at " + time.Unix(w.LastErrorDate, 0).UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		return finish(false, "Telegram's last delivery to the webhook failed %s: %q; %d updates wait; look at the gateway and the telegram function's logs",
+			at, w.LastErrorMessage, w.PendingUpdateCount)
+	}
+	return finish(true, "the webhook is %s, no delivery error, %d updates wait", w.URL, w.PendingUpdateCount)
+}
+
+// cleanup deletes the run's jobs, with their files and recognitions.
+func (s *selftest) cleanup(ctx context.Context) checkResult {
+	start := s.clk.Now()
+	s.mu.Lock()
+	ids := append([]string(nil), s.jobs...)
+	s.mu.Unlock()
+	c := checkResult{Name: checkCleanup, OK: true}
+	var problems []string
+	for _, id := range ids {
+		a, err := s.call(ctx, http.MethodDelete, "/v1/jobs/"+id, nil, apiKey)
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("job %s: %v", id, err))
+		case a.status != http.StatusOK:
+			problems = append(problems, fmt.Sprintf("job %s: %s", id, a.problem()))
+		}
+	}
+	c.Ms = s.since(start)
+	switch {
+	case len(problems) > 0:
+		c.OK = false
+		c.Detail = fmt.Sprintf("%d of %d jobs not deleted (%s): delete them with DELETE /v1/jobs/{id}", len(problems), len(ids),
+			strings.Join(problems, "; "))
+	case len(ids) == 0:
+		c.Detail = "no job was made"
+	default:
+		c.Detail = fmt.Sprintf("%d jobs deleted", len(ids))
+	}
+	return c
+}
