@@ -108,6 +108,11 @@ func (c countingJobs) List(ctx context.Context, ownerID, cursor string, limit in
 	return c.s.List(ctx, ownerID, cursor, limit)
 }
 
+func (c countingJobs) Reusable(ctx context.Context, key string, endedAfter time.Time) (job.Job, error) {
+	c.log.add("jobs.Reusable")
+	return c.s.Reusable(ctx, key, endedAfter)
+}
+
 func (c countingJobs) Unfinished(ctx context.Context, chargedTo string, limit int) ([]job.Job, error) {
 	c.log.add("jobs.Unfinished")
 	return c.s.Unfinished(ctx, chargedTo, limit)

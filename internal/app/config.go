@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"transcriber/internal/httpapi"
+	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
@@ -141,6 +142,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.Media.PieceLength > seg {
 		r.errs = append(r.errs, fmt.Errorf("PIECE_LENGTH: %s is longer than SEGMENT_LENGTH (%s), the longest piece SpeechKit is sent", c.Media.PieceLength, seg))
+	}
+	if scope, err := job.ParseReuseScope(r.get("REUSE_SCOPE")); err != nil {
+		r.errs = append(r.errs, fmt.Errorf("REUSE_SCOPE: %w", err))
+	} else {
+		c.Pipeline.ReuseScope, c.Telegram.ReuseScope = scope, scope
 	}
 	c.Limits = spend.Limits{
 		AudioPerDay:   r.limitDuration("LIMIT_AUDIO_PER_DAY", spend.DefaultAudioPerDay, limitAudio),

@@ -99,9 +99,9 @@ func TestTwelveShortNotesStayWithinTheMonthAsBilled(t *testing.T) {
 			})
 			c := st.client()
 			note := shortVoice(t, 900)
-			options := ""
+			options := `,"reuse":false` // the same note each time: recognized, not reused
 			if door == "sync" {
-				options = `,"priority":"fast"`
+				options += `,"priority":"fast"`
 			}
 			var ids []string
 			for range 12 {
@@ -137,7 +137,7 @@ func TestADayOf37SecondsTakesTwoSixSecondNotes(t *testing.T) {
 	note := shortVoice(t, 6_000)
 	var ids []string
 	for range 3 {
-		ids = append(ids, st.send(c, note, ""))
+		ids = append(ids, st.send(c, note, `,"reuse":false`))
 		st.poll()
 	}
 	require.Equal(t, job.Done, st.job(ids[0]).State)
@@ -185,7 +185,7 @@ func TestTheBudgetHoldsAcrossTheAPITheBotAndSummaries(t *testing.T) {
 
 	// A summary's job reserves its bound (2,212 tokens for 0.9 s: 2.65 ₽,
 	// which fits the 3 ₽) and is settled to what the answer reported.
-	sum := b.job(b.send(c, note, `,"language":"en-US","summary":true`))
+	sum := b.job(b.send(c, note, `,"language":"en-US","summary":true,"reuse":false`))
 	b.poll()
 	sum = b.job(sum.ID)
 	require.Equal(t, job.Done, sum.State, "%s %s", sum.ErrorCode, sum.ErrorMessage)
@@ -195,7 +195,7 @@ func TestTheBudgetHoldsAcrossTheAPITheBotAndSummaries(t *testing.T) {
 	for i := 0; refused.ID == "" && i < 40; i++ {
 		var j job.Job
 		if i%2 == 0 {
-			j = b.job(b.send(c, note, ""))
+			j = b.job(b.send(c, note, `,"reuse":false`))
 			b.poll()
 			j = b.job(j.ID)
 		} else {

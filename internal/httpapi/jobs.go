@@ -38,6 +38,9 @@ type createRequest struct {
 	// CallbackURL is where the service POSTs a signed callback when the
 	// job ends (package callback).
 	CallbackURL string `json:"callback_url,omitempty"`
+	// Reuse false asks for a fresh recognition even when an earlier job
+	// of the same recording could lend its transcript (job.Features.NoReuse).
+	Reuse *bool `json:"reuse,omitempty"`
 }
 
 // codeBadFilename: the filename is empty, too long, not UTF-8, or has a
@@ -169,6 +172,7 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		Priority:       req.Priority,
 		Speakers:       req.Speakers,
 		Summary:        req.Summary,
+		NoReuse:        req.Reuse != nil && !*req.Reuse,
 		Filename:       req.Filename,
 		SizeBytes:      req.SizeBytes,
 		ContentType:    req.ContentType,
@@ -180,7 +184,8 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		return err
 	}
 	if !created && (j.Filename != d.Filename || j.SizeBytes != d.SizeBytes || j.ContentType != d.ContentType || j.Language != d.Language ||
-		j.PriorityOf() != d.Priority || j.Features.Speakers != d.Speakers || j.Features.Summary != d.Summary) {
+		j.PriorityOf() != d.Priority || j.Features.Speakers != d.Speakers || j.Features.Summary != d.Summary ||
+		j.Features.NoReuse != d.NoReuse) {
 		return errIdemReuse
 	}
 	v := a.view(j)
@@ -311,7 +316,7 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, caller apitoken.T
 	out := listView{Jobs: make([]jobView, 0, len(page.Jobs)), NextCursor: page.Next}
 	for _, j := range page.Jobs {
 		v := a.view(j)
-		v.BilledSeconds, v.CostRub = 0, nil // the job's own view says them; a listing reads no segments to reckon them
+		v.BilledSeconds, v.CostRub = nil, nil // the job's own view says them; a listing reads no segments to reckon them
 		out.Jobs = append(out.Jobs, v)
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -27,7 +27,7 @@ type jobView struct {
 	// (spend.JobBilled: what a synchronous answer stated, else the
 	// segments by the asynchronous rule); shown once the job is done, in
 	// the job's own view.
-	BilledSeconds int64 `json:"billed_seconds,omitempty"`
+	BilledSeconds *int64 `json:"billed_seconds,omitempty"`
 	// CostRub is what the job cost, in rubles, at the installation's
 	// prices: its recognition and any summary (spend.Limits.Cost); shown
 	// with BilledSeconds.
@@ -39,6 +39,9 @@ type jobView struct {
 	Transcript map[string]string `json:"transcript,omitempty"`
 	// Options are what the job asked for beyond a bare transcript.
 	Options *optionsView `json:"options,omitempty"`
+	// ReusedFrom is the job whose transcript this done job reused, with
+	// no recognition of its own (billed 0).
+	ReusedFrom string `json:"reused_from,omitempty"`
 	// Summary links the summary of a done job that asked for one and got
 	// it; SummaryMissing says why a done job that asked has none.
 	Summary        map[string]string `json:"summary,omitempty"`
@@ -50,8 +53,9 @@ type jobView struct {
 }
 
 type optionsView struct {
-	Speakers bool `json:"speakers,omitempty"`
-	Summary  bool `json:"summary,omitempty"`
+	Speakers bool  `json:"speakers,omitempty"`
+	Summary  bool  `json:"summary,omitempty"`
+	Reuse    *bool `json:"reuse,omitempty"` // false: made with "reuse": false
 }
 
 // callbackView is a job's callback as the API shows it.
@@ -116,7 +120,8 @@ func (a *API) view(j job.Job) jobView {
 		v.Error = &errorView{Code: j.ErrorCode, Message: j.ErrorMessage}
 	}
 	if j.State == job.Done {
-		v.BilledSeconds = spend.JobBilled(j)
+		billed := spend.JobBilled(j)
+		v.BilledSeconds = &billed
 		cost := j.ReservedMicros // settled to the cost once done
 		if j.ReservedSeconds == 0 {
 			cost = a.cfg.Limits.Cost(j, 0).Micros // kept no reservation: no counters
@@ -136,9 +141,14 @@ func (a *API) view(j job.Job) jobView {
 			v.SummaryMissing = j.Features.SummaryMissing
 		}
 	}
-	if f := j.Features; f.Speakers || f.Summary {
+	if f := j.Features; f.Speakers || f.Summary || f.NoReuse {
 		v.Options = &optionsView{Speakers: f.Speakers, Summary: f.Summary}
+		if f.NoReuse {
+			no := false
+			v.Options.Reuse = &no
+		}
 	}
+	v.ReusedFrom = j.Features.ReusedFrom
 	return v
 }
 

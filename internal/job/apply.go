@@ -86,6 +86,9 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 		// answers are billed (admission.Settle), the counters first.
 		j.ReservedSeconds, j.ReservedMicros = next.ReservedSeconds, next.ReservedMicros
 	}
+	if cur.ReuseKey == "" && len(next.ReuseKey) <= MaxReuseKey {
+		j.ReuseKey = next.ReuseKey // recorded once, when the recording is known
+	}
 	j.UpdatedAt = now
 	if j.State.Terminal() {
 		j.EndedAt = now
@@ -191,7 +194,7 @@ func ApplyDelete(cur Job, now time.Time) Job {
 }
 
 // Forgotten is j without what its sender gave or what names them: the
-// file's name and declared media type, the Telegram chat and message, the
+// file's name and declared media type, its reuse key, the Telegram chat and message, the
 // idempotency key, and a Telegram job's owner (the chat, "tg:<chat id>")
 // and payer (the user, "tgu:<user id>").
 // An API job keeps its owner, a token's id: it names no person, and it is
@@ -202,6 +205,7 @@ func ApplyDelete(cur Job, now time.Time) Job {
 // key or message makes a new job.
 func Forgotten(j Job) Job {
 	j.Filename, j.ContentType = "", ""
+	j.ReuseKey = "" // names the recording: a deleted job lends nothing
 	j.TelegramChatID, j.TelegramMessageID = 0, 0
 	j.IdempotencyKey = ""
 	if j.Source == SourceTelegram {

@@ -24,6 +24,12 @@ type Features struct {
 	// asked for a summary ended done without one; empty when the summary is
 	// there or was not asked for.
 	SummaryMissing string `json:"summary_missing,omitempty"`
+	// NoReuse asks for a fresh recognition: the job neither reuses an
+	// earlier transcript nor lends its own (reuse.go).
+	NoReuse bool `json:"no_reuse,omitempty"`
+	// ReusedFrom is the id of the done job whose transcript this one
+	// reused, with no recognition of its own; empty otherwise.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // Zero reports whether f holds nothing: a job made without options, or
@@ -68,5 +74,8 @@ func DecodeFeatures(s string) (Features, error) {
 // asked for is kept from cur, what the pipeline learned is taken from next.
 func (f Features) saved(next Features) Features {
 	f.Channels, f.SummaryMissing = next.Channels, next.SummaryMissing
+	if f.ReusedFrom == "" {
+		f.ReusedFrom = next.ReusedFrom
+	}
 	return f
 }

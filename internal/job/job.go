@@ -93,6 +93,12 @@ type Job struct {
 	ReservedMicros  int64
 	ReservedDay     time.Time
 
+	// ReuseKey names the job's recording and options for reuse
+	// (ReuseKeyOf): a done job with one lends its transcript to a later job
+	// with the same (Store.Reusable). Empty when reuse is off for it;
+	// recorded once, by the draft or a save, and blanked by a deletion.
+	ReuseKey string
+
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -244,13 +250,17 @@ func (j Job) claimFree(now time.Time) bool {
 
 // Draft is what a caller knows of a job before it exists.
 type Draft struct {
-	Source            Source
-	OwnerID           string
-	ChargedTo         string // see Job.ChargedTo
-	Language          string
-	Priority          Priority // see Job.Priority; empty is normal
-	Speakers          bool     // see Features.Speakers
-	Summary           bool     // see Features.Summary
+	Source    Source
+	OwnerID   string
+	ChargedTo string // see Job.ChargedTo
+	Language  string
+	Priority  Priority // see Job.Priority; empty is normal
+	Speakers  bool     // see Features.Speakers
+	Summary   bool     // see Features.Summary
+	NoReuse   bool     // see Features.NoReuse
+	// ReuseKey, when the recording is known before its upload (a
+	// Telegram file), is the job's reuse key (ReuseKeyOf).
+	ReuseKey          string
 	Filename          string
 	SizeBytes         int64
 	ContentType       string
@@ -280,6 +290,8 @@ func (d Draft) Validate() error {
 		return fmt.Errorf("%w: unknown priority %q", ErrInvalid, d.Priority)
 	case len(d.ChargedTo) > MaxChargedTo:
 		return fmt.Errorf("%w: payer longer than %d bytes", ErrInvalid, MaxChargedTo)
+	case len(d.ReuseKey) > MaxReuseKey:
+		return fmt.Errorf("%w: reuse key longer than %d bytes", ErrInvalid, MaxReuseKey)
 	case len(d.IdempotencyKey) > MaxIdempotencyKey:
 		return fmt.Errorf("%w: idempotency key longer than %d bytes", ErrInvalid, MaxIdempotencyKey)
 	case (d.TelegramChatID == 0) != (d.TelegramMessageID == 0):
@@ -340,7 +352,8 @@ func newJob(d Draft, now time.Time) (Job, error) {
 		ChargedTo:         d.ChargedTo,
 		Language:          d.Language,
 		Priority:          d.Priority.normal(),
-		Features:          Features{Speakers: d.Speakers, Summary: d.Summary},
+		Features:          Features{Speakers: d.Speakers, Summary: d.Summary, NoReuse: d.NoReuse},
+		ReuseKey:          d.ReuseKey,
 		Filename:          d.Filename,
 		SizeBytes:         d.SizeBytes,
 		ContentType:       d.ContentType,

@@ -13,8 +13,8 @@ import (
 
 func TestCanMove(t *testing.T) {
 	allowed := map[job.State][]job.State{
-		job.AwaitingUpload: {job.AwaitingUpload, job.Created, job.Failed, job.Dead},
-		job.Created:        {job.Created, job.Converted, job.Failed, job.Dead},
+		job.AwaitingUpload: {job.AwaitingUpload, job.Created, job.Done, job.Failed, job.Dead}, // done: a reused transcript
+		job.Created:        {job.Created, job.Converted, job.Done, job.Failed, job.Dead},
 		job.Converted:      {job.Converted, job.Transcribe, job.Failed, job.Dead},
 		job.Transcribe:     {job.Transcribe, job.Done, job.Failed, job.Dead},
 		job.Done:           nil,

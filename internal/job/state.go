@@ -24,10 +24,13 @@ const (
 var States = []State{AwaitingUpload, Created, Converted, Transcribe, Done, Failed, Dead}
 
 // forward holds the moves of the happy path; every live state may also stay
-// where it is (a step saves progress) or end in Failed or Dead.
+// where it is (a step saves progress) or end in Failed or Dead. A job that
+// reuses an earlier transcript (reuse.go) ends Done from where its
+// recording became known: a Telegram file before its download, an upload
+// once accepted.
 var forward = map[State][]State{
-	AwaitingUpload: {Created},
-	Created:        {Converted},
+	AwaitingUpload: {Created, Done},
+	Created:        {Converted, Done},
 	Converted:      {Transcribe},
 	Transcribe:     {Done},
 }

@@ -37,6 +37,11 @@ type Store interface {
 	// Get returns a job with its segments. Errors: ErrNotFound.
 	Get(ctx context.Context, id string) (Job, error)
 
+	// Reusable returns the latest done, not deleted job with reuse key key
+	// that ended after endedAfter (its transcript not yet expired), without
+	// its segments. Errors: ErrNotFound (none; an empty key finds none).
+	Reusable(ctx context.Context, key string, endedAfter time.Time) (Job, error)
+
 	// Claim takes the job for step if it is in one of step.From and no
 	// unexpired claim holds it, whatever its NextRunAt: an event about this
 	// job is the reason to run it now. The job comes back with a new

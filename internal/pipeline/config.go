@@ -24,6 +24,10 @@ type Config struct {
 	// id>/<model>"); empty turns summaries off, and such a job ends done
 	// without one, saying why.
 	SummaryModel string
+	// ReuseScope is how far a done job's transcript is reused by a later
+	// job of the same recording and options (REUSE_SCOPE, reuse.go). Empty
+	// turns it off; the service's configuration gives job.ReusePayer.
+	ReuseScope job.ReuseScope
 	// SourceURLTTL is how long the presigned GET that ffmpeg reads stays
 	// valid: longer than any conversion, which the ingest function's
 	// timeout bounds.

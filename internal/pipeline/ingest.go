@@ -139,7 +139,7 @@ func (p *Pipeline) runIngest(ctx context.Context, j job.Job, inline bool) (job.J
 	}
 	var audio []byte // a short fast job's audio, made in this call
 	if j.State == job.Created {
-		if j, audio, err = p.prepare(ctx, j); err != nil {
+		if j, audio, err = p.prepare(ctx, j); err != nil || j.State == job.Done {
 			return j, err
 		}
 	}

@@ -15,6 +15,8 @@
 //	poll.go       the timer (Poll): housekeeping, then the checks that are
 //	              due, and the ingest work its sweep takes back
 //	accept.go     accept the upload: awaiting_upload → created
+//	reuse.go      an earlier job's transcript of the same recording and
+//	              options, no recognition: awaiting_upload or created → done
 //	prepare.go    plan and convert (a plain mono Ogg Opus voice note for
 //	              synchronous recognition goes as it is), the audio
 //	              reserved: created → converted
@@ -32,7 +34,7 @@
 //	housekeep.go  remove what is past its retention
 //
 // A stage goes on to the next through that stage's entry (accept,
-// prepare, recognizeSync, admit, submit and submitWaiting, check and
+// reuseDone, prepare, recognizeSync, admit, submit and submitWaiting, check and
 // checkSoon, finish and finishWith, settle, ended and purgeIfDeleted, and
 // outage's pass, heard, heardAside, waitOutage and outage), never through another
 // stage's helpers; what they share is in this file, ports.go, config.go

@@ -30,6 +30,10 @@ import (
 // recognized synchronously (quick) it also returns that audio, as stored;
 // nil for any other.
 func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, []byte, error) {
+	j, reused, err := p.reuseDone(ctx, j)
+	if reused || err != nil {
+		return j, nil, err
+	}
 	if done, audio, ok, err := p.asIs(ctx, j); ok || err != nil {
 		return done, audio, err
 	}

@@ -22,6 +22,7 @@ func TestStagesReachEachOtherOnlyThroughTheirEntries(t *testing.T) {
 		"ingest.go":         {"ingest"},
 		"poll.go":           nil,
 		"accept.go":         {"accept"},
+		"reuse.go":          {"reuseDone"},
 		"prepare.go":        {"prepare"},
 		"recognize_sync.go": {"recognizeSync"},
 		"admit.go":          {"admit"},

@@ -118,7 +118,10 @@ func (b *Bot) username(ctx context.Context) (string, error) {
 
 // media is the file a message carries, if it is one the bot transcribes.
 type media struct {
-	FileID      string
+	FileID string
+	// UniqueID is the file's file_unique_id: the same for the same file
+	// whoever sends it, what a reused transcript is found by.
+	UniqueID    string
 	Size        int64 // 0 when Telegram did not say
 	ContentType string
 	Filename    string
@@ -136,17 +139,17 @@ func mediaOf(m *models.Message) (media, bool) {
 	switch {
 	case m == nil:
 	case m.Voice != nil:
-		return media{FileID: m.Voice.FileID, Size: m.Voice.FileSize, ContentType: orDefault(m.Voice.MimeType, "audio/ogg"), Filename: "voice.ogg"}, true
+		return media{FileID: m.Voice.FileID, UniqueID: m.Voice.FileUniqueID, Size: m.Voice.FileSize, ContentType: orDefault(m.Voice.MimeType, "audio/ogg"), Filename: "voice.ogg"}, true
 	case m.Audio != nil:
-		return media{FileID: m.Audio.FileID, Size: m.Audio.FileSize, ContentType: orDefault(m.Audio.MimeType, "audio/mpeg"), Filename: job.CleanFilename(m.Audio.FileName)}, true
+		return media{FileID: m.Audio.FileID, UniqueID: m.Audio.FileUniqueID, Size: m.Audio.FileSize, ContentType: orDefault(m.Audio.MimeType, "audio/mpeg"), Filename: job.CleanFilename(m.Audio.FileName)}, true
 	case m.Video != nil:
-		return media{FileID: m.Video.FileID, Size: m.Video.FileSize, ContentType: orDefault(m.Video.MimeType, "video/mp4"), Filename: job.CleanFilename(m.Video.FileName)}, true
+		return media{FileID: m.Video.FileID, UniqueID: m.Video.FileUniqueID, Size: m.Video.FileSize, ContentType: orDefault(m.Video.MimeType, "video/mp4"), Filename: job.CleanFilename(m.Video.FileName)}, true
 	case m.VideoNote != nil:
-		return media{FileID: m.VideoNote.FileID, Size: int64(m.VideoNote.FileSize), ContentType: "video/mp4", Filename: "video_note.mp4"}, true
+		return media{FileID: m.VideoNote.FileID, UniqueID: m.VideoNote.FileUniqueID, Size: int64(m.VideoNote.FileSize), ContentType: "video/mp4", Filename: "video_note.mp4"}, true
 	case m.Document != nil:
 		ct := strings.ToLower(m.Document.MimeType)
 		if strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/") {
-			return media{FileID: m.Document.FileID, Size: m.Document.FileSize, ContentType: ct, Filename: job.CleanFilename(m.Document.FileName)}, true
+			return media{FileID: m.Document.FileID, UniqueID: m.Document.FileUniqueID, Size: m.Document.FileSize, ContentType: ct, Filename: job.CleanFilename(m.Document.FileName)}, true
 		}
 	}
 	return media{}, false
@@ -216,6 +219,9 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		UploadWindow:      window,
 	}
 	d.Priority = draftPriority(chat, d)
+	if b.Reuser != nil && med.UniqueID != "" {
+		d.ReuseKey = job.ReuseKeyOfDraft(b.cfg.ReuseScope, d, job.MediaOfTelegram(med.UniqueID), orDefault(d.Language, b.cfg.DefaultLanguage))
+	}
 	j, created, err := b.create(ctx, m, d)
 	if errs.CodeOf(err) == spend.CodeTooManyActive {
 		b.Log.InfoContext(ctx, "refused a job: the user has the most unfinished jobs allowed", "user_id", payer, "chat_id", m.Chat.ID)
@@ -256,6 +262,16 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	}
 	if byLink || j.State != job.AwaitingUpload {
 		return nil
+	}
+	if j.ReuseKey != "" {
+		// A file this chat sent before is answered with its transcript,
+		// and not downloaded.
+		switch reused, err := b.Reuser.Reuse(ctx, j.ID); {
+		case err != nil:
+			log.WarnContext(ctx, "reuse failed; the file is fetched", "error", err.Error())
+		case reused:
+			return nil
+		}
 	}
 	return b.fetch(ctx, j, med, file)
 }

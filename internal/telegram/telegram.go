@@ -74,6 +74,10 @@ type Deps struct {
 	// Status reads the service's state for the owner's /status; nil
 	// answers /status as an unknown command.
 	Status StatusReader
+	// Reuser ends a job done with an earlier job's transcript of the same
+	// file before the file is fetched (pipeline.Pipeline.Reuse); nil
+	// fetches every file.
+	Reuser Reuser
 	Clock  clock.Clock  // default clock.System()
 	Log    *slog.Logger // default slog.Default()
 	// HTTPClient makes the Bot API calls and file downloads; default a
@@ -82,6 +86,13 @@ type Deps struct {
 	// Sleep waits for d or until ctx ends (waiting out a 429); tests pass
 	// one that moves a fake clock.
 	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Reuser ends the job id, waiting for its file, done with an earlier
+// job's transcript when its reuse key has one (pipeline.Pipeline.Reuse),
+// and reports whether it did.
+type Reuser interface {
+	Reuse(ctx context.Context, id string) (bool, error)
 }
 
 // Bot is the Telegram bot of one instance.

@@ -5,6 +5,8 @@
 package withbot
 
 import (
+	"context"
+
 	"transcriber/internal/app"
 	"transcriber/internal/telegram"
 	"transcriber/internal/telegram/botstate"
@@ -26,8 +28,20 @@ func Make(a *app.App, state botstate.Store) (app.Bot, error) {
 		Recognitions: a.Recognizer,
 		Counters:     a.Counters,
 		Status:       st,
+		Reuser:       reuser{a},
 		Clock:        a.Clock,
 		Log:          a.Log,
 		Sleep:        a.Sleep,
 	}, a.Config.Telegram)
+}
+
+// reuser is the App's pipeline as the bot's Reuser: the pipeline is made
+// after the bot, which is one of its notifiers.
+type reuser struct{ a *app.App }
+
+func (r reuser) Reuse(ctx context.Context, id string) (bool, error) {
+	if r.a.Pipeline == nil {
+		return false, nil
+	}
+	return r.a.Pipeline.Reuse(ctx, id)
 }

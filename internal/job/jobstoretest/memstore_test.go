@@ -325,6 +325,25 @@ func (s *memStore) Unfinished(_ context.Context, chargedTo string, limit int) ([
 	return out, nil
 }
 
+func (s *memStore) Reusable(_ context.Context, key string, endedAfter time.Time) (job.Job, error) {
+	if err := s.lock(); err != nil {
+		return job.Job{}, err
+	}
+	defer s.mu.Unlock()
+	var out job.Job
+	for _, j := range s.jobs {
+		if key != "" && j.ReuseKey == key && j.State == job.Done && !j.Deleted() && j.EndedAt.After(endedAfter) &&
+			(out.ID == "" || j.EndedAt.After(out.EndedAt)) {
+			out = j
+		}
+	}
+	if out.ID == "" {
+		return job.Job{}, job.ErrNotFound
+	}
+	out.Segments = nil
+	return out, nil
+}
+
 func (s *memStore) NextDue(_ context.Context, states []job.State) (time.Time, bool, error) {
 	if err := s.lock(); err != nil {
 		return time.Time{}, false, err

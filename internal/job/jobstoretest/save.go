@@ -84,7 +84,7 @@ func testSave(t *testing.T, open Opener) {
 		e := newEnv(t, open)
 		j := e.mustCreate(t, apiDraft("o"))
 		c := e.mustClaim(t, j.ID, job.Ingest)
-		for _, to := range []job.State{job.Converted, job.Transcribe, job.Done, "paused", ""} {
+		for _, to := range []job.State{job.Converted, job.Transcribe, "paused", ""} {
 			bad := c
 			bad.State = to
 			_, err := e.st.Save(e.ctx, bad, job.Next{})

@@ -64,6 +64,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Priority", func(t *testing.T) { testPriority(t, open) })
 	t.Run("Features", func(t *testing.T) { testFeatures(t, open) })
 	t.Run("Recognition", func(t *testing.T) { testRecognition(t, open) })
+	t.Run("Reuse", func(t *testing.T) { testReuse(t, open) })
 	t.Run("Races", func(t *testing.T) { testRaces(t, open) })
 }
 

@@ -29,7 +29,7 @@ func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
 	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
-	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds, reserved_micros`
+	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds, reserved_micros, reuse_key`
 
 var (
 	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
@@ -49,7 +49,7 @@ func scanJob(r scanner) (job.Job, error) {
 		uploadBy, endedAt         sql.NullString
 		chargedTo, reservedDay    sql.NullString
 		priority, features        sql.NullString
-		recognition               sql.NullString
+		recognition, reuseKey     sql.NullString
 		reserved, billed, micros  sql.NullInt64
 		nextRun, created, updated string
 		state, source             string
@@ -57,7 +57,7 @@ func scanJob(r scanner) (job.Job, error) {
 	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
 		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
 		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &endedAt, &created, &updated,
-		&chargedTo, &reserved, &reservedDay, &priority, &features, &recognition, &billed, &micros)
+		&chargedTo, &reserved, &reservedDay, &priority, &features, &recognition, &billed, &micros, &reuseKey)
 	if err != nil {
 		return job.Job{}, err
 	}
@@ -67,6 +67,7 @@ func scanJob(r scanner) (job.Job, error) {
 	j.IdempotencyKey = idemKey.String
 	j.ChargedTo, j.ReservedSeconds, j.ReservedMicros = chargedTo.String, reserved.Int64, micros.Int64
 	j.Priority = job.Priority(priority.String)
+	j.ReuseKey = reuseKey.String
 	j.Recognition, j.BilledSeconds = job.Recognition(recognition.String), billed.Int64
 	var errT [9]error
 	j.Features, errT[8] = job.DecodeFeatures(features.String)
@@ -91,7 +92,7 @@ func jobValues(j job.Job) []any {
 		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
 		nullTime(j.EndedAt), formatTime(j.CreatedAt), formatTime(j.UpdatedAt),
 		nullString(j.ChargedTo), nullInt(j.ReservedSeconds), nullTime(j.ReservedDay), nullString(string(j.Priority)),
-		nullString(job.EncodeFeatures(j.Features)), nullString(string(j.Recognition)), nullInt(j.BilledSeconds), nullInt(j.ReservedMicros)}
+		nullString(job.EncodeFeatures(j.Features)), nullString(string(j.Recognition)), nullInt(j.BilledSeconds), nullInt(j.ReservedMicros), nullString(j.ReuseKey)}
 }
 
 // stored is j as this store keeps it: times at millisecond precision.
@@ -480,6 +481,23 @@ func (s *JobStore) Unfinished(ctx context.Context, chargedTo string, limit int) 
 		return nil, fmt.Errorf("unfinished jobs: %w", translate(err))
 	}
 	return out, nil
+}
+
+// Reusable returns the latest done, not deleted job with reuse key key
+// that ended after endedAfter, by the jobs_reuse index.
+func (s *JobStore) Reusable(ctx context.Context, key string, endedAfter time.Time) (job.Job, error) {
+	if key == "" {
+		return job.Job{}, job.ErrNotFound
+	}
+	j, err := scanJob(s.db.sql.QueryRowContext(ctx, selectJob+` WHERE reuse_key = ? AND state = ? AND deleted_at IS NULL
+		AND ended_at > ? ORDER BY ended_at DESC LIMIT 1`, key, string(job.Done), formatTime(endedAfter)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return job.Job{}, job.ErrNotFound
+	}
+	if err != nil {
+		return job.Job{}, fmt.Errorf("reusable job: %w", translate(err))
+	}
+	return j, nil
 }
 
 // NextDue returns the earliest next_run_at among the jobs in states.

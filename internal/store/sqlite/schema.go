@@ -199,6 +199,11 @@ var steps = []string{
 	// 16: the price reserved for a job, in millionths of a ruble
 	// (job.ReservedMicros), against the month's budget.
 	`ALTER TABLE jobs ADD COLUMN reserved_micros INTEGER;`,
+
+	// 17: the job's reuse key (job.ReuseKey) and the index that finds a
+	// done job to reuse by it.
+	`ALTER TABLE jobs ADD COLUMN reuse_key TEXT;
+	CREATE INDEX IF NOT EXISTS jobs_reuse ON jobs (reuse_key, ended_at) WHERE reuse_key IS NOT NULL;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

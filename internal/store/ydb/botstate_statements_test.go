@@ -29,7 +29,7 @@ func TestEveryTableIsASchemaStep(t *testing.T) {
 	require.Equal(t, createTelegramChats, steps[5].ddl)
 	require.Equal(t, "telegram_deliveries", steps[6].name)
 	require.Equal(t, createTelegramDeliveries, steps[6].ddl)
-	require.Equal(t, 27, SchemaVersion())
+	require.Equal(t, 29, SchemaVersion())
 
 	schema, errs := parseSchema(ddlOf(consts))
 	require.Empty(t, errs)

@@ -108,6 +108,7 @@ func storeCalls(db *DB) (writes, reads map[string]func(context.Context) error) {
 		"JobStore.List":       func(ctx context.Context) error { return ignore(jobs.List(ctx, "owner", "", 10)) },
 		"JobStore.NextDue":    func(ctx context.Context) error { return ignore2(jobs.NextDue(ctx, job.Ingest.From)) },
 		"JobStore.Unfinished": func(ctx context.Context) error { return ignore(jobs.Unfinished(ctx, "tok:x", 10)) },
+		"JobStore.Reusable":   func(ctx context.Context) error { return ignore(jobs.Reusable(ctx, "ab", time.Unix(0, 0))) },
 		"JobStore.StateEntries": func(ctx context.Context) error {
 			return ignore(jobs.StateEntries(ctx, job.Created, time.Time{}, 10))
 		},

@@ -32,6 +32,9 @@ var indexFilters = map[string]map[string]string{
 	"selectDueDeliveries": {"lease_until": "held deliveries stay in the due range"},
 	// The same holds for a callback (callback.ApplyClaim keeps next_at).
 	"selectDueCallbacks": {"lease_until": "held callbacks stay in the due range"},
+	// A reuse key's rows are one recording's jobs of one payer: a few, of
+	// which the live and deleted are read and dropped.
+	"selectReusable": {"state": "a key's jobs not yet done are few", "deleted_at": "a deleted job's key is blanked with it"},
 }
 
 // checkIndexRead returns why a statement that reads through an index with

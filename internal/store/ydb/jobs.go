@@ -318,6 +318,33 @@ func liveStates(states []job.State) []types.Value {
 	return vs
 }
 
+// Reusable returns the latest done, not deleted job with reuse key key
+// that ended after endedAfter, by the jobs_reuse index.
+func (s *JobStore) Reusable(ctx context.Context, key string, endedAfter time.Time) (job.Job, error) {
+	if key == "" {
+		return job.Job{}, job.ErrNotFound
+	}
+	var (
+		out   job.Job
+		found bool
+	)
+	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		found = false
+		return s.db.rows(ctx, tx, selectReusable, reusableParams(key, endedAfter), func(row query.Row) error {
+			j, err := scanJob(row)
+			out, found = j, err == nil
+			return err
+		})
+	})
+	switch {
+	case err != nil:
+		return job.Job{}, fmt.Errorf("reusable job: %w", err)
+	case !found:
+		return job.Job{}, job.ErrNotFound
+	}
+	return out, nil
+}
+
 // Unfinished returns up to limit unfinished jobs charged to chargedTo,
 // oldest first: the start of the payer's range of jobs_unfinished.
 func (s *JobStore) Unfinished(ctx context.Context, chargedTo string, limit int) ([]job.Job, error) {

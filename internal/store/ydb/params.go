@@ -200,6 +200,10 @@ func unfinishedParams(chargedTo string, n int) params { // selectUnfinished
 	return params{{"$charged_to", utf8(chargedTo)}, {"$limit", uint64Param(n)}}
 }
 
+func reusableParams(key string, endedAfter time.Time) params { // selectReusable
+	return params{{"$reuse_key", utf8(key)}, {"$ended_after", ts(truncMs(endedAfter))}, {"$done", utf8(string(job.Done))}}
+}
+
 func messageParams(chatID, messageID int64) params { // selectMessageJob
 	return params{{"$chat_id", i64(chatID)}, {"$message_id", i64(messageID)}}
 }

@@ -20,6 +20,7 @@ type jobRow struct {
 	priority      string
 	features      string
 	recognition   string
+	reuseKey      string
 }
 
 // jobColumn is one column of the jobs table: its name, the value a job
@@ -64,6 +65,7 @@ var jobColumnList = []jobColumn{
 	{"recognition", func(j *job.Job) types.Value { return optUTF8(string(j.Recognition)) }, func(r *jobRow) any { return &r.recognition }},
 	{"billed_seconds", func(j *job.Job) types.Value { return optI64(j.BilledSeconds) }, func(r *jobRow) any { return &r.BilledSeconds }},
 	{"reserved_micros", func(j *job.Job) types.Value { return optI64(j.ReservedMicros) }, func(r *jobRow) any { return &r.ReservedMicros }},
+	{"reuse_key", func(j *job.Job) types.Value { return optUTF8(j.ReuseKey) }, func(r *jobRow) any { return &r.reuseKey }},
 }
 
 // jobStruct is j as one element of the $jobs parameter.
@@ -92,6 +94,7 @@ func (r *jobRow) finish() (job.Job, error) {
 	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
 	j.Priority = job.Priority(r.priority)
 	j.Recognition = job.Recognition(r.recognition)
+	j.ReuseKey = r.reuseKey
 	f, err := job.DecodeFeatures(r.features)
 	if err != nil {
 		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)

@@ -58,6 +58,8 @@ var steps = []step{
 	{"jobs_billed_seconds", alterJobsBilledSeconds},
 	{"counters_ops", alterCountersOps}, // counters_statements.go
 	{"jobs_reserved_micros", alterJobsReservedMicros},
+	{"jobs_reuse_key", alterJobsReuseKey},
+	{"jobs_reuse", alterJobsReuseIndex},
 }
 
 // statement is what Migrate runs for s: its DDL, with CREATE TABLE made

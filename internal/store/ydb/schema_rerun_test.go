@@ -42,8 +42,8 @@ func TestStepsRunAgain(t *testing.T) {
 		}
 	}
 	require.Equal(t, 9, creates)
-	require.Equal(t, 17, adds)
-	require.Equal(t, 1, indexes)
+	require.Equal(t, 18, adds)
+	require.Equal(t, 2, indexes)
 	tbl, col, ok := steps[7].addsColumn()
 	require.True(t, ok)
 	require.Equal(t, [2]string{"jobs", "ended_at"}, [2]string{tbl, col})

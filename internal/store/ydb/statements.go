@@ -195,6 +195,15 @@ const (
 // reservation.
 const alterJobsReservedMicros = `ALTER TABLE jobs ADD COLUMN reserved_micros Int64`
 
+// Schema steps 28 and 29: a job's reuse key (job.ReuseKey), NULL when it
+// has none, and the index that finds a done job to reuse by it
+// (selectReusable).
+// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/secondary_index
+const (
+	alterJobsReuseKey   = `ALTER TABLE jobs ADD COLUMN reuse_key Utf8`
+	alterJobsReuseIndex = `ALTER TABLE jobs ADD INDEX jobs_reuse GLOBAL SYNC ON (reuse_key, ended_at)`
+)
+
 // Schema bookkeeping.
 const (
 	// selectSchemaSteps lists the applied steps, and the row that records
@@ -228,13 +237,13 @@ const jobsStruct = `List<Struct<
 	created_at: Timestamp, updated_at: Timestamp,
 	charged_to: Optional<Utf8>, reserved_seconds: Optional<Int64>, reserved_day: Optional<Timestamp>,
 	priority: Optional<Utf8>, features: Optional<Utf8>,
-	recognition: Optional<Utf8>, billed_seconds: Optional<Int64>, reserved_micros: Optional<Int64>>>`
+	recognition: Optional<Utf8>, billed_seconds: Optional<Int64>, reserved_micros: Optional<Int64>, reuse_key: Optional<Utf8>>>`
 
 // jobColumns is the jobs table's columns as statements list them.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
 	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
-	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds, reserved_micros`
+	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds, reserved_micros, reuse_key`
 
 // Jobs.
 const (
@@ -311,6 +320,17 @@ FROM jobs VIEW jobs_unfinished
 WHERE charged_to = $charged_to AND ended_at IS NULL
 ORDER BY charged_to, ended_at, id
 LIMIT $limit`
+
+	// selectReusable is the latest done, not deleted job of a reuse key
+	// that ended after a moment (job.Store.Reusable).
+	selectReusable = `DECLARE $reuse_key AS Utf8;
+DECLARE $ended_after AS Timestamp;
+DECLARE $done AS Utf8;
+SELECT ` + jobColumns + `
+FROM jobs VIEW jobs_reuse
+WHERE reuse_key = $reuse_key AND ended_at > $ended_after AND state = $done AND deleted_at IS NULL
+ORDER BY reuse_key DESC, ended_at DESC
+LIMIT 1`
 
 	// listJobsAfter is a following page: the jobs older than the cursor.
 	// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index

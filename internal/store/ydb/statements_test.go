@@ -49,6 +49,7 @@ func boundParams() map[string]params {
 		"listJobs":           listParams("o", "", 11),
 		"listJobsAfter":      listParams("o", j.ID, 11),
 		"selectUnfinished":   unfinishedParams("tok:o", 3),
+		"selectReusable":     reusableParams("ab", time.Unix(0, 0)),
 		"selectSegments":     jobIDsParams([]ydbtypes.Value{utf8(j.ID)}),
 		"deleteSegments":     segmentsOfParams(j.ID),
 		"upsertSegments":     segmentsParams(j.ID, fullSegments(), now),

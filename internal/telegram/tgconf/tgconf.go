@@ -5,6 +5,8 @@
 package tgconf
 
 import (
+	"transcriber/internal/job"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,6 +38,9 @@ type Config struct {
 	// is configured (SUMMARY_MODEL_URI). Without one /summary on is
 	// refused.
 	Summaries bool
+	// ReuseScope is how far a done job's transcript is reused for a file
+	// sent again (REUSE_SCOPE, job.ReuseKeyOf); empty is off.
+	ReuseScope job.ReuseScope
 	// PublicURL is the API's public base URL, where upload links point
 	// (PUBLIC_URL). Empty: the address the webhook request came to, which
 	// behind API Gateway is the gateway's, where the upload page is served.
