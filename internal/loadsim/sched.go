@@ -21,6 +21,8 @@ import (
 // sleep on the clock while the goroutine that started them does, or the
 // clock may move before they get to it. The fakes of this package spend
 // their time on the goroutine that calls them, which keeps to that rule.
+// A timer (AfterFunc, the pipeline's heartbeat) runs its function as a
+// goroutine of the simulation, started when the clock reaches it.
 //
 // It implements clock.Clock, and Sleep has the pipeline's signature
 // (pipeline.Deps.Sleep).
@@ -53,16 +55,38 @@ func (s *Sched) Now() time.Time {
 // the caller's next line: a run is started by one call from outside, whose
 // f starts the rest (Run does so).
 func (s *Sched) Go(f func()) {
-	wake := make(chan struct{})
 	s.mu.Lock()
-	s.push(&wakeup{at: s.now, wake: wake})
+	s.spawn(f)
 	s.step()
 	s.mu.Unlock()
+}
+
+// spawn starts f as a goroutine of the simulation, due now; the lock is
+// held.
+func (s *Sched) spawn(f func()) {
+	wake := make(chan struct{})
+	s.push(&wakeup{at: s.now, wake: wake})
 	go func() {
 		<-wake
 		defer s.exit()
 		f()
 	}()
+}
+
+// AfterFunc runs f as a goroutine of the simulation (see Go) once d has
+// passed, unless stop is called first: the pipeline's heartbeat renews
+// its claims on it, at the simulated time a renewal is due.
+func (s *Sched) AfterFunc(d time.Duration, f func()) (stop func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := &wakeup{at: ceilMs(s.now.Add(d))}
+	w.fn = func() { s.spawn(f) }
+	s.push(w)
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		w.fn = nil
+	}
 }
 
 func (s *Sched) exit() {

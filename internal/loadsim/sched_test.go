@@ -129,3 +129,26 @@ func TestSlotsMakeCallsWait(t *testing.T) {
 	require.Equal(t, t0.Add(2*time.Second), slots.firstWait)
 	require.Equal(t, 2, slots.busiest)
 }
+
+// A timer runs its function as a goroutine of the simulation at its time:
+// in turn with the others, and it may sleep on the clock. A stopped timer
+// neither runs nor moves the clock to its time.
+func TestATimerRunsAsAGoroutineOfTheSimulation(t *testing.T) {
+	s := NewSched(t0)
+	n := &notes{s: s}
+	ctx := context.Background()
+	s.Go(func() {
+		s.AfterFunc(30*time.Second, func() {
+			n.add("timer")
+			require.NoError(t, s.Sleep(ctx, 10*time.Second))
+			n.add("timer")
+		})
+		stop := s.AfterFunc(time.Hour, func() { n.add("stopped") })
+		require.NoError(t, s.Sleep(ctx, 35*time.Second))
+		n.add("sleeper")
+		stop()
+	})
+	<-s.Idle()
+	require.Equal(t, []string{"timer@30s", "sleeper@35s", "timer@40s"}, n.all())
+	require.Equal(t, t0.Add(40*time.Second), s.Now())
+}

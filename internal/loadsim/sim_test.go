@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"transcriber/internal/job"
 )
 
 // run runs cfg and returns the run, for its parts, and its report.
@@ -128,6 +130,24 @@ func TestAnHourIsCheckedByThePollTimer(t *testing.T) {
 			require.Positive(t, r.Calls["poll"])
 		})
 	}
+}
+
+// Six hours in pieces: the ingest call's level pass and conversion (4 min
+// 22 s at 95× real time) outlive the claim's lease of 2 minutes. The
+// pipeline's heartbeat renews the claim every 30 s of simulated time, so
+// the call keeps the job from its claim to its submission: the timer's
+// sweep never takes it back, and it ends done.
+func TestALongConversionKeepsItsClaim(t *testing.T) {
+	s, r := run(t, Config{Mode: Pieces, Recordings: []Recording{{Class: "long", Duration: 6 * time.Hour}}})
+	j := onlyJob(t, s)
+	require.Equal(t, 1, r.Done, "%v", r.FailedBy)
+	require.Equal(t, 1, r.Calls["ingest"])
+	subs := s.rec.Submissions()
+	require.Len(t, subs, 24)
+	converted := time.Duration(float64(6*time.Hour) / s.cfg.ConvertSpeed)
+	require.Greater(t, subs[0].Sub(j.submitted), converted, "longer than the lease")
+	require.GreaterOrEqual(t, r.StoreCalls["Renew"], int(converted/job.RenewEvery), "renewed every 30 s meanwhile")
+	require.Equal(t, int64(1), s.media.probes.Load(), "one attempt: the sweep never took the job back")
 }
 
 // A load larger than the quotas: with 70 requests an hour (10 in each

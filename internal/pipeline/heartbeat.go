@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"transcriber/internal/clock"
 	"transcriber/internal/job"
 )
 
@@ -19,6 +18,11 @@ import (
 // taken by another, ended by a deletion) stops the work: the step's
 // context is cancelled, and settle finds the claim lost and leaves the job
 // to its new holder.
+//
+// Renewals are timers of the pipeline's clock (Clock.AfterFunc), not a
+// loop that sleeps on the real clock: the lease runs on that clock (the
+// store reads it), so must what keeps the lease alive. A Fake moved by
+// hand, or the load model's simulated hours, renew as time passes there.
 
 // heldKey is the context key of the claim a step's work holds.
 type heldKey struct{}
@@ -31,6 +35,23 @@ type held struct {
 	ended atomic.Bool
 }
 
+// heartbeat renews one held claim.
+type heartbeat struct {
+	p        *Pipeline
+	j        job.Job
+	step     job.Step
+	h        *held
+	log      context.Context // the caller's, for log lines
+	beat     context.Context // renewals; ends when the step stops
+	stopWork context.CancelCauseFunc
+
+	mu       sync.Mutex
+	claim    job.Claim // the latest renewal's
+	stopped  bool
+	cancel   func() // the next renewal's timer
+	renewing sync.WaitGroup
+}
+
 // hold renews the claim j carries, made for step, until the returned stop
 // is called, and returns the context the step works on. Every call that
 // claims a job holds it for as long as it works on it.
@@ -38,34 +59,57 @@ func (p *Pipeline) hold(ctx context.Context, j job.Job, step job.Step) (context.
 	h := &held{}
 	work, stopWork := context.WithCancelCause(context.WithValue(ctx, heldKey{}, h))
 	beat, stopBeat := context.WithCancel(work)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c := j.Claim()
-		// Real time, not the pipeline's Sleep: a test that moves a fake
-		// clock with its sleeps would otherwise move it from here too.
-		for clock.Sleep(beat, p.cfg.RenewEvery) == nil && !h.ended.Load() {
-			renewed, err := p.Store.Renew(beat, c, step)
-			switch {
-			case err == nil:
-				c = renewed
-			case beat.Err() != nil || h.ended.Load():
-				return
-			case errors.Is(err, job.ErrClaimLost):
-				p.jobLog(j).WarnContext(ctx, "the claim was lost while its step worked; the work stops", "step", step.Name)
-				stopWork(err)
-				return
-			default:
-				// The claim outlives a few failed renewals (job.RenewEvery).
-				p.jobLog(j).WarnContext(ctx, "could not renew the claim; trying again", "step", step.Name, "error", err.Error())
-			}
-		}
-	}()
+	b := &heartbeat{p: p, j: j, step: step, h: h, log: ctx, beat: beat, stopWork: stopWork, claim: j.Claim()}
+	b.mu.Lock()
+	b.next()
+	b.mu.Unlock()
 	return work, func() {
+		b.mu.Lock()
+		b.stopped = true
+		b.cancel()
+		b.mu.Unlock()
 		stopBeat()
-		wg.Wait()
+		b.renewing.Wait() // a renewal under way ends with stopBeat
 		stopWork(nil)
+	}
+}
+
+// next sets the timer of the next renewal; b.mu is held.
+func (b *heartbeat) next() {
+	b.cancel = b.p.Clock.AfterFunc(b.p.cfg.RenewEvery, b.renew)
+}
+
+// renew is one renewal, run by the clock's timer.
+func (b *heartbeat) renew() {
+	b.mu.Lock()
+	if b.stopped || b.h.ended.Load() {
+		b.mu.Unlock()
+		return
+	}
+	b.renewing.Add(1)
+	defer b.renewing.Done()
+	c := b.claim
+	b.mu.Unlock()
+
+	renewed, err := b.p.Store.Renew(b.beat, c, b.step)
+	switch {
+	case err == nil:
+		c = renewed
+	case b.beat.Err() != nil || b.h.ended.Load():
+		return
+	case errors.Is(err, job.ErrClaimLost):
+		b.p.jobLog(b.j).WarnContext(b.log, "the claim was lost while its step worked; the work stops", "step", b.step.Name)
+		b.stopWork(err)
+		return
+	default:
+		// The claim outlives a few failed renewals (job.RenewEvery).
+		b.p.jobLog(b.j).WarnContext(b.log, "could not renew the claim; trying again", "step", b.step.Name, "error", err.Error())
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.claim = c
+	if !b.stopped {
+		b.next()
 	}
 }
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/clock"
+	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/pipeline"
@@ -51,13 +54,28 @@ func (m *slowMedia) endedWith() error {
 	return m.ended
 }
 
-// heartbeatPipeline renews its claims every millisecond of real time while
-// its fake clock moves only when told.
+// heartbeatPipeline renews its claims on the fake clock, every
+// job.RenewEvery of it: the test moves the clock, and the renewals due on
+// the way run as it moves.
 func (e *quotaEnv) heartbeatPipeline(m pipeline.Media, rec pipeline.Recognizer, n pipeline.Notifier) *pipeline.Pipeline {
 	return pipeline.New(pipeline.Deps{
 		Store: e.st, Objects: resultObjects{}, Media: m, Recognizer: rec, Notifier: n, Clock: e.clk, Log: quiet(),
 		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
-	}, pipeline.Config{InlineCheckMax: time.Nanosecond, RenewEvery: time.Millisecond})
+	}, pipeline.Config{InlineCheckMax: time.Nanosecond})
+}
+
+// stillStore is a job store whose renewals fail while still is set: a
+// worker that stands still (frozen, cut off from the store) past its lease.
+type stillStore struct {
+	job.Store
+	still atomic.Bool
+}
+
+func (s *stillStore) Renew(ctx context.Context, c job.Claim, step job.Step) (job.Claim, error) {
+	if s.still.Load() {
+		return job.Claim{}, errs.New(errs.Unavailable, "store_unavailable", "the job store is unavailable")
+	}
+	return s.Store.Renew(ctx, c, step)
 }
 
 // wait fails the test if ch gives nothing for a long while: what it waits
@@ -74,8 +92,10 @@ func wait[T any](t *testing.T, ch <-chan T, what string) T {
 	return zero
 }
 
-// A conversion that runs for three leases keeps its job's claim all the
-// while: nobody takes the job from under it, and it goes on to submit.
+// A conversion that runs for three leases of the pipeline's clock keeps
+// its job's claim all the while: nobody takes the job from under it, and
+// it goes on to submit. The renewals follow the clock the lease is read
+// on, not the real one.
 func TestAStepLongerThanTheLeaseKeepsItsClaim(t *testing.T) {
 	e := newQuotaEnv(t)
 	m := newSlowMedia()
@@ -88,14 +108,14 @@ func TestAStepLongerThanTheLeaseKeepsItsClaim(t *testing.T) {
 
 	for i := 0; i < 3; i++ {
 		now := e.clk.Advance(job.Lease - time.Second)
-		require.Eventually(t, func() bool { return !e.get(t, j.ID).ClaimUntil.Before(now.Add(job.Lease)) },
-			10*time.Second, time.Millisecond, "the claim is renewed while the conversion runs")
+		got := e.get(t, j.ID)
+		require.True(t, got.ClaimUntil.After(now), "the claim is renewed while the conversion runs: held until %s at %s", got.ClaimUntil, now)
+		_, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
+		require.ErrorIs(t, err, job.ErrNotClaimable, "held %d leases after its claim", i+1)
+		swept, err := e.st.ClaimDue(e.ctx, job.Ingest, 10)
+		require.NoError(t, err)
+		require.Empty(t, swept, "the sweep does not take it either")
 	}
-	_, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
-	require.ErrorIs(t, err, job.ErrNotClaimable, "held three leases after its claim")
-	swept, err := e.st.ClaimDue(e.ctx, job.Ingest, 10)
-	require.NoError(t, err)
-	require.Empty(t, swept, "the sweep does not take it either")
 
 	close(m.release)
 	require.NoError(t, wait(t, done, "the ingest to end"))
@@ -105,21 +125,28 @@ func TestAStepLongerThanTheLeaseKeepsItsClaim(t *testing.T) {
 }
 
 // A claim lost under a running step stops the step: a deletion takes it
-// away, or the worker stood still past its lease and another took the job.
+// away, or the worker stood still past its lease (its renewals did not
+// reach the store) and another took the job.
 func TestALostClaimStopsTheWork(t *testing.T) {
-	for name, lose := range map[string]func(e *quotaEnv, id string){
-		"deleted": func(e *quotaEnv, id string) {
+	for name, lose := range map[string]func(e *quotaEnv, st *stillStore, id string){
+		"deleted": func(e *quotaEnv, _ *stillStore, id string) {
 			_, err := e.st.Delete(e.ctx, id)
 			require.NoError(t, err)
+			e.clk.Advance(job.RenewEvery)
 		},
-		"taken after its lease": func(e *quotaEnv, id string) {
+		"taken after its lease": func(e *quotaEnv, st *stillStore, id string) {
+			st.still.Store(true)
 			e.clk.Advance(job.Lease)
 			_, err := e.st.Claim(e.ctx, id, job.Ingest)
 			require.NoError(t, err)
+			st.still.Store(false)
+			e.clk.Advance(job.RenewEvery)
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newQuotaEnv(t)
+			st := &stillStore{Store: e.st}
+			e.st = st
 			m := newSlowMedia()
 			rec := &submitRecognizer{}
 			p := e.heartbeatPipeline(m, rec, nil)
@@ -128,7 +155,7 @@ func TestALostClaimStopsTheWork(t *testing.T) {
 			go func() { done <- p.Uploaded(e.ctx, job.SourceKey(j.ID)) }()
 			wait(t, m.started, "the conversion to start")
 
-			lose(e, j.ID)
+			lose(e, st, j.ID)
 			require.NoError(t, wait(t, done, "the ingest to stop"))
 			require.ErrorIs(t, m.endedWith(), context.Canceled, "the conversion was stopped, not finished")
 			require.Zero(t, rec.count(), "nothing was submitted")
@@ -155,6 +182,7 @@ func (resultObjects) Delete(context.Context, string) error              { return
 // lateNotifier hears of an ended job a little after the save that ended
 // it, and notes whether its call could still do anything.
 type lateNotifier struct {
+	clk *clock.Fake
 	mu  sync.Mutex
 	err []error
 }
@@ -162,7 +190,7 @@ type lateNotifier struct {
 func (*lateNotifier) Moved(context.Context, job.Job) error { return nil }
 
 func (n *lateNotifier) Finished(ctx context.Context, _ job.Job) error {
-	time.Sleep(20 * time.Millisecond) // many heartbeats
+	n.clk.Advance(3 * job.RenewEvery) // the renewals due meanwhile run
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.err = append(n.err, ctx.Err())
@@ -173,12 +201,12 @@ func (n *lateNotifier) Finished(ctx context.Context, _ job.Job) error {
 // not "lost", and what follows the ending (telling the owner) runs on.
 func TestTheStepsOwnEndingIsNoLostClaim(t *testing.T) {
 	e := newQuotaEnv(t)
-	n := &lateNotifier{}
+	n := &lateNotifier{clk: e.clk}
 	p := pipeline.New(pipeline.Deps{
 		Store: e.st, Objects: resultObjects{}, Media: passMedia{durationMs: 10_000}, Recognizer: &doneRecognizer{}, Notifier: n,
 		Clock: e.clk, Log: quiet(),
 		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
-	}, pipeline.Config{RenewEvery: time.Millisecond})
+	}, pipeline.Config{})
 	for i := 0; i < 3; i++ {
 		j := e.accepted(t, "tok:a")
 		require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(j.ID)))
