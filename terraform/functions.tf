@@ -70,7 +70,7 @@ resource "yandex_function" "api" {
   }
   secrets {
     id                   = yandex_lockbox_secret.upload_link_secret.id
-    version_id           = yandex_lockbox_secret_version.upload_link_secret.id
+    version_id           = yandex_lockbox_secret_version_hashed.upload_link_secret.id
     key                  = "secret"
     environment_variable = "UPLOAD_LINK_SECRET"
   }
@@ -117,19 +117,19 @@ resource "yandex_function" "telegram" {
   }
   secrets {
     id                   = yandex_lockbox_secret.bot_token.id
-    version_id           = yandex_lockbox_secret_version.bot_token.id
+    version_id           = yandex_lockbox_secret_version_hashed.bot_token.id
     key                  = "token"
     environment_variable = "TELEGRAM_BOT_TOKEN"
   }
   secrets {
     id                   = yandex_lockbox_secret.webhook_secret.id
-    version_id           = yandex_lockbox_secret_version.webhook_secret.id
+    version_id           = yandex_lockbox_secret_version_hashed.webhook_secret.id
     key                  = "secret"
     environment_variable = "TELEGRAM_WEBHOOK_SECRET"
   }
   secrets {
     id                   = yandex_lockbox_secret.upload_link_secret.id
-    version_id           = yandex_lockbox_secret_version.upload_link_secret.id
+    version_id           = yandex_lockbox_secret_version_hashed.upload_link_secret.id
     key                  = "secret"
     environment_variable = "UPLOAD_LINK_SECRET"
   }
@@ -176,7 +176,7 @@ resource "yandex_function" "ingest" {
   }
   secrets {
     id                   = yandex_lockbox_secret.bot_token.id
-    version_id           = yandex_lockbox_secret_version.bot_token.id
+    version_id           = yandex_lockbox_secret_version_hashed.bot_token.id
     key                  = "token"
     environment_variable = "TELEGRAM_BOT_TOKEN"
   }
@@ -221,7 +221,7 @@ resource "yandex_function" "poll" {
   }
   secrets {
     id                   = yandex_lockbox_secret.bot_token.id
-    version_id           = yandex_lockbox_secret_version.bot_token.id
+    version_id           = yandex_lockbox_secret_version_hashed.bot_token.id
     key                  = "token"
     environment_variable = "TELEGRAM_BOT_TOKEN"
   }

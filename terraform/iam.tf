@@ -121,17 +121,26 @@ resource "yandex_iam_service_account_static_access_key" "presigner" {
   }
 }
 
-# Triggers: invoking functions. The trigger documentation asks for the role on
-# the folder that holds the function.
-resource "yandex_resourcemanager_folder_iam_member" "trigger_invoker" {
-  folder_id = var.folder_id
-  role      = "functions.functionInvoker"
-  member    = local.member.trigger
+# Triggers: invoking ingest and poll, and no other function. Cloud Functions
+# takes roles on a function as well as on its folder; the folder would let
+# this account call api and telegram too (docs/deploy.md, "Roles and their
+# sources").
+resource "yandex_function_iam_binding" "ingest_invoker" {
+  function_id = yandex_function.ingest.id
+  role        = "functions.functionInvoker"
+  members     = [local.member.trigger]
+}
+
+resource "yandex_function_iam_binding" "poll_invoker" {
+  function_id = yandex_function.poll.id
+  role        = "functions.functionInvoker"
+  members     = [local.member.trigger]
 }
 
 # Triggers: writing an event that exhausted its retries to a dead-letter queue.
 # The trigger's dlq block names an account "with rights to write messages to
-# the queue"; that is ymq.writer.
+# the queue"; that is ymq.writer. Message Queue takes roles only on a folder
+# or a cloud, not on a queue, and the provider has no per-queue binding.
 resource "yandex_resourcemanager_folder_iam_member" "trigger_dlq_writer" {
   folder_id = var.folder_id
   role      = "ymq.writer"

@@ -1,6 +1,8 @@
 # Secrets. The functions get them as Lockbox-backed environment variables
 # (`secrets` blocks in functions.tf); each function's account may read only
-# the secrets it uses.
+# the secrets it uses. Every version is a
+# yandex_lockbox_secret_version_hashed: the state keeps a hash of each value,
+# not the value (docs/deploy.md, "What the state holds").
 
 # S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: the presigner's static key, written
 # here by the provider (output_to_lockbox in iam.tf).
@@ -17,12 +19,10 @@ resource "yandex_lockbox_secret" "bot_token" {
   description = "The Telegram bot token."
 }
 
-resource "yandex_lockbox_secret_version" "bot_token" {
-  secret_id = yandex_lockbox_secret.bot_token.id
-  entries {
-    key        = "token"
-    text_value = var.telegram_bot_token
-  }
+resource "yandex_lockbox_secret_version_hashed" "bot_token" {
+  secret_id    = yandex_lockbox_secret.bot_token.id
+  key_1        = "token"
+  text_value_1 = var.telegram_bot_token
 }
 
 # TELEGRAM_WEBHOOK_SECRET: the secret_token given to setWebhook; Telegram sends
@@ -40,12 +40,10 @@ resource "yandex_lockbox_secret" "webhook_secret" {
   description = "The secret_token of the Telegram webhook."
 }
 
-resource "yandex_lockbox_secret_version" "webhook_secret" {
-  secret_id = yandex_lockbox_secret.webhook_secret.id
-  entries {
-    key        = "secret"
-    text_value = random_password.webhook_secret.result
-  }
+resource "yandex_lockbox_secret_version_hashed" "webhook_secret" {
+  secret_id    = yandex_lockbox_secret.webhook_secret.id
+  key_1        = "secret"
+  text_value_1 = random_password.webhook_secret.result
 }
 
 # UPLOAD_LINK_SECRET: signs the one-time upload links for files over 20 MB;
@@ -62,12 +60,10 @@ resource "yandex_lockbox_secret" "upload_link_secret" {
   description = "The key of the bot's one-time upload links."
 }
 
-resource "yandex_lockbox_secret_version" "upload_link_secret" {
-  secret_id = yandex_lockbox_secret.upload_link_secret.id
-  entries {
-    key        = "secret"
-    text_value = random_password.upload_link_secret.result
-  }
+resource "yandex_lockbox_secret_version_hashed" "upload_link_secret" {
+  secret_id    = yandex_lockbox_secret.upload_link_secret.id
+  key_1        = "secret"
+  text_value_1 = random_password.upload_link_secret.result
 }
 
 # Who reads what (lockbox.payloadViewer per secret).

@@ -56,7 +56,7 @@ resource "yandex_function_trigger" "ingest" {
   }
 
   depends_on = [
-    yandex_resourcemanager_folder_iam_member.trigger_invoker,
+    yandex_function_iam_binding.ingest_invoker,
     yandex_resourcemanager_folder_iam_member.trigger_dlq_writer,
   ]
 }
@@ -85,7 +85,7 @@ resource "yandex_function_trigger" "poll" {
   }
 
   depends_on = [
-    yandex_resourcemanager_folder_iam_member.trigger_invoker,
+    yandex_function_iam_binding.poll_invoker,
     yandex_resourcemanager_folder_iam_member.trigger_dlq_writer,
   ]
 }

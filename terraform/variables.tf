@@ -20,7 +20,7 @@ variable "zone" {
 }
 
 variable "telegram_bot_token" {
-  description = "The bot's token from @BotFather. It goes to Lockbox; Terraform's state holds it too, so keep the state private."
+  description = "The bot's token from @BotFather. It goes to Lockbox; the state keeps only hashes of it, but a saved plan file holds it (docs/deploy.md, \"What the state holds\")."
   type        = string
   sensitive   = true
 

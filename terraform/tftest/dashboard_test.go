@@ -2,6 +2,9 @@ package tftest
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -68,9 +71,100 @@ func bodyRefersTo(b *hclsyntax.Body, addr string) bool {
 	return false
 }
 
+// The labels a query may select by, by the service label's value: those
+// Monitoring requires of every metric (folderId, cloudId, service: "Data
+// model"), the metric's name, and those each service's metric reference
+// documents (en/_includes/monitoring/metrics-ref/<service>.md in
+// yandex-cloud/docs). Message Queue documents only method (its HTTP API
+// metrics) and YDB none that names a database, so a chart of theirs cannot
+// pick one queue or one database (docs/deploy.md, "The dashboard").
+var (
+	commonLabels     = []string{"folderId", "cloudId", "service", "name"}
+	documentedLabels = map[string][]string{
+		"serverless-functions": {"function", "version", "bin", "trigger", "type", "resource_id", "version_id", "resource_type", "mdbproxy"},
+		"message-queue":        {"method"},
+		"ydb":                  {"api_service", "method", "status", "issue_type", "tx_kind", "pool"},
+	}
+)
+
+var (
+	interpolation = regexp.MustCompile(`\$\{[^{}]*\}`)
+	localRef      = regexp.MustCompile(`\$\{local\.(\w+)\}`)
+	selector      = regexp.MustCompile(`\{([^{}]*)\}`)
+	labelMatch    = regexp.MustCompile(`([A-Za-z_][\w.]*)\s*(?:!=|=~|!~|=)\s*"([^"]*)"`)
+	aggregation   = regexp.MustCompile(`\b(series_\w+|group_lines|group_by_labels)\(`)
+)
+
+// dashboardQueries is the text of every query attribute in the
+// dashboard, dynamic blocks' content included, with ${local.x} replaced by
+// that local's text and every other interpolation by X.
+func (c *config) dashboardQueries(b *hclsyntax.Body, file string) []string {
+	var out []string
+	if a := attr(b, "query"); a != nil {
+		q := c.text(file, a.Expr)
+		for i := 0; i < 5 && localRef.MatchString(q); i++ {
+			q = localRef.ReplaceAllStringFunc(q, func(m string) string {
+				l := c.locals[localRef.FindStringSubmatch(m)[1]]
+				if l == nil {
+					return "X"
+				}
+				return strings.TrimSuffix(strings.TrimPrefix(c.text(c.where[l], l.Expr), `"`), `"`)
+			})
+		}
+		for interpolation.MatchString(q) {
+			q = interpolation.ReplaceAllString(q, "X")
+		}
+		out = append(out, strings.ReplaceAll(q, `\"`, `"`))
+	}
+	for _, x := range b.Blocks {
+		out = append(out, c.dashboardQueries(x.Body, file)...)
+	}
+	return out
+}
+
+// checkDashboardLabels: every query names its service and selects only by
+// labels that service's metric reference documents, and no query on YDB
+// aggregates series: with no label to pick this database, a sum would add
+// every database of the folder.
+func checkDashboardLabels(c *config) []string {
+	var bad []string
+	ds := c.resources("yandex_monitoring_dashboard")
+	for _, label := range sortedKeys(ds) {
+		for _, q := range c.dashboardQueries(ds[label].Body, ds[label].file) {
+			for _, sel := range selector.FindAllStringSubmatch(q, -1) {
+				labels := map[string]string{}
+				for _, m := range labelMatch.FindAllStringSubmatch(sel[1], -1) {
+					labels[m[1]] = m[2]
+				}
+				service, ok := labels["service"]
+				known, documented := documentedLabels[service]
+				if !ok || !documented {
+					bad = append(bad, fmt.Sprintf("yandex_monitoring_dashboard.%s: %s names no service whose labels are known", label, q))
+					continue
+				}
+				var unknown []string
+				for l := range labels {
+					if !contains(commonLabels, l) && !contains(known, l) {
+						unknown = append(unknown, l)
+					}
+				}
+				sort.Strings(unknown)
+				if len(unknown) > 0 {
+					bad = append(bad, fmt.Sprintf("yandex_monitoring_dashboard.%s: %s selects by %v, which the %s metric reference does not document", label, q, unknown, service))
+				}
+				if service == "ydb" && aggregation.MatchString(q) {
+					bad = append(bad, fmt.Sprintf("yandex_monitoring_dashboard.%s: %s aggregates YDB series, adding every database of the folder", label, q))
+				}
+			}
+		}
+	}
+	return bad
+}
+
 func TestDashboardChartsEverything(t *testing.T) {
 	_, c := load(t)
 	require.Empty(t, checkDashboard(c))
+	require.Empty(t, checkDashboardLabels(c))
 }
 
 func TestDashboardCheckCanFail(t *testing.T) {
@@ -84,11 +178,29 @@ func TestDashboardCheckCanFail(t *testing.T) {
 		requireReported(t, checkDashboard(c), "the dashboard does not chart yandex_message_queue.ingest_dlq")
 	})
 	t.Run("a list no chart reads", func(t *testing.T) {
-		c := mutate(t, src, "monitoring.tf", "for_each = local.dashboard_dlqs", "for_each = {}")
+		c := mutate(t, src, "monitoring.tf", "values(local.dashboard_dlqs)", "[]")
 		requireReported(t, checkDashboard(c), "the dashboard does not use local.dashboard_dlqs")
 	})
 	t.Run("no throttling limit", func(t *testing.T) {
 		c := mutate(t, src, "monitoring.tf", "constant_line(${local.ydb_ru_per_second})", "constant_line(10)")
 		requireReported(t, checkDashboard(c), "throttling limit")
+	})
+	t.Run("a queue label the reference does not document", func(t *testing.T) {
+		c := mutate(t, src, "monitoring.tf",
+			`"\"queue.messages.stored_count\"{${local.queues_selector}}"`,
+			`"\"queue.messages.stored_count\"{${local.queues_selector}, queue=\"${yandex_message_queue.poll_dlq.name}\"}"`)
+		requireReported(t, checkDashboardLabels(c), "selects by [queue], which the message-queue metric reference does not document")
+	})
+	t.Run("YDB series summed over the folder", func(t *testing.T) {
+		c := mutate(t, src, "monitoring.tf",
+			`"\"api.units.consumed_per_second\"{${local.ydb_selector}}"`,
+			`"series_sum(\"api.units.consumed_per_second\"{${local.ydb_selector}})"`)
+		requireReported(t, checkDashboardLabels(c), "aggregates YDB series, adding every database of the folder")
+	})
+	t.Run("a query without a service", func(t *testing.T) {
+		c := mutate(t, src, "monitoring.tf",
+			`ydb_selector       = "folderId=\"${var.folder_id}\", service=\"ydb\""`,
+			`ydb_selector       = "folderId=\"${var.folder_id}\""`)
+		requireReported(t, checkDashboardLabels(c), "names no service whose labels are known")
 	})
 }

@@ -262,7 +262,7 @@ func TestChecksCanFail(t *testing.T) {
 	t.Run("a secret the function does not need", func(t *testing.T) {
 		c := mutate(t, src, "functions.tf",
 			"    environment_variable = \"UPLOAD_LINK_SECRET\"\n  }\n\n  depends_on = [\n    terraform_data.migrate,\n    yandex_lockbox_secret_iam_binding.s3_key,\n    yandex_lockbox_secret_iam_binding.upload_link_secret,",
-			"    environment_variable = \"UPLOAD_LINK_SECRET\"\n  }\n  secrets {\n    id                   = yandex_lockbox_secret.bot_token.id\n    version_id           = yandex_lockbox_secret_version.bot_token.id\n    key                  = \"token\"\n    environment_variable = \"TELEGRAM_BOT_TOKEN\"\n  }\n\n  depends_on = [\n    terraform_data.migrate,\n    yandex_lockbox_secret_iam_binding.s3_key,\n    yandex_lockbox_secret_iam_binding.upload_link_secret,")
+			"    environment_variable = \"UPLOAD_LINK_SECRET\"\n  }\n  secrets {\n    id                   = yandex_lockbox_secret.bot_token.id\n    version_id           = yandex_lockbox_secret_version_hashed.bot_token.id\n    key                  = \"token\"\n    environment_variable = \"TELEGRAM_BOT_TOKEN\"\n  }\n\n  depends_on = [\n    terraform_data.migrate,\n    yandex_lockbox_secret_iam_binding.s3_key,\n    yandex_lockbox_secret_iam_binding.upload_link_secret,")
 		requireReported(t, checkEnvironment(c, reads), "yandex_function.api: gets secret TELEGRAM_BOT_TOKEN, which it does not need")
 	})
 
