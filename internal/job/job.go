@@ -228,6 +228,10 @@ func AudioKey(id string, seq int) string { return fmt.Sprintf("audio/%s/%03d.ogg
 // job asked for one.
 func ResultKey(id string) string { return "results/" + id + ".json" }
 
+// TranslationsKey is where the job's transcript's translations go, every
+// language in one object (package translation).
+func TranslationsKey(id string) string { return "results/" + id + ".translations.json" }
+
 // Claim names a holder's claim on a job.
 type Claim struct {
 	JobID string

@@ -12,9 +12,10 @@ type Deleter interface {
 }
 
 // FileKeys are the object keys a job may have files at: its source, its
-// accepted copy of it, its transcript and its converted pieces.
+// accepted copy of it, its transcript and its translations, and its
+// converted pieces.
 func FileKeys(j Job) []string {
-	keys := []string{SourceKey(j.ID), AcceptedKey(j.ID), ResultKey(j.ID)}
+	keys := []string{SourceKey(j.ID), AcceptedKey(j.ID), ResultKey(j.ID), TranslationsKey(j.ID)}
 	for _, sg := range j.Segments {
 		if sg.AudioKey != "" && sg.AudioKey != SourceKey(j.ID) && sg.AudioKey != AcceptedKey(j.ID) {
 			keys = append(keys, sg.AudioKey)

@@ -23,12 +23,16 @@ type Prices struct {
 	Deferred      int64 // PRICE_RECOGNITION_DEFERRED, per 15 s
 	Sync          int64 // PRICE_RECOGNITION_SYNC, per 15 s
 	SummaryTokens int64 // PRICE_SUMMARY_PER_1000_TOKENS
+	// TranslationPerMillion is PRICE_TRANSLATION_PER_MILLION_CHARS.
+	TranslationPerMillion int64
 }
 
 // DefaultPrices are the dated table of docs/deploy.md ("What it costs",
 // read 2026-12-01, VAT included, from a secondary source; the price list is
-// the authority), YandexGPT Pro's for summaries.
-var DefaultPrices = Prices{Async: 151_500, Deferred: 38_100, Sync: 162_600, SummaryTokens: 1_200_000}
+// the authority), YandexGPT Pro's for summaries, and Yandex Translate's
+// last published figure (2019, VAT included: docs/platform.md).
+var DefaultPrices = Prices{Async: 151_500, Deferred: 38_100, Sync: 162_600, SummaryTokens: 1_200_000,
+	TranslationPerMillion: 447_457_600}
 
 // Mode is how a recognition is billed.
 type Mode string
@@ -42,7 +46,7 @@ const (
 )
 
 // Kinds are the kinds of spend, in the order the status shows them.
-var Kinds = []Mode{ModeAsync, ModeDeferred, ModeSync, KindSummary}
+var Kinds = []Mode{ModeAsync, ModeDeferred, ModeSync, KindSummary, KindTranslation}
 
 // perUnit is the price of 15 billed seconds in mode m.
 func (p Prices) perUnit(m Mode) int64 {

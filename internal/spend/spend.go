@@ -46,6 +46,9 @@ type Limits struct {
 	BudgetPerMonth int64
 	// Prices are what each paid call costs.
 	Prices Prices
+	// TranslationPerDay is the characters one payer may have translated
+	// per UTC day (translation.go).
+	TranslationPerDay int64
 	// ActiveJobs is how many unfinished jobs one payer may have at once.
 	ActiveJobs int
 	// JobLife is the longest a job stays unfinished (JobLife of the
@@ -310,10 +313,19 @@ type Window struct {
 
 // Usage is what a payer can see of its usage.
 type Usage struct {
-	Day         Window `json:"day"`   // the payer's today
-	Month       Window `json:"month"` // the installation's this month
-	ActiveJobs  int    `json:"active_jobs"`
-	ActiveLimit int    `json:"active_limit"` // 0: no limit
+	Day   Window `json:"day"`   // the payer's today
+	Month Window `json:"month"` // the installation's this month
+	// Translation is the payer's characters translated today.
+	Translation CharWindow `json:"translation"`
+	ActiveJobs  int        `json:"active_jobs"`
+	ActiveLimit int        `json:"active_limit"` // 0: no limit
+}
+
+// CharWindow is the usage of a window counted in characters.
+type CharWindow struct {
+	UsedChars  int64     `json:"used_chars"`
+	LimitChars int64     `json:"limit_chars"` // 0: no limit
+	ResetsAt   time.Time `json:"resets_at"`
 }
 
 // Report reads chargedTo's usage at now. Without counters (c nil) the
@@ -324,6 +336,7 @@ func Report(ctx context.Context, c quota.Counters, st job.Store, l Limits, charg
 	u := Usage{
 		Day:         Window{LimitSeconds: l.dayLimit(chargedTo), ResetsAt: dayEnd},
 		Month:       Window{LimitSeconds: l.monthLimit(), ResetsAt: monthEnd},
+		Translation: CharWindow{LimitChars: l.translationLimit(chargedTo), ResetsAt: dayEnd},
 		ActiveLimit: l.activeLimit(chargedTo),
 	}
 	if c != nil {
@@ -336,6 +349,7 @@ func Report(ctx context.Context, c quota.Counters, st job.Store, l Limits, charg
 			{AudioDayKey(chargedTo), day, &u.Day.AudioSeconds},
 			{MonthKey, month, &u.Month.UsedSeconds},
 			{AudioMonthKey, month, &u.Month.AudioSeconds},
+			{TranslationKey(chargedTo), day, &u.Translation.UsedChars},
 		}
 		for _, r := range reads {
 			n, err := c.Used(ctx, r.key, r.window)

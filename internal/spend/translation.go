@@ -1,0 +1,114 @@
+package spend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/quota"
+)
+
+// Translation is paid by characters (Yandex Translate's pricing): a
+// payer has LIMIT_TRANSLATION_PER_DAY of them a UTC day, and their price
+// (PRICE_TRANSLATION_PER_MILLION_CHARS) counts against the month's
+// budget, as recognition's does. A translation's characters are known
+// before its request, so what is reserved is what is billed; a request
+// that failed before it was accepted gives them back (ReleaseTranslation).
+
+// KindTranslation is the money of translations in the status.
+const KindTranslation Mode = "translation"
+
+// DefaultTranslationPerDay is a payer's characters a day by default:
+// about five hours of speech's transcripts (an hour is about 50,000).
+const DefaultTranslationPerDay = 250_000
+
+// CodeTranslationLimit is the code of a translation refused by the day's
+// limit of characters.
+const CodeTranslationLimit = "translation_limit"
+
+// TranslationKey is the counter of a payer's characters translated a day.
+func TranslationKey(chargedTo string) string { return "translated_day:" + chargedTo }
+
+// Translation is the price of chars characters, rounded up to a µ₽.
+func (p Prices) Translation(chars int64) int64 {
+	return ceilDiv(max(chars, 0)*p.TranslationPerMillion, 1_000_000)
+}
+
+func (l Limits) translationLimit(chargedTo string) int64 {
+	if l.IsExempt(chargedTo) {
+		return 0
+	}
+	return l.TranslationPerDay
+}
+
+// Translating is a translation's reservation: its characters on its
+// payer's day, their price on the month's budget, and when.
+type Translating struct {
+	ChargedTo string
+	Chars     int64
+	Micros    int64
+	At        time.Time
+}
+
+// ReserveTranslation counts chars characters for chargedTo's day (its
+// limit) and their price on the month's budget, before the request, and
+// returns the reservation to give back should the request not be
+// accepted. A refusal is Permanent: translation_limit, or budget_exceeded.
+func ReserveTranslation(ctx context.Context, c quota.Counters, l Limits, chargedTo string, chars int64, now time.Time) (Translating, error) {
+	if c == nil || chars <= 0 {
+		return Translating{}, nil
+	}
+	day, dayEnd := Day(now)
+	if chargedTo != "" {
+		limit := l.translationLimit(chargedTo)
+		used, ok, err := c.Reserve(ctx, TranslationKey(chargedTo), day, chars, limit)
+		if err != nil {
+			return Translating{}, fmt.Errorf("reserve the day's translation: %w", err)
+		}
+		if !ok {
+			return Translating{}, errs.New(errs.Permanent, CodeTranslationLimit, fmt.Sprintf(
+				"this translation is %d characters; %d of today's %d are left; the limit resets at %s",
+				chars, max(limit-used, 0), limit, resetAt(dayEnd)))
+		}
+	}
+	micros := l.Prices.Translation(chars)
+	if _, err := Reserve(ctx, c, l, "", Charge{Micros: micros}, now, true); err != nil {
+		if chargedTo != "" {
+			if rerr := c.Release(ctx, TranslationKey(chargedTo), day, chars); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+		return Translating{}, err
+	}
+	return Translating{ChargedTo: chargedTo, Chars: chars, Micros: micros, At: now}, nil
+}
+
+// Release gives back t: its request was not accepted.
+func (t Translating) Release(ctx context.Context, c quota.Counters) error {
+	if c == nil || t.Chars <= 0 {
+		return nil
+	}
+	day, _ := Day(t.At)
+	month, _ := Month(t.At)
+	var all []error
+	if t.ChargedTo != "" {
+		all = append(all, c.Release(ctx, TranslationKey(t.ChargedTo), day, t.Chars))
+	}
+	if t.Micros > 0 {
+		all = append(all, c.Release(ctx, BudgetKey, month, t.Micros))
+	}
+	return errors.Join(all...)
+}
+
+// Billed counts t's money, billed, for the status: its kind's month, with
+// no limit.
+func (t Translating) Billed(ctx context.Context, c quota.Counters) error {
+	if c == nil || t.Micros <= 0 {
+		return nil
+	}
+	month, _ := Month(t.At)
+	_, _, err := c.Reserve(ctx, CostKey(KindTranslation), month, t.Micros, 0)
+	return err
+}

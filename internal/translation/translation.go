@@ -1,0 +1,191 @@
+// Package translation translates a done job's transcript into another
+// language, once: the first read of a language asks the translator
+// (Yandex Translate, package translate) and keeps the result with the job
+// (job.TranslationsKey), so the next read makes no call. Only the text
+// changes: every utterance keeps its times, speaker and channel (its word
+// timings, in the spoken language, are left out), and a summary is
+// translated with it. Translation is paid by characters: they are
+// reserved against the payer's day and the month's budget before the call
+// (spend.ReserveTranslation), and what the call did not bill is given
+// back.
+package translation
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"transcriber/internal/clock"
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+	"transcriber/internal/quota"
+	"transcriber/internal/spend"
+	"transcriber/internal/transcript"
+	"transcriber/internal/translate"
+)
+
+// Translator translates texts (translate.Client).
+type Translator interface {
+	Translate(ctx context.Context, texts []string, target, source string) (translate.Result, error)
+}
+
+// Objects keeps the translations. Missing objects are errs.NotFound.
+type Objects interface {
+	Get(ctx context.Context, key string) (io.ReadCloser, error)
+	Put(ctx context.Context, key string, body []byte, contentType string) error
+}
+
+// Service translates transcripts.
+type Service struct {
+	Translator Translator
+	Objects    Objects
+	Counters   quota.Counters // nil: nothing counted or limited
+	Limits     spend.Limits
+	Clock      clock.Clock
+	Log        *slog.Logger
+}
+
+// ErrOff: translation is not set up on this installation.
+var ErrOff = errs.New(errs.Invalid, "translation_unavailable", "translation is not set up on this installation")
+
+// ErrLanguage: a language the translator does not take.
+var ErrLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the translator knows")
+
+// Supported reports whether lang (a code such as "en", or "en-US") is a
+// language the translator takes.
+func Supported(lang string) bool { return translate.Supported(Code(lang)) }
+
+// Code is lang as the translator names it: "en" for "en-US".
+func Code(lang string) string {
+	lang = strings.ToLower(strings.TrimSpace(lang))
+	if i := strings.IndexAny(lang, "-_"); i > 0 {
+		lang = lang[:i]
+	}
+	return lang
+}
+
+// Of returns t, done job j's transcript, in lang: kept from an earlier
+// call, or translated now and kept. A failure leaves the transcript as it
+// is and says why (errs: Unavailable to try again later; Permanent or
+// Invalid for a language or a limit).
+func (s *Service) Of(ctx context.Context, j job.Job, t transcript.Transcript, lang string) (transcript.Transcript, error) {
+	if s == nil || s.Translator == nil {
+		return transcript.Transcript{}, ErrOff
+	}
+	code := Code(lang)
+	if !translate.Supported(code) {
+		return transcript.Transcript{}, ErrLanguage
+	}
+	kept, err := s.kept(ctx, j)
+	if err != nil {
+		return transcript.Transcript{}, err
+	}
+	if tr, ok := kept[code]; ok {
+		return tr, nil
+	}
+	texts := textsOf(t)
+	_, chars := translate.Estimate(texts)
+	now := s.Clock.Now()
+	res, err := spend.ReserveTranslation(ctx, s.Counters, s.Limits, j.ChargedTo, chars, now)
+	if err != nil {
+		return transcript.Transcript{}, err
+	}
+	out, terr := s.Translator.Translate(ctx, texts, code, Code(t.Language))
+	s.settle(ctx, j, res, out)
+	if terr != nil {
+		return transcript.Transcript{}, terr
+	}
+	tr := withTexts(t, out.Texts, code)
+	kept[code] = tr
+	if err := s.keep(ctx, j, kept); err != nil {
+		s.Log.WarnContext(ctx, "translation not kept", "job_id", j.ID, "lang", code, "error", err.Error())
+	}
+	return tr, nil
+}
+
+// settle gives back what the call did not bill of reservation res: it
+// billed what was answered and, to be safe, what was sent with no answer.
+func (s *Service) settle(ctx context.Context, j job.Job, res spend.Translating, out translate.Result) {
+	billed := out.BilledChars + out.UnsureChars
+	left := res
+	left.Chars = max(res.Chars-billed, 0)
+	left.Micros = max(res.Micros-s.Limits.Prices.Translation(billed), 0)
+	if err := left.Release(ctx, s.Counters); err != nil {
+		s.Log.WarnContext(ctx, "translation reservation not given back", "job_id", j.ID, "error", err.Error())
+	}
+	paid := res
+	paid.Chars, paid.Micros = billed, res.Micros-left.Micros
+	if err := paid.Billed(ctx, s.Counters); err != nil {
+		s.Log.WarnContext(ctx, "translation spend not counted", "job_id", j.ID, "error", err.Error())
+	}
+}
+
+// textsOf is what of t is translated, in order: each utterance's text (its
+// normalized form where there is one), then the summary.
+func textsOf(t transcript.Transcript) []string {
+	texts := make([]string, 0, len(t.Utterances)+1)
+	for _, u := range t.Utterances {
+		texts = append(texts, utteranceText(u))
+	}
+	if t.Summary != nil {
+		texts = append(texts, t.Summary.Text)
+	}
+	return texts
+}
+
+func utteranceText(u transcript.Utterance) string {
+	if u.Normal != "" {
+		return u.Normal
+	}
+	return u.Text
+}
+
+// withTexts is t with texts (textsOf's, translated) in place, in lang.
+func withTexts(t transcript.Transcript, texts []string, lang string) transcript.Transcript {
+	out := t
+	out.Language = lang
+	out.Utterances = make([]transcript.Utterance, len(t.Utterances))
+	for i, u := range t.Utterances {
+		u.Text, u.Normal, u.Words = texts[i], texts[i], nil
+		out.Utterances[i] = u
+	}
+	if t.Summary != nil {
+		s := *t.Summary
+		s.Text = texts[len(t.Utterances)]
+		out.Summary = &s
+	}
+	return out
+}
+
+// kept reads the job's translations; none yet is an empty map.
+func (s *Service) kept(ctx context.Context, j job.Job) (map[string]transcript.Transcript, error) {
+	kept := map[string]transcript.Transcript{}
+	rc, err := s.Objects.Get(ctx, job.TranslationsKey(j.ID))
+	switch {
+	case errs.Is(err, errs.NotFound):
+		return kept, nil
+	case err != nil:
+		return nil, err
+	}
+	defer rc.Close()
+	if err := json.NewDecoder(rc).Decode(&kept); err != nil {
+		return nil, fmt.Errorf("read translations of job %s: %w", j.ID, err)
+	}
+	return kept, nil
+}
+
+// keep writes the job's translations. Two languages asked at once may
+// each write without the other's: the one lost is translated again when
+// next asked (a call more, never a wrong text).
+func (s *Service) keep(ctx context.Context, j job.Job, kept map[string]transcript.Transcript) error {
+	var b bytes.Buffer
+	if err := json.NewEncoder(&b).Encode(kept); err != nil {
+		return errors.Join(errors.New("encode translations"), err)
+	}
+	return s.Objects.Put(ctx, job.TranslationsKey(j.ID), b.Bytes(), "application/json")
+}
