@@ -80,8 +80,9 @@ func boundParams() map[string]params {
 		"selectCallback":     callbackJobParams("01jd0m3y8k9q2r5t7v4w6x8z0a"),
 		"selectDueCallbacks": dueCallbacksParams(now, 10),
 
-		"selectCounter": counterKeyParams("api:owner", now),
-		"upsertCounter": counterParams("api:owner", now, quota.Row{Used: 1}),
+		"selectCounter":  counterKeyParams("api:owner", now),
+		"selectCounters": countersKeysParams([]string{"api:owner#0", "api:owner#1"}, now),
+		"upsertCounter":  counterParams("api:owner", now, quota.Row{Used: 1}),
 
 		"selectStateEntries":      rangeParams("created", time.Time{}, 11),
 		"selectLatestInState":     rangeParams("dead", now, 11),
