@@ -35,7 +35,9 @@ func (c Change) Save(ctx context.Context, j Job, n Next) (Job, error) {
 	return saved, nil
 }
 
-// Release is Store.Release over c.
+// Release is Store.Release over c. The job comes back without its
+// segments, whatever c read: a release changes none, so a store need not
+// read them.
 func (c Change) Release(ctx context.Context, cl Claim, pause time.Duration, f Failure) (Job, error) {
 	j, err := c(ctx, cl.JobID, false, once(func(cur Job, now time.Time) (Job, error) {
 		return ApplyRelease(cur, cl, pause, f, now)
@@ -43,6 +45,7 @@ func (c Change) Release(ctx context.Context, cl Claim, pause time.Duration, f Fa
 	if err != nil {
 		return Job{}, fmt.Errorf("release job %s: %w", cl.JobID, err)
 	}
+	j.Segments = nil
 	return j, nil
 }
 

@@ -68,7 +68,9 @@ type Store interface {
 	Save(ctx context.Context, j Job, next Next) (Job, error)
 
 	// Release ends claim c after a failed attempt that may pass: the job
-	// keeps its Attempts, records f, and is due again after pause.
+	// keeps its Attempts, records f, and is due again after pause. It
+	// returns the job without its segments (Segments nil; they stay
+	// stored): a release changes none, and its caller needs none.
 	// Errors: ErrNotFound, ErrClaimLost, ErrInvalid (negative pause).
 	Release(ctx context.Context, c Claim, pause time.Duration, f Failure) (Job, error)
 

@@ -46,6 +46,33 @@ type Counters interface {
 	Used(ctx context.Context, key string, window time.Time) (int64, error)
 }
 
+// MultiReader reads several counters of one window in one call: one
+// statement where the backend has them in one table (SELECT … WHERE
+// counter IN $keys). A store that can implements it; Spread reads a spread
+// counter's rows through it when the counters it spreads offer it.
+type MultiReader interface {
+	// UsedMany returns the counter of each of keys in window, 0 for one
+	// that does not exist: every key asked is in the map.
+	// Errors: ErrInvalid (no keys, more than MaxKeys, a key Used refuses).
+	UsedMany(ctx context.Context, keys []string, window time.Time) (map[string]int64, error)
+}
+
+// MaxKeys is the most keys one UsedMany reads.
+const MaxKeys = 100
+
+// CheckKeys is the argument rule of UsedMany, shared by every store.
+func CheckKeys(keys []string) error {
+	if len(keys) == 0 || len(keys) > MaxKeys {
+		return fmt.Errorf("%w: 1..%d keys", ErrInvalid, MaxKeys)
+	}
+	for _, k := range keys {
+		if err := CheckKey(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Expirer removes expired counters. A store whose backend has no row
 // expiry of its own (the embedded one) implements it, and the poll
 // function's sweep calls it; the YDB store leaves it to the counters

@@ -43,8 +43,10 @@ import (
 //     without a limit committed in between is not seen by that one
 //     reservation (additions without a limit are the recount of
 //     recognitions already counted in the window before, a few a minute);
-//   - Used reads n rows (n+1 for an additive key), and a Release finds a
-//     row to take from by reading them (usually the first);
+//   - Used reads n rows (n+1 for an additive key): in one statement when
+//     the counters offer MultiReader (both stores do), else one by one;
+//     a Release finds a row to take from by reading them one by one
+//     (usually the first is enough);
 //   - Reserve's total, for a spread counter, is the shard's (and key#+'s)
 //     as that reservation read them, not the sum: no caller of a spread
 //     counter reads it.
@@ -208,7 +210,8 @@ func (s *spread) Release(ctx context.Context, key string, window time.Time, amou
 	return nil
 }
 
-// Used is the sum of a spread counter's rows.
+// Used is the sum of a spread counter's rows: read in one call when the
+// counters offer MultiReader, else row by row.
 func (s *spread) Used(ctx context.Context, key string, window time.Time) (int64, error) {
 	if !s.keys[key] {
 		return s.Counters.Used(ctx, key, window)
@@ -216,15 +219,26 @@ func (s *spread) Used(ctx context.Context, key string, window time.Time) (int64,
 	if err := CheckKey(key); err != nil {
 		return 0, err
 	}
-	var total int64
+	rows := make([]string, 0, s.shards+1)
+	for i := 0; i < s.shards; i++ {
+		rows = append(rows, shardKey(key, i))
+	}
 	if s.additive[key] {
-		var err error
-		if total, err = s.Counters.Used(ctx, unlimitedKey(key), window); err != nil {
+		rows = append(rows, unlimitedKey(key))
+	}
+	var total int64
+	if m, ok := s.Counters.(MultiReader); ok {
+		got, err := m.UsedMany(ctx, rows, window)
+		if err != nil {
 			return 0, err
 		}
+		for _, row := range rows {
+			total += got[row]
+		}
+		return total, nil
 	}
-	for i := 0; i < s.shards; i++ {
-		n, err := s.Counters.Used(ctx, shardKey(key, i), window)
+	for _, row := range rows {
+		n, err := s.Counters.Used(ctx, row, window)
 		if err != nil {
 			return 0, err
 		}

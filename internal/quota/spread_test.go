@@ -332,3 +332,86 @@ func TestOnlyAnAdditiveKeyReadsItsAdditions(t *testing.T) {
 	require.False(t, ok, "the 3 added without a limit count against it")
 	require.Equal(t, 2, r.reads["counted#+"])
 }
+
+// manyReads is a quota.Counters that also reads several rows in one call
+// (quota.MultiReader), counting each kind of read.
+type manyReads struct {
+	*occStore
+	mu          sync.Mutex
+	used, calls int      // Used calls, UsedMany calls
+	keys        []string // the keys of the last UsedMany
+}
+
+func (m *manyReads) Used(ctx context.Context, key string, w time.Time) (int64, error) {
+	m.mu.Lock()
+	m.used++
+	m.mu.Unlock()
+	return m.occStore.Used(ctx, key, w)
+}
+
+func (m *manyReads) UsedMany(ctx context.Context, keys []string, w time.Time) (map[string]int64, error) {
+	if err := quota.CheckKeys(keys); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.calls++
+	m.keys = append([]string(nil), keys...)
+	m.mu.Unlock()
+	out := make(map[string]int64, len(keys))
+	for _, k := range keys {
+		n, err := m.occStore.Used(ctx, k, w)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, nil
+}
+
+// A spread counter's total is one read of its rows when the counters can
+// read several at once (the YDB store's one statement), where it was a
+// read a row: 9 for an additive key over 8 shards.
+func TestSpreadUsedReadsItsRowsAtOnce(t *testing.T) {
+	w := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	fill := func(c quota.Counters) {
+		t.Helper()
+		_, _, err := c.Reserve(ctx, "counted", w, 3, 0)
+		require.NoError(t, err)
+		for i := 0; i < 5; i++ {
+			_, ok, err := c.Reserve(ctx, "counted", w, 1, 100)
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+	}
+
+	many := &manyReads{occStore: newOCCStore()}
+	c := quota.Spread(many, quota.DefaultShards, nil, "counted")
+	fill(c)
+	many.used, many.calls = 0, 0
+	n, err := c.Used(ctx, "counted", w)
+	require.NoError(t, err)
+	require.Equal(t, int64(8), n, "the shards' 5 and the 3 added without a limit")
+	require.Equal(t, 1, many.calls, "one read of every row")
+	require.Zero(t, many.used, "no row read alone")
+	require.Len(t, many.keys, quota.DefaultShards+1, "the shards and the additions' row")
+	require.Contains(t, many.keys, "counted#+")
+
+	one := &readsOf{Counters: newOCCStore(), reads: map[string]int{}}
+	c = quota.Spread(one, quota.DefaultShards, nil, "counted")
+	fill(c)
+	clear(one.reads)
+	n, err = c.Used(ctx, "counted", w)
+	require.NoError(t, err)
+	require.Equal(t, int64(8), n, "the same total")
+	reads := 0
+	for _, k := range one.reads {
+		reads += k
+	}
+	require.Equal(t, quota.DefaultShards+1, reads, "without it, a read a row")
+
+	many.used, many.calls = 0, 0
+	_, err = quota.Spread(many, quota.DefaultShards, nil, "counted").Used(ctx, "cold", w)
+	require.NoError(t, err)
+	require.Equal(t, 1, many.used, "a key not spread is one row, read alone")
+	require.Zero(t, many.calls)
+}

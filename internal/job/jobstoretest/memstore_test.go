@@ -249,7 +249,9 @@ func (s *memStore) Save(_ context.Context, j job.Job, n job.Next) (job.Job, erro
 }
 
 func (s *memStore) Release(_ context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
-	return s.update(c.JobID, func(cur job.Job) (job.Job, error) { return job.ApplyRelease(cur, c, pause, f, s.now()) })
+	j, err := s.update(c.JobID, func(cur job.Job) (job.Job, error) { return job.ApplyRelease(cur, c, pause, f, s.now()) })
+	j.Segments = nil // the answer carries none (Store.Release)
+	return j, err
 }
 
 func (s *memStore) Renew(_ context.Context, c job.Claim, step job.Step) (job.Claim, error) {

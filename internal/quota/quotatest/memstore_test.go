@@ -24,8 +24,9 @@ type memKey struct {
 }
 
 var (
-	_ quota.Counters = (*memStore)(nil)
-	_ quota.Expirer  = (*memStore)(nil)
+	_ quota.Counters    = (*memStore)(nil)
+	_ quota.Expirer     = (*memStore)(nil)
+	_ quota.MultiReader = (*memStore)(nil)
 )
 
 func newMemStore(racy bool) *memStore { return &memStore{racy: racy, rows: map[memKey]int64{}} }
@@ -80,6 +81,19 @@ func (s *memStore) Used(_ context.Context, key string, w time.Time) (int64, erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rows[keyOf(key, w)], nil
+}
+
+func (s *memStore) UsedMany(_ context.Context, keys []string, w time.Time) (map[string]int64, error) {
+	if err := quota.CheckKeys(keys); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int64, len(keys))
+	for _, k := range keys {
+		out[k] = s.rows[keyOf(k, w)]
+	}
+	return out, nil
 }
 
 func (s *memStore) ExpireCounters(_ context.Context, now time.Time) (int, error) {

@@ -13,6 +13,7 @@ package quotatest
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,6 +46,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Release", func(t *testing.T) { testRelease(t, open) })
 	t.Run("Counters", func(t *testing.T) { testCounters(t, open) })
 	t.Run("Invalid", func(t *testing.T) { testInvalid(t, open) })
+	t.Run("UsedMany", func(t *testing.T) { testUsedMany(t, open) })
 	t.Run("Expire", func(t *testing.T) { testExpire(t, open) })
 	t.Run("Race", func(t *testing.T) { testRace(t, open) })
 }
@@ -176,6 +178,57 @@ func testInvalid(t *testing.T, open Opener) {
 		require.Equal(t, errs.Invalid, errs.KindOf(err), name)
 	}
 	require.Zero(t, used(t, c, "k", Window), "a refused call writes nothing")
+}
+
+func testUsedMany(t *testing.T, open Opener) {
+	c := open(t)
+	m, ok := c.(quota.MultiReader)
+	if !ok {
+		t.Skip("the store reads one counter at a time")
+	}
+	next := Window.Add(time.Minute)
+	reserve(t, c, "a", Window, 2, 0)
+	reserve(t, c, "b", Window, 3, 0)
+	reserve(t, c, "c", next, 4, 0)
+	reserve(t, c, "d", Window, 1, 0)
+	require.NoError(t, c.Release(ctx, "d", Window, 1))
+
+	t.Run("every key asked, each as Used reads it", func(t *testing.T) {
+		keys := []string{"a", "b", "c", "d", "never"}
+		got, err := m.UsedMany(ctx, keys, Window)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"a": 2, "b": 3, "c": 0, "d": 0, "never": 0}, got,
+			"c is counted in another window; d went back to 0; never was never reserved")
+		for _, k := range keys {
+			require.Equal(t, used(t, c, k, Window), got[k], k)
+		}
+	})
+	t.Run("of one window, named by its moment in any zone", func(t *testing.T) {
+		got, err := m.UsedMany(ctx, []string{"a", "c"}, next.In(time.FixedZone("MSK", 3*60*60)))
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"a": 0, "c": 4}, got)
+	})
+	t.Run("a key asked twice is read once", func(t *testing.T) {
+		got, err := m.UsedMany(ctx, []string{"b", "b"}, Window)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"b": 3}, got)
+	})
+	t.Run("refuses no keys, too many, and a key Used refuses", func(t *testing.T) {
+		many := make([]string, quota.MaxKeys+1)
+		for i := range many {
+			many[i] = fmt.Sprintf("k%d", i)
+		}
+		for name, keys := range map[string][]string{
+			"no keys": nil, "too many": many, "an empty key": {"a", ""}, "a key too long": {string(make([]byte, quota.MaxKey+1))},
+		} {
+			_, err := m.UsedMany(ctx, keys, Window)
+			require.ErrorIs(t, err, quota.ErrInvalid, name)
+			require.Equal(t, errs.Invalid, errs.KindOf(err), name)
+		}
+		got, err := m.UsedMany(ctx, many[:quota.MaxKeys], Window)
+		require.NoError(t, err, "MaxKeys at once")
+		require.Len(t, got, quota.MaxKeys)
+	})
 }
 
 func testExpire(t *testing.T, open Opener) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"transcriber/internal/ident"
@@ -16,8 +17,9 @@ import (
 type Counters struct{ db *DB }
 
 var (
-	_ quota.Counters = (*Counters)(nil)
-	_ quota.Expirer  = (*Counters)(nil)
+	_ quota.Counters    = (*Counters)(nil)
+	_ quota.Expirer     = (*Counters)(nil)
+	_ quota.MultiReader = (*Counters)(nil)
 )
 
 // NewCounters returns the usage counters of db.
@@ -27,8 +29,11 @@ const (
 	selectCounter = `SELECT used, ops FROM counters WHERE counter = ? AND window_start = ?`
 	upsertCounter = `INSERT INTO counters (counter, window_start, used, expires_at, ops) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (counter, window_start) DO UPDATE SET used = excluded.used, ops = excluded.ops`
-	updateCounter  = `UPDATE counters SET used = ?, ops = ? WHERE counter = ? AND window_start = ?`
-	deleteCounters = `DELETE FROM counters WHERE expires_at <= ?`
+	// selectCountersOf reads several counters of one window; UsedMany
+	// ends it with the list of keys.
+	selectCountersOf = `SELECT counter, used FROM counters WHERE window_start = ? AND counter IN `
+	updateCounter    = `UPDATE counters SET used = ?, ops = ? WHERE counter = ? AND window_start = ?`
+	deleteCounters   = `DELETE FROM counters WHERE expires_at <= ?`
 )
 
 // Reserve reads the counter, checks, and writes it in one write
@@ -98,6 +103,40 @@ func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int6
 		return 0, fmt.Errorf("read usage counter %q: %w", key, err)
 	}
 	return r.Used, nil
+}
+
+// UsedMany reads the counters of keys in window in one statement.
+func (c *Counters) UsedMany(ctx context.Context, keys []string, window time.Time) (map[string]int64, error) {
+	if err := quota.CheckKeys(keys); err != nil {
+		return nil, err
+	}
+	args := make([]any, 0, len(keys)+1)
+	args = append(args, formatTime(window))
+	out := make(map[string]int64, len(keys))
+	for _, k := range keys {
+		args = append(args, k)
+		out[k] = 0
+	}
+	q := selectCountersOf + "(?" + strings.Repeat(", ?", len(keys)-1) + ")"
+	rows, err := c.db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read usage counters: %w", translate(err))
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var (
+			k string
+			n int64
+		)
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, fmt.Errorf("read usage counters: %w", translate(err))
+		}
+		out[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read usage counters: %w", translate(err))
+	}
+	return out, nil
 }
 
 // ExpireCounters deletes the counters expired at now, through

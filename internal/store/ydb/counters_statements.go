@@ -31,6 +31,15 @@ const (
 DECLARE $window_start AS Timestamp;
 SELECT used, ops FROM counters WHERE counter = $counter AND window_start = $window_start`
 
+	// selectCounters reads several counters of one window in one
+	// statement: each key a point read of the table's key, the keys given
+	// as a list (https://ydb.tech/docs/en/faq/yql, "How do I select table
+	// rows by a list of keys?"). A key with no row is absent from the
+	// result.
+	selectCounters = `DECLARE $counters AS List<Utf8>;
+DECLARE $window_start AS Timestamp;
+SELECT counter, used FROM counters WHERE counter IN $counters AND window_start = $window_start`
+
 	// upsertCounter writes a counter read earlier in the same transaction.
 	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
 	upsertCounter = `DECLARE $counter AS Utf8;

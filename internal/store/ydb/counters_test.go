@@ -21,8 +21,9 @@ import (
 func counterBound() map[string]params {
 	w := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	return map[string]params{
-		"selectCounter": counterKeyParams("speechkit_requests", w),
-		"upsertCounter": counterParams("speechkit_requests", w, quota.Row{Used: 3, Ops: []string{"01JD0000000000000000000000"}}),
+		"selectCounter":  counterKeyParams("speechkit_requests", w),
+		"selectCounters": countersKeysParams([]string{"speechkit_requests#0", "speechkit_requests#+"}, w),
+		"upsertCounter":  counterParams("speechkit_requests", w, quota.Row{Used: 3, Ops: []string{"01JD0000000000000000000000"}}),
 	}
 }
 

@@ -125,6 +125,7 @@ func storeCalls(db *DB) (writes, reads map[string]func(context.Context) error) {
 		"BotState.Get":      func(ctx context.Context) error { return ignore(bot.Get(ctx, k)) },
 		"Callbacks.Get":     func(ctx context.Context) error { return ignore(cbs.Get(ctx, id)) },
 		"Counters.Used":     func(ctx context.Context) error { return ignore(counters.Used(ctx, "k", now)) },
+		"Counters.UsedMany": func(ctx context.Context) error { return ignore(counters.UsedMany(ctx, []string{"k"}, now)) },
 		"Agenda.NextWork":   func(ctx context.Context) error { return ignore2(agenda.NextWork(ctx, job.Ingest.From)) },
 	}
 	return writes, reads

@@ -132,6 +132,19 @@ func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, kt keyTable, k
 
 // getJobs reads job id with its segments inside tx.
 func (s *JobStore) getJobs(ctx context.Context, tx query.TxActor, id string) (job.Job, error) {
+	j, err := s.getRow(ctx, tx, id)
+	if err != nil {
+		return job.Job{}, err
+	}
+	one := []job.Job{j}
+	if err := s.loadSegments(ctx, tx, one); err != nil {
+		return job.Job{}, err
+	}
+	return one[0], nil
+}
+
+// getRow reads job id's row inside tx, without its segments.
+func (s *JobStore) getRow(ctx context.Context, tx query.TxActor, id string) (job.Job, error) {
 	var (
 		j     job.Job
 		found bool
@@ -148,11 +161,7 @@ func (s *JobStore) getJobs(ctx context.Context, tx query.TxActor, id string) (jo
 	if !found {
 		return job.Job{}, job.ErrNotFound
 	}
-	one := []job.Job{j}
-	if err := s.loadSegments(ctx, tx, one); err != nil {
-		return job.Job{}, err
-	}
-	return one[0], nil
+	return j, nil
 }
 
 // loadSegments fills in the segments of jobs, in one query.
@@ -253,9 +262,10 @@ func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {
 	return j, nil
 }
 
-// change reads job id, lets apply decide what it becomes, and writes that
-// (with its segments when withSegments), in one transaction: the
-// conditional update every claim and claim-holder's write is.
+// change reads job id with its segments, lets apply decide what it
+// becomes, and writes the whole row (with its segments when
+// withSegments), in one transaction: the conditional update a save is.
+// Claim, Release and Renew write only the claim's columns (narrow).
 func (s *JobStore) change(ctx context.Context, id string, withSegments bool, apply func(cur job.Job, now time.Time) (job.Job, error)) (job.Job, error) {
 	id, err := job.ParseID(id)
 	if err != nil {
@@ -287,9 +297,10 @@ func (s *JobStore) change(ctx context.Context, id string, withSegments bool, app
 	return j, err
 }
 
-// Claim takes one job for step.
+// Claim takes one job for step: the job's row read, the claim's columns
+// written (updateClaim), and its segments read for the answer.
 func (s *JobStore) Claim(ctx context.Context, id string, step job.Step) (job.Job, error) {
-	return job.Change(s.change).Claim(ctx, id, step)
+	return s.narrow(claimWrite, true).Claim(ctx, id, step)
 }
 
 // Save writes a step's result under its claim.
@@ -297,14 +308,16 @@ func (s *JobStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, er
 	return job.Change(s.change).Save(ctx, j, n)
 }
 
-// Release ends a claim after a failed attempt.
+// Release ends a claim after a failed attempt: the job's row read, the
+// columns of the release written (updateRelease); no segments.
 func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
-	return job.Change(s.change).Release(ctx, c, pause, f)
+	return s.narrow(releaseWrite, false).Release(ctx, c, pause, f)
 }
 
-// Renew moves a held claim's expiry on, under the same rule as a save.
+// Renew moves a held claim's expiry on: the job's row read, claim_until
+// and next_run_at written (updateRenew); no segments.
 func (s *JobStore) Renew(ctx context.Context, c job.Claim, step job.Step) (job.Claim, error) {
-	return job.Change(s.change).Renew(ctx, c, step)
+	return s.narrow(renewWrite, false).Renew(ctx, c, step)
 }
 
 // liveStates are the non-terminal states among states, as parameter values.

@@ -19,7 +19,7 @@ package ydb
 // Int64/Int32 numbers, Bool, Timestamp (microseconds, UTC). Only key columns
 // are NOT NULL: older YDB releases accept NOT NULL on key columns only
 // (https://ydb.tech/docs/en/concepts/datamodel/table), and the store writes
-// every column of a row anyway.
+// every column of a row when it makes it.
 
 // Schema steps: CREATE TABLE with secondary indexes.
 // https://ydb.tech/docs/en/yql/reference/syntax/create_table/
@@ -342,6 +342,50 @@ FROM jobs VIEW jobs_owner
 WHERE owner_id = $owner_id AND id < $id
 ORDER BY owner_id DESC, id DESC
 LIMIT $limit`
+)
+
+// The claim's writes: Claim, Release and Renew rewrite only the columns
+// their rule changes (job.ApplyClaim, ApplyRelease, ApplyRenew) in the row
+// read earlier in the same transaction, which the rule decided on; the
+// segments are neither read (but for Claim's answer) nor written. Each
+// parameter has the type jobsStruct gives its column, as upsertJobs
+// writes it; narrow.go lists the same columns (narrow_test.go checks). An
+// UPDATE names the fields it changes, so only the index over
+// them moves: jobs_due, over next_run_at
+// (https://yandex.cloud/en/docs/ydb/faq: "all indexes that include the
+// fields being updated").
+// https://ydb.tech/docs/en/yql/reference/syntax/update
+const (
+	// updateClaim writes a claim (job.ApplyClaim).
+	updateClaim = `DECLARE $id AS Utf8;
+DECLARE $claim_id AS Optional<Utf8>;
+DECLARE $claim_until AS Optional<Timestamp>;
+DECLARE $next_run_at AS Timestamp;
+DECLARE $attempts AS Int32;
+DECLARE $updated_at AS Timestamp;
+UPDATE jobs SET claim_id = $claim_id, claim_until = $claim_until, next_run_at = $next_run_at,
+	attempts = $attempts, updated_at = $updated_at
+WHERE id = $id`
+
+	// updateRelease ends a claim after a failed attempt (job.ApplyRelease).
+	updateRelease = `DECLARE $id AS Utf8;
+DECLARE $attempts AS Int32;
+DECLARE $claim_id AS Optional<Utf8>;
+DECLARE $claim_until AS Optional<Timestamp>;
+DECLARE $next_run_at AS Timestamp;
+DECLARE $error_code AS Utf8;
+DECLARE $error_message AS Utf8;
+DECLARE $updated_at AS Timestamp;
+UPDATE jobs SET attempts = $attempts, claim_id = $claim_id, claim_until = $claim_until, next_run_at = $next_run_at,
+	error_code = $error_code, error_message = $error_message, updated_at = $updated_at
+WHERE id = $id`
+
+	// updateRenew moves a held claim's expiry on (job.ApplyRenew).
+	updateRenew = `DECLARE $id AS Utf8;
+DECLARE $claim_until AS Optional<Timestamp>;
+DECLARE $next_run_at AS Timestamp;
+UPDATE jobs SET claim_until = $claim_until, next_run_at = $next_run_at
+WHERE id = $id`
 )
 
 // Segments.

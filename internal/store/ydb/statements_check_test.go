@@ -23,6 +23,8 @@ var (
 	reValues  = regexp.MustCompile(`INTO\s+\w+\s*\(([^)]*)\)\s*VALUES\s*\(([^)]*)\)`)
 	reAsTable = regexp.MustCompile(`(?s)INTO\s+\w+\s*\(([^)]*)\)\s*SELECT\s+(.*?)\s+FROM AS_TABLE\(\$(\w+)\)`)
 	reLimit   = regexp.MustCompile(`LIMIT\s+\$(\w+)`)
+	reSet     = regexp.MustCompile(`(?s)\bSET\s+(.*?)\s+WHERE\b`)
+	reAssign  = regexp.MustCompile(`^(\w+)\s*=\s*\$(\w+)$`)
 )
 
 // keywords are the YQL words the statements use that are not names.
@@ -115,7 +117,26 @@ func checkStatement(schema map[string]schemaTable, text string, bound params) []
 	writes := func(c column, typ string) bool {
 		return typ == c.typ || (!c.notNull && typ == "Optional<"+c.typ+">")
 	}
-	for _, c := range reCompare.FindAllStringSubmatch(body, -1) {
+	compared := body
+	if set := reSet.FindStringSubmatch(body); set != nil {
+		// UPDATE … SET column = $column, …: each a write, as VALUES.
+		compared = strings.Replace(body, set[0], " WHERE", 1)
+		for _, item := range splitList(set[1]) {
+			a := reAssign.FindStringSubmatch(item)
+			if a == nil {
+				fail("SET %q: not column = $parameter", item)
+				continue
+			}
+			used[a[2]] = true
+			if a[2] != a[1] {
+				fail("column %s is set from $%s: a SET parameter is named after its column", a[1], a[2])
+			}
+			if cc, ok := col(a[1]); ok && !writes(cc, declared[a[2]]) {
+				fail("column %s (%s) is set from $%s (%s)", a[1], cc.typ, a[2], declared[a[2]])
+			}
+		}
+	}
+	for _, c := range reCompare.FindAllStringSubmatch(compared, -1) {
 		used[c[2]] = true
 		if cc, ok := col(c[1]); ok && declared[c[2]] != cc.typ {
 			fail("%s is %s but $%s is %s", c[1], cc.typ, c[2], declared[c[2]])

@@ -42,6 +42,9 @@ func boundParams() map[string]params {
 		"insertJobs":         jobsParams(j),
 		"upsertJobs":         jobsParams(j),
 		"selectJob":          jobIDParams(j.ID),
+		"updateClaim":        narrowParams(claimWrite),
+		"updateRelease":      narrowParams(releaseWrite),
+		"updateRenew":        narrowParams(renewWrite),
 		"selectDueJobs":      dueParams(utf8("created"), now, 10),
 		"selectNextDue":      nextDueParams(utf8("created")),
 		"selectNextDelivery": nextDueParams(utf8("pending")),
@@ -81,8 +84,9 @@ func boundParams() map[string]params {
 		"selectCallback":     callbackJobParams("01jd0m3y8k9q2r5t7v4w6x8z0a"),
 		"selectDueCallbacks": dueCallbacksParams(now, 10),
 
-		"selectCounter": counterKeyParams("api:owner", now),
-		"upsertCounter": counterParams("api:owner", now, quota.Row{Used: 1}),
+		"selectCounter":  counterKeyParams("api:owner", now),
+		"selectCounters": countersKeysParams([]string{"api:owner#0", "api:owner#1"}, now),
+		"upsertCounter":  counterParams("api:owner", now, quota.Row{Used: 1}),
 
 		"selectStateEntries":      rangeParams("created", time.Time{}, 11),
 		"selectLatestInState":     rangeParams("dead", now, 11),
@@ -181,6 +185,15 @@ func TestStatementsAgreementCatchesDrift(t *testing.T) {
 		p := slices.Clone(boundParams()["selectDueJobs"])
 		p[2] = param{"$limit", ydbtypes.Int64Value(10)}
 		require.NotEmpty(t, checkStatement(schema, consts["selectDueJobs"], p))
+	})
+	t.Run("an UPDATE sets a column from another's parameter, or of another type", func(t *testing.T) {
+		swapped := strings.Replace(consts["updateRenew"], "claim_until = $claim_until", "claim_until = $next_run_at", 1)
+		require.NotEqual(t, consts["updateRenew"], swapped)
+		require.Contains(t, fmt.Sprint(checkStatement(schema, swapped, boundParams()["updateRenew"])), "named after its column")
+		p := slices.Clone(boundParams()["updateRenew"])
+		p[2] = param{"$next_run_at", ydbtypes.Int64Value(1)}
+		retyped := strings.Replace(consts["updateRenew"], "$next_run_at AS Timestamp", "$next_run_at AS Int64", 1)
+		require.Contains(t, fmt.Sprint(checkStatement(schema, retyped, p)), "is set from $next_run_at (Int64)")
 	})
 	t.Run("a parameter is declared but never bound", func(t *testing.T) {
 		require.NotEmpty(t, checkStatement(schema, consts["selectJob"], nil))

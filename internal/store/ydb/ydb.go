@@ -166,8 +166,21 @@ func (db *DB) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 // running again on a fresh one. Every write is safe to run twice: after
 // a commit whose answer was lost it recognizes what that commit wrote
 // (job.Change's rules, job.Claimed, botstate.Same and callback.Same,
-// quota.ReserveOnce, and each insert finding its own row).
-func writeOptions() []query.DoTxOption { return []query.DoTxOption{query.WithIdempotent()} }
+// quota.ReserveOnce, and each insert finding its own row). The
+// transaction begins lazily (lazyTx).
+func writeOptions() []query.DoTxOption {
+	return []query.DoTxOption{query.WithIdempotent(), lazyTx()}
+}
+
+// lazyTx begins a transaction with its first statement rather than by a
+// BeginTransaction call of its own: one round trip less for every
+// transaction, a run again included. ydb-go-sdk v3.127.0's query.WithLazyTx
+// (marked experimental there): the first statement carries the begin in
+// its transaction control, and its answer the transaction's id
+// (internal/query/transaction.go). A transaction that ran no statement
+// commits as nothing; one rolled back before its first statement (a
+// parameter refused by build) closes its session, as the SDK does.
+func lazyTx() query.DoTxOption { return query.WithLazyTx(true) }
 
 // update runs fn in a serializable read-write transaction, retried by the
 // SDK when its locks are invalidated and, the write being idempotent
@@ -246,14 +259,15 @@ func commitUnknown(err error) bool {
 			Ydb.StatusIds_SESSION_EXPIRED)
 }
 
-// read runs fn in a snapshot read-only transaction: one consistent view
-// for its reads, no locks, and safe to retry whatever failed.
+// read runs fn in a snapshot read-only transaction, begun lazily
+// (lazyTx): one consistent view for its reads, no locks, and safe to
+// retry whatever failed.
 func (db *DB) read(ctx context.Context, fn func(ctx context.Context, tx query.TxActor) error) error {
 	ctx, cancel := db.bound(ctx)
 	defer cancel()
 	return translate(db.txs.DoTx(ctx, fn,
 		query.WithTxSettings(query.TxSettings(query.WithSnapshotReadOnly())),
-		query.WithIdempotent()))
+		query.WithIdempotent(), lazyTx()))
 }
 
 // exec runs a statement that returns no rows inside tx.

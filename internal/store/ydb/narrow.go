@@ -1,0 +1,141 @@
+package ydb
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+
+	"transcriber/internal/errs"
+	"transcriber/internal/job"
+)
+
+// narrowWrite is the write of a claim's call (Claim, Release, Renew): the
+// columns its rule may change, and the UPDATE that writes only those, by
+// the job's id.
+type narrowWrite struct {
+	stmt    string
+	columns []string // in the order the statement sets them
+}
+
+var (
+	claimWrite   = narrowWrite{updateClaim, []string{"claim_id", "claim_until", "next_run_at", "attempts", "updated_at"}}
+	releaseWrite = narrowWrite{updateRelease, []string{"attempts", "claim_id", "claim_until", "next_run_at", "error_code", "error_message", "updated_at"}}
+	renewWrite   = narrowWrite{updateRenew, []string{"claim_until", "next_run_at"}}
+)
+
+// errWideChange: a rule changed what its narrow write does not write (a
+// column outside it, the segments, the id). The write would lose it, so
+// the call fails instead: a bug, in the rule or in the list.
+var errWideChange = errs.New(errs.Internal, "store_wide_change", "the job store was asked for a change it does not write")
+
+// jobColumnByName is jobColumnList by column name.
+var jobColumnByName = func() map[string]jobColumn {
+	m := make(map[string]jobColumn, len(jobColumnList))
+	for _, c := range jobColumnList {
+		m[c.name] = c
+	}
+	return m
+}()
+
+// changedColumns are the columns whose stored values differ between cur
+// and next, in jobColumnList's order.
+func changedColumns(cur, next job.Job) []string {
+	cur, next = stored(cur), stored(next)
+	var out []string
+	for _, c := range jobColumnList {
+		if c.value(&cur).Yql() != c.value(&next).Yql() {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// params are the UPDATE's parameters for the change from cur, the row as
+// read, to next, what the rule made of it: the id and w's columns, as
+// jobColumnList binds them. write is false when nothing changed (a run
+// again after its own commit: job.Change's rules return the job as read).
+// A change outside w's columns is errWideChange.
+func (w narrowWrite) params(cur, next job.Job) (p params, write bool, err error) {
+	if next.ID != cur.ID {
+		return nil, false, fmt.Errorf("%w: the id moved from %s to %s", errWideChange, cur.ID, next.ID)
+	}
+	if !reflect.DeepEqual(cur.Segments, next.Segments) {
+		return nil, false, fmt.Errorf("%w: job %s: the segments", errWideChange, cur.ID)
+	}
+	changed := changedColumns(cur, next)
+	for _, c := range changed {
+		if !slices.Contains(w.columns, c) {
+			return nil, false, fmt.Errorf("%w: job %s: column %s", errWideChange, cur.ID, c)
+		}
+	}
+	if len(changed) == 0 {
+		return nil, false, nil
+	}
+	return w.bind(next), true, nil
+}
+
+// bind is w's parameters for j: its id, and w's columns as jobColumnList
+// binds them (the types of jobsStruct).
+func (w narrowWrite) bind(j job.Job) params {
+	j = stored(j)
+	p := params{{"$id", utf8(j.ID)}}
+	for _, name := range w.columns {
+		p = append(p, param{"$" + name, jobColumnByName[name].value(&j)})
+	}
+	return p
+}
+
+// narrow is the job.Change of a claim's call: read the job's row (not its
+// segments), let the rule decide, and write the columns it changed with
+// w's UPDATE, in one transaction. The job comes back with its segments
+// when answerSegments (Claim's answer: the step works on them), read in
+// the same transaction once the rule took the claim; without, it comes
+// back with none. It never writes segments: a call that asks to is
+// errWideChange.
+func (s *JobStore) narrow(w narrowWrite, answerSegments bool) job.Change {
+	return func(ctx context.Context, id string, writeSegments bool, apply func(cur job.Job, now time.Time) (job.Job, error)) (job.Job, error) {
+		if writeSegments {
+			return job.Job{}, fmt.Errorf("%w: segments", errWideChange)
+		}
+		id, err := job.ParseID(id)
+		if err != nil {
+			return job.Job{}, err
+		}
+		var j job.Job
+		err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+			j = job.Job{}
+			cur, err := s.getRow(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			next, err := apply(cur, s.db.now())
+			if err != nil {
+				return err
+			}
+			next = stored(next)
+			p, write, err := w.params(cur, next)
+			if err != nil {
+				return err
+			}
+			if answerSegments {
+				one := []job.Job{next}
+				if err := s.loadSegments(ctx, tx, one); err != nil {
+					return err
+				}
+				next = one[0]
+			}
+			if write {
+				if err := s.db.exec(ctx, tx, w.stmt, p); err != nil {
+					return err
+				}
+			}
+			j = next
+			return nil
+		})
+		return j, err
+	}
+}
