@@ -21,6 +21,7 @@ import (
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
 	"transcriber/internal/storage/s3"
+	"transcriber/internal/transcript"
 )
 
 // Objects is the object storage the API signs uploads for, reads
@@ -59,8 +60,17 @@ type Deps struct {
 	Counters quota.Counters
 	// Callbacks keeps job callbacks; nil refuses a callback_url.
 	Callbacks Callbacks
-	Clock     clock.Clock
-	Log       *slog.Logger
+	// Translations translates transcripts (package translation); nil
+	// refuses translate_to.
+	Translations Translations
+	Clock        clock.Clock
+	Log          *slog.Logger
+}
+
+// Translations gives a done job's transcript in another language,
+// translated once and kept (translation.Service.Of).
+type Translations interface {
+	Of(ctx context.Context, j job.Job, t transcript.Transcript, lang string) (transcript.Transcript, error)
 }
 
 // Config holds the API's numbers and switches; see docs/settings.md.

@@ -48,11 +48,13 @@ type createRequest struct {
 const codeBadFilename = "bad_filename"
 
 var (
-	errIdemReuse   = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
-	errTooLarge    = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
-	errBadLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
-	errBadPriority = errs.New(errs.Invalid, "job_invalid", `priority must be "normal", "deferred" or "fast"`)
-	errNoSummaries = errs.New(errs.Invalid, "summary_unavailable", "summaries are not set up on this installation")
+	errIdemReuse = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
+	errTooLarge  = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
+	// errNoTranslation: translate_to where no translator is configured.
+	errNoTranslation = errs.New(errs.Invalid, "translation_unavailable", "translation is not set up on this installation")
+	errBadLanguage   = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
+	errBadPriority   = errs.New(errs.Invalid, "job_invalid", `priority must be "normal", "deferred" or "fast"`)
+	errNoSummaries   = errs.New(errs.Invalid, "summary_unavailable", "summaries are not set up on this installation")
 	// errNoCallbackSecret: the token was made before callbacks, so there
 	// is no secret to sign them with.
 	errNoCallbackSecret = errs.New(errs.Invalid, "token_without_callback_secret",
@@ -344,12 +346,22 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 	if err != nil {
 		return err
 	}
+	name := j.ID + "." + string(f)
+	if lang := r.URL.Query().Get("translate_to"); lang != "" {
+		if a.Translations == nil {
+			return errNoTranslation
+		}
+		if t, err = a.Translations.Of(r.Context(), j, t, lang); err != nil {
+			return err
+		}
+		name = j.ID + "." + t.Language + "." + string(f)
+	}
 	var b bytes.Buffer
 	if err := transcript.Render(&b, t, f); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", f.ContentType())
-	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", j.ID+"."+string(f)))
+	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", name))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b.Bytes())
 	return nil
