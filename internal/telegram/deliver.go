@@ -128,6 +128,12 @@ func (b *Bot) Sweep(ctx context.Context) (int, error) {
 		delivered, err := b.deliver(ctx, j, d)
 		if err != nil {
 			b.Log.WarnContext(ctx, "delivery failed", "job_id", j.ID, "error", b.scrub(err.Error()))
+			if errors.Is(err, context.DeadlineExceeded) {
+				// Telegram did not answer within the delivery's window:
+				// the rest wait for the next pass rather than each hold
+				// this call as long.
+				return sent, nil
+			}
 			continue
 		}
 		if delivered {
@@ -166,16 +172,23 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 	if st, err := b.State.Get(ctx, botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partStatus}); err == nil && st.State == botstate.Sent {
 		status = st.SentID
 	}
+	wctx, cancel := b.deliveryWindow(ctx, d.LeaseUntil)
+	defer cancel()
 	var sentID int64
 	if j.State == job.Done {
-		sentID, err = b.sendResult(ctx, j, chat, status)
+		sentID, err = b.sendResult(wctx, j, chat, status, d)
 	} else {
-		sentID, err = b.sendOrEdit(ctx, j, status, failureText(chatLang(chat), j))
+		sentID, err = b.sendOrEdit(wctx, j, status, failureText(chatLang(chat), j))
 	}
 	// Time since the job ended, not attempts, decides: the sweep's looks at
 	// a job still running took the delivery too.
 	since := b.Clock.Now().Sub(j.UpdatedAt)
 	switch {
+	case errors.Is(err, errNotHeld):
+		// Another sender has it now, or the sweep will: what that one
+		// records stands.
+		log.WarnContext(ctx, "delivery not held at its send", "error", b.scrub(err.Error()))
+		return false, nil
 	case err == nil:
 		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts)
 		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Sent, SentID: sentID})
@@ -194,6 +207,60 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 	}
 	b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: next})
 	return false, classify(b.scrubbed(err))
+}
+
+// deliveryWindow is ctx bounded for the Bot API calls of a delivery held
+// until leaseUntil: they may run until recordTimeout before the lease
+// ends, or before ctx's own deadline when that is sooner, so the outcome
+// is recorded while the lease still holds. Within it no call has a bound
+// of its own (withRetryIn): a slow answer is waited for, not given up and
+// sent again.
+func (b *Bot) deliveryWindow(ctx context.Context, leaseUntil time.Time) (context.Context, context.CancelFunc) {
+	left := leaseUntil.Sub(b.Clock.Now()) - recordTimeout
+	if d, ok := ctx.Deadline(); ok {
+		left = min(left, d.Sub(b.Clock.Now())-recordTimeout)
+	}
+	return context.WithTimeout(ctx, left)
+}
+
+// mayHaveLanded is the SentID a pending result delivery records before a
+// send that would show twice if made again (a new message, where an edit
+// of the status message could have carried the result): the message may
+// be in the chat though no answer said so, because the answer came after
+// the window or the sender stopped in the call. A try of a delivery so
+// marked edits the status message into the result rather than send it
+// anew. Message ids are positive, so no sent message has it.
+const mayHaveLanded int64 = -1
+
+// errNotHeld: marking the delivery (markLanding) lost it, to another
+// sender that took it in between or to a store that failed to take it
+// again; this call sends and records nothing, and the delivery is due
+// again when its lease would have ended.
+var errNotHeld = errors.New("the delivery is no longer held")
+
+// markLanding records mayHaveLanded on result delivery d before a send
+// that cannot be repeated without showing twice. Finish ends the lease,
+// so d is taken again at once with the lease it had (Begin); it is due,
+// should this sender stop, when that lease ends. errNotHeld when another
+// sender took it in between, or the lease had run out.
+func (b *Bot) markLanding(ctx context.Context, d botstate.Delivery) error {
+	now := b.Clock.Now()
+	left := d.LeaseUntil.Sub(now)
+	if left <= 0 {
+		return errNotHeld
+	}
+	o := botstate.Outcome{State: botstate.Pending, SentID: mayHaveLanded, NextAt: d.LeaseUntil}
+	if _, err := b.State.Finish(ctx, d.Key, o, now); err != nil {
+		return err
+	}
+	_, taken, err := b.State.Begin(ctx, d.Key, d.JobID, now, left)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", errNotHeld, err)
+	case !taken:
+		return errNotHeld
+	}
+	return nil
 }
 
 // retryPause is the wait before a delivery's next try, by how long the
@@ -225,13 +292,20 @@ func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 	return s
 }
 
-// sendResult delivers a transcript: into the status message when it fits
-// one message, or as a document in the chat's format with its first lines
-// as the caption. A summary to post (summaryText) goes above it: at the
-// head of the one message when both fit; otherwise in the status message,
-// which stands above the document (or, with no status message, in a
-// message sent just before the document).
-func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64) (int64, error) {
+// sendResult delivers a transcript under delivery d: into the status
+// message when it fits one message, or as a document in the chat's format
+// with its first lines as the caption. A summary to post (summaryText)
+// goes above it: at the head of the one message when both fit; otherwise
+// in the status message, which stands above the document (or, with no
+// status message, in a message sent just before the document).
+//
+// A document is a new message, and sending it again shows it twice: with
+// a status message, d is marked before the send (markLanding), and a try
+// of a delivery so marked edits the status message into the document
+// instead, its caption the summary when there is one. Telegram refusing
+// that edit (the status message deleted, or not made into a document)
+// sends the document as on a first try.
+func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64, d botstate.Delivery) (int64, error) {
 	l := chatLang(chat)
 	t, err := b.readTranscript(ctx, j.ID)
 	if err != nil {
@@ -253,20 +327,45 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 	if utf16Len(whole) <= tgconf.MaxMessageUTF16 {
 		return b.sendOrEdit(ctx, j, status, whole)
 	}
-	if summary != "" && status == 0 {
-		if _, err := b.sendOrEdit(ctx, j, 0, summary); err != nil {
-			return 0, err
-		}
-	}
 	f, _ := transcript.ParseFormat(formatOf(chat))
 	var doc bytes.Buffer
 	if err := transcript.Render(&doc, t, f); err != nil {
 		return 0, err
 	}
-	msg, err := withRetry(ctx, b, func(ctx context.Context) (*models.Message, error) {
+	name := "transcript." + string(f)
+	if status != 0 && d.SentID == mayHaveLanded {
+		text := plain
+		if summary != "" {
+			text = summary
+		}
+		_, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
+			return b.api.EditMessageMedia(ctx, &bot.EditMessageMediaParams{
+				ChatID: j.TelegramChatID, MessageID: int(status),
+				Media: &models.InputMediaDocument{Media: "attach://" + name, Caption: caption(text), MediaAttachment: bytes.NewReader(doc.Bytes())},
+			})
+		})
+		switch {
+		case err == nil, notModified(err):
+			return status, nil
+		case !errors.Is(err, bot.ErrorBadRequest):
+			return 0, err
+		}
+		b.Log.InfoContext(ctx, "status message not made the document; sending it", "job_id", j.ID, "error", b.scrub(err.Error()))
+	}
+	if summary != "" && status == 0 {
+		if _, err := b.sendOrEdit(ctx, j, 0, summary); err != nil {
+			return 0, err
+		}
+	}
+	if status != 0 && d.SentID != mayHaveLanded {
+		if err := b.markLanding(ctx, d); err != nil {
+			return 0, err
+		}
+	}
+	msg, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendDocument(ctx, &bot.SendDocumentParams{
 			ChatID:          j.TelegramChatID,
-			Document:        &models.InputFileUpload{Filename: "transcript." + string(f), Data: bytes.NewReader(doc.Bytes())},
+			Document:        &models.InputFileUpload{Filename: name, Data: bytes.NewReader(doc.Bytes())},
 			Caption:         caption(plain),
 			ReplyParameters: &models.ReplyParameters{MessageID: int(j.TelegramMessageID), AllowSendingWithoutReply: true},
 		})
@@ -316,10 +415,11 @@ func (b *Bot) readTranscript(ctx context.Context, id string) (transcript.Transcr
 
 // sendOrEdit puts text into the status message, or, when there is none or
 // it is gone, sends it as a reply to the job's message (without the reply
-// when that message was deleted too).
+// when that message was deleted too). Its calls are a delivery's
+// (deliveryWindow).
 func (b *Bot) sendOrEdit(ctx context.Context, j job.Job, status int64, text string) (int64, error) {
 	if status != 0 {
-		_, err := withRetry(ctx, b, func(ctx context.Context) (*models.Message, error) {
+		_, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
 			return b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: text})
 		})
 		switch {
@@ -330,7 +430,7 @@ func (b *Bot) sendOrEdit(ctx context.Context, j job.Job, status int64, text stri
 		}
 		// The status message was deleted or can no longer be edited.
 	}
-	msg, err := withRetry(ctx, b, func(ctx context.Context) (*models.Message, error) {
+	msg, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendMessage(ctx, &bot.SendMessageParams{
 			ChatID:          j.TelegramChatID,
 			Text:            text,

@@ -16,7 +16,9 @@ import (
 // Delivery: every message the bot posts goes through post (or postOnce),
 // which takes the delivery's record before the send and writes its outcome
 // after, waits out Telegram's short 429s (withRetry), marks a chat that is
-// gone as blocked, and gives a Bot API error its errs kind (classify).
+// gone as blocked, and gives a Bot API error its errs kind (classify). A
+// job's result goes the same way in deliver.go, its calls bounded by the
+// delivery's lease rather than each by callTimeout (deliveryWindow).
 
 // Parts of the deliveries the bot records for a Telegram message.
 const (
@@ -148,16 +150,38 @@ func (b *Bot) record(ctx context.Context, k botstate.Key, o botstate.Outcome) (b
 	return b.State.Finish(rctx, k, o, b.Clock.Now())
 }
 
-// callTimeout bounds one Bot API call, so a hung connection cannot outlast
-// a delivery's lease.
+// callTimeout bounds one Bot API call outside a delivery's window
+// (deliveryWindow): on the webhook's path (the status message, a
+// command's answer, a file's download link), where the telegram function
+// has 60 s in all and no deadline to read, and for the bot's other calls.
+// An answer later than this is given up, and when the update comes again
+// its message is sent again: a slow Telegram can post one twice there.
 const callTimeout = 40 * time.Second
 
-// withRetry calls send, each call bounded by callTimeout, waiting out a
-// 429 when Telegram asks for a pause short enough, and never past the
-// context's deadline.
+// withRetry calls send, each call bounded by the bot's call timeout
+// (callTimeout), waiting out a 429 when Telegram asks for a pause short
+// enough, and never past the context's deadline.
 func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
+	return retry(ctx, b, b.callTimeout, send)
+}
+
+// withRetryIn is withRetry for the calls of a delivery's window
+// (deliveryWindow): a call has no bound of its own and may take all that
+// is left of the window, so a slow answer is waited for, not given up and
+// sent again.
+func withRetryIn[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
+	return retry(ctx, b, 0, send)
+}
+
+// retry calls send, each call bounded by limit when it is positive,
+// waiting out a 429 when Telegram asks for a pause short enough and the
+// context's deadline leaves the time to wait and call again.
+func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(context.Context) (T, error)) (T, error) {
 	for i := 0; ; i++ {
-		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if limit > 0 {
+			cctx, cancel = context.WithTimeout(ctx, limit)
+		}
 		v, err := send(cctx)
 		cancel()
 		var tooMany *bot.TooManyRequestsError
@@ -171,7 +195,7 @@ func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T
 		if wait > b.cfg.MaxRetryWait {
 			return v, err
 		}
-		if d, ok := ctx.Deadline(); ok && b.Clock.Now().Add(wait+callTimeout).After(d) {
+		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < wait+b.callTimeout {
 			return v, err // no time to wait and call again
 		}
 		b.Log.InfoContext(ctx, "Telegram asks to slow down; waiting", "retry_after_s", tooMany.RetryAfter)

@@ -100,7 +100,10 @@ type Bot struct {
 	Deps
 	cfg tgconf.Config
 	api *bot.Bot
-	me  struct {
+	// callTimeout bounds a call outside a delivery's window: callTimeout,
+	// shorter in tests.
+	callTimeout time.Duration
+	me          struct {
 		sync.Mutex
 		name string // the bot's @username, once known
 	}
@@ -127,7 +130,7 @@ func New(d Deps, cfg tgconf.Config) (*Bot, error) {
 	if d.Sleep == nil {
 		d.Sleep = clock.Sleep
 	}
-	b := &Bot{Deps: d, cfg: cfg}
+	b := &Bot{Deps: d, cfg: cfg, callTimeout: callTimeout}
 	api, err := bot.New(cfg.Token,
 		bot.WithSkipGetMe(),
 		bot.WithServerURL(strings.TrimRight(cfg.APIURL, "/")),

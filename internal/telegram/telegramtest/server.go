@@ -1,8 +1,11 @@
 // Package telegramtest is a Bot API server for tests: it answers the
 // methods the bot uses as Telegram does (multipart or JSON requests, the
 // {"ok": …} envelope, error codes with retry_after), serves getFile and file
-// downloads, hands out queued updates to getUpdates, and records every call.
-// Failures are scripted per method: a 429 with retry_after, a 403, a 400.
+// downloads, hands out queued updates to getUpdates, records every call, and
+// keeps the messages the bot posted as they stand after its edits.
+// Failures are scripted per method: a 429 with retry_after, a 403, a 400;
+// and so are slow answers: a call applied at once and answered later, or
+// only once the client has given up on it.
 package telegramtest
 
 import (
@@ -13,10 +16,12 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf16"
 )
 
@@ -71,7 +76,29 @@ type Server struct {
 	gone    map[int64]bool // message ids deleted by the user
 	cut     bool           // file downloads break off mid-answer
 	webhook WebhookInfo    // what setWebhook set; getWebhookInfo answers it
+	msgs    map[int64]*Message
+	delay   map[string][]time.Duration // per method, the next calls' answer delays
 }
+
+// Message is a message the bot posted, as it stands after its edits: its
+// text, or its document and caption.
+type Message struct {
+	ID      int64
+	Chat    int64
+	Text    string
+	Doc     []byte // the document's bytes; nil for a text message
+	DocName string
+	Caption string
+}
+
+// Late is the delay AnswerAfter takes to answer only once the client has
+// given up on the call (its connection closed): Telegram applied the
+// message and its answer came too late.
+const Late time.Duration = -1
+
+// lateCap bounds how long a Late answer waits for the client to give up,
+// so a client that never does cannot hold a test.
+const lateCap = 30 * time.Second
 
 // WebhookInfo is what getWebhookInfo answers: the URL setWebhook set
 // ("" when none), and the delivery state a test scripts with
@@ -90,7 +117,8 @@ type file struct {
 
 // Start runs a server until the test ends.
 func Start(t testing.TB) *Server {
-	s := &Server{t: t, files: map[string]file{}, fail: map[string][]Failure{}, nextID: 1000, gone: map[int64]bool{}}
+	s := &Server{t: t, files: map[string]file{}, fail: map[string][]Failure{}, nextID: 1000, gone: map[int64]bool{},
+		msgs: map[int64]*Message{}, delay: map[string][]time.Duration{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -108,6 +136,31 @@ func (s *Server) Fail(method string, f ...Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fail[method] = append(s.fail[method], f...)
+}
+
+// AnswerAfter makes the next calls of method, one delay per call, slow:
+// each is applied at once (the message posted or edited) and answered d
+// later, or, with Late, only once the client has given up on it. A client
+// that gives up first gets no answer, though the call took effect.
+func (s *Server) AnswerAfter(method string, d ...time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay[method] = append(s.delay[method], d...)
+}
+
+// Messages returns the messages of chat as they stand, by id (the order
+// they were posted in); a deleted one is left out.
+func (s *Server) Messages(chat int64) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for id, m := range s.msgs {
+		if m.Chat == chat && !s.gone[id] {
+			out = append(out, *m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // Delete marks a message deleted: editing it, or replying to it without
@@ -184,6 +237,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if q := s.fail[c.Method]; len(q) > 0 {
 		f, s.fail[c.Method] = &q[0], q[1:]
 	}
+	delay := time.Duration(0)
+	if q := s.delay[c.Method]; len(q) > 0 && f == nil {
+		delay, s.delay[c.Method] = q[0], q[1:]
+	}
 	s.mu.Unlock()
 	if f != nil {
 		body := map[string]any{"ok": false, "error_code": f.Code, "description": f.Description}
@@ -193,53 +250,105 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, f.Code, body)
 		return
 	}
-	s.answer(w, c)
+	status, body := s.answer(c)
+	if delay != 0 {
+		wait(r, delay)
+	}
+	writeJSON(w, status, body)
 }
 
-func (s *Server) answer(w http.ResponseWriter, c Call) {
-	ok := func(result any) { writeJSON(w, http.StatusOK, map[string]any{"ok": true, "result": result}) }
-	bad := func(desc string) {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + desc})
+// wait holds an answer for d, or, for Late, until the client gives up;
+// either ends early when the client's connection closes.
+func wait(r *http.Request, d time.Duration) {
+	if d == Late {
+		d = lateCap
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.Context().Done():
+	case <-t.C:
+	}
+}
+
+// answer applies call c and returns the status and body to answer it with.
+func (s *Server) answer(c Call) (int, map[string]any) {
+	ok := func(result any) (int, map[string]any) {
+		return http.StatusOK, map[string]any{"ok": true, "result": result}
+	}
+	bad := func(desc string) (int, map[string]any) {
+		return http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: " + desc}
 	}
 	chat := c.Int("chat_id")
 	if desc := overLimit(c); desc != "" {
-		bad(desc)
-		return
+		return bad(desc)
 	}
 	switch c.Method {
 	case "sendMessage", "sendDocument":
 		if rt := c.ReplyTo(); rt != 0 && s.isGone(rt) && !strings.Contains(c.Params["reply_parameters"], `"allow_sending_without_reply":true`) {
-			bad("message to be replied not found")
-			return
+			return bad("message to be replied not found")
 		}
-		ok(s.message(chat, c.Params["text"]))
+		m := Message{Chat: chat, Text: c.Params["text"]}
+		if c.Method == "sendDocument" {
+			m = Message{Chat: chat, Doc: c.File, DocName: c.Name, Caption: c.Params["caption"]}
+		}
+		return ok(s.post(m))
 	case "editMessageText":
 		id := c.Int("message_id")
 		if s.isGone(id) {
-			bad("message to edit not found")
-			return
+			return bad("message to edit not found")
 		}
-		ok(map[string]any{"message_id": id, "date": 1, "chat": map[string]any{"id": chat, "type": "private"}, "text": c.Params["text"]})
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		m := s.known(chat, id)
+		switch {
+		case m.Doc != nil:
+			return bad("there is no text in the message to edit")
+		case m.Text == c.Params["text"]:
+			return bad("message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
+		}
+		m.Text = c.Params["text"]
+		return ok(m.result())
+	case "editMessageMedia":
+		id := c.Int("message_id")
+		if s.isGone(id) {
+			return bad("message to edit not found")
+		}
+		var media struct {
+			Type    string `json:"type"`
+			Media   string `json:"media"`
+			Caption string `json:"caption"`
+		}
+		if err := json.Unmarshal([]byte(c.Params["media"]), &media); err != nil || media.Type != "document" {
+			return bad("can't parse InputMedia: the fake takes a document")
+		}
+		if strings.TrimPrefix(media.Media, "attach://") != c.Name || c.File == nil {
+			return bad("can't find the attached file")
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		m := s.known(chat, id)
+		m.Text, m.Doc, m.DocName, m.Caption = "", c.File, c.Name, media.Caption
+		return ok(m.result())
 	case "getFile":
 		s.mu.Lock()
 		f, found := s.files[c.Params["file_id"]]
 		s.mu.Unlock()
 		if !found {
-			bad("invalid file_id")
-			return
+			return bad("invalid file_id")
 		}
-		ok(map[string]any{"file_id": c.Params["file_id"], "file_unique_id": "u" + c.Params["file_id"], "file_size": len(f.data), "file_path": f.path})
+		return ok(map[string]any{"file_id": c.Params["file_id"], "file_unique_id": "u" + c.Params["file_id"], "file_size": len(f.data), "file_path": f.path})
 	case "getMe":
-		ok(map[string]any{"id": 123456789, "is_bot": true, "first_name": "Transcriber", "username": Username})
+		return ok(map[string]any{"id": 123456789, "is_bot": true, "first_name": "Transcriber", "username": Username})
 	case "answerCallbackQuery", "deleteMessage":
-		ok(true)
+		return ok(true)
 	case "setWebhook", "deleteWebhook":
 		// The scripted delivery state goes with the old webhook; an empty
 		// url, or deleteWebhook, removes it, as at Telegram.
 		s.mu.Lock()
 		s.webhook = WebhookInfo{URL: c.Params["url"]}
 		s.mu.Unlock()
-		ok(true)
+		return ok(true)
 	case "getWebhookInfo":
 		s.mu.Lock()
 		w := s.webhook
@@ -249,7 +358,7 @@ func (s *Server) answer(w http.ResponseWriter, c Call) {
 			info["last_error_date"] = w.LastErrorDate
 			info["last_error_message"] = w.LastErrorMessage
 		}
-		ok(info)
+		return ok(info)
 	case "getUpdates":
 		s.mu.Lock()
 		offset := c.Int("offset")
@@ -267,10 +376,9 @@ func (s *Server) answer(w http.ResponseWriter, c Call) {
 		if out == nil {
 			out = []json.RawMessage{}
 		}
-		ok(out)
-	default:
-		bad("method not found in the fake: " + c.Method)
+		return ok(out)
 	}
+	return bad("method not found in the fake: " + c.Method)
 }
 
 // Telegram's length limits, which it counts in UTF-16 code units: text
@@ -302,12 +410,41 @@ func (s *Server) isGone(id int64) bool {
 	return s.gone[id]
 }
 
-func (s *Server) message(chat int64, text string) map[string]any {
+// post gives m the next message id, keeps it, and returns it as the Bot
+// API answers a sent message.
+func (s *Server) post(m Message) map[string]any {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.nextID++
-	id := s.nextID
-	s.mu.Unlock()
-	return map[string]any{"message_id": id, "date": 1, "chat": map[string]any{"id": chat, "type": "private"}, "text": text}
+	m.ID = s.nextID
+	s.msgs[m.ID] = &m
+	return m.result()
+}
+
+// known returns the message id of chat, made as an empty text message
+// when the bot did not post it here (a message of the test's own, as the
+// one under a button). s.mu is held.
+func (s *Server) known(chat, id int64) *Message {
+	m, ok := s.msgs[id]
+	if !ok {
+		m = &Message{ID: id, Chat: chat}
+		s.msgs[id] = m
+	}
+	return m
+}
+
+// result is m as the Bot API answers a message.
+func (m Message) result() map[string]any {
+	r := map[string]any{"message_id": m.ID, "date": 1, "chat": map[string]any{"id": m.Chat, "type": "private"}}
+	if m.Doc != nil {
+		r["document"] = map[string]any{"file_id": fmt.Sprintf("doc%d", m.ID), "file_unique_id": fmt.Sprintf("udoc%d", m.ID), "file_name": m.DocName}
+		if m.Caption != "" {
+			r["caption"] = m.Caption
+		}
+		return r
+	}
+	r["text"] = m.Text
+	return r
 }
 
 func (s *Server) download(w http.ResponseWriter, path string) {
