@@ -66,6 +66,8 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		return b.featureCommand(ctx, m, arg, chat, l, botstate.FeatureSpeakers, txtSpeakers)
 	case "summary":
 		return b.featureCommand(ctx, m, arg, chat, l, botstate.FeatureSummary, txtSummaryFeature)
+	case "translate":
+		return b.translateCommand(ctx, m, arg, chat, l)
 	case "transcribe":
 		target := m.ReplyToMessage
 		med, ok := mediaOf(target)
@@ -235,7 +237,7 @@ func (b *Bot) autoCommand(ctx context.Context, m *models.Message, arg string, ch
 }
 
 // onCallback handles the inline buttons: a document format, /forget's
-// confirmation.
+// confirmation, a translation.
 func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	answerWith := func(text string) {
 		if _, err := b.api.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: q.ID, Text: text}); err != nil {
@@ -270,6 +272,9 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 			answerWith(note.in(l))
 			return nil
 		}
+	}
+	if strings.HasPrefix(q.Data, cbTranslate) {
+		return b.onTranslateButton(ctx, q.Data, msg.Chat.ID, answerWith, l)
 	}
 	var text string
 	switch {

@@ -178,7 +178,7 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 	if j.State == job.Done {
 		sentID, err = b.sendResult(wctx, j, chat, status, d)
 	} else {
-		sentID, err = b.sendOrEdit(wctx, j, status, failureText(chatLang(chat), j))
+		sentID, err = b.sendOrEdit(wctx, j, status, failureText(chatLang(chat), j), nil)
 	}
 	// Time since the job ended, not attempts, decides: the sweep's looks at
 	// a job still running took the delivery too.
@@ -192,6 +192,11 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 	case err == nil:
 		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts)
 		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Sent, SentID: sentID})
+		if to := chat.TranslateTo(); to != "" && j.State == job.Done && b.Translations != nil {
+			if err := b.sendTranslation(wctx, j, chat, to); err != nil {
+				log.WarnContext(ctx, "translation not delivered", "lang", to, "error", b.scrub(err.Error()))
+			}
+		}
 		return true, nil
 	case chatGone(err):
 		return false, b.blocked(ctx, d.Key, err, nil)
@@ -317,15 +322,16 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 	}
 	plain := strings.TrimSpace(txt.String())
 	if plain == "" || t.Empty() {
-		return b.sendOrEdit(ctx, j, status, txtNoSpeech.in(l))
+		return b.sendOrEdit(ctx, j, status, txtNoSpeech.in(l), nil)
 	}
+	markup := b.buttonFor(j, t, chat)
 	summary := summaryText(j, t, l)
 	whole := plain
 	if summary != "" {
 		whole = summary + "\n\n" + plain
 	}
 	if utf16Len(whole) <= tgconf.MaxMessageUTF16 {
-		return b.sendOrEdit(ctx, j, status, whole)
+		return b.sendOrEdit(ctx, j, status, whole, markup)
 	}
 	f, _ := transcript.ParseFormat(formatOf(chat))
 	var doc bytes.Buffer
@@ -341,7 +347,8 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 		_, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
 			return b.api.EditMessageMedia(ctx, &bot.EditMessageMediaParams{
 				ChatID: j.TelegramChatID, MessageID: int(status),
-				Media: &models.InputMediaDocument{Media: "attach://" + name, Caption: caption(text), MediaAttachment: bytes.NewReader(doc.Bytes())},
+				Media:       &models.InputMediaDocument{Media: "attach://" + name, Caption: caption(text), MediaAttachment: bytes.NewReader(doc.Bytes())},
+				ReplyMarkup: markup,
 			})
 		})
 		switch {
@@ -353,7 +360,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 		b.Log.InfoContext(ctx, "status message not made the document; sending it", "job_id", j.ID, "error", b.scrub(err.Error()))
 	}
 	if summary != "" && status == 0 {
-		if _, err := b.sendOrEdit(ctx, j, 0, summary); err != nil {
+		if _, err := b.sendOrEdit(ctx, j, 0, summary, nil); err != nil {
 			return 0, err
 		}
 	}
@@ -368,6 +375,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 			Document:        &models.InputFileUpload{Filename: name, Data: bytes.NewReader(doc.Bytes())},
 			Caption:         caption(plain),
 			ReplyParameters: &models.ReplyParameters{MessageID: int(j.TelegramMessageID), AllowSendingWithoutReply: true},
+			ReplyMarkup:     markup,
 		})
 	})
 	if err != nil {
@@ -417,10 +425,10 @@ func (b *Bot) readTranscript(ctx context.Context, id string) (transcript.Transcr
 // it is gone, sends it as a reply to the job's message (without the reply
 // when that message was deleted too). Its calls are a delivery's
 // (deliveryWindow).
-func (b *Bot) sendOrEdit(ctx context.Context, j job.Job, status int64, text string) (int64, error) {
+func (b *Bot) sendOrEdit(ctx context.Context, j job.Job, status int64, text string, markup models.ReplyMarkup) (int64, error) {
 	if status != 0 {
 		_, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
-			return b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: text})
+			return b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: text, ReplyMarkup: markup})
 		})
 		switch {
 		case err == nil, notModified(err):
@@ -435,6 +443,7 @@ func (b *Bot) sendOrEdit(ctx context.Context, j job.Job, status int64, text stri
 			ChatID:          j.TelegramChatID,
 			Text:            text,
 			ReplyParameters: &models.ReplyParameters{MessageID: int(j.TelegramMessageID), AllowSendingWithoutReply: true},
+			ReplyMarkup:     markup,
 		})
 	})
 	if err != nil {

@@ -74,6 +74,9 @@ type Deps struct {
 	// Status reads the service's state for the owner's /status; nil
 	// answers /status as an unknown command.
 	Status StatusReader
+	// Translations translates transcripts (translation.Service); nil: no
+	// /translate and no translation button.
+	Translations Translations
 	// Reuser ends a job done with an earlier job's transcript of the same
 	// file before the file is fetched (pipeline.Pipeline.Reuse); nil
 	// fetches every file.

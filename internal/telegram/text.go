@@ -226,7 +226,28 @@ var (
 		"Recordings in progress: %d of %s at once.",
 		"Записей в работе: %d из %s одновременно.",
 	}
-	txtNoLimit    = text{"no limit", "без ограничения"}
+	txtNoLimit = text{"no limit", "без ограничения"}
+	// Translations (translate.go).
+	txtTranslateButton = text{"Translate", "Перевести"}
+	txtNoTranslation   = text{"Translation is not set up on this bot.", "Перевод в этом боте не настроен."}
+	txtTranslateIs     = text{
+		"Each transcript comes with its translation into %s. /translate off stops it.",
+		"Каждая расшифровка приходит с переводом на %s. /translate off — выключить.",
+	}
+	txtTranslateOff = text{
+		"Transcripts come without a translation. /translate en (or another language code) adds one.",
+		"Расшифровки приходят без перевода. /translate en (или другой код языка) — добавить перевод.",
+	}
+	txtTranslateBad = text{
+		"%q is not a language code: /translate en, /translate de, or /translate off.",
+		"%q — не код языка: /translate en, /translate de или /translate off.",
+	}
+	txtTranslating       = text{"Translating…", "Перевожу…"}
+	txtTranslationHead   = text{"Translation (%s):", "Перевод (%s):"}
+	txtTranslationFailed = text{
+		"I could not translate this transcript into %s: %s. The transcript above stands.",
+		"Не удалось перевести расшифровку на %s: %s. Сама расшифровка выше.",
+	}
 	txtUnknownCmd = text{
 		"I don't know that command. /help lists what I do.",
 		"Такой команды я не знаю. /help — что я умею.",

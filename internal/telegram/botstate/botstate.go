@@ -48,7 +48,8 @@ type Chat struct {
 	Mode     string // recognition priority set by /mode: "normal" or "deferred" (job.Priority); "" = normal
 	// Features are the job options the chat turned on (/speakers,
 	// /summary): the words FeatureSpeakers and FeatureSummary, in that
-	// order, separated by a space; "" = none.
+	// order, and /translate's "translate:<lang>", separated by a space;
+	// "" = none.
 	Features string
 	// BlockedAt is when a delivery found the bot blocked in this chat (403);
 	// deliveries to it stop until the chat writes again. Zero when not
@@ -81,6 +82,38 @@ func (c Chat) WithFeature(feature string, on bool) string {
 		if (f == feature && on) || (f != feature && c.Has(f)) {
 			out = append(out, f)
 		}
+	}
+	if lang := c.TranslateTo(); lang != "" {
+		out = append(out, featureTranslate+lang)
+	}
+	return strings.Join(out, " ")
+}
+
+// featureTranslate starts the word of Chat.Features that names the
+// language /translate set: "translate:en".
+const featureTranslate = "translate:"
+
+// TranslateTo is the language /translate set, each transcript coming with
+// its translation into it; "" for none.
+func (c Chat) TranslateTo() string {
+	for _, f := range strings.Fields(c.Features) {
+		if lang, ok := strings.CutPrefix(f, featureTranslate); ok {
+			return lang
+		}
+	}
+	return ""
+}
+
+// WithTranslate is c's Features with /translate set to lang ("" for off).
+func (c Chat) WithTranslate(lang string) string {
+	var out []string
+	for _, f := range strings.Fields(c.Features) {
+		if !strings.HasPrefix(f, featureTranslate) {
+			out = append(out, f)
+		}
+	}
+	if lang != "" {
+		out = append(out, featureTranslate+lang)
 	}
 	return strings.Join(out, " ")
 }
