@@ -155,3 +155,23 @@ func (s scrubber) Authorization(context.Context) (string, string, error) {
 	return "Api-Key " + string(s), "", nil
 }
 func (s scrubber) Scrub(text string) string { return strings.ReplaceAll(text, string(s), "[redacted]") }
+
+// BenchmarkMakePlan plans an hour of speech (some 50,000 characters) as
+// utterances, and as one text cut in pieces.
+func BenchmarkMakePlan(b *testing.B) {
+	var utts []string
+	for i := 0; len(strings.Join(utts, " ")) < 50_000; i++ {
+		utts = append(utts, "Это предложение номер "+strings.Repeat("и ", i%20)+"и оно кончается здесь.")
+	}
+	whole := strings.Join(utts, " ")
+	b.Run("utterances", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			makePlan(utts, MaxRequestChars)
+		}
+	})
+	b.Run("one text", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			makePlan([]string{whole}, MaxRequestChars)
+		}
+	})
+}

@@ -673,3 +673,28 @@ func TestURL(t *testing.T) {
 	require.NoError(t, err, "the default URL")
 	require.NotNil(t, c)
 }
+
+// A redirect is not followed: the key and the texts go only to the
+// configured URL.
+func TestFollowsNoRedirect(t *testing.T) {
+	var elsewhere int
+	var mu sync.Mutex
+	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		mu.Lock()
+		elsewhere++
+		mu.Unlock()
+	}))
+	t.Cleanup(other.Close)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+translatetest.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirect.Close)
+	h := start(t, func(c *translate.Config) { c.URL = redirect.URL + translatetest.Path })
+
+	_, err := h.c.Translate(context.Background(), []string{"hello"}, "de", "")
+
+	requireErr(t, err, errs.Internal, "translate_error")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Zero(t, elsewhere)
+}
