@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -155,9 +156,59 @@ func (t *tokenSource) seen() []string {
 
 const redactedText = "[redacted]"
 
-// scrub returns text with the API key and the IAM tokens replaced.
-func (c *Client) scrub(text string) string {
-	for _, s := range c.secrets() {
+// Authorizer is the credentials of a call to Yandex Cloud's AI APIs: an API
+// key, or the IAM token of the function's service account from the metadata
+// service, cached. SpeechKit and Translate take the same ones (both accept
+// "Api-Key <key>" and "Bearer <IAM token>"), so an instance keeps one
+// Authorizer and one token cache for both (Client.Authorizer). It is safe
+// for concurrent use.
+type Authorizer struct {
+	apiKey   string
+	folderID string
+	tokens   *tokenSource // nil when an API key is set
+}
+
+// NewAuthorizer returns the credentials of an API key, or, when apiKey is
+// empty, of the IAM tokens handed out at metadataURL (default
+// DefaultMetadataURL), named with folderID. c decides when a cached token is
+// due for refresh; default clock.System(). It does no network I/O.
+func NewAuthorizer(apiKey, folderID, metadataURL string, c clock.Clock) (*Authorizer, error) {
+	a := &Authorizer{apiKey: apiKey, folderID: folderID}
+	if apiKey != "" {
+		return a, nil
+	}
+	if metadataURL == "" {
+		metadataURL = DefaultMetadataURL
+	}
+	if u, err := url.Parse(metadataURL); err != nil || u.Host == "" {
+		return nil, errors.New("speechkit: the metadata URL is not a valid URL")
+	}
+	if c == nil {
+		c = clock.System()
+	}
+	a.tokens = newTokenSource(metadataURL, c)
+	return a, nil
+}
+
+// Authorization returns the value of a call's Authorization header, and the
+// folder to name with it: "Api-Key <key>" and no folder when an API key is
+// set; otherwise "Bearer <IAM token>" and the configured folder, if any.
+// Its error (no token to be had) never holds a secret.
+func (a *Authorizer) Authorization(ctx context.Context) (value, folder string, err error) {
+	if a.apiKey != "" {
+		return "Api-Key " + a.apiKey, "", nil
+	}
+	token, err := a.tokens.token(ctx)
+	if err != nil {
+		return "", "", a.redact(err)
+	}
+	return "Bearer " + token, a.folderID, nil
+}
+
+// Scrub returns text with the API key and the IAM tokens handed out
+// replaced.
+func (a *Authorizer) Scrub(text string) string {
+	for _, s := range a.secrets() {
 		if s != "" {
 			text = strings.ReplaceAll(text, s, redactedText)
 		}
@@ -165,15 +216,24 @@ func (c *Client) scrub(text string) string {
 	return text
 }
 
+// secrets are the strings no error text may hold.
+func (a *Authorizer) secrets() []string {
+	s := []string{a.apiKey}
+	if a.tokens != nil {
+		s = append(s, a.tokens.seen()...)
+	}
+	return s
+}
+
 // redact returns err unchanged unless its text holds the API key or an IAM
 // token; then it returns a new error with the secret replaced, keeping only
 // the gRPC status code, so the secret is nowhere in the chain.
-func (c *Client) redact(err error) error {
+func (a *Authorizer) redact(err error) error {
 	if err == nil {
 		return nil
 	}
 	text := err.Error()
-	clean := c.scrub(text)
+	clean := a.Scrub(text)
 	if clean == text {
 		return err
 	}
@@ -182,3 +242,9 @@ func (c *Client) redact(err error) error {
 	}
 	return errors.New(clean)
 }
+
+// scrub returns text with the client's secrets replaced (Authorizer.Scrub).
+func (c *Client) scrub(text string) string { return c.auth.Scrub(text) }
+
+// redact is Authorizer.redact with the client's secrets.
+func (c *Client) redact(err error) error { return c.auth.redact(err) }

@@ -300,3 +300,34 @@ func TestIAMTokenWithAnImpossibleLifetimeIsUnavailable(t *testing.T) {
 	requireErr(t, err, errs.Unavailable, "speechkit_auth_unavailable")
 	require.Empty(t, srv.Calls(), "no call goes out with it")
 }
+
+// The client's Authorizer is the one its calls use: another API given it
+// (Translate) shares the token cache, and its Scrub knows the tokens handed
+// out.
+func TestAuthorizerIsTheClients(t *testing.T) {
+	srv := speechkittest.Start(t)
+	meta := startMetadata(t)
+	c := mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+	mustSubmit(t, c, uriRequest)
+
+	value, folder, err := c.Authorizer().Authorization(context.Background())
+
+	require.NoError(t, err)
+	require.Equal(t, "Bearer t1.token-1", value)
+	require.Equal(t, "b1gfolder", folder)
+	require.Equal(t, int32(1), meta.fetches.Load(), "one token for both")
+	require.Equal(t, "token [redacted] here", c.Authorizer().Scrub("token t1.token-1 here"))
+}
+
+func TestNewAuthorizer(t *testing.T) {
+	a, err := speechkit.NewAuthorizer("the-key", "b1gfolder", "", nil)
+	require.NoError(t, err)
+	value, folder, err := a.Authorization(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "Api-Key the-key", value)
+	require.Empty(t, folder, "the folder goes only with an IAM token")
+	require.Equal(t, "a [redacted] b", a.Scrub("a the-key b"))
+
+	_, err = speechkit.NewAuthorizer("", "b1gfolder", "not a url", nil)
+	require.Error(t, err)
+}

@@ -98,11 +98,11 @@ func (c Config) withDefaults() Config {
 // Client calls SpeechKit. Make one per instance and reuse it: connections
 // are opened on the first call and kept. It is safe for concurrent use.
 type Client struct {
-	cfg    Config
-	tokens *tokenSource // nil when an API key is set
-	stt    *sttsdk.AsyncRecognizerClient
-	ops    *opsdk.OperationServiceClient
-	conns  []*lazyConn
+	cfg   Config
+	auth  *Authorizer
+	stt   *sttsdk.AsyncRecognizerClient
+	ops   *opsdk.OperationServiceClient
+	conns []*lazyConn
 
 	syncURL *url.URL     // RecognizeSync's endpoint
 	http    *http.Client // RecognizeSync's client
@@ -118,10 +118,9 @@ func (c Config) SyncEndpoint() string { return c.withDefaults().SyncURL }
 
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
-	if cfg.APIKey == "" {
-		if u, err := url.Parse(cfg.MetadataURL); err != nil || u.Host == "" {
-			return nil, errors.New("speechkit: the metadata URL is not a valid URL")
-		}
+	auth, err := NewAuthorizer(cfg.APIKey, cfg.FolderID, cfg.MetadataURL, cfg.Clock)
+	if err != nil {
+		return nil, err
 	}
 	syncURL, err := parseSyncURL(cfg.SyncURL, cfg.Insecure)
 	if err != nil {
@@ -142,18 +141,20 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		cfg:   cfg,
+		auth:  auth,
 		stt:   sttsdk.NewSTT(sttConn.get).AsyncRecognizer(),
 		ops:   opsdk.NewOperation(opConn.get).Operation(),
 		conns: conns,
 
 		syncURL: syncURL,
-		http:    newSyncHTTP(cfg.SyncTimeout),
-	}
-	if cfg.APIKey == "" {
-		c.tokens = newTokenSource(cfg.MetadataURL, cfg.Clock)
+		http:    NewHTTPClient(cfg.SyncTimeout),
 	}
 	return c, nil
 }
+
+// Authorizer is the client's credentials, for another API that takes the
+// same ones (Translate), so that both share one IAM token cache.
+func (c *Client) Authorizer() *Authorizer { return c.auth }
 
 // Close closes the connections. Calls after Close fail.
 func (c *Client) Close() error {
@@ -182,27 +183,14 @@ func (c *Client) outgoing(ctx context.Context) (context.Context, error) {
 }
 
 // credentials returns the value of a call's authorization header, and the
-// folder to name with it: "Api-Key <key>" and no folder when an API key is
-// set; otherwise "Bearer <IAM token>" and the configured folder, if any.
-// Both APIs, gRPC and REST, authenticate alike.
+// folder to name with it (Authorizer.Authorization). Both APIs, gRPC and
+// REST, authenticate alike.
 func (c *Client) credentials(ctx context.Context) (authorization, folder string, err error) {
-	if c.cfg.APIKey != "" {
-		return "Api-Key " + c.cfg.APIKey, "", nil
-	}
-	token, err := c.tokens.token(ctx)
+	authorization, folder, err = c.auth.Authorization(ctx)
 	if err != nil {
-		return "", "", errs.Wrap(c.redact(err), errs.Unavailable, codeAuthUnavailable, msgUnavailable)
+		return "", "", errs.Wrap(err, errs.Unavailable, codeAuthUnavailable, msgUnavailable)
 	}
-	return "Bearer " + token, c.cfg.FolderID, nil
-}
-
-// secrets are the strings no error text may hold.
-func (c *Client) secrets() []string {
-	s := []string{c.cfg.APIKey}
-	if c.tokens != nil {
-		s = append(s, c.tokens.seen()...)
-	}
-	return s
+	return authorization, folder, nil
 }
 
 // tlsConfig is the TLS of every connection to SpeechKit: 1.2 at the least.

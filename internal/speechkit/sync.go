@@ -412,10 +412,11 @@ func cut(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// newSyncHTTP is the HTTP client of synchronous requests: TLS 1.2 at the
+// NewHTTPClient is the HTTP client of synchronous requests, and of the other
+// REST APIs that take the same credentials (Translate): TLS 1.2 at the
 // least, the whole request bounded by timeout, and no redirect followed, so
-// the credentials and the audio go only where SPEECHKIT_SYNC_URL says.
-func newSyncHTTP(timeout time.Duration) *http.Client {
+// the credentials and the body go only where the configured URL says.
+func NewHTTPClient(timeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = tlsConfig()
 	return &http.Client{

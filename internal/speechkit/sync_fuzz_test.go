@@ -31,7 +31,7 @@ func FuzzSyncAnswer(f *testing.F) {
 		if status < 100 || status > 999 {
 			status = 200 // net/http answers only three-digit statuses
 		}
-		c := &Client{cfg: Config{APIKey: key}}
+		c := &Client{cfg: Config{APIKey: key}, auth: &Authorizer{apiKey: key}}
 		h := http.Header{}
 		if billing != "" {
 			h.Set(SyncBillingHeader, billing)
@@ -72,7 +72,7 @@ func FuzzSyncAnswer(f *testing.F) {
 // itself: secrets go before the cut.
 func TestSyncRefusalCutsAfterScrubbing(t *testing.T) {
 	const key = "a-long-secret-api-key-0123456789"
-	c := &Client{cfg: Config{APIKey: key}}
+	c := &Client{cfg: Config{APIKey: key}, auth: &Authorizer{apiKey: key}}
 	msg := strings.Repeat("x", maxErrorQuoted-10) + key
 	body, err := json.Marshal(map[string]string{"error_code": "BAD_REQUEST", "error_message": msg})
 	if err != nil {
