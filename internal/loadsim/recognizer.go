@@ -23,7 +23,9 @@ import (
 // the fixed part is a guess for queueing), every recognition side by side,
 // and at most ChecksPerSecond status checks are answered in any second
 // ("5 operation-status checks per second", API v3,
-// https://yandex.cloud/en/docs/speechkit/concepts/limits). A check past
+// https://yandex.cloud/en/docs/speechkit/concepts/limits), a closed one:
+// six checks 1 s apart count as six in a second, the stricter reading of
+// a count SpeechKit does not document. A check past
 // that is refused with RESOURCE_EXHAUSTED, as the client reports it
 // (errCheckRate); a refused check does not count against the rate. How
 // SpeechKit refuses is not documented: this is the gRPC code for a quota. The request quota of 500 an hour is not enforced here:
@@ -40,7 +42,7 @@ type Recognizer struct {
 	ChecksPerSecond int
 	// SyncPerMinute and SyncFixed are how long a synchronous request
 	// takes to answer (Config.SyncPerMinute); SyncPerSecond bounds the
-	// synchronous requests answered in any second, 0 none.
+	// synchronous requests answered in any closed second, 0 none.
 	SyncPerMinute, SyncFixed time.Duration
 	SyncPerSecond            int
 
@@ -48,7 +50,7 @@ type Recognizer struct {
 	ops      map[string]recognition
 	made     int
 	running  []time.Time // when the recognitions not done yet are done
-	answered []time.Time // the checks answered in the last second
+	answered []time.Time // the checks answered in the last second, its start included
 	offered  []time.Time // the checks made in the last second, refused ones too
 
 	submitted    []time.Time
@@ -111,7 +113,7 @@ func (r *Recognizer) RecognizeSync(ctx context.Context, req speechkit.SyncReques
 	now := r.sched.Now()
 	r.mu.Lock()
 	r.syncs = append(r.syncs, now)
-	r.syncOffered = append(dropUntil(r.syncOffered, now.Add(-time.Second)), now)
+	r.syncOffered = append(keepSince(r.syncOffered, now.Add(-time.Second)), now)
 	r.peakSyncs = max(r.peakSyncs, len(r.syncOffered))
 	over := r.SyncPerSecond > 0 && len(r.syncOffered) > r.SyncPerSecond
 	if over {
@@ -146,6 +148,17 @@ func dropUntil(ts []time.Time, now time.Time) []time.Time {
 	return kept
 }
 
+// keepSince keeps the times in ts from since on, since included.
+func keepSince(ts []time.Time, since time.Time) []time.Time {
+	kept := ts[:0]
+	for _, t := range ts {
+		if !t.Before(since) {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
 // Check reports whether the recognition is done, or refuses a check past
 // the rate.
 func (r *Recognizer) Check(_ context.Context, id string) (bool, error) {
@@ -153,9 +166,9 @@ func (r *Recognizer) Check(_ context.Context, id string) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.checks++
-	r.offered = append(dropUntil(r.offered, now.Add(-time.Second)), now)
+	r.offered = append(keepSince(r.offered, now.Add(-time.Second)), now)
 	r.peakChecks = max(r.peakChecks, len(r.offered))
-	r.answered = dropUntil(r.answered, now.Add(-time.Second))
+	r.answered = keepSince(r.answered, now.Add(-time.Second))
 	if r.ChecksPerSecond > 0 && len(r.answered) >= r.ChecksPerSecond {
 		if r.refused == 0 {
 			r.firstRefused = now

@@ -46,8 +46,9 @@ func TestARecognitionTakesTimeForItsAudio(t *testing.T) {
 	require.Len(t, r.Submissions(), 1)
 }
 
-// Five checks are answered in any second; the sixth is refused and does
-// not count; a second later checks are answered again.
+// Five checks are answered in any closed second; the sixth is refused
+// and does not count; a second later the five still count, its start
+// included, and a moment after that checks are answered again.
 func TestChecksPastTheRateAreRefused(t *testing.T) {
 	s := NewSched(t0)
 	r := newRecognizer(s)
@@ -61,19 +62,22 @@ func TestChecksPastTheRateAreRefused(t *testing.T) {
 			errsSeen = append(errsSeen, err)
 		}
 		_ = s.Sleep(ctx, time.Second)
+		_, err = r.Check(ctx, id) // the five are still within this second, its start included
+		errsSeen = append(errsSeen, err)
+		_ = s.Sleep(ctx, time.Millisecond)
 		_, err = r.Check(ctx, id)
 		errsSeen = append(errsSeen, err)
 	})
 	<-s.Idle()
 	for i, err := range errsSeen {
-		if i == 5 {
-			require.Equal(t, errs.Unavailable, errs.KindOf(err), "a refusal may pass")
+		if i == 5 || i == 6 {
+			require.Equal(t, errs.Unavailable, errs.KindOf(err), "check %d: a refusal may pass", i)
 			continue
 		}
 		require.NoError(t, err, "check %d", i)
 	}
-	require.Equal(t, 1, r.refused)
-	require.Equal(t, 6, r.peakChecks, "the peak counts what was asked")
+	require.Equal(t, 2, r.refused)
+	require.Equal(t, 7, r.peakChecks, "the peak counts what was asked")
 	require.Equal(t, t0, r.firstRefused)
 }
 

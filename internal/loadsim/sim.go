@@ -243,11 +243,10 @@ func start(cfg Config) (*sim, error) {
 	}
 	s := &sim{
 		cfg: cfg, sched: sched, slots: NewSlots(sched, cfg.CallSlots), close: db.Close,
-		store: newCountingStore(sqlite.NewJobStore(db), sched, cfg.StoreLatency),
-		counters: &countingCounters{Counters: sqlite.NewCounters(db), clock: sched, latency: cfg.StoreLatency, requestKey: requestsKey,
-			syncKey: speechkit.SyncQuotaKey},
-		log:  slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1})),
-		jobs: map[string]*tracked{}, calls: map[string]*callStats{},
+		store:    newCountingStore(sqlite.NewJobStore(db), sched, cfg.StoreLatency),
+		counters: &countingCounters{Counters: sqlite.NewCounters(db), clock: sched, latency: cfg.StoreLatency, requestKey: requestsKey},
+		log:      slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1})),
+		jobs:     map[string]*tracked{}, calls: map[string]*callStats{},
 	}
 	s.media = &Media{sched: sched, plan: planner(cfg.Mode), ProbeTime: cfg.ProbeTime, Speed: cfg.ConvertSpeed}
 	s.objects = NewObjects(sched, s.media)

@@ -188,13 +188,11 @@ type countingCounters struct {
 	clock      *Sched
 	latency    time.Duration
 	requestKey string // the pipeline's counter of recognition requests
-	syncKey    string // its counter of synchronous requests
 
 	mu        sync.Mutex
 	ru        float64
 	held      int       // recognition requests refused by the quota's window
 	firstHeld time.Time // when the quota first held one back
-	syncHeld  int       // synchronous requests refused by the second's places
 	reserved  int
 }
 
@@ -212,9 +210,6 @@ func (c *countingCounters) Reserve(ctx context.Context, key string, window time.
 			c.firstHeld = c.clock.Now()
 		}
 		c.held++
-	}
-	if err == nil && !ok && key == c.syncKey {
-		c.syncHeld++
 	}
 	return used, ok, err
 }

@@ -68,7 +68,9 @@ type Config struct {
 	// unbounded.
 	JobInFlight int
 	MaxInFlight int
-	// ChecksPerSecond caps operation checks (SpeechKit allows 5 per second).
+	// ChecksPerSecond is the recognizer's rate of operation checks
+	// (SpeechKit allows 5 per second); an instance spaces its checks with
+	// a margin under it (checkEvery: one every 250 ms at 5).
 	ChecksPerSecond int
 	// PollFor is how long one poll call keeps working before it returns;
 	// PollBatch how many jobs it claims at a time.

@@ -102,7 +102,7 @@ func New(d Deps, cfg Config) *Pipeline {
 	}
 	cfg = cfg.withDefaults()
 	p := &Pipeline{Deps: d, cfg: cfg}
-	p.limiter = &limiter{every: time.Second / time.Duration(cfg.ChecksPerSecond), clock: d.Clock, sleep: d.Sleep}
+	p.limiter = &limiter{every: checkEvery(cfg.ChecksPerSecond), clock: d.Clock, sleep: d.Sleep}
 	p.admission = admission.New(admission.Config{
 		Counters:         cfg.Counters,
 		Limits:           cfg.Limits,

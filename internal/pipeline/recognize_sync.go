@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"time"
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
@@ -17,11 +18,14 @@ import (
 // sent is the piece prepare made and counted: the voice note as it is, or
 // the recording converted to one channel;
 // the admission checks its audio against the reservation and takes a
-// place in the synchronous quota's second (admission.TakeSync), never a
-// request of the asynchronous quota. Anything that stops it — no place
-// in the second, a refusal, a time-out, a transport error, a file the API
-// does not take — sends the job the asynchronous way (submit.go), once,
-// and no failure is reported. The synchronous API has a breaker of its own
+// place in the synchronous quota (admission.TakeSync: at most 20 in any
+// second), never a request of the asynchronous quota. A job that finds
+// no place waits for the next within the call (syncPlaceWait): the
+// synchronous door is free again within a second or two, where the
+// asynchronous way may wait out its hour's window. Anything that stops
+// it — no place within the wait, a refusal, a time-out, a transport
+// error, a file the API does not take — sends the job the asynchronous
+// way (submit.go), once, and no failure is reported. The synchronous API has a breaker of its own
 // (outage.go, admission.SyncRecognizer), asked before the try and told
 // what the request came back with: while that API is out for every job no
 // try is made, and the job goes the asynchronous way at once, where
@@ -58,15 +62,17 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 			return j, nil
 		}
 	}
-	err := p.admission.TakeSync(ctx, j)
+	err := p.takeSyncPlace(ctx, j)
 	var refused *admission.Refused
 	switch {
 	case errors.As(err, &refused) && refused.Resource == admission.SyncRequests:
-		log.InfoContext(ctx, "the synchronous requests of this second are taken; the job goes the asynchronous way",
-			"per_second", speechkit.SyncRequestsPerSecond)
+		log.InfoContext(ctx, "no synchronous place within the wait; the job goes the asynchronous way",
+			"per_second", speechkit.SyncRequestsPerSecond, "wait_ms", syncPlaceWait.Milliseconds())
 		return j, nil
 	case errors.As(err, &refused):
 		return j, err // audio beyond the reservation: the job fails
+	case err != nil && ctx.Err() != nil:
+		return j, ctx.Err() // the call is ending while it waits
 	case err != nil:
 		log.WarnContext(ctx, "the synchronous quota could not be counted; the job goes the asynchronous way", "error", err.Error())
 		return j, nil
@@ -106,4 +112,39 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 	t := res.Transcript()
 	t.Language = lang
 	return p.finishWith(ctx, j, t)
+}
+
+// syncPlaceWait is how long a job waits within the call for a place in
+// the synchronous quota: a refusal names the earliest a place may come,
+// at most 2 s on (speechkit.TakeSyncPlace), and the wait takes the first
+// that comes by then. A voice note's answer takes about as long again;
+// the asynchronous way takes minutes once its hour's window is spent.
+const syncPlaceWait = 2 * time.Second
+
+// maxSyncPlaceTries bounds the asks within the wait: a place may come at
+// each of the four windows after a refusal, and one more for a place
+// taken too late to use.
+const maxSyncPlaceTries = speechkit.SyncWindowsCounted + 2
+
+// takeSyncPlace is admission.TakeSync, asked again at the time each
+// refusal of a place names while that is within syncPlaceWait of the
+// first ask, sleeping on the pipeline's clock in between. It returns the
+// last refusal, or the sleep's error when the call ends.
+func (p *Pipeline) takeSyncPlace(ctx context.Context, j job.Job) error {
+	first := p.Clock.Now()
+	deadline := first.Add(syncPlaceWait)
+	for try := 1; ; try++ {
+		err := p.admission.TakeSync(ctx, j)
+		var refused *admission.Refused
+		if !errors.As(err, &refused) || refused.Resource != admission.SyncRequests ||
+			refused.Until.After(deadline) || try == maxSyncPlaceTries {
+			if err == nil && try > 1 {
+				p.jobLog(j).InfoContext(ctx, "a synchronous place after a wait", "wait_ms", p.Clock.Now().Sub(first).Milliseconds())
+			}
+			return err
+		}
+		if err := p.Sleep(ctx, refused.Until.Sub(p.Clock.Now())); err != nil {
+			return err
+		}
+	}
 }

@@ -140,7 +140,30 @@ type syncEnv struct {
 	objects *syncObjects
 	media   *syncMedia
 	told    *endedJobs
+	sent    *sentAt
 	p       *pipeline.Pipeline
+}
+
+// sentAt is a synchronous recognizer that records the clock's time of
+// each request it passes on.
+type sentAt struct {
+	pipeline.SyncRecognizer
+	clk interface{ Now() time.Time }
+	mu  sync.Mutex
+	at  []time.Time
+}
+
+func (s *sentAt) RecognizeSync(ctx context.Context, req speechkit.SyncRequest) (speechkit.SyncResult, error) {
+	s.mu.Lock()
+	s.at = append(s.at, s.clk.Now())
+	s.mu.Unlock()
+	return s.SyncRecognizer.RecognizeSync(ctx, req)
+}
+
+func (s *sentAt) times() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.at...)
 }
 
 // newSyncEnv's recordings are durationMs long with channels channels;
@@ -158,8 +181,9 @@ func newSyncEnv(t *testing.T, durationMs int64, channels int, tune ...func(*spee
 	client, err := speechkit.New(skc)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Close() })
+	e.sent = &sentAt{SyncRecognizer: client, clk: e.clk}
 	e.p = pipeline.New(pipeline.Deps{
-		Store: e.st, Objects: e.objects, Media: e.media, Recognizer: client, SyncRecognizer: client, Notifier: e.told,
+		Store: e.st, Objects: e.objects, Media: e.media, Recognizer: client, SyncRecognizer: e.sent, Notifier: e.told,
 		Clock: e.clk, Log: quiet(),
 		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
 	}, cfg)
@@ -260,7 +284,7 @@ func TestAFastShortJobIsRecognizedSynchronouslyInTheUploadsCall(t *testing.T) {
 	require.Equal(t, []job.State{job.Done}, e.told.of(j.ID))
 	require.Empty(t, e.told.moved, "no progress between the upload and the transcript")
 
-	require.Equal(t, int64(1), e.used(t, speechkit.SyncQuotaKey, e.clk.Now().Truncate(time.Second)), "one place of the second")
+	require.Equal(t, int64(1), e.used(t, speechkit.SyncQuotaKey, e.clk.Now().Truncate(speechkit.SyncWindow)), "one place of the quota")
 	require.Zero(t, e.used(t, "speechkit_requests", time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)), "none of the asynchronous quota")
 	require.Zero(t, e.used(t, "recognitions_in_flight", time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)), "no place in flight")
 	require.Equal(t, int64(30), e.dayUsed(t, "tok:a"), "what the answer billed, past the 15 s reserved")
@@ -503,20 +527,79 @@ func TestWhenOnlyTheSynchronousAPIIsOutFastJobsGoAsynchronouslyAtOnce(t *testing
 	require.Equal(t, 5, e.sk.SyncCallCount(), "the probe, then a closed breaker")
 }
 
-// Past SpeechKit's 20 synchronous requests a second for the installation,
-// counted for every instance in the shared counters, a fast job goes the
-// asynchronous way at once, sending nothing synchronously.
-func TestPastTwentyASecondAFastJobGoesAsynchronous(t *testing.T) {
-	e := newSyncEnv(t, 6_000, 1)
-	for range speechkit.SyncRequestsPerSecond {
-		ok, err := speechkit.TakeSyncPlace(e.ctx, e.counters, e.clk.Now())
+// takeSyncPlaces takes n places of the synchronous quota at the time at,
+// as other instances would, and puts the clock back.
+func (e *syncEnv) takeSyncPlaces(t *testing.T, at time.Time, n int) {
+	t.Helper()
+	now := e.clk.Now()
+	e.clk.Set(at)
+	defer e.clk.Set(now)
+	for range n {
+		ok, _, err := speechkit.TakeSyncPlace(e.ctx, e.counters, e.clk)
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
+}
+
+// A fast job that finds SpeechKit's 20 synchronous requests of the second
+// taken (counted for every instance in the shared counters) waits within
+// its call for the next place, 2 s on at most, and is answered
+// synchronously then: the asynchronous way could wait out its hour's
+// window for a note the synchronous door takes a second or two later.
+func TestANoteThatMissedItsSecondWaitsForTheNextPlace(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	took := e.clk.Now()
+	e.takeSyncPlaces(t, took, speechkit.SyncRequestsPerSecond)
+	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+
+	got := e.get(t, j.ID)
+	require.Equal(t, job.Done, got.State, "done within the call: %s %s", got.ErrorCode, got.ErrorMessage)
+	require.Equal(t, job.RecognitionSync, got.Recognition)
+	require.Zero(t, e.sk.RecognizeCalls(), "not sent the asynchronous way")
+	require.Equal(t, []time.Time{took.Add(2 * time.Second)}, e.sent.times(),
+		"sent when the twenty's window and the three after it are over, no sooner")
+}
+
+// A fast job that finds no place within the wait goes the asynchronous
+// way, sending nothing synchronously.
+func TestANoteWithNoPlaceWithinTheWaitGoesAsynchronous(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	e.takeSyncPlaces(t, e.clk.Now(), speechkit.SyncRequestsPerSecond)
+	e.takeSyncPlaces(t, e.clk.Now().Add(2*time.Second), speechkit.SyncRequestsPerSecond) // the next place, taken
 	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
 	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
 	e.requireAsyncOnce(t, e.untilEnded(t, j.ID))
 	require.Zero(t, e.sk.SyncCallCount())
+}
+
+// A burst of fast jobs, one after another faster than 20 a second: every
+// one is answered synchronously, none sent the asynchronous way, and no
+// span of one second holds more than 20 of their requests (nor one of a
+// second and a half, the bound's margin for a request's send).
+func TestABurstOfNotesKeepsTwentyInAnySecond(t *testing.T) {
+	e := newSyncEnv(t, 6_000, 1)
+	const notes = 65
+	for i := range notes {
+		j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
+		require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
+		require.Equal(t, job.RecognitionSync, e.get(t, j.ID).Recognition, "note %d", i)
+		e.clk.Advance(7 * time.Millisecond) // the next note
+	}
+	require.Zero(t, e.sk.RecognizeCalls(), "none sent the asynchronous way")
+	sent := e.sent.times()
+	require.Len(t, sent, notes)
+	for _, span := range []time.Duration{time.Second, time.Second + speechkit.SyncSendWithin} {
+		for i := range sent {
+			in := 0
+			for _, at := range sent[i:] {
+				if at.Sub(sent[i]) <= span {
+					in++
+				}
+			}
+			require.LessOrEqual(t, in, speechkit.SyncRequestsPerSecond, "requests within %s of %s", span, sent[i])
+		}
+	}
 }
 
 // Only a fast job whose recording is short enough and which asks for

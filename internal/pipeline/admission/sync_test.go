@@ -13,24 +13,24 @@ import (
 )
 
 // The synchronous door's part of the contract: a synchronous recognition
-// takes its audio as any recognition does and a place in the second's
-// synchronous quota, and nothing of the asynchronous quota or of the
-// places in flight; past the second's 20 it is refused until the next
-// second, with nothing taken.
+// takes its audio as any recognition does and a place in the synchronous
+// quota, and nothing of the asynchronous quota or of the places in
+// flight; past 20 in a second it is refused until a place may come,
+// with nothing taken.
 func TestTakeSync(t *testing.T) {
-	syncSecond := func(e *env) int64 { return e.used(speechkit.SyncQuotaKey, e.clk.Now().Truncate(time.Second)) }
+	syncWindow := func(e *env) int64 { return e.used(speechkit.SyncQuotaKey, e.clk.Now().Truncate(speechkit.SyncWindow)) }
 
-	t.Run("takes a place of the second, no request and no place in flight", func(t *testing.T) {
+	t.Run("takes a place, no request and no place in flight", func(t *testing.T) {
 		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
 		j := e.made(a, 1)
 		require.NoError(t, a.TakeSync(e.ctx, j))
-		require.Equal(t, int64(1), syncSecond(e))
+		require.Equal(t, int64(1), syncWindow(e))
 		require.Zero(t, e.requests(), "the asynchronous quota is SpeechKit's other door")
 		require.Zero(t, e.inFlight(flight), "nothing is left running")
 		require.Equal(t, int64(15), e.audio(), "the billed seconds are reserved as for any recognition")
 	})
 
-	t.Run("past 20 in a second it is refused until the next", func(t *testing.T) {
+	t.Run("past 20 in a second it is refused until a place may come", func(t *testing.T) {
 		e, a := newEnv(t, admission.Config{})
 		j := e.made(a, 1)
 		for range speechkit.SyncRequestsPerSecond {
@@ -38,12 +38,14 @@ func TestTakeSync(t *testing.T) {
 		}
 		r := refusal(t, a.TakeSync(e.ctx, j))
 		require.Equal(t, admission.SyncRequests, r.Resource)
-		require.Equal(t, start.Add(time.Second), r.Until)
-		require.Equal(t, int64(speechkit.SyncRequestsPerSecond), syncSecond(e), "a refusal takes nothing")
+		require.Equal(t, start.Add(2*time.Second), r.Until, "the twenty's window and the three after it")
+		require.Equal(t, int64(speechkit.SyncRequestsPerSecond), syncWindow(e), "a refusal takes nothing")
 
 		e.clk.Advance(time.Second)
+		require.Equal(t, admission.SyncRequests, refusal(t, a.TakeSync(e.ctx, j)).Resource, "not in the next clock second")
+		e.clk.Set(r.Until)
 		require.NoError(t, a.TakeSync(e.ctx, j))
-		require.Equal(t, int64(1), syncSecond(e))
+		require.Equal(t, int64(1), syncWindow(e))
 	})
 
 	t.Run("audio past the reservation is refused for good, before a place is taken", func(t *testing.T) {
@@ -53,7 +55,7 @@ func TestTakeSync(t *testing.T) {
 		r := refusal(t, a.TakeSync(e.ctx, j))
 		require.Equal(t, admission.Audio, r.Resource)
 		require.Equal(t, admission.CodeOverReserved, errs.CodeOf(r))
-		require.Zero(t, syncSecond(e))
+		require.Zero(t, syncWindow(e))
 	})
 
 	t.Run("a failed counter is an error, not a refusal", func(t *testing.T) {
