@@ -25,6 +25,8 @@ import (
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/transcript"
+	"transcriber/internal/translate"
+	"transcriber/internal/translation"
 )
 
 // App is one instance's service: its clients are made once and reused by
@@ -35,7 +37,10 @@ type App struct {
 	Store      job.Store
 	Objects    *s3.Store
 	Recognizer pipeline.Recognizer
-	Pipeline   *pipeline.Pipeline
+	// Translations translates transcripts; nil without a translator (no
+	// SpeechKit credentials: the local stack without them).
+	Translations *translation.Service
+	Pipeline     *pipeline.Pipeline
 	// API is the HTTP API; nil when no token store was given.
 	API *httpapi.API
 	// Bot is the Telegram bot; nil without TELEGRAM_BOT_TOKEN, a bot
@@ -141,6 +146,7 @@ func New(cfg Config, opt Options) (*App, error) {
 	}
 	var closers []func() error
 	rec := opt.Recognizer
+	var translator translation.Translator
 	if rec == nil {
 		cfg.SpeechKit.Clock = clk
 		client, err := speechkit.New(cfg.SpeechKit)
@@ -148,6 +154,13 @@ func New(cfg Config, opt Options) (*App, error) {
 			return nil, fmt.Errorf("speechkit: %w", err)
 		}
 		rec, closers = client, append(closers, client.Close)
+		// Translate takes SpeechKit's credentials, and shares its IAM token.
+		tr, err := translate.New(translate.Config{URL: cfg.TranslateURL, Insecure: cfg.SpeechKit.Insecure,
+			Credentials: client.Authorizer(), Clock: clk, Sleep: opt.Sleep, Log: log})
+		if err != nil {
+			return nil, fmt.Errorf("translate: %w", err)
+		}
+		translator = tr
 	}
 	var media pipeline.Media = noMedia{}
 	if !opt.WithoutMedia {
@@ -167,6 +180,10 @@ func New(cfg Config, opt Options) (*App, error) {
 	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Counters: opt.Counters, Agenda: opt.Agenda,
 		Clock: clk, Sleep: opt.Sleep, closers: closers}
 	a.Status = statusReader(cfg, opt)
+	if translator != nil {
+		a.Translations = &translation.Service{Translator: translator, Objects: objects, Counters: opt.Counters,
+			Limits: cfg.Limits, Clock: clk, Log: log}
+	}
 	ns := notifiers{}
 	if opt.Notifier != nil {
 		ns = append(ns, opt.Notifier)
@@ -227,6 +244,9 @@ func New(cfg Config, opt Options) (*App, error) {
 		}
 		deps := httpapi.Deps{
 			Jobs: opt.Store, Tokens: opt.Tokens, Objects: objects, Recognitions: rec, Counters: opt.Counters, Clock: clk, Log: log,
+		}
+		if a.Translations != nil {
+			deps.Translations = a.Translations
 		}
 		if a.Callbacks != nil {
 			deps.Callbacks = a.Callbacks

@@ -21,6 +21,7 @@ import (
 	"transcriber/internal/status"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/tgconf"
+	"transcriber/internal/translate"
 	"transcriber/internal/uploadlink"
 )
 
@@ -34,6 +35,9 @@ type Config struct {
 	// which it is by default; 0 turns synchronous recognition off. The
 	// pipeline and the bot take it from here.
 	SyncMaxDuration time.Duration
+	// TranslateURL is Yandex Translate's translate method (TRANSLATE_URL),
+	// called with the SpeechKit credentials (package translate).
+	TranslateURL string
 	// Binaries and the media limits.
 	FFmpegPath, FFprobePath, TaskRoot string
 	Media                             ffmpeg.Config
@@ -125,6 +129,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if m := c.Pipeline.SummaryModel; m != "" && (!strings.HasPrefix(m, "gpt://") || len(m) == len("gpt://")) {
 		r.errs = append(r.errs, errors.New("SUMMARY_MODEL_URI: want a language model's URI, gpt://<folder id>/<model>, such as gpt://b1g…/yandexgpt-lite/latest"))
 	}
+	c.TranslateURL = r.str("TRANSLATE_URL", translate.DefaultURL)
+	if translate.CheckURL(c.TranslateURL, c.SpeechKit.Insecure) != nil {
+		r.errs = append(r.errs, errors.New("TRANSLATE_URL: want an https URL without a user name or password, such as "+
+			translate.DefaultURL+" (http only with SPEECHKIT_INSECURE=true)"))
+	}
 	c.SyncMaxDuration = r.limitDuration("SPEECHKIT_SYNC_MAX_DURATION", speechkit.MaxSyncDuration, limitSyncMaxDuration)
 	if u := c.SpeechKit.SyncURL; u != "" && speechkit.CheckSyncURL(u, c.SpeechKit.Insecure) != nil {
 		r.errs = append(r.errs, errors.New("SPEECHKIT_SYNC_URL: want an https URL without a user name or password, such as "+
@@ -154,12 +163,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		ActiveJobs:    r.count("LIMIT_ACTIVE_JOBS", spend.DefaultActiveJobs, 0, spend.MaxActiveJobs, "0 (no limit)"),
 		Exempt:        r.userIDs("LIMIT_EXEMPT_USERS"),
 		// Zero or unset: no budget.
-		BudgetPerMonth: r.rubles("LIMIT_BUDGET_PER_MONTH", 0),
+		BudgetPerMonth:    r.rubles("LIMIT_BUDGET_PER_MONTH", 0),
+		TranslationPerDay: int64(r.count("LIMIT_TRANSLATION_PER_DAY", spend.DefaultTranslationPerDay, 0, 1_000_000_000, "0 (no limit)")),
 		Prices: spend.Prices{
-			Async:         r.rubles("PRICE_RECOGNITION_ASYNC", spend.DefaultPrices.Async),
-			Deferred:      r.rubles("PRICE_RECOGNITION_DEFERRED", spend.DefaultPrices.Deferred),
-			Sync:          r.rubles("PRICE_RECOGNITION_SYNC", spend.DefaultPrices.Sync),
-			SummaryTokens: r.rubles("PRICE_SUMMARY_PER_1000_TOKENS", spend.DefaultPrices.SummaryTokens),
+			Async:                 r.rubles("PRICE_RECOGNITION_ASYNC", spend.DefaultPrices.Async),
+			Deferred:              r.rubles("PRICE_RECOGNITION_DEFERRED", spend.DefaultPrices.Deferred),
+			Sync:                  r.rubles("PRICE_RECOGNITION_SYNC", spend.DefaultPrices.Sync),
+			SummaryTokens:         r.rubles("PRICE_SUMMARY_PER_1000_TOKENS", spend.DefaultPrices.SummaryTokens),
+			TranslationPerMillion: r.rubles("PRICE_TRANSLATION_PER_MILLION_CHARS", spend.DefaultPrices.TranslationPerMillion),
 		},
 	}
 	// A payer's unfinished jobs are counted over the longest a job can

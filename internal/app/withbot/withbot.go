@@ -21,6 +21,10 @@ func Make(a *app.App, state botstate.Store) (app.Bot, error) {
 	if a.Status != nil {
 		st = a.Status
 	}
+	var tr telegram.Translations
+	if a.Translations != nil {
+		tr = a.Translations
+	}
 	return telegram.New(telegram.Deps{
 		Jobs:         a.Store,
 		State:        state,
@@ -29,6 +33,7 @@ func Make(a *app.App, state botstate.Store) (app.Bot, error) {
 		Counters:     a.Counters,
 		Status:       st,
 		Reuser:       reuser{a},
+		Translations: tr,
 		Clock:        a.Clock,
 		Log:          a.Log,
 		Sleep:        a.Sleep,

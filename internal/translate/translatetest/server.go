@@ -88,6 +88,7 @@ type Server struct {
 	script     func(Call) Plan
 	calls      []Call
 	tokens     map[string]bool // IAM tokens taken as "Bearer <token>"
+	keys       map[string]bool // API keys taken as "Api-Key <key>", besides TestKey
 	perSecond  int             // requests a second before 429; 0: no limit
 	retryAfter string          // the 429's Retry-After
 	passed     []time.Time     // requests that passed the rate, for the window
@@ -96,7 +97,7 @@ type Server struct {
 // Start starts a fake on an httptest server, closed when tb ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	s := &Server{clock: clock.System(), tokens: map[string]bool{}}
+	s := &Server{clock: clock.System(), tokens: map[string]bool{}, keys: map[string]bool{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	tb.Cleanup(s.srv.Close)
 	return s
@@ -116,6 +117,14 @@ func (s *Server) AcceptToken(token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens[token] = true
+}
+
+// AcceptKey makes the fake take "Api-Key <key>" too: a stack whose
+// credentials are SpeechKit's fake's.
+func (s *Server) AcceptKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys[key] = true
 }
 
 // SetClock sets the clock the rate is counted by (clock.System() until
@@ -217,7 +226,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 func (s *Server) check(c Call, decodeErr error) (status, code int, msg, retryAfter string) {
 	auth := c.Authorization
 	token, bearer := strings.CutPrefix(auth, "Bearer ")
-	known := auth == "Api-Key "+TestKey || bearer && s.tokens[token]
+	key, isKey := strings.CutPrefix(auth, "Api-Key ")
+	known := isKey && (key == TestKey || s.keys[key]) || bearer && s.tokens[token]
 	if !known {
 		return http.StatusUnauthorized, 16, "unknown credentials: " + auth, ""
 	}
