@@ -27,6 +27,8 @@ locals {
     # Synchronous recognition is made where the audio is at hand: the
     # bot's function for voice notes, ingest for fast API jobs.
     SPEECHKIT_SYNC_URL          = var.speechkit_sync_url
+    REUSE_SCOPE                 = var.reuse_scope
+    LIMIT_TRANSLATION_PER_DAY   = tostring(var.limit_translation_per_day)
     SPEECHKIT_SYNC_MAX_DURATION = var.speechkit_sync_max_duration
     }, var.limit_exempt_users == "" ? {} : {
     LIMIT_EXEMPT_USERS = var.limit_exempt_users

@@ -85,6 +85,17 @@ resource "yandex_resourcemanager_folder_iam_member" "speechkit" {
   member    = local.member[each.key]
 }
 
+# Translate (transcript?translate_to, the bot's /translate and its button):
+# the api and telegram functions translate on request, ingest and poll when
+# they deliver a chat's result with its translation. Granted on the folder,
+# as SpeechKit's role.
+resource "yandex_resourcemanager_folder_iam_member" "translate" {
+  for_each  = toset(["api", "telegram", "ingest", "poll"])
+  folder_id = var.folder_id
+  role      = "ai.translate.user"
+  member    = local.member[each.key]
+}
+
 # SpeechKit reads the audio by its Object Storage URL with the caller's
 # account: the accounts that submit (ingest, and poll's sweep) must be able to
 # read the data bucket.

@@ -180,3 +180,19 @@ variable "summary_model_uri" {
   type        = string
   default     = ""
 }
+
+variable "reuse_scope" {
+  description = "How far a done job's transcript is reused for the same recording and options: payer, installation or off (REUSE_SCOPE; docs/configuration.md)."
+  type        = string
+  default     = "payer"
+  validation {
+    condition     = contains(["payer", "installation", "off"], var.reuse_scope)
+    error_message = "reuse_scope is payer, installation or off."
+  }
+}
+
+variable "limit_translation_per_day" {
+  description = "Characters one API token or Telegram user may have translated per UTC day; 0 is no limit (LIMIT_TRANSLATION_PER_DAY)."
+  type        = number
+  default     = 250000
+}

@@ -897,6 +897,7 @@ func checkKeysExpire(c *config, bucket string, keys []string) []string {
 var documentedRoles = map[string]bool{
 	"ydb.editor":                true,
 	"ai.speechkit-stt.user":     true,
+	"ai.translate.user":         true,
 	"storage.viewer":            true,
 	"storage.editor":            true,
 	"storage.configurer":        true,

@@ -235,7 +235,7 @@ func TestChecksCanFail(t *testing.T) {
 	})
 
 	t.Run("environment name misspelt", func(t *testing.T) {
-		c := mutate(t, src, "functions.tf", "S3_BUCKET             =", "S3_BUKCET             =")
+		c := mutate(t, src, "functions.tf", "S3_BUCKET              =", "S3_BUKCET              =")
 		requireReported(t, checkEnvironment(c, reads),
 			"yandex_function.api: S3_BUKCET is not a variable the loader reads",
 			"yandex_function.poll: S3_BUCKET is not set")
