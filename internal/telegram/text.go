@@ -153,6 +153,7 @@ var (
 			"• Recognition language: %s (/lang to change it for this chat).\n" +
 			"• In groups I transcribe voice messages when /auto is on, or when someone replies /transcribe to one.\n" +
 			"• /usage shows how much you have used of your limits; /mode deferred recognizes this chat's recordings more cheaply, within a day.\n" +
+			"• /translate en sends each transcript with its translation (any language code; /translate off stops it).\n" +
 			"• /speakers on says who spoke; /summary on adds a short summary above the transcript of a long recording.\n\n" +
 			"Privacy: your files and transcripts are kept only to do the work and are deleted after a few days. /forget deletes everything of this chat now.",
 		"Я превращаю речь в текст. Пришлите или перешлите голосовое, аудио, видео, кружок или аудио/видеофайл.\n\n" +
@@ -161,6 +162,7 @@ var (
 			"• Язык распознавания: %s (/lang меняет его для этого чата).\n" +
 			"• В группах я расшифровываю голосовые, когда включён /auto, или когда кто-то отвечает /transcribe на сообщение.\n" +
 			"• /usage покажет, сколько из ваших лимитов уже израсходовано; /mode deferred распознаёт записи этого чата дешевле, в течение суток.\n" +
+			"• /translate en присылает каждую расшифровку с переводом (любой код языка; /translate off — выключить).\n" +
 			"• /speakers on покажет, кто говорит; /summary on добавит краткое содержание над расшифровкой длинной записи.\n\n" +
 			"Приватность: файлы и расшифровки хранятся только для работы и удаляются через несколько дней. /forget удаляет всё из этого чата сразу.",
 	}
