@@ -160,8 +160,10 @@ func (p *localProc) submit(token, file string) procJob {
 	body, err := os.ReadFile(file)
 	require.NoError(p.t, err)
 	var j procJob
+	// "reuse": false: the same note is sent again and again, each to be
+	// recognized, as the process's tests count recognitions.
 	status := p.call(http.MethodPost, "/v1/jobs", token,
-		strings.NewReader(fmt.Sprintf(`{"filename":%q,"size_bytes":%d}`, filepath.Base(file), len(body))), &j)
+		strings.NewReader(fmt.Sprintf(`{"filename":%q,"size_bytes":%d,"reuse":false}`, filepath.Base(file), len(body))), &j)
 	require.Equal(p.t, http.StatusCreated, status)
 	req, err := http.NewRequest(http.MethodPut, j.Upload.URL, bytes.NewReader(body))
 	require.NoError(p.t, err)

@@ -39,14 +39,6 @@ var (
 // sampleLanguage is the bundled sample's language.
 const sampleLanguage = "en-US"
 
-// sendNoReuse says whether the selftest's jobs send "reuse": false. A
-// coming feature answers a job from an earlier identical upload's
-// transcript, and adds that field to make a job be recognized afresh. The
-// API has no such field yet and refuses an unknown one (400 bad_json), and
-// every job is recognized afresh, so it stays false until the feature
-// adds the field; TestSelftestReuseFieldMatchesTheAPI fails once the API
-// takes "reuse" while this is still false.
-const sendNoReuse = false
 
 // Defaults of the selftest.
 const (
@@ -498,20 +490,24 @@ func (j jobState) ended() bool {
 	return j.State == "done" || j.State == "failed" || j.State == "dead"
 }
 
-// createAndUpload makes a job of the recording and PUTs the recording to
-// its presigned URL; it returns the job and when the PUT ended.
-func (s *selftest) createAndUpload(ctx context.Context, priority string) (jobState, time.Time, error) {
-	req := map[string]any{"filename": s.o.filename, "size_bytes": len(s.o.audioBytes)}
+// createRequest is POST /v1/jobs's body for a job of the recording. Its
+// jobs are made with "reuse": false: each must reach SpeechKit, not be
+// answered from an earlier run's transcript of the same sample.
+func (s *selftest) createRequest(priority string) map[string]any {
+	req := map[string]any{"filename": s.o.filename, "size_bytes": len(s.o.audioBytes), "reuse": false}
 	if s.o.lang != "" {
 		req["language"] = s.o.lang
 	}
 	if priority != "" {
 		req["priority"] = priority
 	}
-	if sendNoReuse {
-		req["reuse"] = false
-	}
-	body, err := json.Marshal(req)
+	return req
+}
+
+// createAndUpload makes a job of the recording and PUTs the recording to
+// its presigned URL; it returns the job and when the PUT ended.
+func (s *selftest) createAndUpload(ctx context.Context, priority string) (jobState, time.Time, error) {
+	body, err := json.Marshal(s.createRequest(priority))
 	if err != nil {
 		return jobState{}, time.Time{}, err
 	}
