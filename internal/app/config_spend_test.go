@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/job"
 	"transcriber/internal/spend"
+	"transcriber/internal/translate"
 )
 
 // The spend limits: their defaults, 0 for no limit, and every consumer
@@ -93,16 +95,37 @@ func TestBudgetAndPrices(t *testing.T) {
 	require.Equal(t, c.Limits, c.Pipeline.Limits)
 
 	c, err = FromEnv(envOf("LIMIT_BUDGET_PER_MONTH", "1500.50", "PRICE_RECOGNITION_ASYNC", "0.16", "PRICE_RECOGNITION_DEFERRED", "0.04",
-		"PRICE_RECOGNITION_SYNC", "0.17", "PRICE_SUMMARY_PER_1000_TOKENS", "0.2"))
+		"PRICE_RECOGNITION_SYNC", "0.17", "PRICE_SUMMARY_PER_1000_TOKENS", "0.2", "PRICE_TRANSLATION_PER_MILLION_CHARS", "400",
+		"LIMIT_TRANSLATION_PER_DAY", "1000"))
 	require.NoError(t, err)
 	require.Equal(t, int64(1_500_500_000), c.Limits.BudgetPerMonth)
-	require.Equal(t, spend.Prices{Async: 160_000, Deferred: 40_000, Sync: 170_000, SummaryTokens: 200_000}, c.Limits.Prices)
+	require.Equal(t, spend.Prices{Async: 160_000, Deferred: 40_000, Sync: 170_000, SummaryTokens: 200_000,
+		TranslationPerMillion: 400_000_000}, c.Limits.Prices)
+	require.Equal(t, int64(1000), c.Limits.TranslationPerDay)
 
 	for _, name := range []string{"LIMIT_BUDGET_PER_MONTH", "PRICE_RECOGNITION_ASYNC", "PRICE_RECOGNITION_DEFERRED",
-		"PRICE_RECOGNITION_SYNC", "PRICE_SUMMARY_PER_1000_TOKENS"} {
+		"PRICE_RECOGNITION_SYNC", "PRICE_SUMMARY_PER_1000_TOKENS", "PRICE_TRANSLATION_PER_MILLION_CHARS",
+		"LIMIT_TRANSLATION_PER_DAY"} {
 		for _, bad := range []string{"-1", "1,5", "ten"} {
 			_, err := FromEnv(envOf(name, bad))
 			require.ErrorContains(t, err, name+":", bad)
 		}
 	}
+}
+
+// REUSE_SCOPE and TRANSLATE_URL: their defaults, and a value that does not
+// parse stops the start with the variable named.
+func TestReuseScopeAndTranslateURL(t *testing.T) {
+	c, err := FromEnv(envOf())
+	require.NoError(t, err)
+	require.Equal(t, job.ReusePayer, c.Pipeline.ReuseScope)
+	require.Equal(t, job.ReusePayer, c.Telegram.ReuseScope)
+	require.Equal(t, translate.DefaultURL, c.TranslateURL)
+	c, err = FromEnv(envOf("REUSE_SCOPE", "installation"))
+	require.NoError(t, err)
+	require.Equal(t, job.ReuseInstallation, c.Pipeline.ReuseScope)
+	_, err = FromEnv(envOf("REUSE_SCOPE", "everyone"))
+	require.ErrorContains(t, err, "REUSE_SCOPE:")
+	_, err = FromEnv(envOf("TRANSLATE_URL", "http://translate.example/v2"))
+	require.ErrorContains(t, err, "TRANSLATE_URL:")
 }
