@@ -39,7 +39,6 @@ var (
 // sampleLanguage is the bundled sample's language.
 const sampleLanguage = "en-US"
 
-
 // Defaults of the selftest.
 const (
 	defaultSelftestTimeout = 5 * time.Minute
