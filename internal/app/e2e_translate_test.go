@@ -121,3 +121,50 @@ func TestTelegramTranslateCommand(t *testing.T) {
 	b.sendVoice(voiceOf(t, 7), chat, 4)
 	require.Len(t, tr.Calls(), 1, "off: no translation")
 }
+
+// A transcript in another language than the chat's comes with a button;
+// pressing it posts the translation into the chat's language once, however
+// often it is pressed.
+func TestTelegramTranslateButton(t *testing.T) {
+	tr := translatetest.Start(t)
+	b := newBotStackWith(t, nil, withTranslate(tr))
+	b.sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
+		return speechkittest.SyncPlan{Text: "Шесть секунд."}
+	})
+	const chat = 902
+	voice := voiceOf(t, 6)
+	b.tg.AddFile("btn", voice)
+	require.Equal(t, http.StatusOK, b.webhook(telegramtest.Voice(1, chat, 1, "btn", len(voice), "en"), webhookSecret))
+	b.ingest(b.event())
+	var data string
+	for _, c := range b.tg.Calls("editMessageText", "sendMessage") {
+		if m := c.Params["reply_markup"]; strings.Contains(m, `"tr:`) {
+			var kb struct {
+				InlineKeyboard [][]struct {
+					CallbackData string `json:"callback_data"`
+				} `json:"inline_keyboard"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(m), &kb))
+			data = kb.InlineKeyboard[0][0].CallbackData
+		}
+	}
+	require.True(t, strings.HasPrefix(data, "tr:") && strings.HasSuffix(data, ":en"), "a button into the chat's language: %q", data)
+	require.Empty(t, tr.Calls(), "nothing translated before it is pressed")
+
+	// The same button's data pressed in another chat does nothing.
+	require.Equal(t, http.StatusOK, b.webhook(telegramtest.ButtonIn(9, 903, 903, 2, "private", "en", data), webhookSecret))
+	require.Empty(t, tr.Calls(), "a job of another chat is not translated there")
+
+	for i := range 3 {
+		require.Equal(t, http.StatusOK, b.webhook(telegramtest.ButtonIn(int64(10+i), chat, chat, 2, "private", "en", data), webhookSecret))
+	}
+	require.Len(t, tr.Calls(), 1, "translated once")
+	n := 0
+	for _, c := range b.tg.Calls("sendMessage") {
+		if strings.Contains(c.Params["text"], translatetest.Translation("Шесть секунд.", "en")) {
+			n++
+		}
+	}
+	require.Equal(t, 1, n, "posted once")
+	require.Len(t, b.tg.Calls("answerCallbackQuery"), 4, "every press is answered")
+}
