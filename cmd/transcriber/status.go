@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,8 +14,7 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/spend"
 	"transcriber/internal/status"
-	"transcriber/internal/store/sqlite"
-	"transcriber/internal/store/ydb"
+	"transcriber/internal/store"
 )
 
 // statusCmd runs `transcriber status [--json]`: the owner's view of the
@@ -41,25 +39,15 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
-	conf := app.StatusConfig(cfg)
 	var s status.Status
-	read := func(r status.Reader) error {
-		r.Config = conf
+	if err := withStores(ctx, getenv, existingStore, func(stores store.Set) (err error) {
+		r := app.StatusReader(cfg, stores)
+		if r == nil {
+			return errors.New("the job store cannot read the service's status")
+		}
 		s, err = r.Read(ctx, clock.System().Now())
 		return err
-	}
-	if dsn := getenv("YDB_CONNECTION_STRING"); dsn != "" {
-		db, err := openYDB(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
-		err = read(status.Reader{Jobs: ydb.NewJobStore(db), Counters: app.SpreadCounters(ydb.NewCounters(db)),
-			Deliveries: ydb.NewBotState(db), Callbacks: ydb.NewCallbacks(db)})
-		if err != nil {
-			return err
-		}
-	} else if err := readEmbedded(ctx, dataDir(getenv), read); err != nil {
+	}); err != nil {
 		return err
 	}
 	if *asJSON {
@@ -68,27 +56,6 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return enc.Encode(s)
 	}
 	return printStatus(stdout, s)
-}
-
-// readEmbedded runs read on the embedded store under dir, which must
-// exist: opening a missing one would make an empty store and report an
-// idle service.
-func readEmbedded(ctx context.Context, dir string, read func(status.Reader) error) (err error) {
-	path := filepath.Join(dir, DBFile)
-	if err := storeExists(dir, path); err != nil {
-		return err
-	}
-	db, err := sqlite.Open(ctx, path, clock.System())
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := db.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", path, cerr)
-		}
-	}()
-	return read(status.Reader{Jobs: sqlite.NewJobStore(db), Counters: app.SpreadCounters(sqlite.NewCounters(db)),
-		Deliveries: sqlite.NewBotState(db), Callbacks: sqlite.NewCallbacks(db)})
 }
 
 // printStatus writes s for people, one fact a line.

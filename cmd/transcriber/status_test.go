@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/app"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
@@ -53,11 +52,11 @@ func (uriObjects) URI(key string) string { return "https://storage.example/bucke
 func queueDeadAndQuota(t *testing.T, dir string) (dead, waiting job.Job, window time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, DBFile), clock.System())
+	stores, err := sqlite.OpenSet(ctx, filepath.Join(dir, DBFile), clock.System())
 	require.NoError(t, err)
-	defer func() { require.NoError(t, db.Close()) }()
-	// The counters as the service spreads them (app.SpreadCounters).
-	st, counters := sqlite.NewJobStore(db), app.SpreadCounters(sqlite.NewCounters(db))
+	defer func() { require.NoError(t, stores.Close()) }()
+	// The counters as the service spreads them.
+	st, counters := stores.Jobs, stores.Counters
 	create := func() job.Job {
 		j, err := st.Create(ctx, job.Draft{Source: job.SourceAPI, OwnerID: "o", UploadWindow: time.Hour})
 		require.NoError(t, err)

@@ -6,17 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/clock"
-	"transcriber/internal/store/sqlite"
-	"transcriber/internal/store/ydb"
+	"transcriber/internal/store"
 )
 
 const tokenUsage = `usage:
@@ -42,15 +38,15 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return err
 		}
-		return withTokenStore(ctx, getenv, makeStore, func(st apitoken.Store) error {
-			return createToken(ctx, st, name, clock.System().Now(), stdout)
+		return withStores(ctx, getenv, makeStore, func(st store.Set) error {
+			return createToken(ctx, st.Tokens, name, clock.System().Now(), stdout)
 		})
 	case "list":
 		if len(args) != 1 {
 			return tokenUsageError("token list takes no arguments")
 		}
-		return withTokenStore(ctx, getenv, existingStore, func(st apitoken.Store) error {
-			return listTokens(ctx, st, stdout)
+		return withStores(ctx, getenv, existingStore, func(st store.Set) error {
+			return listTokens(ctx, st.Tokens, stdout)
 		})
 	case "revoke":
 		if len(args) != 2 {
@@ -65,8 +61,8 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 			// Not echoed: it is a live credential, and this line may end up in a log.
 			return tokenUsageError("that is a token's secret, not its id; `transcriber token list` shows the ids")
 		}
-		return withTokenStore(ctx, getenv, existingStore, func(st apitoken.Store) error {
-			return revokeToken(ctx, st, id, clock.System().Now(), stdout)
+		return withStores(ctx, getenv, existingStore, func(st store.Set) error {
+			return revokeToken(ctx, st.Tokens, id, clock.System().Now(), stdout)
 		})
 	case "help", "-h", "--help":
 		if len(args) > 1 {
@@ -102,70 +98,6 @@ func parseCreate(args []string) (string, error) {
 		return "", tokenUsageError("token create needs --name NAME: whose or what the token is")
 	}
 	return *name, nil
-}
-
-// Whether withTokenStore may create the embedded store.
-const (
-	makeStore     = true  // token create: a store where none is, as migrate would
-	existingStore = false // token list, revoke: only a store that exists
-)
-
-// withTokenStore opens the token store — YDB's when YDB_CONNECTION_STRING
-// is set (the cloud's tokens), else the embedded one under the data
-// directory — runs fn on it, and closes it. Unless create is set, a missing
-// embedded store is an error naming where it was looked for: opening it
-// would make an empty one and answer as if it had no tokens.
-func withTokenStore(ctx context.Context, getenv func(string) string, create bool, fn func(apitoken.Store) error) (err error) {
-	if dsn := getenv("YDB_CONNECTION_STRING"); dsn != "" {
-		openCtx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		db, err := ydb.Open(openCtx, dsn, clock.System())
-		if err != nil {
-			return err
-		}
-		defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
-		return fn(ydb.NewTokenStore(db))
-	}
-	dir := dataDir(getenv)
-	path := filepath.Join(dir, DBFile)
-	if !create {
-		if err := storeExists(dir, path); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
-	}
-	db, err := sqlite.Open(ctx, path, clock.System())
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := db.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", path, cerr)
-		}
-	}()
-	return fn(sqlite.NewTokenStore(db))
-}
-
-// storeExists reports, as an error for people, that the embedded store
-// path under the data directory dir does not exist.
-func storeExists(dir, path string) error {
-	_, err := os.Stat(path)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("job store %s: %w", path, err)
-	}
-	where := dir
-	if abs, aerr := filepath.Abs(dir); aerr == nil && abs != dir {
-		where = fmt.Sprintf("%s (%s)", dir, abs)
-	}
-	return fmt.Errorf("no job store in DATA_DIR=%s: %s does not exist. "+
-		"Set DATA_DIR to the directory `make run` uses (./data by default), "+
-		"or create the store with `transcriber migrate` or `make run`; "+
-		"for the cloud's tokens set YDB_CONNECTION_STRING", where, DBFile)
 }
 
 func createToken(ctx context.Context, st apitoken.Store, name string, now time.Time, stdout io.Writer) error {

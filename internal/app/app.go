@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"transcriber/internal/apitoken"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
@@ -23,6 +22,7 @@ import (
 	"transcriber/internal/speechkit"
 	"transcriber/internal/status"
 	"transcriber/internal/storage/s3"
+	"transcriber/internal/store"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/transcript"
 	"transcriber/internal/translate"
@@ -53,16 +53,16 @@ type App struct {
 	// asked whether to decide the owner's alerts in (alertOwner).
 	alertMu    sync.Mutex
 	alertAsked time.Time
-	// Counters keeps the usage counters (Options.Counters); nil counts
-	// nothing.
+	// Counters keeps the usage counters (Options.Stores, spread); nil
+	// counts nothing.
 	Counters quota.Counters
-	// Callbacks sends the signed callbacks of API jobs; nil without
-	// Options.Callbacks or a token store.
+	// Callbacks sends the signed callbacks of API jobs; nil without a
+	// callback store or a token store.
 	Callbacks *callback.Sender
 	// Agenda tells the timer when its earliest work is due, in one read
-	// (Options.Agenda); nil has each part of the timer's call read for
+	// (Options.Stores); nil has each part of the timer's call read for
 	// itself.
-	Agenda Agenda
+	Agenda store.Agenda
 	// deliveries is the bot's state where its deliveries do not expire by
 	// themselves (the embedded store); nil otherwise.
 	deliveries botstate.Expirer
@@ -73,31 +73,22 @@ type App struct {
 	closers []func() error
 }
 
-// Options are what the caller supplies beyond the configuration: the job
-// store (embedded locally, YDB in the cloud) and, for tests, the clock and
+// Options are what the caller supplies beyond the configuration: the
+// stores (embedded locally, YDB in the cloud) and, for tests, the clock and
 // the sleeper.
 type Options struct {
-	Store  job.Store
-	Tokens apitoken.Store
-	// Counters keeps the usage counters shared by every instance (the
-	// recognizer's request quota); nil counts nothing.
-	Counters quota.Counters
-	// Callbacks keeps the callbacks of API jobs (package callback); with
-	// Tokens it makes App.Callbacks.
-	Callbacks callback.Store
+	// Stores are the stores of one database, made by store.NewSet (the
+	// backends' OpenSet): its counters spread. Jobs is required; without
+	// Tokens there is no API, without Bot no bot, without Counters nothing
+	// is counted, and Callbacks with Tokens make App.Callbacks. The caller
+	// closes them.
+	Stores store.Set
 	// CallbackClient replaces the client callbacks are sent with
 	// (callback.Client of the configuration): tests.
 	CallbackClient *http.Client
-	// Agenda tells when the timer's earliest work is due: a store that
-	// keeps the jobs, the deliveries and the callbacks in one database
-	// answers for all three in one read, so an idle minute costs one.
-	Agenda Agenda
-	// BotState keeps the Telegram bot's chats and deliveries; with
-	// TELEGRAM_BOT_TOKEN set and MakeBot given it makes the bot.
-	BotState botstate.Store
 	// MakeBot builds the bot on the App's core (internal/app/withbot): a
 	// function without a bot leaves it nil and never compiles the Bot API
-	// client.
+	// client. It is called with TELEGRAM_BOT_TOKEN set and Stores.Bot given.
 	MakeBot func(a *App, state botstate.Store) (Bot, error)
 	// Recognizer replaces the SpeechKit client built from the
 	// configuration (the local stack without credentials).
@@ -111,13 +102,6 @@ type Options struct {
 	Sleep        func(ctx context.Context, d time.Duration) error
 }
 
-// Agenda tells when the timer's earliest work is due: a job in one of
-// states, a pending Telegram delivery or a pending callback. False when
-// there is none.
-type Agenda interface {
-	NextWork(ctx context.Context, states []job.State) (time.Time, bool, error)
-}
-
 // NewLogger returns the service's logger: JSON lines on stderr, which Cloud
 // Logging reads (level and msg).
 func NewLogger(level slog.Level) *slog.Logger {
@@ -127,10 +111,13 @@ func NewLogger(level slog.Level) *slog.Logger {
 // New builds the service. No network call is made: clients connect on first
 // use.
 func New(cfg Config, opt Options) (*App, error) {
-	if opt.Store == nil {
+	st := opt.Stores
+	if st.Jobs == nil {
 		return nil, fmt.Errorf("no job store")
 	}
-	opt.Counters = SpreadCounters(opt.Counters)
+	if !st.Made() {
+		return nil, fmt.Errorf("stores not made by store.NewSet: their counters are not spread")
+	}
 	log := opt.Log
 	if log == nil {
 		log = NewLogger(cfg.LogLevel)
@@ -177,18 +164,18 @@ func New(cfg Config, opt Options) (*App, error) {
 		}
 		media = ffmpeg.New(tools, mediaCfg)
 	}
-	a := &App{Config: cfg, Log: log, Store: opt.Store, Objects: objects, Recognizer: rec, Counters: opt.Counters, Agenda: opt.Agenda,
+	a := &App{Config: cfg, Log: log, Store: st.Jobs, Objects: objects, Recognizer: rec, Counters: st.Counters, Agenda: st.Agenda,
 		Clock: clk, Sleep: opt.Sleep, closers: closers}
-	a.Status = statusReader(cfg, opt)
+	a.Status = StatusReader(cfg, st)
 	if translator != nil {
-		a.Translations = &translation.Service{Translator: translator, Objects: objects, Counters: opt.Counters,
+		a.Translations = &translation.Service{Translator: translator, Objects: objects, Counters: st.Counters,
 			Limits: cfg.Limits, Clock: clk, Log: log}
 	}
 	ns := notifiers{}
 	if opt.Notifier != nil {
 		ns = append(ns, opt.Notifier)
 	}
-	if cfg.Telegram.Token != "" && opt.BotState != nil && opt.MakeBot != nil {
+	if cfg.Telegram.Token != "" && st.Bot != nil && opt.MakeBot != nil {
 		tg := &a.Config.Telegram
 		tg.ValidLanguage = speechkit.ValidLanguage
 		tg.Summaries = cfg.Pipeline.SummaryModel != ""
@@ -198,14 +185,14 @@ func New(cfg Config, opt Options) (*App, error) {
 		if tg.MaxSourceBytes == 0 {
 			tg.MaxSourceBytes = cfg.Pipeline.MaxSourceBytes
 		}
-		if a.Bot, err = opt.MakeBot(a, opt.BotState); err != nil {
+		if a.Bot, err = opt.MakeBot(a, st.Bot); err != nil {
 			return nil, err
 		}
-		a.deliveries, _ = opt.BotState.(botstate.Expirer)
+		a.deliveries, _ = st.Bot.(botstate.Expirer)
 		warnOpenSpend(log, a.Config)
 		ns = append(ns, a.Bot)
 	}
-	if opt.Callbacks != nil && opt.Tokens != nil {
+	if st.Callbacks != nil && st.Tokens != nil {
 		client := opt.CallbackClient
 		if client == nil {
 			client = callback.Client(callback.ClientOptions{AllowPrivate: cfg.API.CallbackAllowPrivate})
@@ -213,16 +200,16 @@ func New(cfg Config, opt Options) (*App, error) {
 		if cfg.API.CallbackAllowPrivate {
 			log.Warn("CALLBACK_ALLOW_PRIVATE=true: callbacks may be http and reach private and loopback addresses; for local use and tests only")
 		}
-		a.Callbacks = &callback.Sender{Store: opt.Callbacks, Jobs: opt.Store, Tokens: opt.Tokens, Client: client, Clock: clk, Log: log}
+		a.Callbacks = &callback.Sender{Store: st.Callbacks, Jobs: st.Jobs, Tokens: st.Tokens, Client: client, Clock: clk, Log: log}
 		ns = append(ns, a.Callbacks)
 	}
-	cfg.Pipeline.Counters = opt.Counters
+	cfg.Pipeline.Counters = st.Counters
 	cfg.Pipeline.SyncMaxDuration = cfg.SyncMaxDuration
 	// SpeechKit's client answers short recordings synchronously too; a
 	// recognizer given instead does when it can.
 	syncRec, _ := rec.(pipeline.SyncRecognizer)
 	a.Pipeline = pipeline.New(pipeline.Deps{
-		Store:          opt.Store,
+		Store:          st.Jobs,
 		Objects:        objects,
 		Media:          media,
 		Recognizer:     rec,
@@ -232,7 +219,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		Log:            log,
 		Sleep:          opt.Sleep,
 	}, cfg.Pipeline)
-	if opt.Tokens != nil {
+	if st.Tokens != nil {
 		api := cfg.API
 		api.ValidLanguage = speechkit.ValidLanguage
 		api.Summaries = cfg.Pipeline.SummaryModel != ""
@@ -243,7 +230,7 @@ func New(cfg Config, opt Options) (*App, error) {
 			api.DefaultLanguage = cfg.Pipeline.DefaultLanguage
 		}
 		deps := httpapi.Deps{
-			Jobs: opt.Store, Tokens: opt.Tokens, Objects: objects, Recognitions: rec, Counters: opt.Counters, Clock: clk, Log: log,
+			Jobs: st.Jobs, Tokens: st.Tokens, Objects: objects, Recognitions: rec, Counters: st.Counters, Clock: clk, Log: log,
 		}
 		if a.Translations != nil {
 			deps.Translations = a.Translations
@@ -293,18 +280,19 @@ func StatusConfig(cfg Config) status.Config {
 	}
 }
 
-// statusReader is the reader of the service's state over the stores opt
-// gives, or nil when the job store cannot read it.
-func statusReader(cfg Config, opt Options) *status.Reader {
-	jobs, ok := opt.Store.(status.Jobs)
+// StatusReader is the reader of the service's state over the stores s
+// (the App's, transcriber status), or nil when its job store cannot read
+// it.
+func StatusReader(cfg Config, s store.Set) *status.Reader {
+	jobs, ok := s.Jobs.(status.Jobs)
 	if !ok {
 		return nil
 	}
-	r := &status.Reader{Jobs: jobs, Counters: opt.Counters, Config: StatusConfig(cfg)}
-	if d, ok := opt.BotState.(status.Deliveries); ok {
+	r := &status.Reader{Jobs: jobs, Counters: s.Counters, Config: StatusConfig(cfg)}
+	if d, ok := s.Bot.(status.Deliveries); ok {
 		r.Deliveries = d
 	}
-	if c, ok := opt.Callbacks.(status.Callbacks); ok {
+	if c, ok := s.Callbacks.(status.Callbacks); ok {
 		r.Callbacks = c
 	}
 	return r

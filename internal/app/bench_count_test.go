@@ -5,10 +5,10 @@ import (
 	"sync"
 	"time"
 
-	"transcriber/internal/app"
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
+	"transcriber/internal/store"
 	"transcriber/internal/telegram/botstate"
 )
 
@@ -256,9 +256,9 @@ func (c countingCallbacks) Get(ctx context.Context, jobID string) (callback.Deli
 	return c.s.Get(ctx, jobID)
 }
 
-// countingAgenda is an app.Agenda that records its calls.
+// countingAgenda is a store.Agenda that records its calls.
 type countingAgenda struct {
-	s   app.Agenda
+	s   store.Agenda
 	log *callLog
 }
 

@@ -19,6 +19,7 @@ import (
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/storage/s3/s3test"
+	"transcriber/internal/store"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
@@ -81,13 +82,13 @@ func benchIdlePoll(b *testing.B, tools ffmpeg.Tools, expiring bool) {
 	seedIdle(b, jobs, clk)
 
 	calls := &callLog{}
-	store := job.Store(countingJobs{s: jobs, log: calls})
+	counted := job.Store(countingJobs{s: jobs, log: calls})
 	var ctr quota.Counters = countingCounters{s: counters, log: calls}
 	if expiring {
-		store = countingExpiringJobs{countingJobs: countingJobs{s: jobs, log: calls}, x: jobs}
+		counted = countingExpiringJobs{countingJobs: countingJobs{s: jobs, log: calls}, x: jobs}
 		ctr = countingExpiringCounters{countingCounters: countingCounters{s: counters, log: calls}, x: counters}
 	}
-	_, isExpirer := store.(job.Expirer)
+	_, isExpirer := counted.(job.Expirer)
 	require.Equal(b, expiring, isExpirer)
 
 	tg := telegramtest.Start(b)
@@ -101,15 +102,18 @@ func benchIdlePoll(b *testing.B, tools ffmpeg.Tools, expiring bool) {
 	cfg.Telegram.Allowed = tgconf.Allowed{Everyone: true}
 	var slept []time.Duration
 	a, err := app.New(cfg, app.Options{
-		Store:     store,
-		Tokens:    sqlite.NewTokenStore(db),
-		BotState:  countingBotState{s: sqlite.NewBotState(db), log: calls},
-		Counters:  ctr,
-		Callbacks: countingCallbacks{s: sqlite.NewCallbacks(db), log: calls},
-		Agenda:    countingAgenda{s: sqlite.NewAgenda(db), log: calls},
-		MakeBot:   withbot.Make,
-		Clock:     clk,
-		Log:       benchLogger(),
+		// The stores counted below the spreading, as the store counts them.
+		Stores: store.NewSet(store.Set{
+			Jobs:      counted,
+			Tokens:    sqlite.NewTokenStore(db),
+			Bot:       countingBotState{s: sqlite.NewBotState(db), log: calls},
+			Counters:  ctr,
+			Callbacks: countingCallbacks{s: sqlite.NewCallbacks(db), log: calls},
+			Agenda:    countingAgenda{s: sqlite.NewAgenda(db), log: calls},
+		}, nil),
+		MakeBot: withbot.Make,
+		Clock:   clk,
+		Log:     benchLogger(),
 		// An idle call never waits; a wait is recorded and fails the
 		// benchmark below instead of stalling it.
 		Sleep: func(ctx context.Context, d time.Duration) error {

@@ -165,10 +165,11 @@ func newVoiceBench(b *testing.B, tools ffmpeg.Tools, quick bool) *voiceBench {
 		return speechkittest.SyncPlan{Text: voiceTranscript}
 	})
 
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "jobs.db"), sys)
+	stores, err := sqlite.OpenSet(ctx, filepath.Join(b.TempDir(), "jobs.db"), sys)
 	require.NoError(b, err)
-	b.Cleanup(func() { _ = db.Close() })
-	vb.store = timedSaves{Store: sqlite.NewJobStore(db), tl: tl}
+	b.Cleanup(func() { _ = stores.Close() })
+	vb.store = timedSaves{Store: stores.Jobs, tl: tl}
+	stores.Jobs, stores.Agenda = vb.store, nil
 
 	cfg, err := app.FromEnv(func(string) string { return "" })
 	require.NoError(b, err)
@@ -180,13 +181,9 @@ func newVoiceBench(b *testing.B, tools ffmpeg.Tools, quick bool) *voiceBench {
 		cfg.SyncMaxDuration = 0
 	}
 	vb.app, err = app.New(cfg, app.Options{
-		Store:     vb.store,
-		Tokens:    sqlite.NewTokenStore(db),
-		BotState:  sqlite.NewBotState(db),
-		Counters:  sqlite.NewCounters(db),
-		Callbacks: sqlite.NewCallbacks(db),
-		MakeBot:   withbot.Make,
-		Log:       benchLogger(),
+		Stores:  stores,
+		MakeBot: withbot.Make,
+		Log:     benchLogger(),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			start := tl.clock.Now()
 			err := clock.Sleep(ctx, d)

@@ -12,9 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/app"
 	"transcriber/internal/job"
-	"transcriber/internal/store/sqlite"
 )
 
 // burst sends n copies of one request at once over a client that keeps
@@ -63,7 +61,7 @@ func (c *client) burst(hc *http.Client, n int, method, path, body string) (statu
 // jobs; a job that ends done, one that ends failed and one deleted each
 // free a place for the next, and GET /v1/usage counts what is unfinished.
 func TestTheActiveJobsLimitOverTheWholeService(t *testing.T) {
-	st := newStackWith(t, func(o *app.Options, db *sqlite.DB) { o.Counters = sqlite.NewCounters(db) })
+	st := newStack(t)
 	require.Equal(t, 3, st.app.Config.Limits.ActiveJobs)
 	c := st.client()
 	audio, err := os.ReadFile(fixtures(t)["voice.ogg"])

@@ -10,7 +10,6 @@ import (
 
 	"transcriber/internal/app"
 	"transcriber/internal/job"
-	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram/telegramtest"
 )
 
@@ -18,8 +17,7 @@ const owner = 9001
 
 // ownerStack is a bot stack with counters whose owner is owner.
 func ownerStack(t *testing.T) *botStack {
-	return newBotStackWith(t, func(o *app.Options, db *sqlite.DB) { o.Counters = sqlite.NewCounters(db) },
-		func(c *app.Config) { c.Telegram.OwnerID = owner })
+	return newBotStackWith(t, nil, func(c *app.Config) { c.Telegram.OwnerID = owner })
 }
 
 // sentTo is the texts the bot sent to chat.
@@ -98,7 +96,7 @@ func TestTheOwnerHearsOfADeadJobOnceAnHour(t *testing.T) {
 
 // Without an owner no alert is sent and /status is unknown.
 func TestNoOwnerNoAlerts(t *testing.T) {
-	b := newBotStackWith(t, func(o *app.Options, db *sqlite.DB) { o.Counters = sqlite.NewCounters(db) })
+	b := newBotStack(t)
 	b.dead("speechkit_unavailable")
 	b.poll()
 	require.Empty(t, b.tg.Calls("sendMessage"))

@@ -14,7 +14,6 @@ import (
 	"transcriber/internal/httpapi"
 	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
-	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
@@ -74,7 +73,7 @@ func TestTelegramUnsizedDocumentTooBigToFetchGetsTheLinkAtOnce(t *testing.T) {
 // day: no download, no job, no recognition, no chat or delivery record. In
 // a group they get nothing at all.
 func TestTelegramStrangersFloodCostsOneAnswerADay(t *testing.T) {
-	b := newBotStackWith(t, func(o *app.Options, db *sqlite.DB) { o.Counters = sqlite.NewCounters(db) },
+	b := newBotStackWith(t, nil,
 		func(c *app.Config) {
 			var err error
 			c.Telegram.Allowed, err = tgconf.ParseAllowed("601")

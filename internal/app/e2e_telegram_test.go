@@ -20,7 +20,6 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit/speechkittest"
-	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
 	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
@@ -42,7 +41,7 @@ func newBotStack(t *testing.T) *botStack { return newBotStackWith(t, nil) }
 
 // newBotStackWith is newBotStack with more options (newStackWith) and
 // more settings, applied after the bot's own.
-func newBotStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...func(*app.Config)) *botStack {
+func newBotStackWith(t *testing.T, more func(*app.Options), tune ...func(*app.Config)) *botStack {
 	tg := telegramtest.Start(t)
 	api := httptest.NewUnstartedServer(nil)
 	st := newStackWith(t, more, append([]func(*app.Config){func(c *app.Config) {

@@ -39,6 +39,7 @@ type stack struct {
 	s3     *s3test.Server
 	sk     *speechkittest.Server
 	store  job.Store
+	dbPath string // the stores' database
 	tokens apitoken.Store
 	bots   botstate.Store
 	clk    *clock.Fake
@@ -53,9 +54,8 @@ func newStack(t *testing.T, tune ...func(*app.Config)) *stack {
 	return newStackWith(t, nil, tune...)
 }
 
-// newStackWith is newStack with more of app.New's options, which more sets
-// given the stack's database.
-func newStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...func(*app.Config)) *stack {
+// newStackWith is newStack with more of app.New's options, which more sets.
+func newStackWith(t *testing.T, more func(*app.Options), tune ...func(*app.Config)) *stack {
 	t.Helper()
 	tools, err := ffmpeg.Locate("", "", "")
 	if err != nil {
@@ -65,12 +65,11 @@ func newStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...fun
 	st.clk = clock.NewFake(clock.System().Now())
 	st.s3 = s3test.Start(t)
 	st.sk = speechkittest.Start(t)
-	db, err := sqlite.Open(st.ctx, filepath.Join(t.TempDir(), "jobs.db"), st.clk)
+	st.dbPath = filepath.Join(t.TempDir(), "jobs.db")
+	stores, err := sqlite.OpenSet(st.ctx, st.dbPath, st.clk)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	st.store = sqlite.NewJobStore(db)
-	st.tokens = sqlite.NewTokenStore(db)
-	st.bots = sqlite.NewBotState(db)
+	t.Cleanup(func() { _ = stores.Close() })
+	st.store, st.tokens, st.bots = stores.Jobs, stores.Tokens, stores.Bot
 
 	// The in-process S3 server plays the Object Storage trigger: each object
 	// created under sources/ becomes the event JSON the platform sends.
@@ -89,22 +88,18 @@ func newStackWith(t *testing.T, more func(*app.Options, *sqlite.DB), tune ...fun
 		f(&cfg)
 	}
 	opt := app.Options{
-		Store:     st.store,
-		Tokens:    st.tokens,
-		BotState:  st.bots,
-		Callbacks: sqlite.NewCallbacks(db),
-		Counters:  sqlite.NewCounters(db),
-		MakeBot:   withbot.Make,
-		Notifier:  st.ended,
-		Clock:     st.clk,
-		Log:       logs.Logger(t),
+		Stores:   stores,
+		MakeBot:  withbot.Make,
+		Notifier: st.ended,
+		Clock:    st.clk,
+		Log:      logs.Logger(t),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			st.clk.Advance(d)
 			return ctx.Err()
 		},
 	}
 	if more != nil {
-		more(&opt, db)
+		more(&opt)
 	}
 	st.cfg = cfg
 	st.app, err = app.New(cfg, opt)

@@ -8,17 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"transcriber/internal/apitoken"
-	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/httpapi"
-	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
-	"transcriber/internal/quota"
 	"transcriber/internal/status"
+	"transcriber/internal/store"
 	"transcriber/internal/store/ydb"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/trigger"
 )
 
@@ -213,18 +209,8 @@ var ErrSQLiteInCloud = errs.New(errs.Invalid, "store_sqlite_in_cloud",
 // YDBOpenTimeout bounds opening the YDB driver on an instance's first call.
 const YDBOpenTimeout = 10 * time.Second
 
-// Stores are what an instance keeps its state in.
-type Stores struct {
-	Jobs      job.Store
-	Tokens    apitoken.Store
-	Bot       botstate.Store
-	Counters  quota.Counters
-	Callbacks callback.Store
-	Agenda    Agenda
-}
-
-// CloudStores open the job, token and bot stores the functions use in the
-// cloud: YDB (STORE=ydb, the default) at YDB_CONNECTION_STRING. Inside
+// CloudStores open the stores the functions use in the cloud: YDB
+// (STORE=ydb, the default) at YDB_CONNECTION_STRING, by ydb.OpenSet. Inside
 // Cloud Functions (LAMBDA_TASK_ROOT set) the driver authenticates as the
 // function's service account through the metadata service; elsewhere (a
 // function run by hand against a local YDB) from the YDB_* variables of
@@ -232,18 +218,18 @@ type Stores struct {
 // Instance.Get: the driver is opened lazily, with a background context and
 // YDBOpenTimeout (the driver outlives the call that opened it), reused by
 // every later call, and opened anew on the next call if opening failed.
-func CloudStores(ctx context.Context, getenv func(string) string) (Stores, error) {
+func CloudStores(ctx context.Context, getenv func(string) string) (store.Set, error) {
 	switch kind := getenv("STORE"); kind {
 	case "", "ydb":
 	case "sqlite":
-		return Stores{}, ErrSQLiteInCloud
+		return store.Set{}, ErrSQLiteInCloud
 	default:
-		return Stores{}, errs.New(errs.Invalid, "store_unknown",
+		return store.Set{}, errs.New(errs.Invalid, "store_unknown",
 			fmt.Sprintf("STORE=%q: want ydb (the functions' default) or sqlite (the local stack only)", kind))
 	}
 	dsn := getenv("YDB_CONNECTION_STRING")
 	if dsn == "" {
-		return Stores{}, ErrNoCloudStore
+		return store.Set{}, ErrNoCloudStore
 	}
 	creds := ydb.EnvironCredentials
 	if getenv("LAMBDA_TASK_ROOT") != "" {
@@ -251,12 +237,11 @@ func CloudStores(ctx context.Context, getenv func(string) string) (Stores, error
 	}
 	openCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), YDBOpenTimeout)
 	defer cancel()
-	db, err := ydb.Open(openCtx, dsn, clock.System(), ydb.WithCredentials(creds))
+	set, err := ydb.OpenSet(openCtx, dsn, clock.System(), ydb.WithCredentials(creds))
 	if err != nil {
-		return Stores{}, fmt.Errorf("open the job store: %w", err)
+		return store.Set{}, fmt.Errorf("open the job store: %w", err)
 	}
-	return Stores{Jobs: ydb.NewJobStore(db), Tokens: ydb.NewTokenStore(db), Bot: ydb.NewBotState(db), Counters: ydb.NewCounters(db),
-		Callbacks: ydb.NewCallbacks(db), Agenda: ydb.NewAgenda(db)}, nil
+	return set, nil
 }
 
 // CloudBuild is how a function builds its App: configuration from getenv
@@ -271,7 +256,7 @@ func CloudBuild(getenv func(string) string, tune ...func(*Options)) func(ctx con
 		if err != nil {
 			return nil, err
 		}
-		opt := Options{Store: stores.Jobs, Tokens: stores.Tokens, BotState: stores.Bot, Counters: stores.Counters, Callbacks: stores.Callbacks, Agenda: stores.Agenda}
+		opt := Options{Stores: stores}
 		for _, f := range tune {
 			f(&opt)
 		}

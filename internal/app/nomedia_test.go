@@ -20,15 +20,15 @@ func TestNoMediaNeedsNoFFmpeg(t *testing.T) {
 			"FFMPEG_PATH": "/nonexistent/ffmpeg", "FFPROBE_PATH": "/nonexistent/ffprobe", "SPEECHKIT_API_KEY": "x"}[k]
 	})
 	require.NoError(t, err)
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "j.db"), clock.System())
+	stores, err := sqlite.OpenSet(context.Background(), filepath.Join(t.TempDir(), "j.db"), clock.System())
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	opt := app.Options{Store: sqlite.NewJobStore(db)}
+	t.Cleanup(func() { _ = stores.Close() })
+	opt := app.Options{Stores: stores}
 	app.NoMedia(&opt)
 	a, err := app.New(cfg, opt)
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 
-	_, err = app.New(cfg, app.Options{Store: sqlite.NewJobStore(db)})
+	_, err = app.New(cfg, app.Options{Stores: stores})
 	require.ErrorContains(t, err, "media tools")
 }

@@ -1,16 +1,20 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/app"
+	"transcriber/internal/clock"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
+	"transcriber/internal/store"
 	"transcriber/internal/store/sqlite"
 )
 
@@ -19,8 +23,7 @@ import (
 // row, and so does a place in flight or a synchronous request taken
 // through the App's counters; the App reads each as the sum of its rows.
 func TestInstallationCountersAreSpreadOverRows(t *testing.T) {
-	var db *sqlite.DB
-	st := newStackWith(t, func(_ *app.Options, d *sqlite.DB) { db = d })
+	st := newStack(t)
 	j, ev := st.upload(fixtures(t)["voice.ogg"])
 	st.ingest(ev)
 	require.Equal(t, job.Done, st.job(j.ID).State)
@@ -35,7 +38,11 @@ func TestInstallationCountersAreSpreadOverRows(t *testing.T) {
 		require.True(t, ok, key)
 	}
 
-	rows := sqlite.NewCounters(db) // the store as it is, without the spreading
+	// The store as it is, without the spreading: the same file, opened again.
+	db, err := sqlite.Open(st.ctx, st.dbPath, st.clk)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	rows := sqlite.NewCounters(db)
 	for key, window := range map[string]time.Time{
 		"speechkit_requests":     now.Truncate(10 * time.Minute),
 		"recognitions_in_flight": now.Truncate(30 * time.Minute),
@@ -55,4 +62,16 @@ func TestInstallationCountersAreSpreadOverRows(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(1), total, "%s: read as the sum of its rows", key)
 	}
+}
+
+// Stores put together by hand would give the App counters nobody spread:
+// New takes only a set made by store.NewSet (the backends' OpenSet).
+func TestNewRefusesStoresNotMadeByNewSet(t *testing.T) {
+	ctx := context.Background()
+	stores, err := sqlite.OpenSet(ctx, filepath.Join(t.TempDir(), "j.db"), clock.System())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = stores.Close() })
+	byHand := store.Set{Jobs: stores.Jobs, Tokens: stores.Tokens, Counters: stores.Counters}
+	_, err = app.New(app.Config{}, app.Options{Stores: byHand})
+	require.ErrorContains(t, err, "store.NewSet")
 }

@@ -122,6 +122,12 @@ func quickLine(c app.Config) string {
 	return fmt.Sprintf("  quick recognition: recordings up to %s in one request to %s", c.SyncMaxDuration, c.SpeechKit.SyncEndpoint())
 }
 
+// claimTaker takes back the claims on a store (the embedded job store's
+// TakeBackClaims).
+type claimTaker interface {
+	TakeBackClaims(ctx context.Context) (int, error)
+}
+
 // Run runs the stack until ctx ends, then shuts down cleanly. It writes
 // where everything is to out.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
@@ -133,16 +139,18 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, DBFile), clock.System())
+	stores, err := sqlite.OpenSet(ctx, filepath.Join(cfg.DataDir, DBFile), clock.System())
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	tokens := sqlite.NewTokenStore(db)
-	jobs := sqlite.NewJobStore(db)
+	defer stores.Close()
 	// The stack is the only worker on its store: every claim there now is
 	// its own from a run that did not settle it (a kill, a crash).
-	tookBack, err := jobs.TakeBackClaims(ctx)
+	taker, ok := stores.Jobs.(claimTaker)
+	if !ok {
+		return fmt.Errorf("the job store cannot take back claims")
+	}
+	tookBack, err := taker.TakeBackClaims(ctx)
 	if err != nil {
 		return err
 	}
@@ -197,8 +205,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	// The counters pace submissions to SpeechKit's request quota, which a
 	// local stack shares with every other user of the same account.
-	opt := app.Options{Store: jobs, Tokens: tokens, BotState: sqlite.NewBotState(db),
-		Counters: sqlite.NewCounters(db), Callbacks: sqlite.NewCallbacks(db), Agenda: sqlite.NewAgenda(db), Log: log}
+	opt := app.Options{Stores: stores, Log: log}
 	withbot.Option(&opt)
 	if !recognitionConfigured(acfg) {
 		opt.Recognizer = app.Unconfigured{}
@@ -260,7 +267,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		}()
 	}
 
-	if err := announce(ctx, out, cfg, a, tokens, apiURL, objects.URL, tookBack); err != nil {
+	if err := announce(ctx, out, cfg, a, stores.Tokens, apiURL, objects.URL, tookBack); err != nil {
 		log.Error("could not make a local token", "error", err.Error())
 	}
 

@@ -24,6 +24,7 @@ import (
 
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
+	"transcriber/internal/store"
 )
 
 // BusyTimeout is how long a write waits for another connection's write
@@ -76,6 +77,18 @@ func Open(ctx context.Context, path string, clk clock.Clock) (*DB, error) {
 		return nil, fmt.Errorf("open job store %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// OpenSet opens the database file at path as Open does and returns its
+// stores, with its counters spread (store.NewSet); the set's Close closes
+// the file.
+func OpenSet(ctx context.Context, path string, clk clock.Clock) (store.Set, error) {
+	db, err := Open(ctx, path, clk)
+	if err != nil {
+		return store.Set{}, err
+	}
+	return store.NewSet(store.Set{Jobs: NewJobStore(db), Tokens: NewTokenStore(db), Bot: NewBotState(db), Counters: NewCounters(db),
+		Callbacks: NewCallbacks(db), Agenda: NewAgenda(db)}, db.Close), nil
 }
 
 // Close closes the database.

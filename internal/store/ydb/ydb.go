@@ -35,6 +35,7 @@ import (
 	yc "github.com/ydb-platform/ydb-go-yc"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/store"
 )
 
 // Credentials says where the driver gets its credentials.
@@ -140,6 +141,18 @@ func Open(ctx context.Context, dsn string, clk clock.Clock, opts ...Option) (*DB
 
 // Close closes the driver; every later call fails as unavailable.
 func (db *DB) Close(ctx context.Context) error { return translate(db.driver.Close(ctx)) }
+
+// OpenSet opens the database at dsn as Open does and returns its stores,
+// with its counters spread (store.NewSet); the set's Close closes the
+// driver.
+func OpenSet(ctx context.Context, dsn string, clk clock.Clock, opts ...Option) (store.Set, error) {
+	db, err := Open(ctx, dsn, clk, opts...)
+	if err != nil {
+		return store.Set{}, err
+	}
+	return store.NewSet(store.Set{Jobs: NewJobStore(db), Tokens: NewTokenStore(db), Bot: NewBotState(db), Counters: NewCounters(db),
+		Callbacks: NewCallbacks(db), Agenda: NewAgenda(db)}, func() error { return db.Close(context.Background()) }), nil
+}
 
 // now is the store's reading of the clock, at the precision it keeps:
 // milliseconds, like the embedded store, which Timestamp holds exactly.
