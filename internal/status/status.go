@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"transcriber/internal/callback"
@@ -174,6 +175,16 @@ type Spend struct {
 	BudgetRub    float64     `json:"budget_rub"` // 0: no budget
 	Kinds        []KindSpend `json:"kinds"`
 	ResetsAt     time.Time   `json:"resets_at"`
+}
+
+// SpendKinds writes the month's money of the jobs done by kind: "async
+// 12.10 ₽, deferred 0.00 ₽, sync 0.33 ₽, summary 1.20 ₽".
+func SpendKinds(sp Spend) string {
+	parts := make([]string, 0, len(sp.Kinds))
+	for _, k := range sp.Kinds {
+		parts = append(parts, fmt.Sprintf("%s %s ₽", k.Kind, spend.Rubles(k.Micros)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // KindSpend is the money of one kind of spend this month.
