@@ -286,7 +286,8 @@ type Bot interface {
 // settings: its windows and limits.
 func StatusConfig(cfg Config) status.Config {
 	return status.Config{
-		Windows:        status.PipelineWindows(cfg.Pipeline.RequestsPerHour),
+		Windows:        statusWindows(cfg.Pipeline),
+		QuotaCode:      speechkit.CodeRecognitionQuota,
 		MaxInFlight:    cfg.Pipeline.MaxInFlight,
 		AudioPerMonth:  cfg.Limits.AudioPerMonth,
 		BudgetPerMonth: cfg.Limits.BudgetPerMonth,
