@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
@@ -23,7 +24,6 @@ import (
 	"transcriber/internal/speechkit"
 	"transcriber/internal/status"
 	"transcriber/internal/storage/s3"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/transcript"
 	"transcriber/internal/translate"
 	"transcriber/internal/translation"

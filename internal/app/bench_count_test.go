@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"transcriber/internal/app"
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
-	"transcriber/internal/telegram/botstate"
 )
 
 // callLog records, in order, each call made to the stores wrapped by the

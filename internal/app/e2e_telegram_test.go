@@ -15,6 +15,7 @@ import (
 	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
 
 	"transcriber/internal/app"
+	"transcriber/internal/botstate"
 	"transcriber/internal/httpapi"
 	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
@@ -22,7 +23,6 @@ import (
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
@@ -18,7 +19,6 @@ import (
 	"transcriber/internal/quota"
 	"transcriber/internal/status"
 	"transcriber/internal/store/ydb"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/trigger"
 )
 

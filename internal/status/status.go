@@ -24,12 +24,12 @@ import (
 	"strings"
 	"time"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Jobs is what the status reads of the jobs table; both stores'

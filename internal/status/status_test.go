@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
@@ -17,7 +18,6 @@ import (
 	"transcriber/internal/spend"
 	"transcriber/internal/status"
 	"transcriber/internal/store/sqlite"
-	"transcriber/internal/telegram/botstate"
 )
 
 // start is 10:03, in the request window 10:00-10:10 of 35 requests an

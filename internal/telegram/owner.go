@@ -7,8 +7,8 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/status"
-	"transcriber/internal/telegram/botstate"
 )
 
 // StatusReader reads the service's state for the owner's /status.
