@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
@@ -23,7 +24,6 @@ import (
 	"transcriber/internal/status"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/store"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/transcript"
 	"transcriber/internal/translate"
 	"transcriber/internal/translation"
@@ -273,7 +273,8 @@ type Bot interface {
 // settings: its windows and limits.
 func StatusConfig(cfg Config) status.Config {
 	return status.Config{
-		Windows:        status.PipelineWindows(cfg.Pipeline.RequestsPerHour),
+		Windows:        statusWindows(cfg.Pipeline),
+		QuotaCode:      speechkit.CodeRecognitionQuota,
 		MaxInFlight:    cfg.Pipeline.MaxInFlight,
 		AudioPerMonth:  cfg.Limits.AudioPerMonth,
 		BudgetPerMonth: cfg.Limits.BudgetPerMonth,

@@ -5,11 +5,11 @@ import (
 	"sync"
 	"time"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
 	"transcriber/internal/store"
-	"transcriber/internal/telegram/botstate"
 )
 
 // callLog records, in order, each call made to the stores wrapped by the

@@ -18,7 +18,6 @@ import (
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/spend"
-	"transcriber/internal/status"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/translate"
@@ -114,7 +113,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	} else {
 		c.Telegram.Allowed = allowed
 	}
-	if owner, err := status.ParseOwnerID(r.get("TELEGRAM_OWNER_ID")); err != nil {
+	if owner, err := tgconf.ParseOwnerID(r.get("TELEGRAM_OWNER_ID")); err != nil {
 		r.errs = append(r.errs, err)
 	} else if owner != 0 {
 		// The owner may use the bot whatever the allow-list says.

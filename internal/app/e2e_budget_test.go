@@ -231,7 +231,7 @@ func TestTheBudgetHoldsAcrossTheAPITheBotAndSummaries(t *testing.T) {
 	require.Equal(t, bill.micros, byKind[spend.ModeAsync]+byKind[spend.ModeSync]+byKind[spend.KindSummary])
 	kinds := status.Decide(s, status.Sent{}, b.clk.Now())
 	require.NotEmpty(t, kinds)
-	require.Equal(t, status.AlertBudget80, kinds[0].Kind, "past 80 %% and under 100 %%: %s", s.Brief("en"))
+	require.Equal(t, status.AlertBudget80, kinds[0].Kind, "past 80 %% and under 100 %%: %+v", s.Spend)
 }
 
 // A stereo Matroska file of 1.9 s whose timestamps were halved probes as

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/app"
+	"transcriber/internal/botstate"
 	"transcriber/internal/httpapi"
 	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
 	"transcriber/internal/telegram"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
 )

@@ -39,6 +39,27 @@ func TestFunctionsImportOnlyWhatTheyUse(t *testing.T) {
 	}
 }
 
+// The owner's status and the bot read and talk; neither compiles the
+// recognizer's gRPC client.
+func TestStatusAndTheBotStayOffGRPC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	for _, pkg := range []string{"./internal/status", "./internal/telegram", "./internal/telegram/tgconf"} {
+		cmd := exec.Command("go", "list", "-deps", pkg)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		for _, d := range strings.Fields(string(out)) {
+			for _, bad := range []string{"google.golang.org/grpc", "google.golang.org/genproto", "github.com/yandex-cloud/go-genproto"} {
+				require.False(t, matches(d, bad), "%s imports %s", pkg, d)
+			}
+		}
+	}
+}
+
 // matches tells whether package d is the forbidden bad: a module path
 // covers its packages, a path of this module names one package, and a
 // leading slash matches the last element.

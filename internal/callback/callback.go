@@ -4,7 +4,7 @@
 //
 // A job made with a callback_url has a delivery, registered when the job
 // is made and keyed by the job's id. Its protocol is the Telegram bot's
-// (internal/telegram/botstate): Begin takes a delivery to send it (the
+// (internal/botstate): Begin takes a delivery to send it (the
 // pipeline's Notifier, when the job ends), ClaimDue hands due ones to the
 // timer's sweep, and Finish records the outcome; a sender holds a delivery
 // under a lease, so concurrent senders never POST one attempt twice. A

@@ -205,6 +205,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// CheckedWithin is the longest pause between two checks of a running
+// recognition, with the defaults: the in-flight count's window follows
+// from it (admission.InFlightWindowLength).
+func (c Config) CheckedWithin() time.Duration {
+	c = c.withDefaults()
+	return max(c.MaxCheckPause, c.DeferredCheckPause)
+}
+
 // pauseFor is how long to wait at now before checking j's recognitions
 // again: checkPause of its longest piece in flight (SlotWaitPause when its
 // pieces all wait for a place), or for a deferred job past its first

@@ -108,7 +108,7 @@ func New(d Deps, cfg Config) *Pipeline {
 		Limits:           cfg.Limits,
 		RequestsPerHour:  cfg.RequestsPerHour,
 		MaxInFlight:      cfg.MaxInFlight,
-		CheckedWithin:    max(cfg.MaxCheckPause, cfg.DeferredCheckPause),
+		CheckedWithin:    cfg.CheckedWithin(),
 		OutageAfter:      cfg.OutageAfter,
 		OutageProbeFirst: cfg.OutageProbeFirst,
 		OutageProbeMax:   cfg.OutageProbeMax,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"transcriber/internal/quota"
@@ -270,19 +268,3 @@ func (g Gate) Check(ctx context.Context, now time.Time) (bool, error) {
 }
 
 var errNoCounters = errors.New("no usage counters: alerts cannot be recorded")
-
-// ParseOwnerID reads TELEGRAM_OWNER_ID: the owner's numeric Telegram user
-// id, who alone gets /status and the alerts. Empty is 0: no owner, no
-// alerts, and /status answers nobody.
-func ParseOwnerID(v string) (int64, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, nil
-	}
-	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, errors.New("TELEGRAM_OWNER_ID: want the owner's numeric Telegram user id, such as 123456789 " +
-			"(the bot tells a user not on TELEGRAM_ALLOWED_USERS their id)")
-	}
-	return id, nil
-}

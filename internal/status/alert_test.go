@@ -261,19 +261,6 @@ func TestOneAlertForADeadJobAnHour(t *testing.T) {
 	require.Len(t, told, 2)
 }
 
-func TestParseOwnerID(t *testing.T) {
-	for v, want := range map[string]int64{"": 0, "  ": 0, "123456789": 123456789, " 42 ": 42} {
-		got, err := status.ParseOwnerID(v)
-		require.NoError(t, err, "%q", v)
-		require.Equal(t, want, got, "%q", v)
-	}
-	for _, v := range []string{"0", "-5", "abc", "1.5", "@owner", "99999999999999999999"} {
-		_, err := status.ParseOwnerID(v)
-		require.ErrorContains(t, err, "TELEGRAM_OWNER_ID", "%q", v)
-		require.NotContains(t, err.Error(), v, "the value is not echoed")
-	}
-}
-
 // The month's money against the budget has the same two thresholds as
 // the month's billed seconds, once a month each.
 func TestDecideTheMonthsBudget(t *testing.T) {

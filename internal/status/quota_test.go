@@ -15,6 +15,7 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/status"
 )
@@ -104,7 +105,7 @@ func TestJobsPutOffByTheRequestQuota(t *testing.T) {
 	require.Equal(t, 3, s.QuotaWait.Jobs)
 	require.Equal(t, windowEnd.Add(10*time.Minute), s.QuotaWait.Since)
 	// Full since 10:00, it began when its job was made.
-	_, _, err := e.counters.Reserve(e.ctx, status.RequestsKey, windowEnd, 5, 5)
+	_, _, err := e.counters.Reserve(e.ctx, admission.RequestsKey, windowEnd, 5, 5)
 	require.NoError(t, err)
 	s = e.read(t)
 	require.Equal(t, jobs[5].CreatedAt, s.QuotaWait.Since)
@@ -122,7 +123,7 @@ func TestAJobTheRecognizerRefusedWaitsForTheQuota(t *testing.T) {
 	s := e.read(t)
 	require.Equal(t, status.QuotaWait{Jobs: 1, OldestID: j.ID, Since: j.CreatedAt}, s.QuotaWait)
 	require.Equal(t, status.ForQuota, s.Oldest.For)
-	require.Equal(t, status.CodeRecognitionQuota, s.Oldest.Code)
+	require.Equal(t, speechkit.CodeRecognitionQuota, s.Oldest.Code)
 	require.Equal(t, 1, s.Oldest.Attempts)
 	require.Equal(t, windowEnd, s.Oldest.Until)
 }

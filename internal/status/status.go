@@ -21,14 +21,15 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Jobs is what the status reads of the jobs table; both stores'
@@ -100,6 +101,10 @@ const LatestDead = 5
 type Config struct {
 	// Windows are the pipeline's request and in-flight windows.
 	Windows Windows
+	// QuotaCode is the code of a job the recognizer refused for its
+	// request quota (speechkit.CodeRecognitionQuota); empty: no job is
+	// taken for one by its code.
+	QuotaCode string
 	// MaxInFlight is MAX_RECOGNITIONS_IN_FLIGHT; 0 is no bound.
 	MaxInFlight int
 	// AudioPerMonth is LIMIT_AUDIO_PER_MONTH; 0 is no limit.
@@ -174,6 +179,16 @@ type Spend struct {
 	BudgetRub    float64     `json:"budget_rub"` // 0: no budget
 	Kinds        []KindSpend `json:"kinds"`
 	ResetsAt     time.Time   `json:"resets_at"`
+}
+
+// SpendKinds writes the month's money of the jobs done by kind: "async
+// 12.10 ₽, deferred 0.00 ₽, sync 0.33 ₽, summary 1.20 ₽".
+func SpendKinds(sp Spend) string {
+	parts := make([]string, 0, len(sp.Kinds))
+	for _, k := range sp.Kinds {
+		parts = append(parts, fmt.Sprintf("%s %s ₽", k.Kind, spend.Rubles(k.Micros)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // KindSpend is the money of one kind of spend this month.
@@ -461,7 +476,7 @@ func (r Reader) readRequests(ctx context.Context, s *Status) error {
 	if r.Counters == nil || w.Limit <= 0 {
 		return nil
 	}
-	used, err := r.Counters.Used(ctx, RequestsKey, w.Start)
+	used, err := r.Counters.Used(ctx, r.Config.Windows.RequestsKey, w.Start)
 	s.Requests.Used = used
 	return err
 }
@@ -476,7 +491,7 @@ func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 	}
 	var waiting []job.Job
 	for _, j := range got[:min(len(got), limit)] {
-		if quotaWaitOf(j, s.At) {
+		if r.quotaWaitOf(j, s.At) {
 			waiting = append(waiting, j)
 		}
 	}
@@ -500,11 +515,11 @@ func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 // no save but the quota's wait ends a claim with the attempts back to 0
 // (the other saves keep the claim); a recognizer's refusal is released
 // with its code.
-func quotaWaitOf(j job.Job, now time.Time) bool {
+func (r Reader) quotaWaitOf(j job.Job, now time.Time) bool {
 	if held(j, now) {
 		return false
 	}
-	return j.Attempts == 0 || j.ErrorCode == CodeRecognitionQuota
+	return j.Attempts == 0 || (r.Config.QuotaCode != "" && j.ErrorCode == r.Config.QuotaCode)
 }
 
 func held(j job.Job, now time.Time) bool { return j.ClaimID != "" && now.Before(j.ClaimUntil) }
@@ -522,7 +537,7 @@ func (r Reader) fullSince(ctx context.Context, now time.Time, span time.Duration
 	length := w.End.Sub(w.Start)
 	for i := 0; i < maxLookBack && now.Sub(start) < span; i++ {
 		prev := start.Add(-length)
-		used, err := r.Counters.Used(ctx, RequestsKey, prev)
+		used, err := r.Counters.Used(ctx, r.Config.Windows.RequestsKey, prev)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -574,7 +589,7 @@ func (r Reader) reasonOf(j job.Job, now time.Time) Reason {
 	switch {
 	case held(j, now):
 		return ForStep
-	case j.State == job.Converted && quotaWaitOf(j, now):
+	case j.State == job.Converted && r.quotaWaitOf(j, now):
 		return ForQuota
 	case j.State == job.Transcribe && unsubmitted(j) && r.putOffByQuota(j):
 		return ForQuota
@@ -624,8 +639,11 @@ func (r Reader) readInFlight(ctx context.Context, s *Status) error {
 		return nil
 	}
 	cur, prev := r.Config.Windows.InFlight(s.At)
+	if cur.IsZero() {
+		return nil
+	}
 	for _, w := range []time.Time{cur, prev} {
-		n, err := r.Counters.Used(ctx, InFlightKey, w)
+		n, err := r.Counters.Used(ctx, r.Config.Windows.InFlightKey, w)
 		if err != nil {
 			return err
 		}

@@ -9,13 +9,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/pipeline/admission"
+	"transcriber/internal/speechkit"
 	"transcriber/internal/spend"
 	"transcriber/internal/status"
 	"transcriber/internal/store/sqlite"
-	"transcriber/internal/telegram/botstate"
 )
 
 // start is 10:03, in the request window 10:00-10:10 of 35 requests an
@@ -25,6 +27,12 @@ var (
 	windowStart = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	windowEnd   = windowStart.Add(10 * time.Minute)
 )
+
+// windows35 are the pipeline's windows at 35 requests an hour (the app's
+// status configuration, tested there): 10-minute request windows of 5,
+// and in-flight windows of 30 minutes.
+var windows35 = status.Windows{RequestsKey: admission.RequestsKey, RequestLength: 10 * time.Minute, RequestLimit: 5,
+	InFlightKey: admission.InFlightKey, InFlightLength: 30 * time.Minute}
 
 // env is the status of one embedded database, its clock held at start.
 type env struct {
@@ -45,7 +53,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { _ = db.Close() })
 	return &env{ctx: context.Background(), clk: clk, jobs: sqlite.NewJobStore(db), bot: sqlite.NewBotState(db),
 		callbacks: sqlite.NewCallbacks(db), counters: sqlite.NewCounters(db),
-		cfg: status.Config{Windows: status.PipelineWindows(35), MaxInFlight: 100, AudioPerMonth: 10 * time.Hour}}
+		cfg: status.Config{Windows: windows35, QuotaCode: speechkit.CodeRecognitionQuota, MaxInFlight: 100, AudioPerMonth: 10 * time.Hour}}
 }
 
 func (e *env) read(t *testing.T) status.Status {
@@ -272,7 +280,7 @@ func TestInFlightAndTheMonthsAudio(t *testing.T) {
 	e := newEnv(t)
 	cur := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	for w, n := range map[time.Time]int64{cur: 3, cur.Add(-30 * time.Minute): 2, cur.Add(-time.Hour): 50} {
-		_, _, err := e.counters.Reserve(e.ctx, status.InFlightKey, w, n, 0)
+		_, _, err := e.counters.Reserve(e.ctx, admission.InFlightKey, w, n, 0)
 		require.NoError(t, err)
 	}
 	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
@@ -350,29 +358,16 @@ func TestDeliveriesAndCallbacks(t *testing.T) {
 	require.NotContains(t, string(out), "s3cr3t", "a callback URL's path and query stay out of the status")
 }
 
-func TestPipelineWindows(t *testing.T) {
-	for _, c := range []struct {
-		perHour        int
-		length         time.Duration
-		limit          int64
-		inFlightLength time.Duration
-	}{
-		{500, 10 * time.Minute, 71, 30 * time.Minute},
-		{35, 10 * time.Minute, 5, 30 * time.Minute},
-		{7, 10 * time.Minute, 1, 30 * time.Minute},
-		{6, 12 * time.Minute, 1, 30 * time.Minute},
-		{2, time.Hour, 1, 2 * time.Hour},
-		{0, 10 * time.Minute, 0, 30 * time.Minute}, // not paced: the default quota's window, nothing counted
-	} {
-		w := status.PipelineWindows(c.perHour)
-		require.Equal(t, status.Windows{RequestLength: c.length, RequestLimit: c.limit, InFlightLength: c.inFlightLength}, w, "%d an hour", c.perHour)
-	}
-	w := status.PipelineWindows(500).Request(time.Date(2026, 1, 1, 10, 19, 59, 0, time.UTC))
+func TestWindows(t *testing.T) {
+	w := status.Windows{RequestLength: 10 * time.Minute, RequestLimit: 71, InFlightLength: 30 * time.Minute}
 	require.Equal(t, status.RequestWindow{Start: time.Date(2026, 1, 1, 10, 10, 0, 0, time.UTC),
-		End: time.Date(2026, 1, 1, 10, 20, 0, 0, time.UTC), Limit: 71}, w)
-	cur, prev := status.PipelineWindows(500).InFlight(time.Date(2026, 1, 1, 10, 59, 0, 0, time.UTC))
+		End: time.Date(2026, 1, 1, 10, 20, 0, 0, time.UTC), Limit: 71}, w.Request(time.Date(2026, 1, 1, 10, 19, 59, 0, time.UTC)))
+	cur, prev := w.InFlight(time.Date(2026, 1, 1, 10, 59, 0, 0, time.UTC))
 	require.Equal(t, time.Date(2026, 1, 1, 10, 30, 0, 0, time.UTC), cur)
 	require.Equal(t, time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), prev)
+	require.Equal(t, status.RequestWindow{}, status.Windows{}.Request(start), "no request windows")
+	cur, prev = status.Windows{}.InFlight(start)
+	require.True(t, cur.IsZero() && prev.IsZero(), "no in-flight windows")
 }
 
 // The converted jobs are read up to the cap too: past it, more may wait

@@ -1,36 +1,24 @@
 package status
 
-import (
-	"time"
+import "time"
 
-	"transcriber/internal/pipeline/admission"
-	"transcriber/internal/speechkit"
-)
-
-// The keys and the code the pipeline writes that the status reads: the
-// admission's counters, and the code the speechkit package names.
-const (
+// Windows are the fixed windows the pipeline counts in, in the usage
+// counters, and the counters' keys: the recognizer's requests and the
+// recognitions in flight. The caller passes them in from the pipeline's
+// configuration (app.StatusConfig), so the status holds none of the
+// pipeline's numbers.
+type Windows struct {
 	// RequestsKey is the counter of the recognizer's requests, one row per
 	// request window.
-	RequestsKey = admission.RequestsKey
-	// InFlightKey is the counter of the recognitions in flight, one row
-	// per in-flight window.
-	InFlightKey = admission.InFlightKey
-	// CodeRecognitionQuota is the code of a job the recognizer refused for
-	// its request quota.
-	CodeRecognitionQuota = speechkit.CodeRecognitionQuota
-)
-
-// Windows are the fixed windows the pipeline counts in: the recognizer's
-// requests (RequestsKey) and the recognitions in flight (InFlightKey).
-// The caller passes them in, from the pipeline's configuration
-// (PipelineWindows).
-type Windows struct {
+	RequestsKey string
 	// RequestLength is the length of a request window and RequestLimit
 	// the requests one allows; 0 is no pacing (the requests are not
 	// counted).
 	RequestLength time.Duration
 	RequestLimit  int64
+	// InFlightKey is the counter of the recognitions in flight, one row
+	// per in-flight window.
+	InFlightKey string
 	// InFlightLength is the length of an in-flight window; 0 leaves the
 	// recognitions in flight unread.
 	InFlightLength time.Duration
@@ -59,32 +47,4 @@ func (w Windows) InFlight(now time.Time) (cur, prev time.Time) {
 	}
 	cur = now.UTC().Truncate(w.InFlightLength)
 	return cur, cur.Add(-w.InFlightLength)
-}
-
-// The pipeline's check pauses the windows follow from (pipeline.Config's
-// MaxCheckPause and DeferredCheckPause, which no setting changes).
-const (
-	pipelineMaxCheckPause      = time.Minute
-	pipelineDeferredCheckPause = 15 * time.Minute
-)
-
-// PipelineWindows are the windows the pipeline counts in for
-// SPEECHKIT_REQUESTS_PER_HOUR = requestsPerHour (0: no pacing): the
-// admission's request windows (admission.SubmissionWindows), and the
-// in-flight window twice the longest of the longest check pause, the
-// deferred check pause and the request window (30 minutes by default).
-func PipelineWindows(requestsPerHour int) Windows {
-	paced := requestsPerHour > 0
-	if !paced {
-		requestsPerHour = admission.DefaultRequestsPerHour // the window a refusal by the recognizer waits out
-	}
-	length, limit := admission.SubmissionWindows(requestsPerHour)
-	if !paced {
-		limit = 0
-	}
-	return Windows{
-		RequestLength:  length,
-		RequestLimit:   limit,
-		InFlightLength: admission.InFlightWindowLength(max(pipelineMaxCheckPause, pipelineDeferredCheckPause), length),
-	}
 }

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Set is the stores of one database. Make it with NewSet (the backends'

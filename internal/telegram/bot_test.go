@@ -18,6 +18,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/httpapi/openapitest"
@@ -27,7 +28,6 @@ import (
 	"transcriber/internal/storage/s3/s3test"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"

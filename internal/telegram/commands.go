@@ -9,9 +9,9 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/job"
 	"transcriber/internal/spend"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Formats a long transcript may come in (/formats).

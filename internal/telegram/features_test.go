@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/job"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"

@@ -9,10 +9,10 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/spend"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/uploadlink"
 )
 

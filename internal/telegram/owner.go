@@ -7,8 +7,8 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/status"
-	"transcriber/internal/telegram/botstate"
 )
 
 // StatusReader reads the service's state for the owner's /status.
@@ -30,7 +30,7 @@ func (b *Bot) statusCommand(ctx context.Context, m *models.Message, l lang) (han
 	if err != nil {
 		return true, err
 	}
-	return true, b.reply(ctx, m, s.Brief(string(l)), nil)
+	return true, b.reply(ctx, m, statusBrief(l, s), nil)
 }
 
 // TellOwner sends the owner an alert through the delivery record, keyed by
@@ -45,6 +45,6 @@ func (b *Bot) TellOwner(ctx context.Context, a status.Alert, window time.Time) e
 	k := botstate.Key{ChatID: b.cfg.OwnerID, MessageID: -window.Unix(), Part: "alert:" + string(a.Kind)}
 	l := langOf(b.cfg.DefaultLanguage) // the installation's language: the owner set it
 	return b.postOnce(ctx, k, "", func(ctx context.Context) (*models.Message, error) {
-		return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: b.cfg.OwnerID, Text: a.Text(string(l))})
+		return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: b.cfg.OwnerID, Text: alertText(l, a)})
 	})
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Delivery: every message the bot posts goes through post (or postOnce),

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/job"
 	"transcriber/internal/telegram"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
 )

@@ -41,12 +41,12 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
 	"transcriber/internal/storage/s3"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/tgconf"
 )
 

@@ -9,9 +9,9 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
-	"transcriber/internal/telegram/botstate"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"
 )

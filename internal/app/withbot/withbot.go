@@ -8,8 +8,8 @@ import (
 	"context"
 
 	"transcriber/internal/app"
+	"transcriber/internal/botstate"
 	"transcriber/internal/telegram"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Option makes the App build its bot where TELEGRAM_BOT_TOKEN is set.

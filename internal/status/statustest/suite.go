@@ -18,11 +18,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
 	"transcriber/internal/status"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Stores are one database's stores, as the status reads them and as the

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Agenda tells the timer when its earliest work is due (app.Agenda): a

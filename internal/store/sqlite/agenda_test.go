@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
 	"transcriber/internal/store/sqlite"
-	"transcriber/internal/telegram/botstate"
 )
 
 // The agenda's one read finds the earliest due work of the three kinds

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/botstate"
 )
 
 // BotState keeps the Telegram bot's chats and deliveries in the

@@ -8,11 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
+	"transcriber/internal/botstate/botstatetest"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/store/sqlite"
-	"transcriber/internal/telegram/botstate"
-	"transcriber/internal/telegram/botstate/botstatetest"
 )
 
 // openBotDB opens a fresh database file for the bot state store's tests.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/job"
-	"transcriber/internal/telegram/botstate"
 )
 
 var _ job.Expirer = (*JobStore)(nil)

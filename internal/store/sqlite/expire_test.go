@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
+	"transcriber/internal/botstate/botstatetest"
 	"transcriber/internal/store/sqlite"
-	"transcriber/internal/telegram/botstate"
-	"transcriber/internal/telegram/botstate/botstatetest"
 )
 
 // The bot's expiry (ExpireDeliveries, with the retention's cut) deletes

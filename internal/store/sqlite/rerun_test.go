@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
 	"transcriber/internal/store/sqlite"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Every write of the store is safe to run twice: its transaction commits,

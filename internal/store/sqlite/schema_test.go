@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
-	"transcriber/internal/telegram/botstate"
 )
 
 // A database made by an older build is brought up to date, its rows intact.

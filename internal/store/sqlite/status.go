@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/status"
-	"transcriber/internal/telegram/botstate"
 )
 
 // The reads of the owner's status (package status): each one range of an

@@ -7,9 +7,9 @@ import (
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
-	"transcriber/internal/telegram/botstate"
 )
 
 // Agenda tells the timer when its earliest work is due (app.Agenda): the

@@ -7,13 +7,13 @@ import (
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
-	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/botstate"
 )
 
 // BotState keeps the Telegram bot's chats and deliveries in the
 // telegram_chats and telegram_deliveries tables. Every read-check-write is
 // one DoTx, as a job claim is: the row is read, the port's rule applied
-// (internal/telegram/botstate, rules.go), and the row written; a concurrent writer of the same
+// (internal/botstate, rules.go), and the row written; a concurrent writer of the same
 // row invalidates the transaction's locks and the SDK runs it again.
 type BotState struct{ db *DB }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 
-	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/botstate"
 )
 
 // fullChat has every field set; its times are whole milliseconds but not

@@ -12,10 +12,10 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
 	"transcriber/internal/apitoken"
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
-	"transcriber/internal/telegram/botstate"
 )
 
 // recordingRunner stands for the driver's query client: it records the

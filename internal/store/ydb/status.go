@@ -7,10 +7,10 @@ import (
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/status"
-	"transcriber/internal/telegram/botstate"
 )
 
 // The reads of the owner's status (package status): each one statement

@@ -13,6 +13,8 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/apitoken/apitokentest"
+	"transcriber/internal/botstate"
+	"transcriber/internal/botstate/botstatetest"
 	"transcriber/internal/callback"
 	"transcriber/internal/callback/callbacktest"
 	"transcriber/internal/clock"
@@ -21,8 +23,6 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/job/jobstoretest"
 	"transcriber/internal/status/statustest"
-	"transcriber/internal/telegram/botstate"
-	"transcriber/internal/telegram/botstate/botstatetest"
 )
 
 // The contract suites run against a real YDB when YDB_CONNECTION_STRING

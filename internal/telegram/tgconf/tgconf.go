@@ -5,13 +5,13 @@
 package tgconf
 
 import (
-	"transcriber/internal/job"
-
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"transcriber/internal/job"
 	"transcriber/internal/spend"
 )
 
@@ -162,3 +162,19 @@ func ParseAllowed(s string) (Allowed, error) {
 
 // Allows reports whether the user may use the bot.
 func (a Allowed) Allows(userID int64) bool { return a.Everyone || a.Users[userID] }
+
+// ParseOwnerID reads TELEGRAM_OWNER_ID: the owner's numeric Telegram user
+// id, who alone gets /status and the alerts. Empty is 0: no owner, no
+// alerts, and /status answers nobody.
+func ParseOwnerID(v string) (int64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errors.New("TELEGRAM_OWNER_ID: want the owner's numeric Telegram user id, such as 123456789 " +
+			"(the bot tells a user not on TELEGRAM_ALLOWED_USERS their id)")
+	}
+	return id, nil
+}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/telegram/botstate"
-	"transcriber/internal/telegram/botstate/botstatetest"
+	"transcriber/internal/botstate"
+	"transcriber/internal/botstate/botstatetest"
 )
 
 // The suite on the smallest correct store: shows the suite's own

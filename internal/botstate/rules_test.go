@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
-	"transcriber/internal/telegram/botstate"
 )
 
 // The rules' edge cases that the contract suite (botstatetest) does not

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/racetest"
-	"transcriber/internal/telegram/botstate"
 )
 
 // race starts fn in Racers goroutines at once and waits for them all.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/botstate"
 )
 
 // memStore is the smallest store that keeps the contract: maps under a

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
-	"transcriber/internal/telegram/botstate"
 )
 
 const jobID = "01jd0m3y8k9q2r5t7v4w6x8z0a"

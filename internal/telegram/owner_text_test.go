@@ -1,4 +1,4 @@
-package status_test
+package telegram_test
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/spend"
 	"transcriber/internal/status"
+	"transcriber/internal/telegram"
 )
 
 // Each alert says its facts in both languages.
@@ -44,29 +45,29 @@ func TestAlertTexts(t *testing.T) {
 		{status.Alert{Kind: status.AlertCallbacks, Endpoint: status.Endpoint{Host: "h.example", Failures: 5, LastError: "connect_refused"}, Endpoints: 1},
 			[]string{"the last with connect_refused."}, []string{"последний — connect_refused."}},
 	} {
-		en, ru := c.alert.Text("en"), c.alert.Text("ru")
+		en, ru := telegram.AlertText(c.alert, "en"), telegram.AlertText(c.alert, "ru")
 		for _, w := range c.en {
 			require.Contains(t, en, w)
 		}
 		for _, w := range c.ru {
 			require.Contains(t, ru, w)
 		}
-		require.Equal(t, en, c.alert.Text(""), "English unless Russian")
+		require.Equal(t, en, telegram.AlertText(c.alert, ""), "English unless Russian")
 	}
 }
 
 func TestRussianPlurals(t *testing.T) {
 	for n, want := range map[int]string{1: "1 задание ждёт", 3: "3 задания ждут", 5: "5 заданий ждут", 11: "11 заданий ждут",
 		21: "21 задание ждёт", 22: "22 задания ждут", 112: "112 заданий ждут"} {
-		got := status.Alert{Kind: status.AlertQuotaWait, Jobs: n, Waited: time.Hour}.Text("ru")
+		got := telegram.AlertText(status.Alert{Kind: status.AlertQuotaWait, Jobs: n, Waited: time.Hour}, "ru")
 		require.True(t, strings.HasPrefix(got, want), "%d: %s", n, got)
 	}
-	got := status.Alert{Kind: status.AlertQuotaWait, Jobs: 1000, JobsMore: true, Waited: time.Hour}.Text("ru")
+	got := telegram.AlertText(status.Alert{Kind: status.AlertQuotaWait, Jobs: 1000, JobsMore: true, Waited: time.Hour}, "ru")
 	require.True(t, strings.HasPrefix(got, "Больше 1000 заданий ждут"), got)
 }
 
 // The short status says every part in a few lines, in either language.
-func TestBrief(t *testing.T) {
+func TestStatusBrief(t *testing.T) {
 	at := time.Date(2026, 11, 29, 10, 4, 0, 0, time.UTC)
 	s := status.Status{
 		At:        at,
@@ -83,7 +84,7 @@ func TestBrief(t *testing.T) {
 		Telegram:  &status.TelegramState{Pending: 3, Failing: 1},
 		Callbacks: &status.CallbackState{Pending: 4, Failing: 2, Failed: 1},
 	}
-	en := s.Brief("en")
+	en := telegram.StatusBrief(s, "en")
 	for _, w := range []string{
 		"Jobs: 2 await upload, 0 to convert, 3 to submit, >1000 recognizing.",
 		"24 h: 120 done, 2 failed, 1 dead.",
@@ -99,7 +100,7 @@ func TestBrief(t *testing.T) {
 	} {
 		require.Contains(t, en, w)
 	}
-	ru := s.Brief("ru")
+	ru := telegram.StatusBrief(s, "ru")
 	for _, w := range []string{
 		"Задания: ждут загрузки 2, конвертации 0, отправки 3, распознаются >1000.",
 		"За 24 ч: готово 120, ошибок 2, dead 1.",
@@ -113,7 +114,7 @@ func TestBrief(t *testing.T) {
 		require.Contains(t, ru, w)
 	}
 	require.LessOrEqual(t, strings.Count(en, "\n"), 12, "a few lines")
-	idle := status.Status{At: at}.Brief("en")
+	idle := telegram.StatusBrief(status.Status{At: at}, "en")
 	require.Contains(t, idle, "Billed this month: 0 s, 0 s of audio.")
 	require.Contains(t, idle, "Spend this month: 0.00 ₽, no budget.")
 	require.NotContains(t, idle, "Oldest")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/botstate"
 )
 
 func testChat(t *testing.T, open Opener) {

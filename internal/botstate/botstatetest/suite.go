@@ -21,7 +21,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/telegram/botstate"
+	"transcriber/internal/botstate"
 )
 
 // Opener opens a fresh, empty store.

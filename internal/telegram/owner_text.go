@@ -1,0 +1,222 @@
+package telegram
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"transcriber/internal/job"
+	"transcriber/internal/spend"
+	"transcriber/internal/status"
+)
+
+// The owner's words: the alerts and the short status /status answers.
+// Codes and ids stay as the service writes them, so the owner can look
+// them up (docs/api.md lists the codes).
+
+// alertText is the alert's message.
+func alertText(l lang, a status.Alert) string {
+	r := l == ru
+	switch a.Kind {
+	case status.AlertDead:
+		if r {
+			t := fmt.Sprintf("Задание %s не выполнено после всех попыток (dead): %s.", a.JobID, a.Code)
+			if a.More > 0 {
+				t += fmt.Sprintf(" И ещё %d с прошлого оповещения.", a.More)
+			}
+			return t
+		}
+		t := fmt.Sprintf("Job %s ended dead: %s.", a.JobID, a.Code)
+		if a.More > 0 {
+			t += fmt.Sprintf(" %d more since the last alert.", a.More)
+		}
+		return t
+	case status.AlertQuotaWait:
+		waited := humanSeconds(l, int64(a.Waited/time.Second))
+		if r {
+			return fmt.Sprintf("%s квоты запросов распознавания уже %s.", jobsWaitRU(a.Jobs, a.JobsMore), waited)
+		}
+		return fmt.Sprintf("%s waited for the recognizer's request quota for %s.", jobsHaveEN(a.Jobs, a.JobsMore), waited)
+	case status.AlertAudio80:
+		used, limit := humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.LimitSeconds)
+		if r {
+			return fmt.Sprintf("Аудио за месяц превысило 80 %% лимита: %s из %s.", used, limit)
+		}
+		return fmt.Sprintf("This month's audio passed 80 %% of its limit: %s of %s.", used, limit)
+	case status.AlertAudio100:
+		used, limit, day := humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.LimitSeconds), a.At.UTC().Format("2006-01-02")
+		if r {
+			return fmt.Sprintf("Аудио за месяц достигло лимита: %s из %s. Новые записи не распознаются до %s UTC.", used, limit, day)
+		}
+		return fmt.Sprintf("This month's audio reached its limit: %s of %s. New recordings are refused until %s UTC.", used, limit, day)
+	case status.AlertBudget80:
+		if r {
+			return fmt.Sprintf("Расходы за месяц превысили 80 %% бюджета: %s ₽ из %s ₽.", spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros))
+		}
+		return fmt.Sprintf("This month's spend passed 80 %% of its budget: %s ₽ of %s ₽.", spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros))
+	case status.AlertBudget100:
+		day := a.At.UTC().Format("2006-01-02")
+		if r {
+			return fmt.Sprintf("Расходы за месяц достигли бюджета: %s ₽ из %s ₽. Новые записи не распознаются до %s UTC или пока бюджет не увеличен (LIMIT_BUDGET_PER_MONTH).",
+				spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros), day)
+		}
+		return fmt.Sprintf("This month's spend reached its budget: %s ₽ of %s ₽. New recordings are refused until %s UTC or until the budget is raised (LIMIT_BUDGET_PER_MONTH).",
+			spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros), day)
+	case status.AlertCallbacks:
+		e := a.Endpoint
+		last := e.LastError
+		if e.LastStatus != 0 {
+			last = fmt.Sprintf("HTTP %d", e.LastStatus)
+		}
+		if r {
+			t := fmt.Sprintf("Колбэки на %s не доходят: %d неудачных POST подряд, последний — %s.", e.Host, e.Failures, last)
+			if a.Endpoints > 1 {
+				t += fmt.Sprintf(" Других адресов с ошибками: %d.", a.Endpoints-1)
+			}
+			return t
+		}
+		t := fmt.Sprintf("Callbacks to %s are failing: %d POSTs failed in a row, the last with %s.", e.Host, e.Failures, last)
+		if a.Endpoints > 1 {
+			t += fmt.Sprintf(" %d more endpoints fail.", a.Endpoints-1)
+		}
+		return t
+	}
+	return string(a.Kind)
+}
+
+// statusBrief is the status in a few lines: what /status answers the
+// owner.
+func statusBrief(l lang, s status.Status) string {
+	var b strings.Builder
+	line := func(t text, a ...any) { b.WriteString(t.f(l, a...) + "\n") }
+	n := func(c status.Count) string {
+		if c.More {
+			return fmt.Sprintf(">%d", c.Jobs)
+		}
+		return fmt.Sprint(c.Jobs)
+	}
+	live, ended := map[job.State]string{}, map[job.State]string{}
+	for _, c := range s.Live {
+		live[c.State] = n(c)
+	}
+	for _, c := range s.Ended {
+		ended[c.State] = n(c)
+	}
+	line(text{"Jobs: %s await upload, %s to convert, %s to submit, %s recognizing.",
+		"Задания: ждут загрузки %s, конвертации %s, отправки %s, распознаются %s."},
+		live[job.AwaitingUpload], live[job.Created], live[job.Converted], live[job.Transcribe])
+	line(text{"24 h: %s done, %s failed, %s dead.", "За 24 ч: готово %s, ошибок %s, dead %s."},
+		ended[job.Done], ended[job.Failed], ended[job.Dead])
+	if len(s.Failures) > 0 {
+		codes := make([]string, 0, len(s.Failures))
+		for _, f := range s.Failures {
+			codes = append(codes, fmt.Sprintf("%s %s ×%d", f.State, f.Code, f.Jobs))
+		}
+		b.WriteString(strings.Join(codes, "; ") + "\n")
+	}
+	if o := s.Oldest; o != nil {
+		age := humanSeconds(l, int64(s.At.Sub(o.CreatedAt)/time.Second))
+		line(text{"Oldest: %s (%s, %s): %s.", "Старейшее: %s (%s, %s): %s."}, o.JobID, o.State, age, reasonText[o.For].in(l))
+	}
+	if q := s.Requests; q.Paced {
+		line(text{"Requests: %d of %d, reset at %s UTC.", "Запросы: %d из %d, сброс в %s UTC."}, q.Used, q.Allowed, q.ResetsAt.UTC().Format("15:04"))
+	}
+	if q := s.QuotaWait; q.Jobs > 0 {
+		w := humanSeconds(l, int64(s.At.Sub(q.Since)/time.Second))
+		line(text{"%s for the quota, up to %s.", "%s квоты до %s."}, jobsWait(l, q.Jobs, q.More), w)
+	}
+	if f := s.InFlight; f.Max > 0 {
+		line(text{"In flight: %d of %d.", "В работе у распознавателя: %d из %d."}, f.Counted, f.Max)
+	} else {
+		line(text{"In flight: %d.", "В работе у распознавателя: %d."}, f.Counted)
+	}
+	a := s.Audio
+	used, audio := humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.AudioSeconds)
+	if a.LimitSeconds > 0 {
+		line(text{"Billed this month: %s of %s (%d %%), %s of audio.", "Оплачено за месяц: %s из %s (%d %%), аудио %s."},
+			used, humanSeconds(l, a.LimitSeconds), a.UsedSeconds*100/a.LimitSeconds, audio)
+	} else {
+		line(text{"Billed this month: %s, %s of audio.", "Оплачено за месяц: %s, аудио %s."}, used, audio)
+	}
+	sp := s.Spend
+	kinds := status.SpendKinds(sp)
+	if kinds != "" {
+		kinds = ": " + kinds
+	}
+	if sp.BudgetMicros > 0 {
+		line(text{"Spend this month: %s ₽ of %s ₽ (%d %%)%s.", "Расходы за месяц: %s ₽ из %s ₽ (%d %%)%s."},
+			spend.Rubles(sp.UsedMicros), spend.Rubles(sp.BudgetMicros), sp.UsedMicros*100/sp.BudgetMicros, kinds)
+	} else {
+		line(text{"Spend this month: %s ₽, no budget%s.", "Расходы за месяц: %s ₽, без бюджета%s."}, spend.Rubles(sp.UsedMicros), kinds)
+	}
+	if t := s.Telegram; t != nil {
+		line(text{"Telegram: %d pending, %d failing.", "Telegram: в очереди %d, с ошибками %d."}, t.Pending, t.Failing)
+	}
+	if c := s.Callbacks; c != nil {
+		line(text{"Callbacks: %d pending, %d failing, %d failed.", "Колбэки: в очереди %d, с ошибками %d, не доставлено %d."}, c.Pending, c.Failing, c.Failed)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// reasonText is what a live job waits for, in a few words.
+var reasonText = map[status.Reason]text{
+	status.ForUpload:      {"waits for its upload", "ждёт загрузки"},
+	status.ForStep:        {"being worked on", "в работе"},
+	status.ForQuota:       {"waits for the request quota", "ждёт квоты запросов"},
+	status.ForSlot:        {"waits for a place among the recognitions", "ждёт места среди распознаваний"},
+	status.ForRetry:       {"failed, to be retried", "ошибка, будет повтор"},
+	status.ForRecognition: {"being recognized", "распознаётся"},
+	status.ForTurn:        {"waits for its turn", "ждёт очереди"},
+}
+
+// countEN is n, or "Over n" when the count stopped at a cap.
+func countEN(n int, over bool) string {
+	if over {
+		return fmt.Sprintf("Over %d", n)
+	}
+	return fmt.Sprint(n)
+}
+
+// jobsWait is "3 jobs wait", in Russian "3 задания ждут".
+func jobsWait(l lang, n int, over bool) string {
+	if l == ru {
+		return jobsWaitRU(n, over)
+	}
+	if n == 1 && !over {
+		return "1 job waits"
+	}
+	return countEN(n, over) + " jobs wait"
+}
+
+func jobsHaveEN(n int, over bool) string {
+	if n == 1 && !over {
+		return "1 job has"
+	}
+	return countEN(n, over) + " jobs have"
+}
+
+// jobsWaitRU is "1 задание ждёт", "3 задания ждут", "5 заданий ждут",
+// "Больше 1000 заданий ждут".
+func jobsWaitRU(n int, over bool) string {
+	if over {
+		return fmt.Sprintf("Больше %d %s ждут", n, pluralRU(n, "задания", "заданий", "заданий"))
+	}
+	verb := pluralRU(n, "ждёт", "ждут", "ждут")
+	return fmt.Sprintf("%d %s %s", n, pluralRU(n, "задание", "задания", "заданий"), verb)
+}
+
+// pluralRU picks the Russian form for n: one (1, 21, …), few (2–4, 22–24,
+// …), many (the rest, 11–14 included).
+func pluralRU(n int, one, few, many string) string {
+	n %= 100
+	if n >= 11 && n <= 14 {
+		return many
+	}
+	switch n % 10 {
+	case 1:
+		return one
+	case 2, 3, 4:
+		return few
+	}
+	return many
+}
