@@ -149,3 +149,26 @@ func sortedMiddle(calls []string) []string {
 	}
 	return calls
 }
+
+// The binary's packages in the order go build would start them when all
+// are ready (go list -deps walks the sorted imports depth first, as the
+// build's scheduler does): SQLite's chain, the longest, comes before the
+// SDKs, so it compiles beside them instead of alone at the end.
+func TestBuildStartsSQLiteEarly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	cmd := exec.Command("go", "list", "-deps", "./cmd/transcriber")
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	order := strings.Fields(string(out))
+	at := func(p string) int {
+		i := slices.Index(order, p)
+		require.GreaterOrEqual(t, i, 0, "%s is not in the binary", p)
+		return i
+	}
+	for _, sdk := range []string{"google.golang.org/protobuf/proto", "google.golang.org/grpc", "github.com/ydb-platform/ydb-go-sdk/v3", "github.com/aws/aws-sdk-go-v2/aws"} {
+		require.Less(t, at("modernc.org/sqlite/lib"), at(sdk), "modernc.org/sqlite/lib comes after %s", sdk)
+	}
+}
