@@ -123,6 +123,7 @@ esac
 	}, sortedMiddle(strings.Split(strings.TrimSpace(string(calls)), "\n")))
 	require.Contains(t, out, "building ./transcriber for the first time")
 	require.Contains(t, out, "go: downloading google.golang.org/grpc", "the downloads are shown")
+	require.Contains(t, out, "\n  downloaded the modules and compiled the standard library in ")
 	require.Contains(t, out, "\n  compiling the standard library\n  compiling google.golang.org/grpc\n  compiling github.com/ydb-platform/ydb-go-sdk\n"+
 		"  compiling golang.org/x/net\n  compiling modernc.org/sqlite\n  compiling transcriber\nbuilt ./transcriber in ", "each module once")
 
