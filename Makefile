@@ -16,7 +16,7 @@ help: ## list the targets
 
 .PHONY: run
 run: ## build ./transcriber and run the whole service on this machine (Ctrl-C stops it)
-	$(GO) build -o transcriber ./cmd/transcriber
+	@GO=$(GO) scripts/build-local.sh
 	./transcriber local
 
 .PHONY: test

@@ -247,7 +247,7 @@ func (a *API) decodeUploadLink(r *http.Request) (uploadLinkRequest, error) {
 // anything but this job's progress.
 type linkStatusView struct {
 	State        job.State `json:"state"`
-	Progress     int       `json:"progress"`
+	Progress     *int      `json:"progress,omitempty"` // none once failed or dead
 	ErrorMessage string    `json:"error_message,omitempty"`
 }
 

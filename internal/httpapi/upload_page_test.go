@@ -268,7 +268,7 @@ func TestUploadLinkOfADeletedJob(t *testing.T) {
 	require.Equal(t, "job_deleted", r.errorCode(t))
 	r = h.do(http.MethodGet, sub(link(j.ID), "/status"), "", "")
 	require.Equal(t, http.StatusOK, r.status)
-	require.JSONEq(t, `{"state": "failed", "progress": 100, "error_message": "the job was deleted"}`, string(r.body))
+	require.JSONEq(t, `{"state": "failed", "error_message": "the job was deleted"}`, string(r.body))
 	require.Contains(t, string(h.do(http.MethodGet, link(j.ID), "", "").body), `data-closed="job_deleted"`)
 }
 
@@ -287,7 +287,7 @@ func TestUploadLinkStatus(t *testing.T) {
 	h.move(j.ID, job.Created)
 	require.JSONEq(t, `{"state": "created", "progress": 10}`, status())
 	h.move(j.ID, job.Failed)
-	require.JSONEq(t, `{"state": "failed", "progress": 100, "error_message": "the file has no sound to transcribe"}`, status())
+	require.JSONEq(t, `{"state": "failed", "error_message": "the file has no sound to transcribe"}`, status(), "a failed job claims no progress")
 
 	done := h.tgJob(2, 11, "done.ogg")
 	h.move(done.ID, job.Created, job.Converted, job.Transcribe, job.Done)

@@ -13,7 +13,7 @@ import (
 type jobView struct {
 	ID          string       `json:"id"`
 	State       job.State    `json:"state"`
-	Progress    int          `json:"progress"`
+	Progress    *int         `json:"progress,omitempty"` // none once failed or dead (progress)
 	Filename    string       `json:"filename"`
 	SizeBytes   int64        `json:"size_bytes"`
 	ContentType string       `json:"content_type,omitempty"`
@@ -153,15 +153,18 @@ func (a *API) view(j job.Job) jobView {
 }
 
 // progress is a rough percentage for people: the stages of the pipeline,
-// and the share of recognitions finished.
-func progress(j job.Job) int {
+// and the share of recognitions finished; 100 once done. A failed or dead
+// job has none (nil): it did not complete, and it keeps no record of how
+// far it got.
+func progress(j job.Job) *int {
+	p := 100
 	switch j.State {
 	case job.AwaitingUpload:
-		return 0
+		p = 0
 	case job.Created:
-		return 10
+		p = 10
 	case job.Converted:
-		return 30
+		p = 30
 	case job.Transcribe:
 		done := 0
 		for _, sg := range j.Segments {
@@ -169,10 +172,13 @@ func progress(j job.Job) int {
 				done++
 			}
 		}
-		if len(j.Segments) == 0 {
-			return 40
+		p = 40
+		if len(j.Segments) > 0 {
+			p += 55 * done / len(j.Segments)
 		}
-		return 40 + 55*done/len(j.Segments)
+	case job.Done:
+	default: // failed, dead
+		return nil
 	}
-	return 100
+	return &p
 }

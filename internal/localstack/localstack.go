@@ -132,6 +132,10 @@ type claimTaker interface {
 // where everything is to out.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	cfg = withDefaults(cfg)
+	// The start names the data directory whole, wherever it was started.
+	if abs, err := filepath.Abs(cfg.DataDir); err == nil {
+		cfg.DataDir = abs
+	}
 	log := cfg.Log
 	if log == nil {
 		log = app.NewLogger(cfg.App.LogLevel)

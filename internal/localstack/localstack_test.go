@@ -22,6 +22,7 @@ import (
 // stack is a running Run in this process.
 type stack struct {
 	api, objects, token, callbackSecret, data string
+	announcedData                             string // the start's data: line
 }
 
 // startStack runs the stack on free ports with a fresh data directory
@@ -52,7 +53,7 @@ func startStackWith(t *testing.T, change func(*Config)) stack {
 		cancel()
 		require.NoError(t, <-done)
 	})
-	st := stack{data: data}
+	st := stack{data: cfg.DataDir}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -64,6 +65,8 @@ func startStackWith(t *testing.T, change func(*Config)) stack {
 			st.api = f[1]
 		case "objects:":
 			st.objects = f[1]
+		case "data:":
+			st.announcedData = strings.TrimPrefix(sc.Text(), "  data:    ")
 		case "token:":
 			st.token = f[1]
 		case "callback":
@@ -79,7 +82,7 @@ func startStackWith(t *testing.T, change func(*Config)) stack {
 	require.True(t, strings.HasPrefix(st.token, "trk_"), "the stack did not start")
 	// The secrets the stack made at its first start must not reach a log.
 	for _, f := range []string{StoreSecretFile, LinkSecretFile} {
-		b, err := os.ReadFile(filepath.Join(data, f))
+		b, err := os.ReadFile(filepath.Join(st.data, f))
 		require.NoError(t, err)
 		logs.Secret(f, string(b))
 	}
@@ -263,4 +266,22 @@ func TestServerErrorLogIsJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), "%s", buf.String())
 	require.Equal(t, "WARN", line.Level)
 	require.Contains(t, line.Msg, "superfluous")
+}
+
+// The start names the data directory by its absolute path, also when
+// DATA_DIR is relative, as the default ./data is.
+func TestAnnouncesTheDataDirectoryWhole(t *testing.T) {
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.NoError(t, os.Chdir(dir))
+	t.Cleanup(func() { require.NoError(t, os.Chdir(wd)) })
+
+	st := startStackWith(t, func(c *Config) { c.DataDir = "data" })
+	require.True(t, filepath.IsAbs(st.announcedData), "data: %q", st.announcedData)
+	want, err := filepath.EvalSymlinks(filepath.Join(dir, "data"))
+	require.NoError(t, err)
+	got, err := filepath.EvalSymlinks(st.announcedData)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
 }

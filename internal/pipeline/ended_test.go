@@ -1,10 +1,14 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -190,4 +194,69 @@ func TestPollExpiresOldJobs(t *testing.T) {
 		require.NoError(t, err, "job %s stays", j.ID)
 	}
 	require.False(t, slices.Contains(objects.deleted, job.ResultKey(recent.ID)))
+}
+
+// The "attempt ended" line names the attempt that ended, also when the
+// job ended failed or dead and its saved attempts went back to 0.
+func TestAttemptEndedNamesTheAttempt(t *testing.T) {
+	for name, tc := range map[string]struct {
+		checkErr error
+		want     job.State
+	}{
+		"failed":   {checkErr: errs.New(errs.Permanent, "bad_audio", "the audio cannot be recognized"), want: job.Failed},
+		"dead":     {checkErr: errs.New(errs.Unavailable, "speechkit_unavailable", "recognition is unavailable"), want: job.Dead},
+		"released": {checkErr: errs.New(errs.Unavailable, "speechkit_unavailable", "recognition is unavailable"), want: job.Transcribe},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clk := clock.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+			st := newStore(t, clk)
+			j := transcribing(t, st)
+			var buf syncBuffer
+			maxAttempts := 1
+			if tc.want == job.Transcribe {
+				maxAttempts = 5
+			}
+			p := pipeline.New(pipeline.Deps{
+				Store: st, Objects: &fakeObjects{}, Recognizer: &fakeRecognizer{checkErr: tc.checkErr}, Clock: clk,
+				Log:   slog.New(slog.NewJSONHandler(io.MultiWriter(&buf, logs), nil)),
+				Sleep: func(context.Context, time.Duration) error { return nil },
+			}, pipeline.Config{PollFor: time.Second, Policy: job.Policy{MaxAttempts: maxAttempts, BasePause: time.Minute, MaxPause: time.Minute}})
+
+			_, err := p.Poll(context.Background())
+			require.NoError(t, err)
+			got, err := st.Get(context.Background(), j.ID)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got.State)
+
+			var ended []map[string]any
+			for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+				var rec map[string]any
+				require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+				if rec["msg"] == "attempt ended" && rec["job_id"] == j.ID {
+					ended = append(ended, rec)
+				}
+			}
+			require.Len(t, ended, 1, buf.String())
+			require.EqualValues(t, 1, ended[0]["attempt"], "the poll's claim was the job's first attempt")
+			require.Equal(t, string(tc.want), ended[0]["state"])
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the pipeline's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

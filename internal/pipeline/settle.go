@@ -35,7 +35,11 @@ func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
 		log.ErrorContext(ctx, "could not record the failure; the claim will expire and the job come back", "error", err.Error())
 		return
 	}
-	p.jobLog(got).InfoContext(ctx, "attempt ended", "code", got.ErrorCode, "next_run_at", got.NextRunAt)
+	// The line names the attempt that ended: an ending saved as failed or
+	// dead returns the job's attempts to 0.
+	logged := got
+	logged.Attempts = j.Attempts
+	p.jobLog(logged).InfoContext(ctx, "attempt ended", "code", got.ErrorCode, "next_run_at", got.NextRunAt)
 	if got.State.Terminal() {
 		p.ended(ctx, j, got)
 	}

@@ -23,9 +23,13 @@
 //     Content-Length or Content-Type is the one the request carries), and
 //     compared in constant time. The credential must name the key id and a
 //     scope of the signing day, Verify.Region and s3. Anything else is
-//     refused with S3's XML error: 403 AccessDenied for an unsigned request
-//     or an expired URL ("Request has expired"), SignatureDoesNotMatch,
-//     InvalidAccessKeyId, RequestTimeTooSkewed; 400 for a malformed one.
+//     refused with S3's XML error: 403 AccessDenied for an unsigned request,
+//     an expired URL ("Request has expired") or one dated more than
+//     MaxClockSkew ahead ("Request is not yet valid"), SignatureDoesNotMatch,
+//     InvalidAccessKeyId, RequestTimeTooSkewed for a header-signed request
+//     more than MaxClockSkew off; 400 AuthorizationQueryParametersError or
+//     AuthorizationHeaderMalformed for a malformed signature (the full list:
+//     docs/configuration.md, TestEveryRefusalIsDocumented).
 //     Only Verify.AllowedOrigins get CORS headers, for GET, HEAD and PUT;
 //     a preflight from another origin, or for another method, is refused
 //     with 403.

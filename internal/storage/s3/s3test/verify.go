@@ -113,8 +113,10 @@ var (
 		"The request signature we calculated does not match the signature you provided. Check your key and signing method.")
 	errKeyID = refuse(http.StatusForbidden, "InvalidAccessKeyId",
 		"The AWS Access Key Id you provided does not exist in our records.")
-	errExpired  = refuse(http.StatusForbidden, "AccessDenied", "Request has expired")
-	errNotYet   = refuse(http.StatusForbidden, "AccessDenied", "Request is not valid yet")
+	errExpired = refuse(http.StatusForbidden, "AccessDenied", "Request has expired")
+	// AWS S3's answer to a presigned URL dated ahead (Object Storage
+	// documents none; docs/configuration.md).
+	errNotYet   = refuse(http.StatusForbidden, "AccessDenied", "Request is not yet valid")
 	errSkewed   = refuse(http.StatusForbidden, "RequestTimeTooSkewed", "The difference between the request time and the current time is too large.")
 	errHashDiff = refuse(http.StatusBadRequest, "XAmzContentSHA256Mismatch",
 		"The provided 'x-amz-content-sha256' header does not match what was computed.")

@@ -297,6 +297,75 @@ func TestVerifyingServerRefuses(t *testing.T) {
 		s.clock.Set(clock.System().Now())
 	})
 
+	t.Run("a header-signed request from a clock ahead", func(t *testing.T) {
+		now := s.clock.Now()
+		s.clock.Set(now.Add(14 * time.Minute))
+		req := signed(t, s, http.MethodGet, "/"+s.srv.Bucket+"/results/j.json", nil, nil)
+		s.clock.Set(now)
+		require.Equal(t, http.StatusOK, send(t, req).Status, "within 15 minutes")
+		s.clock.Set(now.Add(16 * time.Minute))
+		req = signed(t, s, http.MethodGet, "/"+s.srv.Bucket+"/results/j.json", nil, nil)
+		s.clock.Set(now)
+		got := send(t, req)
+		require.Equal(t, s3err{http.StatusForbidden, "application/xml", "RequestTimeTooSkewed",
+			"The difference between the request time and the current time is too large."}, got)
+		s.clock.Set(clock.System().Now())
+	})
+
+	t.Run("a URL presigned by a clock ahead", func(t *testing.T) {
+		// Valid from its X-Amz-Date on, 15 minutes of skew allowed; before
+		// that AWS S3 answers AccessDenied, "Request is not yet valid".
+		now := s.clock.Now()
+		s.clock.Set(now.Add(14 * time.Minute))
+		soon, err := s.store.PresignGet(ctx, "results/j.json", time.Hour)
+		require.NoError(t, err)
+		s.clock.Set(now.Add(16 * time.Minute))
+		later, err := s.store.PresignGet(ctx, "results/j.json", time.Hour)
+		require.NoError(t, err)
+		s.clock.Set(now)
+		require.Equal(t, http.StatusOK, send(t, newRequest(t, http.MethodGet, soon, nil, nil)).Status, "within 15 minutes")
+		got := send(t, newRequest(t, http.MethodGet, later, nil, nil))
+		require.Equal(t, s3err{http.StatusForbidden, "application/xml", "AccessDenied", "Request is not yet valid"}, got)
+		s.clock.Set(clock.System().Now())
+	})
+
+	t.Run("a malformed Authorization header", func(t *testing.T) {
+		for name, edit := range map[string]func(string) string{
+			"another region": func(a string) string { return strings.Replace(a, "/"+s3.DefaultRegion+"/", "/us-east-1/", 1) },
+			"another day": func(a string) string {
+				return strings.Replace(a, "/"+s.clock.Now().UTC().Format("20060102")+"/", "/20200101/", 1)
+			},
+			"no signature": func(a string) string { a, _, _ = strings.Cut(a, ", Signature="); return a },
+			"a bare word":  func(a string) string { return a + ", Extra" },
+		} {
+			req := signed(t, s, http.MethodGet, "/"+s.srv.Bucket+"/results/j.json", nil, nil)
+			a := req.Header.Get("Authorization")
+			require.NotEqual(t, a, edit(a), name)
+			req.Header.Set("Authorization", edit(a))
+			got := send(t, req)
+			require.Equal(t, http.StatusBadRequest, got.Status, "%s: %+v", name, got)
+			require.Equal(t, "AuthorizationHeaderMalformed", got.Code, "%s: %+v", name, got)
+		}
+	})
+
+	t.Run("a malformed presigned query", func(t *testing.T) {
+		get, err := s.store.PresignGet(ctx, "results/j.json", time.Minute)
+		require.NoError(t, err)
+		for name, edit := range map[string]func(string) string{
+			"another region":     func(u string) string { return strings.Replace(u, "%2F"+s3.DefaultRegion+"%2F", "%2Fus-east-1%2F", 1) },
+			"no X-Amz-Date":      func(u string) string { return strings.Replace(u, "X-Amz-Date=", "X-Amz-Datum=", 1) },
+			"a lifetime of 0":    func(u string) string { return strings.Replace(u, "X-Amz-Expires=60", "X-Amz-Expires=0", 1) },
+			"another algorithm":  func(u string) string { return strings.Replace(u, "AWS4-HMAC-SHA256", "AWS4-HMAC-SHA512", 1) },
+			"a date not ISO8601": func(u string) string { return strings.Replace(u, "X-Amz-Date=", "X-Amz-Date=x", 1) },
+		} {
+			u := edit(get)
+			require.NotEqual(t, get, u, name)
+			got := send(t, newRequest(t, http.MethodGet, u, nil, nil))
+			require.Equal(t, http.StatusBadRequest, got.Status, "%s: %+v", name, got)
+			require.Equal(t, "AuthorizationQueryParametersError", got.Code, "%s: %+v", name, got)
+		}
+	})
+
 	require.Equal(t, []byte(`{"ok":true}`), s.srv.Object(t, "results/j.json"), "nothing changed it")
 	require.False(t, s.srv.Has("sources/j"))
 	require.Len(t, created(), 2, "only the signed PUTs created objects")
