@@ -1,7 +1,12 @@
 # Turns `go build -v` output into a few lines: each module the first time
-# one of its packages compiles ("compiling google.golang.org/grpc"), the
-# standard library and this module by name. Any other line (an error, a
-# download) passes through unchanged.
+# one of its packages compiles, the standard library and this module by
+# name, joined in lines of at most 78 characters:
+#
+#   compiling golang.org/x/sys, modernc.org/libc, google.golang.org/grpc,
+#     github.com/ydb-platform/ydb-go-sdk, transcriber
+#
+# Any other line (an error, a download) passes through unchanged, on a
+# line of its own.
 #
 #   go build -v ./cmd/transcriber 2>&1 | awk -f scripts/build-progress.awk
 
@@ -20,11 +25,33 @@
 	} else {
 		what = p[1]
 	}
-	if (!(what in seen)) {
-		seen[what] = 1
-		print "  compiling " what
-		fflush()
+	if (what in seen) {
+		next
 	}
+	seen[what] = 1
+	if (col == 0) {
+		printf "  compiling %s", what
+		col = 12 + length(what)
+	} else if (col + 2 + length(what) > 78) {
+		printf ",\n    %s", what
+		col = 4 + length(what)
+	} else {
+		printf ", %s", what
+		col += 2 + length(what)
+	}
+	fflush()
 	next
 }
-{ print; fflush() }
+{
+	if (col > 0) {
+		print ""
+		col = 0
+	}
+	print
+	fflush()
+}
+END {
+	if (col > 0) {
+		print ""
+	}
+}

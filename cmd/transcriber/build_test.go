@@ -124,8 +124,8 @@ esac
 	require.Contains(t, out, "building ./transcriber for the first time")
 	require.Contains(t, out, "go: downloading google.golang.org/grpc", "the downloads are shown")
 	require.Contains(t, out, "\n  downloaded the modules and compiled the standard library in ")
-	require.Contains(t, out, "\n  compiling the standard library\n  compiling google.golang.org/grpc\n  compiling github.com/ydb-platform/ydb-go-sdk\n"+
-		"  compiling golang.org/x/net\n  compiling modernc.org/sqlite\n  compiling transcriber\nbuilt ./transcriber in ", "each module once")
+	require.Contains(t, out, "\n  compiling the standard library, google.golang.org/grpc,\n    github.com/ydb-platform/ydb-go-sdk, "+
+		"golang.org/x/net, modernc.org/sqlite,\n    transcriber\nbuilt ./transcriber in ", "each module once, in lines of at most 78 characters")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cached"), nil, 0o600))
 	out = run()
@@ -138,7 +138,7 @@ esac
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken"), nil, 0o600))
 	out, err = try()
 	require.Error(t, err)
-	require.Contains(t, out, "  compiling transcriber\n# transcriber/internal/app\ninternal/app/app.go:3:2: undefined: x\n")
+	require.Contains(t, out, "\n    transcriber\n# transcriber/internal/app\ninternal/app/app.go:3:2: undefined: x\n")
 	require.NotContains(t, out, "built ./transcriber")
 }
 
