@@ -45,16 +45,23 @@ func TestFilesThatLieAboutTheirLengthStayWithinTheLimits(t *testing.T) {
 	}
 
 	var sent int64
+	billed := map[string]int64{} // by job: what SpeechKit bills for what it was sent
 	for _, r := range st.sk.Requests() {
 		u, err := url.Parse(r.GetUri())
 		require.NoError(t, err)
+		key := strings.TrimPrefix(u.Path, "/"+st.s3.Bucket+"/")
 		m := &oggopus.Meter{}
-		_, err = m.Write(st.s3.Object(t, strings.TrimPrefix(u.Path, "/"+st.s3.Bucket+"/")))
+		_, err = m.Write(st.s3.Object(t, key))
 		require.NoError(t, err)
 		require.NoError(t, m.Close())
 		sent += m.Ms()
+		id := strings.Split(strings.TrimPrefix(key, "audio/"), "/")[0]
+		billed[id] += spend.BilledSeconds(m.Ms(), spend.SubmittedChannels)
 	}
 	require.LessOrEqual(t, sent, int64(700_000), "the recognizer got %d ms of audio under a month of 700 s", sent)
+	for _, j := range jobs {
+		require.LessOrEqual(t, billed[j.ID], j.ReservedSeconds, "job %s: what was sent is billed within its reservation", j.Filename)
+	}
 
 	var reserved int64
 	for _, j := range jobs {

@@ -89,24 +89,25 @@ func (p *Pipeline) sha256Of(ctx context.Context, key string) ([sha256.Size]byte,
 // as long as copying a transcript takes.
 var reuseOnly = job.Step{Name: "reuse", From: []job.State{job.AwaitingUpload}, Lease: job.Lease}
 
-// Reuse ends the job id, waiting for its file and carrying a reuse key
-// from its draft (a Telegram file's), done with an earlier job's
-// transcript when there is one, before its file is fetched: reused
-// reports whether it did, and then the notifier was told as for any end.
-// A job that is held, past awaiting_upload or has no match is left as it
-// is (reused false, no error): the caller fetches its file.
-func (p *Pipeline) Reuse(ctx context.Context, id string) (reused bool, err error) {
-	j, err := p.Store.Get(ctx, id)
-	if err != nil || j.ReuseKey == "" || j.State != job.AwaitingUpload {
-		return false, err
+// Reuse ends job j, waiting for its file and carrying a reuse key from
+// its draft (a Telegram file's), done with an earlier job's transcript
+// when there is one, before its file is fetched: reused reports whether
+// it did, and then the notifier was told as for any end. A job that is
+// held, past awaiting_upload or has no match is left as it is (reused
+// false, no error): the caller fetches its file. j is the job as the
+// caller has it; no match is found without a claim, as most jobs have
+// none.
+func (p *Pipeline) Reuse(ctx context.Context, j job.Job) (reused bool, err error) {
+	if j.ReuseKey == "" || j.State != job.AwaitingUpload {
+		return false, nil
 	}
 	if _, err := p.Store.Reusable(ctx, j.ReuseKey, p.Clock.Now().Add(-p.cfg.JobRetention)); err != nil {
 		if errors.Is(err, job.ErrNotFound) {
 			err = nil
 		}
-		return false, err // no match: read without a claim, as most jobs have none
+		return false, err
 	}
-	j, err = p.Store.Claim(ctx, id, reuseOnly)
+	j, err = p.Store.Claim(ctx, j.ID, reuseOnly)
 	switch {
 	case errors.Is(err, job.ErrNotClaimable):
 		return false, nil

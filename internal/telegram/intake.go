@@ -266,7 +266,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	if j.ReuseKey != "" {
 		// A file this chat sent before is answered with its transcript,
 		// and not downloaded.
-		switch reused, err := b.Reuser.Reuse(ctx, j.ID); {
+		switch reused, err := b.Reuser.Reuse(ctx, j); {
 		case err != nil:
 			log.WarnContext(ctx, "reuse failed; the file is fetched", "error", err.Error())
 		case reused:

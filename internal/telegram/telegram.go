@@ -91,11 +91,11 @@ type Deps struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Reuser ends the job id, waiting for its file, done with an earlier
-// job's transcript when its reuse key has one (pipeline.Pipeline.Reuse),
-// and reports whether it did.
+// Reuser ends job j, waiting for its file, done with an earlier job's
+// transcript when its reuse key has one (pipeline.Pipeline.Reuse), and
+// reports whether it did.
 type Reuser interface {
-	Reuse(ctx context.Context, id string) (bool, error)
+	Reuse(ctx context.Context, j job.Job) (bool, error)
 }
 
 // Bot is the Telegram bot of one instance.

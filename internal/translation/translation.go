@@ -56,10 +56,6 @@ var ErrOff = errs.New(errs.Invalid, "translation_unavailable", "translation is n
 // ErrLanguage: a language the translator does not take.
 var ErrLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the translator knows")
 
-// Supported reports whether lang (a code such as "en", or "en-US") is a
-// language the translator takes.
-func Supported(lang string) bool { return translate.Supported(Code(lang)) }
-
 // Code is lang as the translator names it: "en" for "en-US".
 func Code(lang string) string {
 	lang = strings.ToLower(strings.TrimSpace(lang))

@@ -9,6 +9,7 @@ import (
 
 	"transcriber/internal/app"
 	"transcriber/internal/botstate"
+	"transcriber/internal/job"
 	"transcriber/internal/telegram"
 )
 
@@ -44,9 +45,9 @@ func Make(a *app.App, state botstate.Store) (app.Bot, error) {
 // after the bot, which is one of its notifiers.
 type reuser struct{ a *app.App }
 
-func (r reuser) Reuse(ctx context.Context, id string) (bool, error) {
+func (r reuser) Reuse(ctx context.Context, j job.Job) (bool, error) {
 	if r.a.Pipeline == nil {
 		return false, nil
 	}
-	return r.a.Pipeline.Reuse(ctx, id)
+	return r.a.Pipeline.Reuse(ctx, j)
 }
