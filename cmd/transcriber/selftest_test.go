@@ -490,9 +490,10 @@ func TestSelftestRefusesBadCommandLines(t *testing.T) {
 	require.NoError(t, run(context.Background(), []string{"selftest", "-h"}, env(nil), &out))
 	require.Contains(t, out.String(), "usage: transcriber selftest --api URL --token TOKEN")
 	out.Reset()
-	err := run(context.Background(), []string{"selftest", "--store"}, env(map[string]string{"YDB_CONNECTION_STRING": "grpc://127.0.0.1:1/local"}), &out)
+	err := run(context.Background(), []string{"selftest", "--store", "extra"}, env(map[string]string{"YDB_CONNECTION_STRING": "grpc://127.0.0.1:1/local"}), &out)
 	require.ErrorIs(t, err, errUsage)
-	require.ErrorContains(t, err, "make test-ydb")
+	err = run(context.Background(), []string{"selftest", "--store"}, env(nil), &out)
+	require.ErrorContains(t, err, "YDB_CONNECTION_STRING")
 	// --bot without the bot's token, or an --audio that is not there, is
 	// refused before anything is sent.
 	err = run(context.Background(), []string{"selftest", "--api", "http://127.0.0.1:1", "--token", "t", "--bot"}, env(nil), &out)

@@ -150,8 +150,7 @@ func OpenSet(ctx context.Context, dsn string, clk clock.Clock, opts ...Option) (
 	if err != nil {
 		return store.Set{}, err
 	}
-	return store.NewSet(store.Set{Jobs: NewJobStore(db), Tokens: NewTokenStore(db), Bot: NewBotState(db), Counters: NewCounters(db),
-		Callbacks: NewCallbacks(db), Agenda: NewAgenda(db)}, func() error { return db.Close(context.Background()) }), nil
+	return newSet(db), nil
 }
 
 // now is the store's reading of the clock, at the precision it keeps:
