@@ -76,7 +76,9 @@ commands:
     --timeout 5m    the whole run's bound, the deletion of its jobs included
     --bot           also ask Telegram whether the bot's webhook is this installation's, with
                     $TELEGRAM_BOT_TOKEN (and $TELEGRAM_API_URL when set)
-    --json          print {"ok", "checks": [{"name", "ok", "ms", "detail"}]} instead of lines
+    --store         also probe the database at $YDB_CONNECTION_STRING in a scratch directory: each
+                    store call checked, its request units beside the estimate (alone: only that)
+    --json          print {"ok", "checks": [{"name", "ok", "ms", "detail"}], "store"} instead of lines
 
 Configuration is read from the environment; see docs/configuration.md.
 `
