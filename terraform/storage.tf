@@ -32,7 +32,7 @@ resource "yandex_storage_bucket" "data" {
   # prefixes are those of job.SourceKey, job.AudioKey and job.ResultKey; a test
   # (terraform/tftest) keeps them equal. Each rule also aborts the multipart
   # uploads a crashed conversion left behind (docs/settings.md, "Abort after a
-  # cancelled upload": this rule is the backstop).
+  # failed upload": this rule is the backstop).
   lifecycle_rule {
     id      = "expire-sources"
     enabled = true
