@@ -44,14 +44,14 @@ const (
 
 // Config says where SpeechKit is and how to authenticate (SPEECHKIT_*).
 type Config struct {
-	Endpoint          string      // AsyncRecognizer; default DefaultEndpoint
-	OperationEndpoint string      // OperationService; default DefaultOperationEndpoint
-	APIKey            string      // when set, every call carries "authorization: Api-Key <key>"
-	FolderID          string      // sent as x-folder-id with an IAM token
-	Insecure          bool        // plaintext gRPC, for tests and the local fake
-	Model             string      // recognition model; default DefaultModel
-	MetadataURL       string      // IAM token source when APIKey is empty; default DefaultMetadataURL
-	Clock             clock.Clock // decides when a cached IAM token is due for refresh; default clock.System()
+	Endpoint          string        // AsyncRecognizer; default DefaultEndpoint
+	OperationEndpoint string        // OperationService; default DefaultOperationEndpoint
+	APIKey            string        // when set, every call carries "authorization: Api-Key <key>"
+	FolderID          string        // sent as x-folder-id with an IAM token
+	Insecure          bool          // plaintext gRPC, for tests and the local fake
+	Model             string        // recognition model; default DefaultModel
+	MetadataURL       string        // IAM token source when APIKey is empty; default DefaultMetadataURL
+	Clock             clock.Clock   // decides when a cached IAM token is due for refresh; default clock.System()
 	SyncURL           string        // RecognizeSync's endpoint; default DefaultSyncURL; https, or http with Insecure
 	SyncTimeout       time.Duration // bounds one synchronous request; default DefaultSyncTimeout
 }
