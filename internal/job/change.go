@@ -6,18 +6,12 @@ import (
 	"time"
 )
 
-// Change is the one primitive a store supplies for every write under the
-// rules: read job id, let apply decide what it becomes at now, and write
-// that (with its segments when withSegments), all in one transaction. The
-// store's Claim, Save, Release, Renew and Delete are Change's methods, so each
-// store writes the transaction once and the rules and error wording live
-// here. A store may run apply more than once in one call (its transaction
-// run again): each method's rule goes through once, so a run that reads
-// the job as an earlier run wrote it answers that, and the call is safe
-// to run twice.
+// Change is a store's one write primitive: read job id, let apply decide,
+// write (with segments when asked), in one transaction. Claim, Save,
+// Release, Renew and Delete are its methods, each rule through once, so a
+// rerun transaction is safe.
 type Change func(ctx context.Context, id string, withSegments bool, apply func(cur Job, now time.Time) (Job, error)) (Job, error)
 
-// Claim is Store.Claim over c.
 func (c Change) Claim(ctx context.Context, id string, step Step) (Job, error) {
 	j, err := c(ctx, id, false, once(func(cur Job, now time.Time) (Job, error) { return ApplyClaim(cur, step, now) }))
 	if err != nil {
@@ -26,7 +20,6 @@ func (c Change) Claim(ctx context.Context, id string, step Step) (Job, error) {
 	return j, nil
 }
 
-// Save is Store.Save over c.
 func (c Change) Save(ctx context.Context, j Job, n Next) (Job, error) {
 	saved, err := c(ctx, j.ID, true, once(func(cur Job, now time.Time) (Job, error) { return ApplySave(cur, j, n, now) }))
 	if err != nil {
@@ -35,9 +28,7 @@ func (c Change) Save(ctx context.Context, j Job, n Next) (Job, error) {
 	return saved, nil
 }
 
-// Release is Store.Release over c. The job comes back without its
-// segments, whatever c read: a release changes none, so a store need not
-// read them.
+// Release returns the job without segments, whatever c read.
 func (c Change) Release(ctx context.Context, cl Claim, pause time.Duration, f Failure) (Job, error) {
 	j, err := c(ctx, cl.JobID, false, once(func(cur Job, now time.Time) (Job, error) {
 		return ApplyRelease(cur, cl, pause, f, now)
@@ -49,7 +40,6 @@ func (c Change) Release(ctx context.Context, cl Claim, pause time.Duration, f Fa
 	return j, nil
 }
 
-// Renew is Store.Renew over c.
 func (c Change) Renew(ctx context.Context, cl Claim, step Step) (Claim, error) {
 	j, err := c(ctx, cl.JobID, false, once(func(cur Job, now time.Time) (Job, error) {
 		return ApplyRenew(cur, cl, step.Lease, now)
@@ -60,7 +50,6 @@ func (c Change) Renew(ctx context.Context, cl Claim, step Step) (Claim, error) {
 	return j.Claim(), nil
 }
 
-// Delete is Store.Delete over c.
 func (c Change) Delete(ctx context.Context, id string) (Job, error) {
 	j, err := c(ctx, id, false, once(func(cur Job, now time.Time) (Job, error) { return ApplyDelete(cur, now), nil }))
 	if err != nil {
