@@ -122,11 +122,9 @@ func (t Token) Check() error {
 }
 
 func isCallbackSecret(s string) bool {
-	if len(s) <= len(callbackSecretPrefix) || s[:len(callbackSecretPrefix)] != callbackSecretPrefix {
-		return false
-	}
-	raw, err := base64.StdEncoding.Strict().DecodeString(s[len(callbackSecretPrefix):])
-	return err == nil && len(raw) == secretBytes
+	b64, ok := strings.CutPrefix(s, callbackSecretPrefix)
+	raw, err := base64.StdEncoding.Strict().DecodeString(b64)
+	return ok && err == nil && len(raw) == secretBytes
 }
 
 // ParseID: a malformed id is ErrNotFound, not echoed (it may be a pasted secret).
@@ -155,17 +153,7 @@ func checkName(name string) (string, error) {
 	return name, nil
 }
 
-func isHash(s string) bool {
-	if len(s) != hashLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isHash(s string) bool { return len(s) == hashLen && strings.Trim(s, "0123456789abcdef") == "" }
 
 // invalid matches ErrInvalid with its own message.
 func invalid(msg string) error { return errs.New(errs.Invalid, codeInvalid, msg) }

@@ -217,7 +217,3 @@ func (a *Authorizer) redact(err error) error {
 	}
 	return errors.New(clean)
 }
-
-func (c *Client) scrub(text string) string { return c.auth.Scrub(text) }
-
-func (c *Client) redact(err error) error { return c.auth.redact(err) }

@@ -74,7 +74,7 @@ func (c *Client) classify(k call, err error) error {
 	if errors.As(err, &done) {
 		return err // classified already (a token failure, a closed client)
 	}
-	cause := c.redact(err)
+	cause := c.auth.redact(err)
 	st, ok := status.FromError(err)
 	if !ok {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

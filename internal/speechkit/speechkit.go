@@ -12,6 +12,7 @@
 package speechkit
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -57,27 +58,15 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Endpoint == "" {
-		c.Endpoint = DefaultEndpoint
-	}
-	if c.OperationEndpoint == "" {
-		c.OperationEndpoint = DefaultOperationEndpoint
-	}
-	if c.Model == "" {
-		c.Model = DefaultModel
-	}
-	if c.MetadataURL == "" {
-		c.MetadataURL = DefaultMetadataURL
-	}
+	c.Endpoint = cmp.Or(c.Endpoint, DefaultEndpoint)
+	c.OperationEndpoint = cmp.Or(c.OperationEndpoint, DefaultOperationEndpoint)
+	c.Model = cmp.Or(c.Model, DefaultModel)
+	c.MetadataURL = cmp.Or(c.MetadataURL, DefaultMetadataURL)
 	if c.Clock == nil {
 		c.Clock = clock.System()
 	}
-	if c.SyncURL == "" {
-		c.SyncURL = DefaultSyncURL
-	}
-	if c.SyncTimeout <= 0 {
-		c.SyncTimeout = DefaultSyncTimeout
-	}
+	c.SyncURL = cmp.Or(c.SyncURL, DefaultSyncURL)
+	c.SyncTimeout = cmp.Or(max(c.SyncTimeout, 0), DefaultSyncTimeout)
 	return c
 }
 

@@ -2,6 +2,7 @@ package speechkit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -141,14 +142,14 @@ func (c *Client) RecognizeSync(ctx context.Context, r SyncRequest) (SyncResult, 
 	u.RawQuery = all.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(r.Audio))
 	if err != nil {
-		return SyncResult{}, errs.Wrap(c.redact(err), errs.Internal, codeInternal, "")
+		return SyncResult{}, errs.Wrap(c.auth.redact(err), errs.Internal, codeInternal, "")
 	}
 	req.Header.Set("Authorization", auth)
 	req.Header.Set("Content-Type", "application/octet-stream")
 	req.Header.Set("x-client-request-id", ident.New())
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return SyncResult{}, errs.Wrap(c.redact(err), errs.Unavailable, CodeUnavailable, msgUnavailable)
+		return SyncResult{}, errs.Wrap(c.auth.redact(err), errs.Unavailable, CodeUnavailable, msgUnavailable)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	return c.syncAnswer(resp, durationMs)
@@ -161,7 +162,7 @@ func (c *Client) syncAnswer(resp *http.Response, durationMs int64) (SyncResult, 
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxSyncAnswer+1))
 	if err != nil {
-		return SyncResult{}, errs.Wrap(c.redact(err), errs.Unavailable, CodeUnavailable, msgUnavailable)
+		return SyncResult{}, errs.Wrap(c.auth.redact(err), errs.Unavailable, CodeUnavailable, msgUnavailable)
 	}
 	if len(body) > maxSyncAnswer {
 		return SyncResult{}, errs.Wrap(fmt.Errorf("the synchronous answer is over %d bytes", maxSyncAnswer),
@@ -208,10 +209,7 @@ func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 		}
 		counted = ms
 	case SyncLPCM:
-		rate := r.SampleRateHertz
-		if rate == 0 {
-			rate = DefaultSyncSampleRate
-		}
+		rate := cmp.Or(r.SampleRateHertz, DefaultSyncSampleRate)
 		if !syncSampleRates[rate] {
 			return nil, 0, syncUnfit("LPCM at %d Hz; the API takes 8000, 16000 or 48000", rate)
 		}
@@ -240,10 +238,10 @@ func countOggOpus(b []byte) (int64, error) {
 		return 0, syncUnfit("%d channels; the API takes %d", ch, SyncChannels)
 	}
 	m := &oggopus.Meter{LimitMs: MaxSyncDuration.Milliseconds()}
-	if _, err := m.Write(b); err != nil {
-		return 0, syncUnfit("the Ogg Opus stream: %w", err)
+	if _, err = m.Write(b); err == nil {
+		err = m.Close()
 	}
-	if err := m.Close(); err != nil {
+	if err != nil {
 		return 0, syncUnfit("the Ogg Opus stream: %w", err)
 	}
 	return m.Ms(), nil
@@ -281,7 +279,7 @@ func (c *Client) syncRefusal(resp *http.Response) error {
 	_ = json.Unmarshal(body, &a) // not JSON: the status alone classifies
 	// Scrub before the cut, which could leave part of a secret.
 	cause := fmt.Errorf("synchronous recognition answered %d: %s %s",
-		resp.StatusCode, quoted(c.scrub(a.ErrorCode)), cut(c.scrub(a.ErrorMessage), maxErrorQuoted))
+		resp.StatusCode, quoted(c.auth.Scrub(a.ErrorCode)), cut(c.auth.Scrub(a.ErrorMessage), maxErrorQuoted))
 	switch s := resp.StatusCode; {
 	case s == http.StatusTooManyRequests:
 		return errs.Wrap(cause, errs.Unavailable, CodeSyncQuota, msgSyncQuota)

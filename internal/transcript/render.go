@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // Format is a way to write a transcript out.
@@ -81,27 +81,15 @@ func (u Utterance) text() string {
 // clean keeps text on one line, so none can end a cue or a line: invalid
 // UTF-8 becomes U+FFFD, breaks and tabs spaces, other controls go.
 func clean(s string) string {
-	dirty := false
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			dirty = true
-			break
-		}
-	}
-	if !dirty {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
+	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n', r == '\r', r == '\t', r == '\v', r == '\f', r == '\u0085', r == '\u2028', r == '\u2029':
-			b.WriteByte(' ')
+			return ' '
 		case unicode.IsControl(r):
-		default:
-			b.WriteRune(r)
+			return -1
 		}
-	}
-	return b.String()
+		return r
+	}, s)
 }
 
 // cleaned is t with every text cleaned.
@@ -110,46 +98,31 @@ func cleaned(t Transcript) Transcript {
 		Utterances: make([]Utterance, len(t.Utterances)), Summary: t.Summary}
 	for i, u := range t.Utterances {
 		u.Text, u.Normal = clean(u.Text), clean(u.Normal)
-		if u.Words != nil {
-			words := make([]Word, len(u.Words))
-			for j, w := range u.Words {
-				w.Text = clean(w.Text)
-				words[j] = w
-			}
-			u.Words = words
+		u.Words = slices.Clone(u.Words)
+		for j := range u.Words {
+			u.Words[j].Text = clean(u.Words[j].Text)
 		}
 		out.Utterances[i] = u
 	}
 	return out
 }
 
-// labelled: every format then names speakers instead of channels.
-func labelled(t Transcript) bool {
+// naming says whether every format names speakers, or else channels.
+func naming(t Transcript) (speakers, channels bool) {
 	for _, u := range t.Utterances {
-		if u.Speaker > 0 {
-			return true
-		}
+		speakers = speakers || u.Speaker > 0
+		channels = channels || u.Channel != t.Utterances[0].Channel
 	}
-	return false
+	return speakers, channels && !speakers
 }
 
 // SpeakerName is how every format names speaker n (from 1).
 func SpeakerName(n int) string { return fmt.Sprintf("Speaker %d", n) }
 
-func multiChannel(t Transcript) bool {
-	for _, u := range t.Utterances {
-		if u.Channel != t.Utterances[0].Channel {
-			return true
-		}
-	}
-	return false
-}
-
 // renderTXT writes a line per utterance, "Speaker N: " when it changes, or
 // "[1] " on two channels.
 func renderTXT(w io.Writer, t Transcript) error {
-	speakers := labelled(t)
-	channels := !speakers && multiChannel(t)
+	speakers, channels := naming(t)
 	var b strings.Builder
 	last := 0
 	for _, u := range t.Utterances {
@@ -201,8 +174,7 @@ func renderCues(w io.Writer, t Transcript, vtt bool) error {
 	if vtt {
 		b.WriteString("WEBVTT\n\n")
 	}
-	speakers := labelled(t)
-	channels := !speakers && multiChannel(t)
+	speakers, channels := naming(t)
 	var cues []cue
 	for _, u := range t.Utterances {
 		for _, c := range cuesOf(u) {

@@ -16,6 +16,7 @@
 package ffmpeg
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -102,27 +103,13 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.MaxDuration <= 0 {
-		c.MaxDuration = DefaultMaxDuration
-	}
-	if c.SegmentLength <= 0 {
-		c.SegmentLength = DefaultSegmentLength
-	}
-	if c.StderrLimit <= 0 {
-		c.StderrLimit = DefaultStderrLimit
-	}
-	if c.Bitrate == "" {
-		c.Bitrate = DefaultBitrate
-	}
-	if c.PieceLength <= 0 {
-		c.PieceLength = DefaultPieceLength
-	}
-	if c.ParallelFrom <= 0 {
-		c.ParallelFrom = DefaultParallelFrom
-	}
-	if c.MaxPieces <= 0 {
-		c.MaxPieces = DefaultMaxPieces
-	}
+	c.MaxDuration = cmp.Or(max(c.MaxDuration, 0), DefaultMaxDuration)
+	c.SegmentLength = cmp.Or(max(c.SegmentLength, 0), DefaultSegmentLength)
+	c.StderrLimit = cmp.Or(max(c.StderrLimit, 0), DefaultStderrLimit)
+	c.Bitrate = cmp.Or(c.Bitrate, DefaultBitrate)
+	c.PieceLength = cmp.Or(max(c.PieceLength, 0), DefaultPieceLength)
+	c.ParallelFrom = cmp.Or(max(c.ParallelFrom, 0), DefaultParallelFrom)
+	c.MaxPieces = cmp.Or(max(c.MaxPieces, 0), DefaultMaxPieces)
 	if o, err := OriginOf(c.InputOrigin); err == nil {
 		c.InputOrigin = o
 	}
