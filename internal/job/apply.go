@@ -206,16 +206,13 @@ func CheckUnfinished(chargedTo string, limit int) error {
 	return CheckListLimit(limit)
 }
 
-func CheckClaimLimit(limit int) error {
-	if limit < 1 || limit > MaxClaimLimit {
-		return fmt.Errorf("%w: claim limit %d outside 1..%d", ErrInvalid, limit, MaxClaimLimit)
-	}
-	return nil
-}
+func CheckClaimLimit(limit int) error { return checkLimit("claim", limit, MaxClaimLimit) }
 
-func CheckListLimit(limit int) error {
-	if limit < 1 || limit > MaxListLimit {
-		return fmt.Errorf("%w: list limit %d outside 1..%d", ErrInvalid, limit, MaxListLimit)
+func CheckListLimit(limit int) error { return checkLimit("list", limit, MaxListLimit) }
+
+func checkLimit(what string, limit, most int) error {
+	if limit < 1 || limit > most {
+		return fmt.Errorf("%w: %s limit %d outside 1..%d", ErrInvalid, what, limit, most)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"slices"
 	"time"
 
 	"transcriber/internal/errs"
@@ -26,14 +27,7 @@ const Lease = 2 * time.Minute
 // RenewEvery lets a renewal or two fail before the claim is lost.
 const RenewEvery = Lease / 4
 
-func (s Step) takes(st State) bool {
-	for _, f := range s.From {
-		if f == st {
-			return true
-		}
-	}
-	return false
-}
+func (s Step) takes(st State) bool { return slices.Contains(s.From, st) }
 
 // Policy is how a job's transient failures are retried.
 type Policy struct {
@@ -47,9 +41,6 @@ var DefaultPolicy = Policy{MaxAttempts: 5, BasePause: time.Second, MaxPause: 5 *
 
 // Pause is BasePause·2^(attempt-1), at most MaxPause.
 func (p Policy) Pause(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
-	}
 	d := p.BasePause
 	for i := 1; i < attempt; i++ {
 		if d >= p.MaxPause/2 {
@@ -57,10 +48,7 @@ func (p Policy) Pause(attempt int) time.Duration {
 		}
 		d *= 2
 	}
-	if d > p.MaxPause {
-		return p.MaxPause
-	}
-	return d
+	return min(d, p.MaxPause)
 }
 
 // Exhausted reports whether the attempts are used up.

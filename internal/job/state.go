@@ -1,6 +1,9 @@
 package job
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // State is where a job is in its life.
 type State string
@@ -29,14 +32,7 @@ var forward = map[State][]State{
 	Transcribe:     {Done},
 }
 
-func (s State) Valid() bool {
-	for _, k := range States {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
+func (s State) Valid() bool { return slices.Contains(States, s) }
 
 func (s State) Terminal() bool { return s == Done || s == Failed || s == Dead }
 
@@ -44,15 +40,7 @@ func CanMove(from, to State) bool {
 	if !from.Valid() || !to.Valid() || from.Terminal() {
 		return false
 	}
-	if to == from || to == Failed || to == Dead {
-		return true
-	}
-	for _, next := range forward[from] {
-		if next == to {
-			return true
-		}
-	}
-	return false
+	return to == from || to == Failed || to == Dead || slices.Contains(forward[from], to)
 }
 
 func checkMove(from, to State) error {

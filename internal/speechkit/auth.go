@@ -1,6 +1,7 @@
 package speechkit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,10 +70,7 @@ func (t *tokenSource) token(ctx context.Context) (string, error) {
 		}
 		return "", err
 	}
-	life := min(ttl-tokenRefreshMargin, tokenMaxAge)
-	if life < 0 {
-		life = 0 // about to expire: this call only
-	}
+	life := max(min(ttl-tokenRefreshMargin, tokenMaxAge), 0) // 0: this call only
 	t.current, t.refreshAt, t.expiresAt = tok, now.Add(life), now.Add(ttl)
 	t.remember(tok)
 	return tok, nil
@@ -157,9 +155,7 @@ func NewAuthorizer(apiKey, folderID, metadataURL string, c clock.Clock) (*Author
 	if apiKey != "" {
 		return a, nil
 	}
-	if metadataURL == "" {
-		metadataURL = DefaultMetadataURL
-	}
+	metadataURL = cmp.Or(metadataURL, DefaultMetadataURL)
 	if u, err := url.Parse(metadataURL); err != nil || u.Host == "" {
 		return nil, errors.New("speechkit: the metadata URL is not a valid URL")
 	}
@@ -185,20 +181,16 @@ func (a *Authorizer) Authorization(ctx context.Context) (value, folder string, e
 
 // Scrub replaces the API key and the IAM tokens handed out.
 func (a *Authorizer) Scrub(text string) string {
-	for _, s := range a.secrets() {
+	secrets := []string{a.apiKey}
+	if a.tokens != nil {
+		secrets = append(secrets, a.tokens.seen()...)
+	}
+	for _, s := range secrets {
 		if s != "" {
 			text = strings.ReplaceAll(text, s, redactedText)
 		}
 	}
 	return text
-}
-
-func (a *Authorizer) secrets() []string {
-	s := []string{a.apiKey}
-	if a.tokens != nil {
-		s = append(s, a.tokens.seen()...)
-	}
-	return s
 }
 
 // redact returns err, or when its text holds a secret a new error with it
