@@ -35,23 +35,18 @@ type AudioStream struct {
 const probeOutputLimit = 1 << 20
 
 // probeEntries keep tags, the sender's text, out.
-const probeEntries = "format=format_name,duration" +
-	":stream=index,codec_type,codec_name,channels,sample_rate" +
-	":stream_disposition=attached_pic"
+const probeEntries = "format=format_name,duration:stream=index,codec_type,codec_name,channels,sample_rate"
 
 // estimatedDuration warns of a duration guessed from the bitrate.
 const estimatedDuration = "Estimating duration from bitrate"
 
 type ffprobeOutput struct {
 	Streams []struct {
-		Index       int    `json:"index"`
-		CodecType   string `json:"codec_type"`
-		CodecName   string `json:"codec_name"`
-		Channels    int    `json:"channels"`
-		SampleRate  string `json:"sample_rate"`
-		Disposition struct {
-			AttachedPic int `json:"attached_pic"`
-		} `json:"disposition"`
+		Index      int    `json:"index"`
+		CodecType  string `json:"codec_type"`
+		CodecName  string `json:"codec_name"`
+		Channels   int    `json:"channels"`
+		SampleRate string `json:"sample_rate"`
 	} `json:"streams"`
 	Format struct {
 		FormatName string `json:"format_name"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 )
@@ -152,13 +153,7 @@ func (t *tail) String() string {
 	if t.dropped == 0 {
 		return s
 	}
-	cut := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			cut = i + 1
-			break
-		}
-	}
+	cut := strings.IndexByte(s, '\n') + 1
 	if cut == 0 {
 		return fmt.Sprintf("[%d bytes of stderr dropped]", t.dropped+int64(len(s)))
 	}
