@@ -1,10 +1,11 @@
 package speechkit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,12 +118,8 @@ func (a *assembler) transcript() transcript.Transcript {
 		t.DurationMs = max(t.DurationMs, u.EndMs)
 		t.Utterances = append(t.Utterances, u)
 	}
-	sort.SliceStable(t.Utterances, func(i, j int) bool {
-		ui, uj := t.Utterances[i], t.Utterances[j]
-		if ui.StartMs != uj.StartMs {
-			return ui.StartMs < uj.StartMs
-		}
-		return ui.Channel < uj.Channel
+	slices.SortStableFunc(t.Utterances, func(a, b transcript.Utterance) int {
+		return cmp.Or(cmp.Compare(a.StartMs, b.StartMs), cmp.Compare(a.Channel, b.Channel))
 	})
 	if len(a.summary) > 0 {
 		t.Summary = &transcript.Summary{Text: strings.Join(a.summary, "\n\n"), Usage: a.usage}
