@@ -2,7 +2,6 @@ package speechkit
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,29 +49,21 @@ const (
 	maxBilledHeader = 2 * 30 // a header past twice 30 s is not about this request
 )
 
-// SyncFormat is the format query parameter.
+// SyncFormat is the format query parameter; the API also takes LPCM,
+// which no caller sends.
 type SyncFormat string
 
-const (
-	SyncOggOpus SyncFormat = "oggopus" // Telegram's voice notes; the API's default
-	SyncLPCM    SyncFormat = "lpcm"    // 16-bit signed little-endian mono, no header
-)
-
-// DefaultSyncSampleRate is the API's default LPCM rate.
-const DefaultSyncSampleRate = 48000
-
-var syncSampleRates = map[int]bool{8000: true, 16000: true, 48000: true}
+// SyncOggOpus is Telegram's voice notes; the API's default.
+const SyncOggOpus SyncFormat = "oggopus"
 
 // SyncRequest is one short recording to recognize synchronously.
 type SyncRequest struct {
-	Audio           []byte     // at most MaxSyncBytes, one channel
-	Format          SyncFormat // empty is SyncOggOpus
-	SampleRateHertz int        // LPCM only; 0 is DefaultSyncSampleRate
+	Audio  []byte     // at most MaxSyncBytes, one channel
+	Format SyncFormat // empty is SyncOggOpus
 	// DurationMs is the length the caller knows; the client also counts the
 	// audio and takes the larger.
 	DurationMs int64
 	Language   string // not AutoLanguage (undocumented here); empty is DefaultLanguage
-	Model      string // the topic; empty is Config.Model
 }
 
 // SyncResult is a synchronous recognition's answer.
@@ -101,7 +92,7 @@ const (
 
 const (
 	msgSyncQuota = "the speech recognizer's quota of quick requests is used up for this moment"
-	msgSyncUnfit = "the recording does not fit quick recognition (at most 30 s, 1 MB, one channel, OggOpus or LPCM)"
+	msgSyncUnfit = "the recording does not fit quick recognition (at most 30 s, 1 MB, one channel, OggOpus)"
 )
 
 // syncUnfit is a local refusal; why goes into the cause.
@@ -191,40 +182,21 @@ func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 	case r.DurationMs > MaxSyncDuration.Milliseconds():
 		return nil, 0, syncUnfit("declared %d ms long, over %d", r.DurationMs, MaxSyncDuration.Milliseconds())
 	}
-	lang, model, err := c.languageModel(r.Language, r.Model)
+	lang, model, err := c.languageModel(r.Language, "")
 	if err != nil {
 		return nil, 0, err
 	}
 	if lang == AutoLanguage {
 		return nil, 0, syncUnfit("language detection is not documented for the synchronous API")
 	}
-	q := url.Values{"lang": {lang}, "topic": {model}}
-	var counted int64
-	switch r.Format {
-	case SyncOggOpus, "":
-		q.Set("format", string(SyncOggOpus))
-		ms, err := countOggOpus(r.Audio)
-		if err != nil {
-			return nil, 0, err
-		}
-		counted = ms
-	case SyncLPCM:
-		rate := cmp.Or(r.SampleRateHertz, DefaultSyncSampleRate)
-		if !syncSampleRates[rate] {
-			return nil, 0, syncUnfit("LPCM at %d Hz; the API takes 8000, 16000 or 48000", rate)
-		}
-		if len(r.Audio)%2 != 0 {
-			return nil, 0, syncUnfit("an odd number of bytes is not 16-bit LPCM")
-		}
-		q.Set("format", string(SyncLPCM))
-		q.Set("sampleRateHertz", strconv.Itoa(rate))
-		counted = lpcmMs(len(r.Audio), rate)
-		if counted > MaxSyncDuration.Milliseconds() {
-			return nil, 0, syncUnfit("%d ms of LPCM at %d Hz, over %d", counted, rate, MaxSyncDuration.Milliseconds())
-		}
-	default:
-		return nil, 0, syncUnfit("format %q; the API takes oggopus or lpcm", quoted(string(r.Format)))
+	if r.Format != SyncOggOpus && r.Format != "" {
+		return nil, 0, syncUnfit("format %q; only oggopus is sent", quoted(string(r.Format)))
 	}
+	counted, err := countOggOpus(r.Audio)
+	if err != nil {
+		return nil, 0, err
+	}
+	q := url.Values{"lang": {lang}, "topic": {model}, "format": {string(SyncOggOpus)}}
 	return q, max(r.DurationMs, counted), nil
 }
 
@@ -245,12 +217,6 @@ func countOggOpus(b []byte) (int64, error) {
 		return 0, syncUnfit("the Ogg Opus stream: %w", err)
 	}
 	return m.Ms(), nil
-}
-
-// lpcmMs is n bytes of 16-bit mono at rate, in ms rounded up.
-func lpcmMs(n, rate int) int64 {
-	samples := int64(n / 2)
-	return (samples*1000 + int64(rate) - 1) / int64(rate)
 }
 
 // billedHeader believes only one value of whole seconds, a positive

@@ -42,7 +42,7 @@ func (m *Media) convert(ctx context.Context, input string, seg Segment, mono boo
 	if err != nil {
 		return Stats{}, err
 	}
-	res := run(ctx, m.tools.FFmpeg, args, input, w, m.cfg.StderrLimit)
+	res := run(ctx, m.tools.FFmpeg, args, input, w)
 	st := Stats{BytesOut: res.Written, MaxRSSBytes: res.MaxRSS, Stderr: res.Stderr}
 	if res.Err != nil || res.WriteErr != nil {
 		return st, res.failure(ctx, "ffmpeg")
@@ -85,6 +85,6 @@ func (m *Media) opusArgs(mono bool) []string {
 		"-map", "0:a:0",
 		"-map_metadata", "-1", "-map_chapters", "-1", // the sender's tags stay out
 		"-af", layouts,
-		"-c:a", "libopus", "-b:a", m.cfg.Bitrate,
+		"-c:a", "libopus", "-b:a", DefaultBitrate,
 	}
 }

@@ -92,8 +92,6 @@ func locate(name, setting, explicit, taskRoot string) (string, error) {
 type Config struct {
 	MaxDuration   time.Duration // longest recording accepted
 	SegmentLength time.Duration // longest piece submitted
-	StderrLimit   int           // bytes of ffmpeg's stderr kept for logs
-	Bitrate       string        // Opus bitrate of converted audio
 	PieceLength   time.Duration // what pieces aim at; cuts move to the quietest moment near
 	ParallelFrom  time.Duration // longer recordings are cut into pieces
 	MaxPieces     int           // past it pieces grow, up to SegmentLength
@@ -105,8 +103,6 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	c.MaxDuration = cmp.Or(max(c.MaxDuration, 0), DefaultMaxDuration)
 	c.SegmentLength = cmp.Or(max(c.SegmentLength, 0), DefaultSegmentLength)
-	c.StderrLimit = cmp.Or(max(c.StderrLimit, 0), DefaultStderrLimit)
-	c.Bitrate = cmp.Or(c.Bitrate, DefaultBitrate)
 	c.PieceLength = cmp.Or(max(c.PieceLength, 0), DefaultPieceLength)
 	c.ParallelFrom = cmp.Or(max(c.ParallelFrom, 0), DefaultParallelFrom)
 	c.MaxPieces = cmp.Or(max(c.MaxPieces, 0), DefaultMaxPieces)

@@ -208,6 +208,6 @@ func TestSettingsHelpers(t *testing.T) {
 	require.Equal(t, int64(0), parseSeconds(""))
 
 	cfg := New(Tools{}, Config{}).Config()
-	require.Equal(t, Config{MaxDuration: 6 * time.Hour, SegmentLength: 230 * time.Minute, StderrLimit: 4096, Bitrate: "32k",
+	require.Equal(t, Config{MaxDuration: 6 * time.Hour, SegmentLength: 230 * time.Minute,
 		PieceLength: 5 * time.Minute, ParallelFrom: 10 * time.Minute, MaxPieces: 24}, cfg)
 }

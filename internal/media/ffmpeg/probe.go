@@ -63,7 +63,7 @@ func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
 	}
 	args := append([]string{"-hide_banner", "-loglevel", "warning", "-print_format", "json", "-show_entries", probeEntries}, in...)
 	out := cappedBuffer{limit: probeOutputLimit}
-	res := run(ctx, m.tools.FFprobe, args, input, &out, m.cfg.StderrLimit)
+	res := run(ctx, m.tools.FFprobe, args, input, &out)
 	if res.Err != nil || res.WriteErr != nil {
 		return Probe{}, m.probeFailure(ctx, input, res)
 	}
@@ -150,7 +150,7 @@ func (m *Media) isEmpty(ctx context.Context, input string) bool {
 	}
 	args := append([]string{"-hide_banner", "-loglevel", "error", "-print_format", "json", "-show_entries", "format=size"}, in...)
 	out := cappedBuffer{limit: probeOutputLimit}
-	if res := run(ctx, m.tools.FFprobe, args, input, &out, m.cfg.StderrLimit); res.Err != nil {
+	if res := run(ctx, m.tools.FFprobe, args, input, &out); res.Err != nil {
 		return false
 	}
 	var raw struct {
@@ -175,7 +175,7 @@ func (m *Media) measure(ctx context.Context, input, container string) (int64, er
 	args = append(args, "-map", "0:a:0", "-c", "copy",
 		"-t", seconds(m.cfg.MaxDuration+time.Second), "-f", "null", "-")
 	out := cappedBuffer{limit: probeOutputLimit}
-	res := run(ctx, m.tools.FFmpeg, args, input, &out, m.cfg.StderrLimit)
+	res := run(ctx, m.tools.FFmpeg, args, input, &out)
 	if res.Err != nil || res.WriteErr != nil {
 		err := res.failure(ctx, "ffmpeg (measure)")
 		if errors.Is(err, ErrFailed) && res.refused() {

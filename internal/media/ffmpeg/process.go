@@ -28,13 +28,13 @@ type runResult struct {
 // run copies tool's stdout to out at the writer's pace (ffmpeg blocks on
 // the full pipe). A failed writer or ctx kills it; Wait reaps it after
 // stdout ends, as os/exec requires.
-func run(ctx context.Context, tool string, args []string, input string, out io.Writer, stderrLimit int) runResult {
+func run(ctx context.Context, tool string, args []string, input string, out io.Writer) runResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.WaitDelay = waitDelay
-	stderr := newTail(stderrLimit)
+	stderr := newTail(DefaultStderrLimit)
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -85,7 +85,7 @@ func (m *Media) levels(ctx context.Context, input, format string, last Segment) 
 		"-af", levelFilter, "-f", "null", "-")
 	expected := min(last.StartMs+last.DurationMs, m.cfg.MaxDuration.Milliseconds()) / levelFrameMs
 	p := &levelParser{levels: make([]float64, 0, expected+expected/100+16)}
-	res := run(ctx, m.tools.FFmpeg, args, input, p, m.cfg.StderrLimit)
+	res := run(ctx, m.tools.FFmpeg, args, input, p)
 	st := Stats{BytesOut: res.Written, MaxRSSBytes: res.MaxRSS, Stderr: res.Stderr}
 	if res.Err != nil || res.WriteErr != nil {
 		return nil, st, res.failure(ctx, "ffmpeg (levels)")
@@ -202,7 +202,7 @@ func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64,
 
 	list := &pieceList{dir: dir, format: format, piece: piece}
 	list.lines = &lines{line: list.entry}
-	res := run(ctx, m.tools.FFmpeg, args, input, list.lines, m.cfg.StderrLimit)
+	res := run(ctx, m.tools.FFmpeg, args, input, list.lines)
 	st := Stats{BytesOut: list.written, MaxRSSBytes: res.MaxRSS, Stderr: res.Stderr}
 	switch {
 	case list.pieceErr != nil:
