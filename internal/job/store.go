@@ -25,7 +25,7 @@ type Store interface {
 	Get(ctx context.Context, id string) (Job, error)
 
 	// Reusable returns, without segments, the latest done, undeleted job
-	// with key that ended after endedAfter; else ErrNotFound.
+	// with key that ended after endedAfter; else (or for "") ErrNotFound.
 	Reusable(ctx context.Context, key string, endedAfter time.Time) (Job, error)
 
 	// Claim takes the job for step whatever its NextRunAt (an event about
@@ -33,7 +33,7 @@ type Store interface {
 	Claim(ctx context.Context, id string, step Step) (Job, error)
 
 	// ClaimDue claims up to limit due jobs of step.From by NextRunAt, then
-	// id; concurrent callers never get the same job.
+	// id; concurrent callers never get the same job; none is no error.
 	ClaimDue(ctx context.Context, step Step, limit int) ([]Job, error)
 
 	// Save writes a step's result under the holder's claim (ApplySave):
