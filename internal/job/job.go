@@ -18,7 +18,7 @@ type Job struct {
 	ID          string
 	State       State
 	Source      Source
-	OwnerID     string   // the API token owner who may see it; empty for Telegram
+	OwnerID     string   // who may see it: a token id, or a Telegram chat "tg:<chat id>"
 	ChargedTo   string   // the payer, "tok:<token id>" or "tgu:<user id>" (package spend)
 	Language    string   // empty is the service default
 	Priority    Priority // empty is normal (older jobs)

@@ -1,6 +1,6 @@
 // Package ffmpeg is the media adapter: ffprobe says what a file holds,
-// Plan decides whether SpeechKit takes it as it is, Convert streams it to
-// OGG/Opus, Split cuts a long recording at quiet moments.
+// Plan decides how it is cut, Convert streams it to OGG/Opus, Split cuts a
+// long recording at quiet moments.
 //
 // The input is a presigned URL on the storage's origin (or a local path),
 // opened by ffmpeg itself so that it can seek with Range requests, under a

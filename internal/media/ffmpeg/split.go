@@ -61,9 +61,9 @@ func outline(plan Plan) (nominal []int64, format string, err error) {
 }
 
 // The level pass: the first audio stream as 8 kHz mono (speech's loudness
-// is low), each frame's RMS dBFS printed by ametadata to stdout as
-// "lavfi.astats.Overall.RMS_level=-21.078644" after a "frame:…" line;
-// "-inf" is digital silence.
+// is in its low frequencies), each frame's RMS dBFS printed by ametadata to
+// stdout as "lavfi.astats.Overall.RMS_level=-21.078644" after a "frame:…"
+// line; "-inf" is digital silence.
 const (
 	levelRate = 8000
 	levelKey  = "lavfi.astats.Overall.RMS_level"
