@@ -58,18 +58,14 @@ func New(name string, now time.Time) (Token, string, error) {
 	if now.IsZero() {
 		return Token{}, "", invalid("a token needs the time it is made")
 	}
-	raw := make([]byte, secretBytes)
+	raw := make([]byte, 2*secretBytes) // the secret's, then the callback secret's
 	if _, err := rand.Read(raw); err != nil {
-		return Token{}, "", fmt.Errorf("make token secret: %w", err)
+		return Token{}, "", fmt.Errorf("make token secrets: %w", err)
 	}
-	secret := secretPrefix + secretEncoding.EncodeToString(raw)
-	key := make([]byte, secretBytes)
-	if _, err := rand.Read(key); err != nil {
-		return Token{}, "", fmt.Errorf("make callback secret: %w", err)
-	}
+	secret := secretPrefix + secretEncoding.EncodeToString(raw[:secretBytes])
 	now = now.UTC().Truncate(time.Millisecond)
 	return Token{ID: ident.NewAt(now), Name: name, Hash: Hash(secret), CreatedAt: now,
-		CallbackSecret: callbackSecretPrefix + base64.StdEncoding.EncodeToString(key)}, secret, nil
+		CallbackSecret: callbackSecretPrefix + base64.StdEncoding.EncodeToString(raw[secretBytes:])}, secret, nil
 }
 
 // Hash is the stored form of a secret; 256 random bits need no slow hash.

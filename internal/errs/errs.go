@@ -23,22 +23,22 @@ const (
 	Permanent   // success is impossible: give up
 )
 
-var kindNames = [...]string{
-	Internal:     "internal",
-	NotFound:     "not_found",
-	Invalid:      "invalid",
-	Conflict:     "conflict",
-	Unauthorized: "unauthorized",
-	Unavailable:  "unavailable",
-	Permanent:    "permanent",
+// kinds are each kind's name (its default code) and generic message.
+var kinds = [...]struct{ name, message string }{
+	Internal:     {"internal", "something went wrong on our side"},
+	NotFound:     {"not_found", "not found"},
+	Invalid:      {"invalid", "the request is not valid"},
+	Conflict:     {"conflict", "that cannot be done right now"},
+	Unauthorized: {"unauthorized", "authentication required"},
+	Unavailable:  {"unavailable", "a service we depend on is unavailable; try again later"},
+	Permanent:    {"permanent", "this cannot succeed"},
 }
 
-// String is also the kind's default code.
 func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
+	if int(k) < len(kinds) {
+		return kinds[k].name
 	}
-	return kindNames[Internal]
+	return kinds[Internal].name
 }
 
 // Error is a classified error.
@@ -108,21 +108,11 @@ func CodeOf(err error) string {
 	return KindOf(err).String()
 }
 
-var genericMessages = [...]string{
-	Internal:     "something went wrong on our side",
-	NotFound:     "not found",
-	Invalid:      "the request is not valid",
-	Conflict:     "that cannot be done right now",
-	Unauthorized: "authentication required",
-	Unavailable:  "a service we depend on is unavailable; try again later",
-	Permanent:    "this cannot succeed",
-}
-
 // MessageOf is err's own message or its kind's; unclassified text never shows.
 func MessageOf(err error) string {
 	var e *Error
 	if errors.As(err, &e) && e.Message != "" {
 		return e.Message
 	}
-	return genericMessages[KindOf(err)]
+	return kinds[KindOf(err)].message
 }
