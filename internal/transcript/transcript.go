@@ -83,9 +83,7 @@ func (t *Transcript) Append(seg Transcript, offsetMs int64) {
 		u.Words = words
 		t.Utterances = append(t.Utterances, u)
 	}
-	if end := offsetMs + seg.DurationMs; end > t.DurationMs {
-		t.DurationMs = end
-	}
+	t.DurationMs = max(t.DurationMs, offsetMs+seg.DurationMs)
 }
 
 // FromText is synchronous recognition's one text as one utterance over
