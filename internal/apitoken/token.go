@@ -1,23 +1,8 @@
-// Package apitoken is the HTTP API's tokens: how they are made, kept and
-// checked.
-//
-// A token is a secret handed out once, when it is made ("trk_" and 43
-// characters of unpadded base64url over 32 random bytes), and a record kept
-// by a Store: its id, a name for people, when it was made and when it was
-// revoked. The secret itself is never stored, only its hex SHA-256 (Hash), so
-// a copy of the database lets nobody in. A presented secret is checked by
-// Authenticate: its form first, with no store call, then the record of its
-// hash, which must be live.
-//
-// Beside the secret, New makes the token's callback secret
-// ("whsec_" and the standard base64 of 32 random bytes, the Standard
-// Webhooks form): the key that signs the callbacks of the token's jobs
-// (internal/callback). It is shown once with the secret, and stored as it
-// is, since the service needs it to sign; docs/security.md says why that
-// is acceptable.
-//
-// The package imports only errs and ident, like the job domain; stores
-// (internal/store/sqlite) import it, never the reverse.
+// Package apitoken is the HTTP API's tokens. A secret ("trk_" and 32
+// random bytes in base64url) is shown once; the store keeps only its
+// SHA-256, so a database copy lets nobody in. The callback secret (Standard
+// Webhooks "whsec_" form) signs the token's callbacks and is stored as it
+// is, since signing needs it (docs/security.md).
 package apitoken
 
 import (
@@ -41,40 +26,30 @@ const MaxNameLen = 64
 const (
 	secretPrefix = "trk_"
 	secretBytes  = 32
-	// secretLen is the length of a secret: the prefix and 43 characters of
-	// unpadded base64url for 32 bytes.
-	secretLen = len(secretPrefix) + (secretBytes*8+5)/6
-	hashLen   = sha256.Size * 2
+	secretLen    = len(secretPrefix) + (secretBytes*8+5)/6
+	hashLen      = sha256.Size * 2
 )
 
-// secretEncoding is unpadded base64url that refuses non-zero trailing bits,
-// so one secret has one spelling.
+// secretEncoding is strict, so one secret has one spelling.
 var secretEncoding = base64.RawURLEncoding.Strict()
 
-// Token is an API token's record. The secret itself is never stored: only
-// its hash.
+// Token is an API token's record.
 type Token struct {
-	ID        string    // a ULID made by ident; what people name the token by
-	Name      string    // for people: whose or what the token is
-	Hash      string    // hex SHA-256 of the secret (Hash)
-	CreatedAt time.Time // when it was made, UTC, at millisecond precision
-	RevokedAt time.Time // when it was revoked; zero while it is live
-	// CallbackSecret signs the callbacks of the token's jobs: "whsec_"
-	// and the standard base64 of 32 random bytes. Tokens made before
-	// callbacks existed have none, and their jobs take no callback_url.
+	ID        string
+	Name      string // for people
+	Hash      string // Hash of the secret
+	CreatedAt time.Time
+	RevokedAt time.Time // zero while live
+	// CallbackSecret is empty on older tokens, whose jobs take no callback_url.
 	CallbackSecret string
 }
 
-// callbackSecretPrefix begins a callback secret.
 const callbackSecretPrefix = "whsec_"
 
-// Revoked reports whether the token has been revoked.
 func (t Token) Revoked() bool { return !t.RevokedAt.IsZero() }
 
-// New makes a token named name at now and returns it with its secret, which
-// is shown once and never again. The name is trimmed and must then be 1 to
-// MaxNameLen printable characters, else ErrInvalid. The token's times are
-// UTC at millisecond precision, as stores keep them.
+// New makes a token and its secret, shown once. The trimmed name must be
+// 1 to MaxNameLen printable characters; times are UTC milliseconds.
 func New(name string, now time.Time) (Token, string, error) {
 	name, err := checkName(name)
 	if err != nil {
@@ -83,31 +58,23 @@ func New(name string, now time.Time) (Token, string, error) {
 	if now.IsZero() {
 		return Token{}, "", invalid("a token needs the time it is made")
 	}
-	raw := make([]byte, secretBytes)
+	raw := make([]byte, 2*secretBytes) // the secret's, then the callback secret's
 	if _, err := rand.Read(raw); err != nil {
-		return Token{}, "", fmt.Errorf("make token secret: %w", err)
+		return Token{}, "", fmt.Errorf("make token secrets: %w", err)
 	}
-	secret := secretPrefix + secretEncoding.EncodeToString(raw)
-	key := make([]byte, secretBytes)
-	if _, err := rand.Read(key); err != nil {
-		return Token{}, "", fmt.Errorf("make callback secret: %w", err)
-	}
+	secret := secretPrefix + secretEncoding.EncodeToString(raw[:secretBytes])
 	now = now.UTC().Truncate(time.Millisecond)
 	return Token{ID: ident.NewAt(now), Name: name, Hash: Hash(secret), CreatedAt: now,
-		CallbackSecret: callbackSecretPrefix + base64.StdEncoding.EncodeToString(key)}, secret, nil
+		CallbackSecret: callbackSecretPrefix + base64.StdEncoding.EncodeToString(raw[secretBytes:])}, secret, nil
 }
 
-// Hash returns the stored form of a secret: its SHA-256 in lower-case hex.
-// A secret is 256 random bits, so a fast hash is enough: there is nothing
-// to guess, unlike a password.
+// Hash is the stored form of a secret; 256 random bits need no slow hash.
 func Hash(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(sum[:])
 }
 
-// LooksLikeSecret reports whether s has the form of a secret: the prefix,
-// the length, and base64url that decodes to 32 bytes. It is a cheap check
-// that keeps any string from outside away from a store.
+// LooksLikeSecret checks a secret's form, keeping other strings from the store.
 func LooksLikeSecret(s string) bool {
 	if len(s) != secretLen || !strings.HasPrefix(s, secretPrefix) {
 		return false
@@ -116,18 +83,14 @@ func LooksLikeSecret(s string) bool {
 	return err == nil && len(raw) == secretBytes
 }
 
-// Same reports whether a token read back is t as a store recorded it:
-// the same id, hash, name and time of creation (at milliseconds). A store
-// whose Create runs again after a commit whose answer was lost finds its
-// own token so, and answers it made it, not ErrConflict.
+// Same reports whether read is t as recorded, so a rerun Create answers
+// success rather than ErrConflict.
 func (t Token) Same(read Token) bool {
 	return t.ID == read.ID && t.Hash == read.Hash && t.Name == read.Name &&
 		t.CreatedAt.Truncate(time.Millisecond).Equal(read.CreatedAt.Truncate(time.Millisecond))
 }
 
-// Check reports whether t may be stored: a canonical id, a hash in the form
-// Hash makes, a valid name and a creation time. A store calls it in Create;
-// the error is ErrInvalid.
+// Check is Create's validation (ErrInvalid).
 func (t Token) Check() error {
 	if t.ID == "" {
 		return invalid("a token needs an id")
@@ -154,18 +117,13 @@ func (t Token) Check() error {
 	return nil
 }
 
-// isCallbackSecret reports whether s has the form New makes.
 func isCallbackSecret(s string) bool {
-	if len(s) <= len(callbackSecretPrefix) || s[:len(callbackSecretPrefix)] != callbackSecretPrefix {
-		return false
-	}
-	raw, err := base64.StdEncoding.Strict().DecodeString(s[len(callbackSecretPrefix):])
-	return err == nil && len(raw) == secretBytes
+	b64, ok := strings.CutPrefix(s, callbackSecretPrefix)
+	raw, err := base64.StdEncoding.Strict().DecodeString(b64)
+	return ok && err == nil && len(raw) == secretBytes
 }
 
-// ParseID reads a token's id from outside for a store: a malformed one names
-// no token (ErrNotFound) and never reaches the store. The id is not echoed:
-// a person may paste a secret where an id belongs.
+// ParseID: a malformed id is ErrNotFound, not echoed (it may be a pasted secret).
 func ParseID(id string) (string, error) {
 	canon, err := ident.Parse(id)
 	if err != nil {
@@ -191,18 +149,7 @@ func checkName(name string) (string, error) {
 	return name, nil
 }
 
-func isHash(s string) bool {
-	if len(s) != hashLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isHash(s string) bool { return len(s) == hashLen && strings.Trim(s, "0123456789abcdef") == "" }
 
-// invalid is ErrInvalid with a message that says what is wrong; it matches
-// ErrInvalid with errors.Is.
+// invalid matches ErrInvalid with its own message.
 func invalid(msg string) error { return errs.New(errs.Invalid, codeInvalid, msg) }

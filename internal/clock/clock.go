@@ -1,9 +1,5 @@
-// Package clock is the one place the service reads the time.
-//
-// Everything that needs "now", or work done later (a timer), takes a
-// Clock, so tests can hold time still or move it by hand, and a lint rule
-// (forbidigo in .golangci.yml) keeps time.Now, time.Since and time.Until out
-// of every other package. All times are UTC.
+// Package clock is the one place the service reads the time (forbidigo
+// keeps time.Now out of the rest), so tests can move it by hand. UTC.
 package clock
 
 import (
@@ -13,14 +9,12 @@ import (
 	"time"
 )
 
-// Clock tells the current time, and runs a function once time has moved
-// on: a loop that waited on the real clock instead would escape a Fake and
-// the load model's clock (internal/loadsim).
+// Clock tells the time and runs timers, so no wait escapes a Fake or the
+// load model's clock.
 type Clock interface {
 	Now() time.Time
-	// AfterFunc runs f once d has passed on the clock, on a goroutine of
-	// its own, unless stop is called first. Stop does not wait for an f
-	// that has started.
+	// AfterFunc runs f on its own goroutine after d unless stopped first;
+	// stop does not wait for a started f.
 	AfterFunc(d time.Duration, f func()) (stop func())
 }
 
@@ -33,41 +27,34 @@ func (system) AfterFunc(d time.Duration, f func()) func() {
 	return func() { t.Stop() }
 }
 
-// System is the real clock.
 func System() Clock { return system{} }
 
-// Fake is a Clock that moves only when told to. It is safe for concurrent
-// use. Its timers run when it is moved past their time (Advance, Set), on
-// the goroutine that moves it, one after another in the order of their
-// times, each with the clock showing its time: so an Advance of an hour
-// runs a timer of a minute sixty times if each one sets the next.
+// Fake moves only when told; its timers run on the mover's goroutine in
+// time order, each with the clock at its time, so an hour's Advance runs a
+// self-renewing minute timer sixty times. Safe for concurrent use.
 type Fake struct {
 	mu     sync.Mutex
 	now    time.Time
-	to     time.Time // where the clock is moving: now, or later while timers run on the way
+	to     time.Time // where it is moving while timers run on the way
 	timers []*fakeTimer
 	seq    uint64
 }
 
-// fakeTimer is one AfterFunc of a Fake.
 type fakeTimer struct {
 	at  time.Time
-	seq uint64 // timers of one time run in the order they were set
+	seq uint64 // ties run in the order set
 	f   func()
 }
 
-// NewFake returns a Fake clock showing t.
 func NewFake(t time.Time) *Fake { return &Fake{now: t.UTC(), to: t.UTC()} }
 
-// Now returns the time the clock was last set to.
 func (f *Fake) Now() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.now
 }
 
-// Set moves the clock to t, running the timers due on the way. A t in the
-// past turns the clock back and runs nothing.
+// Set moves the clock to t, running timers on the way; backwards runs none.
 func (f *Fake) Set(t time.Time) {
 	f.mu.Lock()
 	f.to = t.UTC()
@@ -78,8 +65,7 @@ func (f *Fake) Set(t time.Time) {
 	f.run()
 }
 
-// Advance moves the clock forward by d, running the timers due on the way,
-// and returns the new time. Advances from several goroutines add up.
+// Advance moves the clock by d like Set; concurrent advances add up.
 func (f *Fake) Advance(d time.Duration) time.Time {
 	f.mu.Lock()
 	f.to = f.to.Add(d)
@@ -89,8 +75,7 @@ func (f *Fake) Advance(d time.Duration) time.Time {
 	return to
 }
 
-// AfterFunc runs fn when the clock is moved to now+d or past it; a timer
-// due at once runs at the next move (Advance(0) runs it).
+// AfterFunc runs fn at the first move to now+d or past; one due now at the next move.
 func (f *Fake) AfterFunc(d time.Duration, fn func()) (stop func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -104,8 +89,7 @@ func (f *Fake) AfterFunc(d time.Duration, fn func()) (stop func()) {
 	}
 }
 
-// run moves the clock to f.to, stopping at each timer due on the way to
-// run it (without the lock: it may read the clock and set timers).
+// run moves to f.to, stopping at each timer to run it unlocked.
 func (f *Fake) run() {
 	for {
 		f.mu.Lock()
@@ -135,9 +119,7 @@ func (f *Fake) run() {
 	}
 }
 
-// Sleep waits for d, or until ctx ends, and returns ctx's error if it
-// ended first. It is the default of every Sleep a package takes as a
-// dependency; tests pass one that moves a Fake instead.
+// Sleep waits d or until ctx ends; the default of every injected Sleep.
 func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()

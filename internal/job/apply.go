@@ -9,9 +9,7 @@ import (
 	"transcriber/internal/ident"
 )
 
-// ApplyClaim is the rule of a claim: a store calls it on the job it read,
-// inside the transaction that will write the result. It returns the claimed
-// job or ErrNotClaimable.
+// ApplyClaim is the rule of a claim; it returns the claimed job or ErrNotClaimable.
 func ApplyClaim(cur Job, step Step, now time.Time) (Job, error) {
 	if cur.State.Terminal() || !step.takes(cur.State) {
 		return Job{}, fmt.Errorf("%w: job %s is %s, step %s takes %v", ErrNotClaimable, cur.ID, cur.State, step.Name, step.From)
@@ -22,16 +20,13 @@ func ApplyClaim(cur Job, step Step, now time.Time) (Job, error) {
 	j := cur
 	j.ClaimID = ident.NewAt(now)
 	j.ClaimUntil = now.Add(step.Lease)
-	// A held job is next due when its claim expires: so the earliest
-	// next_run_at of the live jobs (Store.NextDue) is always the next moment
-	// there may be work, claims included, with no second column to read.
+	// Due when the claim expires, so NextDue covers claims with one column.
 	j.NextRunAt = j.ClaimUntil
 	j.Attempts++
 	j.UpdatedAt = now
 	return j, nil
 }
 
-// holds reports whether claimID is cur's current, unexpired claim.
 func holds(cur Job, claimID string, now time.Time) error {
 	if claimID == "" || cur.ClaimID != claimID || !now.Before(cur.ClaimUntil) {
 		return fmt.Errorf("%w: job %s", ErrClaimLost, cur.ID)
@@ -39,9 +34,7 @@ func holds(cur Job, claimID string, now time.Time) error {
 	return nil
 }
 
-// ApplySave is the rule of Store.Save: cur is the job as stored, next the
-// holder's version. It returns what to write, or ErrClaimLost or
-// ErrIllegalMove.
+// ApplySave is the rule of Store.Save: cur as stored, next the holder's copy.
 func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	if err := holds(cur, next.ClaimID, now); err != nil {
 		return Job{}, err
@@ -72,30 +65,26 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 	j.Features = cur.Features.saved(next.Features)
 	j.Recognition = cur.Recognition.saved(next.Recognition)
 	if next.BilledSeconds > 0 {
-		// The recognizer's word on the bill is kept: a copy without it
-		// (0, read before it was known) does not erase it.
+		// A copy read before the bill was known does not erase it.
 		j.BilledSeconds = next.BilledSeconds
 	}
 	switch {
 	case cur.ReservedSeconds == 0 && next.ReservedSeconds > 0:
-		// A reservation is recorded once and then kept: a holder's copy
-		// never drops it or moves it to another day.
+		// Recorded once; never dropped or moved to another day.
 		j.ReservedSeconds, j.ReservedMicros, j.ReservedDay = next.ReservedSeconds, next.ReservedMicros, next.ReservedDay
 	case next.ReservedSeconds > 0:
-		// It may be moved, within its day, to what the audio made and the
-		// answers are billed (admission.Settle), the counters first.
+		// Moved within its day to what is billed (admission.Settle).
 		j.ReservedSeconds, j.ReservedMicros = next.ReservedSeconds, next.ReservedMicros
 	}
 	if cur.ReuseKey == "" && len(next.ReuseKey) <= MaxReuseKey {
-		j.ReuseKey = next.ReuseKey // recorded once, when the recording is known
+		j.ReuseKey = next.ReuseKey // recorded once
 	}
 	j.UpdatedAt = now
 	if j.State.Terminal() {
 		j.EndedAt = now
 	}
 	if n.Keep && !j.State.Terminal() {
-		// The step goes on under the same claim: its attempt is not over,
-		// so Attempts stays, and the job is due again only if the holder dies.
+		// The step goes on: same attempt, due only if the holder dies.
 		j.NextRunAt = j.ClaimUntil
 	} else {
 		j.Attempts = 0
@@ -103,19 +92,15 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 		j.NextRunAt = now.Add(n.After)
 	}
 	if j.State.Terminal() {
-		// An ended job is never due again, and its next_run_at is when it
-		// ended (as ApplyDelete leaves a live job it ends): so jobs_due
-		// holds each final state's jobs in the order they ended, and the
-		// owner's status counts a day's ended jobs on it (internal/status).
+		// next_run_at is the end, so jobs_due orders ended jobs by it
+		// (internal/status counts a day's on it).
 		j.NextRunAt = now
 	}
 	return j, nil
 }
 
-// ApplyRelease is the rule of Store.Release. A failure that is not the
-// job's (Failure.Uncounted: an outage every job met) gives the attempt
-// its claim counted back, so the job keeps the attempts it has for what is
-// its own.
+// ApplyRelease is the rule of Store.Release; an Uncounted failure gives
+// the attempt back.
 func ApplyRelease(cur Job, c Claim, pause time.Duration, f Failure, now time.Time) (Job, error) {
 	if err := holds(cur, c.ID, now); err != nil {
 		return Job{}, err
@@ -134,11 +119,8 @@ func ApplyRelease(cur Job, c Claim, pause time.Duration, f Failure, now time.Tim
 	return j, nil
 }
 
-// ApplyRenew is the rule of Store.Renew: the holder of claim c, still at
-// work, moves the claim's expiry to now + lease, and the job's next due
-// time with it (a held job is due when its claim expires). Nothing else
-// changes: a renewal is no step. A claim that is not the job's current,
-// unexpired one is ErrClaimLost, and its holder stops.
+// ApplyRenew is the rule of Store.Renew: expiry and due time move to
+// now + lease; nothing else changes.
 func ApplyRenew(cur Job, c Claim, lease time.Duration, now time.Time) (Job, error) {
 	if err := holds(cur, c.ID, now); err != nil {
 		return Job{}, err
@@ -152,10 +134,8 @@ func ApplyRenew(cur Job, c Claim, lease time.Duration, now time.Time) (Job, erro
 	return j, nil
 }
 
-// ApplyTakeBack is the rule of Reclaimer.TakeBackClaims for one job: a
-// live job's claim ends, whoever made it, and the job is due at once; its
-// attempts stay (the attempt that held the claim ended without a word, as
-// a crash does). It reports false for a job with nothing to take back.
+// ApplyTakeBack is Reclaimer.TakeBackClaims's rule: a live job's claim
+// ends, due at once, attempts kept (as after a crash); false if unclaimed.
 func ApplyTakeBack(cur Job, now time.Time) (Job, bool) {
 	if cur.State.Terminal() || cur.ClaimID == "" {
 		return cur, false
@@ -168,15 +148,13 @@ func ApplyTakeBack(cur Job, now time.Time) (Job, bool) {
 	return j, true
 }
 
-// ApplyDelete is the rule of Store.Delete: the job is marked deleted, and
-// a live one ends as failed with its claim taken away, so a step still
-// running loses its claim at its next save and stops. What the sender gave
-// or what names them is blanked (see Forgotten). Deleting again changes
-// nothing but that blanking, which a row deleted before it existed lacks.
+// ApplyDelete is the rule of Store.Delete: marked deleted and Forgotten; a
+// live job fails and loses its claim, so a running step stops at its next
+// save. Deleting again only blanks again (older rows lacked it).
 func ApplyDelete(cur Job, now time.Time) Job {
 	j := Forgotten(cur)
 	if j.State.Terminal() && j.EndedAt.IsZero() {
-		j.EndedAt = now // ended before jobs recorded their end: expire from now
+		j.EndedAt = now // ended before EndedAt was kept
 	}
 	if cur.Deleted() {
 		return j
@@ -193,19 +171,14 @@ func ApplyDelete(cur Job, now time.Time) Job {
 	return j
 }
 
-// Forgotten is j without what its sender gave or what names them: the
-// file's name and declared media type, its reuse key, the Telegram chat and message, the
-// idempotency key, and a Telegram job's owner (the chat, "tg:<chat id>")
-// and payer (the user, "tgu:<user id>").
-// An API job keeps its owner, a token's id: it names no person, and it is
-// what lets the API go on answering the owner about the deleted job (its
-// view, and 410 for its transcript) while anyone else gets 404. A store
-// whose key rows point at the job (the Telegram message, the idempotency
-// key) removes them with the same write, so a second request with the same
-// key or message makes a new job.
+// Forgotten is j without what the sender gave or what names a person:
+// file name and type, reuse key, Telegram message, idempotency key, and a
+// Telegram job's owner and payer. An API job keeps its owner, a token id,
+// so the owner still gets 410 where others get 404. Stores remove the key
+// rows pointing at the job in the same write.
 func Forgotten(j Job) Job {
 	j.Filename, j.ContentType = "", ""
-	j.ReuseKey = "" // names the recording: a deleted job lends nothing
+	j.ReuseKey = "" // a deleted job lends nothing
 	j.TelegramChatID, j.TelegramMessageID = 0, 0
 	j.IdempotencyKey = ""
 	if j.Source == SourceTelegram {
@@ -224,8 +197,8 @@ func ParseID(id string) (string, error) {
 	return canon, nil
 }
 
-// CheckUnfinished is the argument rule of Unfinished, shared by every
-// store.
+// CheckUnfinished, CheckClaimLimit and CheckListLimit are the argument
+// rules of Unfinished, ClaimDue and List.
 func CheckUnfinished(chargedTo string, limit int) error {
 	if chargedTo == "" {
 		return fmt.Errorf("%w: no payer", ErrInvalid)
@@ -233,19 +206,13 @@ func CheckUnfinished(chargedTo string, limit int) error {
 	return CheckListLimit(limit)
 }
 
-// CheckClaimLimit and CheckListLimit are the argument rules of ClaimDue and
-// List, shared by every store.
-func CheckClaimLimit(limit int) error {
-	if limit < 1 || limit > MaxClaimLimit {
-		return fmt.Errorf("%w: claim limit %d outside 1..%d", ErrInvalid, limit, MaxClaimLimit)
-	}
-	return nil
-}
+func CheckClaimLimit(limit int) error { return checkLimit("claim", limit, MaxClaimLimit) }
 
-// CheckListLimit: see CheckClaimLimit.
-func CheckListLimit(limit int) error {
-	if limit < 1 || limit > MaxListLimit {
-		return fmt.Errorf("%w: list limit %d outside 1..%d", ErrInvalid, limit, MaxListLimit)
+func CheckListLimit(limit int) error { return checkLimit("list", limit, MaxListLimit) }
+
+func checkLimit(what string, limit, most int) error {
+	if limit < 1 || limit > most {
+		return fmt.Errorf("%w: %s limit %d outside 1..%d", ErrInvalid, what, limit, most)
 	}
 	return nil
 }
@@ -262,14 +229,12 @@ func ParseCursor(cursor string) (string, error) {
 	return canon, nil
 }
 
-// Abandoned reports whether a job just claimed has already had its
-// attempts: the attempt before this one ended without a word (a crash, a
-// timeout), and it was the last allowed. Such a job goes to Dead unrun.
+// Abandoned reports whether a job just claimed is past its last attempt
+// (the one before ended silently); it goes to Dead unrun.
 func (p Policy) Abandoned(j Job) bool { return j.Attempts > p.MaxAttempts }
 
-// Settle ends a claimed job's failed attempt as the policy says: Failed for
-// a permanent error, Dead when the attempts are used up, otherwise released
-// with the policy's pause. It returns the job as stored.
+// Settle ends a failed attempt as the policy judges: Failed, Dead, or
+// released with its pause.
 func Settle(ctx context.Context, st Store, p Policy, j Job, err error) (Job, error) {
 	f := FailureOf(err)
 	switch p.Judge(j.Attempts, err) {
@@ -287,11 +252,8 @@ func Settle(ctx context.Context, st Store, p Policy, j Job, err error) (Job, err
 	return st.Save(ctx, j, Next{})
 }
 
-// deadMessage is the last failure's message for a job that will not be
-// tried again: a transient error's message promises another try ("…; it
-// will be tried again", "…; try again later"), which a dead job never
-// gets; it says instead that the service gave up, and that the owner may
-// send the file again later.
+// deadMessage replaces a transient message's promise of another try with
+// the service giving up.
 func deadMessage(msg string, attempts int) string {
 	for _, promise := range []string{"; it will be ", "; try again later"} {
 		if i := strings.LastIndex(msg, promise); i >= 0 {

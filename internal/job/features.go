@@ -5,55 +5,34 @@ import (
 	"fmt"
 )
 
-// Features are what a job was asked for beyond a bare transcript, and what
-// the pipeline learned that they depend on. Speakers and Summary come from
-// the draft and never change; Channels and SummaryMissing are the
-// pipeline's, written by a save.
+// Features are a job's options beyond a bare transcript (from the draft,
+// never changed) and what the pipeline learned for them (by a save).
 type Features struct {
-	// Speakers asks for who spoke: a mono recording is sent with SpeechKit's
-	// speaker labeling, a stereo one keeps its channels apart, and every
-	// utterance of the transcript names its speaker.
-	Speakers bool `json:"speakers,omitempty"`
-	// Summary asks SpeechKit for a summary of the recording with the
-	// recognition.
-	Summary bool `json:"summary,omitempty"`
-	// Channels is how many channels the audio sent for recognition has (1
-	// or 2), from the probe; 0 before.
-	Channels int `json:"channels,omitempty"`
-	// SummaryMissing says, in words fit for the job's owner, why a job that
-	// asked for a summary ended done without one; empty when the summary is
-	// there or was not asked for.
-	SummaryMissing string `json:"summary_missing,omitempty"`
-	// NoReuse asks for a fresh recognition: the job neither reuses an
-	// earlier transcript nor lends its own (reuse.go).
-	NoReuse bool `json:"no_reuse,omitempty"`
-	// ReusedFrom is the id of the done job whose transcript this one
-	// reused, with no recognition of its own; empty otherwise.
-	ReusedFrom string `json:"reused_from,omitempty"`
+	// Speakers: mono is sent with speaker labeling, stereo keeps its
+	// channels; every utterance names its speaker.
+	Speakers       bool   `json:"speakers,omitempty"`
+	Summary        bool   `json:"summary,omitempty"`
+	Channels       int    `json:"channels,omitempty"`        // of the audio sent, from the probe
+	SummaryMissing string `json:"summary_missing,omitempty"` // why a done job has no summary, for its owner
+	NoReuse        bool   `json:"no_reuse,omitempty"`        // neither reuse nor lend (reuse.go)
+	ReusedFrom     string `json:"reused_from,omitempty"`     // the done job whose transcript was reused
 }
 
-// Zero reports whether f holds nothing: a job made without options, or
-// before they were kept.
 func (f Features) Zero() bool { return f == Features{} }
 
-// Mono reports whether the audio is known to have one channel: only such
-// audio is sent with speaker labeling.
+// Mono: only such audio is sent with speaker labeling.
 func (f Features) Mono() bool { return f.Channels == 1 }
 
-// HasSummary reports whether a done job with these features has a summary
-// stored with its transcript.
 func (f Features) HasSummary() bool { return f.Summary && f.SummaryMissing == "" }
 
-// EncodeFeatures is f as the stores keep it: "" for the zero features (a
-// column left empty, as for a job made before they were kept), else a
-// small JSON object.
+// EncodeFeatures is "" for the zero features, else a small JSON object.
 func EncodeFeatures(f Features) string {
 	if f.Zero() {
 		return ""
 	}
 	b, err := json.Marshal(f)
 	if err != nil {
-		return "" // a struct of bools, an int and a string always encodes
+		return "" // cannot happen
 	}
 	return string(b)
 }
@@ -70,8 +49,7 @@ func DecodeFeatures(s string) (Features, error) {
 	return f, nil
 }
 
-// saved is cur's features after a holder's save of next: what the draft
-// asked for is kept from cur, what the pipeline learned is taken from next.
+// saved keeps the draft's options and takes what the pipeline learned from next.
 func (f Features) saved(next Features) Features {
 	f.Channels, f.SummaryMissing = next.Channels, next.SummaryMissing
 	if f.ReusedFrom == "" {

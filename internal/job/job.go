@@ -1,13 +1,9 @@
-// Package job is the domain of a transcription job: its states and the moves
-// between them, the claim that makes a step exclusive, the retry policy, and
-// the Store port that keeps jobs.
+// Package job is the domain of a transcription job: states and moves, the
+// claim that makes a step exclusive, the retry policy, and the Store port.
 //
-// The rules of a claim, a save and a release are functions here (Job.claim,
-// Job.save, Job.release, used through Apply*), and every Store runs them
-// inside its own transaction: the store reads the row, the domain decides,
-// the store writes. So the embedded store and the YDB store cannot drift
-// apart in what they allow, and the contract suite (jobstoretest) checks that
-// each really makes the read and the write one atomic step.
+// The rules of each write are functions here (Apply*); every store reads
+// the row, lets the rule decide and writes, in one transaction, so the
+// stores cannot drift apart, and jobstoretest checks the atomicity.
 package job
 
 import (
@@ -17,86 +13,54 @@ import (
 	"transcriber/internal/ident"
 )
 
-// Job is one file to transcribe and its way through the pipeline. The job
-// row is also the queue entry: a step takes it by claim.
+// Job is one file to transcribe; its row is also the queue entry a step claims.
 type Job struct {
-	ID      string
-	State   State
-	Source  Source
-	OwnerID string // who may see it through the API: a token owner's id; empty for Telegram
-	// ChargedTo is who pays for the job: "tok:<token id>" for the API,
-	// "tgu:<user id>" for the Telegram user who sent the message or asked
-	// /transcribe (package spend). Empty for a job made before it was kept.
-	ChargedTo string
-	Language  string // recognition language, e.g. "ru-RU"; empty means the service default
-	// Priority is how soon the job is recognized: PriorityNormal (also
-	// when empty, as for a job made before it was kept),
-	// PriorityDeferred, SpeechKit's cheaper deferred mode, or
-	// PriorityFast, synchronous recognition when the recording is short
-	// enough.
-	Priority Priority
-	// Recognition is how the job's audio was recognized, once that is
-	// known: RecognitionSync or RecognitionAsync; empty before, and for a
-	// job that ended before it was kept. Written by a save (see
-	// ApplySave for what a save may change).
+	ID          string
+	State       State
+	Source      Source
+	OwnerID     string   // who may see it: a token id, or a Telegram chat "tg:<chat id>"
+	ChargedTo   string   // the payer, "tok:<token id>" or "tgu:<user id>" (package spend)
+	Language    string   // empty is the service default
+	Priority    Priority // empty is normal (older jobs)
 	Recognition Recognition
-	// BilledSeconds is what the recognizer said it billed for the job,
-	// when it said (a synchronous answer's YaCloud-Billing-Units, or the
-	// synchronous rule when the answer had none); 0 when it did not, and
-	// the bill is reckoned from the segments (spend.JobBilled). Written
-	// by a save.
+	// BilledSeconds is what the recognizer said it billed (synchronous);
+	// 0 reckons the bill from the segments (spend.JobBilled).
 	BilledSeconds int64
-	// Features are the options the job was made with (speakers, a
-	// summary) and what the pipeline learned for them.
-	Features    Features
-	Filename    string // as the sender named it; for display only, never an object key
-	SizeBytes   int64  // declared (API) or known (Telegram) size of the source file
-	ContentType string
-	DurationMs  int64 // length of the audio once probed; 0 before
+	Features      Features
+	Filename      string // for display only, never an object key
+	SizeBytes     int64  // declared (API) or known (Telegram)
+	ContentType   string
+	DurationMs    int64 // once probed
 
-	TelegramChatID    int64 // with TelegramMessageID, the message the job answers; 0 when not from Telegram
+	TelegramChatID    int64 // with TelegramMessageID, the message answered
 	TelegramMessageID int64
 
-	Attempts   int       // claims since the last step that succeeded
-	NextRunAt  time.Time // not due before this
-	ClaimID    string    // the current holder's claim; empty when none
-	ClaimUntil time.Time // the claim expires at this moment
+	Attempts   int       // claims since the last successful step
+	NextRunAt  time.Time // not due before
+	ClaimID    string    // the holder's claim; empty when none
+	ClaimUntil time.Time
 
-	ErrorCode    string // machine word of the last failure, e.g. "no_audio_stream"
-	ErrorMessage string // the same failure in words fit for the job's owner
+	ErrorCode    string // e.g. "no_audio_stream"
+	ErrorMessage string // fit for the job's owner
 
-	// Segments are the pieces of audio submitted for recognition, in
-	// order; empty until the audio is ready.
-	Segments []Segment
+	Segments []Segment // the audio submitted, in order
 
-	// IdempotencyKey is the owner's key for the request that created the
-	// job (the API's Idempotency-Key header); empty when none was given.
-	IdempotencyKey string
-	// DeletedAt is when the owner deleted the job; zero while it stands.
-	DeletedAt time.Time
-	// UploadBy is when the upload window closes: a job still without its
-	// file then fails as upload_missing.
-	UploadBy time.Time
-	// EndedAt is when the job reached a terminal state; zero while it is
-	// live. The job's row expires a retention period after it.
-	EndedAt time.Time
+	IdempotencyKey string    // the API's Idempotency-Key
+	DeletedAt      time.Time // zero while it stands
+	UploadBy       time.Time // the upload window's end: then upload_missing
+	EndedAt        time.Time // the row expires a retention period after
 
-	// ReservedSeconds are the billed seconds reserved for the job against
-	// its payer's day and the installation's month, ReservedMicros their
-	// price and any summary's, in millionths of a ruble, against the
-	// month's budget (package spend), and ReservedDay the UTC day they
-	// were counted in (its month is the month's window). Recorded once,
-	// with the save after the probe, so a retried ingest does not reserve
-	// again; 0 before. Then moved, within its day, to what the audio made
-	// is billed, and, once done, to what the job was billed: its cost.
+	// The reservation against the payer's day and the month (package
+	// spend): seconds, their price with any summary's in micro-rubles, and
+	// the UTC day counted in. Recorded once, after the probe, so a retried
+	// ingest does not reserve again; then moved within its day to what is
+	// billed.
 	ReservedSeconds int64
 	ReservedMicros  int64
 	ReservedDay     time.Time
 
-	// ReuseKey names the job's recording and options for reuse
-	// (ReuseKeyOf): a done job with one lends its transcript to a later job
-	// with the same (Store.Reusable). Empty when reuse is off for it;
-	// recorded once, by the draft or a save, and blanked by a deletion.
+	// ReuseKey (ReuseKeyOf) lets a done job lend its transcript; recorded
+	// once, blanked by a deletion.
 	ReuseKey string
 
 	CreatedAt time.Time
@@ -106,27 +70,19 @@ type Job struct {
 // Priority is how soon a job is recognized.
 type Priority string
 
-// The priorities.
 const (
-	// PriorityNormal: SpeechKit's standard queue; a recording is ready in
-	// about a sixth of its length.
-	PriorityNormal Priority = "normal"
-	// PriorityDeferred: SpeechKit's deferred mode (the deferred-general
-	// model), billed at a lower price and done within a day.
-	PriorityDeferred Priority = "deferred"
-	// PriorityFast: SpeechKit's synchronous recognition, the text in the
-	// answer to one request, for a recording short enough for it (at most
-	// SPEECHKIT_SYNC_MAX_DURATION); a longer one, or one the synchronous
-	// API refuses, is recognized as a normal job.
+	PriorityNormal   Priority = "normal"
+	PriorityDeferred Priority = "deferred" // cheaper, within a day
+	// PriorityFast is synchronous recognition when short enough and
+	// accepted, else normal.
 	PriorityFast Priority = "fast"
 )
 
-// Valid reports whether p is a priority; empty is (it means normal).
+// Valid reports whether p is a priority; empty is (normal).
 func (p Priority) Valid() bool {
 	return p == "" || p == PriorityNormal || p == PriorityDeferred || p == PriorityFast
 }
 
-// normal is p with empty made PriorityNormal.
 func (p Priority) normal() Priority {
 	if p == "" {
 		return PriorityNormal
@@ -134,34 +90,23 @@ func (p Priority) normal() Priority {
 	return p
 }
 
-// Deferred reports whether the job is recognized in deferred mode.
 func (j Job) Deferred() bool { return j.Priority == PriorityDeferred }
 
-// Fast reports whether the job asked for synchronous recognition: it gets
-// it when its recording is short enough and the synchronous API takes it,
-// and is a normal job otherwise.
 func (j Job) Fast() bool { return j.Priority == PriorityFast }
 
 // Recognition is how a job's audio was recognized.
 type Recognition string
 
-// The ways a job is recognized.
 const (
-	// RecognitionSync: in one synchronous request (SpeechKit's REST API
-	// v1), the text in its answer.
-	RecognitionSync Recognition = "sync"
-	// RecognitionAsync: submitted and polled (SpeechKit's API v3).
-	RecognitionAsync Recognition = "async"
+	RecognitionSync  Recognition = "sync"  // one REST request
+	RecognitionAsync Recognition = "async" // submitted and polled
 )
 
 // Valid reports whether r is a recognition; empty is (not known yet).
 func (r Recognition) Valid() bool { return r == "" || r == RecognitionSync || r == RecognitionAsync }
 
-// saved is what a save leaves of the stored cur when the holder's copy
-// says next: empty (a copy read before it was known) keeps cur; async,
-// once recorded, stays, since the audio was submitted and a synchronous
-// answer would recognize it twice; otherwise next, so a job tried
-// synchronously may fall back to async.
+// saved is r after a save of next: empty keeps r; async stays (the audio
+// was submitted, sync would recognize it twice); sync may fall back to async.
 func (r Recognition) saved(next Recognition) Recognition {
 	if next == "" || r == RecognitionAsync {
 		return r
@@ -169,15 +114,12 @@ func (r Recognition) saved(next Recognition) Recognition {
 	return next
 }
 
-// PriorityOf is j's priority, PriorityNormal for a job made before
-// priorities were kept.
+// PriorityOf is j's priority, empty read as normal.
 func (j Job) PriorityOf() Priority { return j.Priority.normal() }
 
-// Deleted reports whether the owner deleted the job.
 func (j Job) Deleted() bool { return !j.DeletedAt.IsZero() }
 
-// AudioMs is the audio of segs, in milliseconds: each as counted when it
-// was made.
+// AudioMs is the audio of segs, each as counted when made.
 func AudioMs(segs []Segment) int64 {
 	var total int64
 	for _, sg := range segs {
@@ -186,7 +128,6 @@ func AudioMs(segs []Segment) int64 {
 	return total
 }
 
-// Lengths are the segments' lengths in ms, in order.
 func Lengths(segs []Segment) []int64 {
 	out := make([]int64, len(segs))
 	for i, sg := range segs {
@@ -195,41 +136,34 @@ func Lengths(segs []Segment) []int64 {
 	return out
 }
 
-// Segment is one piece of a job's audio and its recognition. Audio longer
-// than the recognizer takes in one file is cut into several.
+// Segment is one piece of a job's audio and its recognition.
 type Segment struct {
-	Seq         int    // 0, 1, …: its place in the job's audio
-	StartMs     int64  // where it starts in the job's audio
-	DurationMs  int64  // how long it is
-	AudioKey    string // the object submitted: the source itself, or a converted piece
-	Container   string // the recognizer's name for its format: OGG_OPUS, MP3, WAV
-	OperationID string // the recognition operation; empty until submitted
-	Done        bool   // the operation finished and its result was read
-	// CountedIn is the start of the window of the installation's count of
-	// recognitions in flight that this one was last counted in; zero when
-	// it is not counted (not submitted, finished, or counting is off).
+	Seq         int // its place in the job's audio
+	StartMs     int64
+	DurationMs  int64
+	AudioKey    string // the source itself, or a converted piece
+	Container   string // OGG_OPUS, MP3, WAV
+	OperationID string // empty until submitted
+	Done        bool   // finished and its result read
+	// CountedIn is the window of the in-flight count it was last counted
+	// in; zero when not counted.
 	CountedIn time.Time
 }
 
-// Object keys of a job's files. Keys are made only here, from the job's id,
-// so they never hold anything a sender chose.
+// Object keys are made only here, from the job's id, never from what a
+// sender chose.
 func SourceKey(id string) string { return "sources/" + id }
 
-// AcceptedKey is where ingest keeps the source it accepted: a server-side
-// copy of SourceKey made once the upload passed its checks, so a later PUT
-// through the same presigned URL cannot change what is probed, converted or
-// recognized. No client is ever given a URL to write it.
+// AcceptedKey is ingest's server-side copy of the checked upload, so a later
+// PUT through the same presigned URL cannot change what is recognized.
 func AcceptedKey(id string) string { return "audio/" + id + "/source" }
 
-// AudioKey is where the seq-th converted piece of a job's audio goes.
 func AudioKey(id string, seq int) string { return fmt.Sprintf("audio/%s/%03d.ogg", id, seq) }
 
-// ResultKey is where the job's transcript goes, with its summary when the
-// job asked for one.
+// ResultKey holds the transcript, with any summary.
 func ResultKey(id string) string { return "results/" + id + ".json" }
 
-// TranslationsKey is where the job's transcript's translations go, every
-// language in one object (package translation).
+// TranslationsKey holds every translation in one object.
 func TranslationsKey(id string) string { return "results/" + id + ".translations.json" }
 
 // Claim names a holder's claim on a job.
@@ -239,11 +173,9 @@ type Claim struct {
 	Until time.Time
 }
 
-// Claim returns the claim the job carries.
 func (j Job) Claim() Claim { return Claim{JobID: j.ID, ID: j.ClaimID, Until: j.ClaimUntil} }
 
-// Due reports whether a due selection at now may take the job: it is live,
-// its pause is over, and no unexpired claim holds it.
+// Due reports whether the job is live, its pause over, and unclaimed.
 func (j Job) Due(now time.Time) bool {
 	return !j.State.Terminal() && !now.Before(j.NextRunAt) && j.claimFree(now)
 }
@@ -254,34 +186,27 @@ func (j Job) claimFree(now time.Time) bool {
 
 // Draft is what a caller knows of a job before it exists.
 type Draft struct {
-	Source    Source
-	OwnerID   string
-	ChargedTo string // see Job.ChargedTo
-	Language  string
-	Priority  Priority // see Job.Priority; empty is normal
-	Speakers  bool     // see Features.Speakers
-	Summary   bool     // see Features.Summary
-	NoReuse   bool     // see Features.NoReuse
-	// ReuseKey, when the recording is known before its upload (a
-	// Telegram file), is the job's reuse key (ReuseKeyOf).
-	ReuseKey          string
+	Source            Source
+	OwnerID           string
+	ChargedTo         string
+	Language          string
+	Priority          Priority
+	Speakers          bool
+	Summary           bool
+	NoReuse           bool
+	ReuseKey          string // when the recording is known before upload (Telegram)
 	Filename          string
 	SizeBytes         int64
 	ContentType       string
 	TelegramChatID    int64
 	TelegramMessageID int64
 
-	// IdempotencyKey makes Store.CreateOnce return the job already made
-	// for the same owner and key.
 	IdempotencyKey string
-
-	// UploadWindow is how long the job waits for its file before a due
-	// selection of the ingest step takes it to see whether the file came
-	// (the upload event may have been lost) or never will.
+	// UploadWindow is how long before a due selection checks for the file
+	// (the upload event may have been lost).
 	UploadWindow time.Duration
 }
 
-// Validate checks a draft before anything is written.
 func (d Draft) Validate() error {
 	switch {
 	case !d.Source.Valid():
@@ -306,10 +231,8 @@ func (d Draft) Validate() error {
 	return nil
 }
 
-// NewJob makes the job Store.Create records for d at now: waiting for its
-// upload, and due when d's upload window closes. The upload event claims it
-// by id before that; a due selection takes it only if the event never came.
-// A draft from Telegram goes through NewMessageJob instead.
+// NewJob makes the job Store.Create records: awaiting upload, due when the
+// window closes (the upload event claims it sooner).
 func NewJob(d Draft, now time.Time) (Job, error) {
 	if d.Source == SourceTelegram {
 		return Job{}, fmt.Errorf("%w: a Telegram job is created for its message", ErrInvalid)
@@ -320,8 +243,7 @@ func NewJob(d Draft, now time.Time) (Job, error) {
 	return newJob(d, now)
 }
 
-// NewKeyedJob makes the job Store.CreateOnce records for d's owner and
-// idempotency key.
+// NewKeyedJob makes the job Store.CreateOnce records.
 func NewKeyedJob(d Draft, now time.Time) (Job, error) {
 	if d.IdempotencyKey == "" || d.OwnerID == "" || d.Source != SourceAPI {
 		return Job{}, fmt.Errorf("%w: a keyed job needs an API owner and a key", ErrInvalid)
@@ -329,14 +251,13 @@ func NewKeyedJob(d Draft, now time.Time) (Job, error) {
 	return newJob(d, now)
 }
 
-// MaxIdempotencyKey is the longest idempotency key taken, in bytes.
-const MaxIdempotencyKey = 255
+// Longest idempotency key and payer taken, in bytes.
+const (
+	MaxIdempotencyKey = 255
+	MaxChargedTo      = 255
+)
 
-// MaxChargedTo is the longest payer taken, in bytes.
-const MaxChargedTo = 255
-
-// NewMessageJob makes the job Store.CreateForMessage records for d's
-// Telegram message.
+// NewMessageJob makes the job Store.CreateForMessage records.
 func NewMessageJob(d Draft, now time.Time) (Job, error) {
 	if d.Source != SourceTelegram {
 		return Job{}, fmt.Errorf("%w: only a Telegram job is created for a message", ErrInvalid)

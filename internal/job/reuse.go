@@ -7,26 +7,18 @@ import (
 	"strings"
 )
 
-// A done job's transcript is reused by a later job of the same recording
-// with the same recognition options, within a scope: the later job ends
-// done at once, with no recognition, a copy of the earlier transcript and
-// ReusedFrom naming it (package pipeline). The two meet by ReuseKey, a
-// hash of the scope, the recording and the options, recorded on the
-// earlier job and looked up for the later (Store.Reusable).
+// A later job of the same recording and options, within a scope, ends done
+// at once with a copy of an earlier transcript (package pipeline); they
+// meet by ReuseKey (Store.Reusable).
 
-// ReuseScope is how far a transcript is reused (REUSE_SCOPE).
+// ReuseScope is REUSE_SCOPE.
 type ReuseScope string
 
-// The scopes.
 const (
-	// ReusePayer reuses within one payer: an API token's jobs, or one
-	// Telegram chat's.
-	ReusePayer ReuseScope = "payer"
-	// ReuseInstallation reuses across every payer: an instant answer then
-	// tells a sender that someone sent the same recording before.
+	ReusePayer ReuseScope = "payer" // an API token's, or a Telegram chat's
+	// ReuseInstallation: an instant answer tells a sender someone sent the same before.
 	ReuseInstallation ReuseScope = "installation"
-	// ReuseOff never reuses.
-	ReuseOff ReuseScope = "off"
+	ReuseOff          ReuseScope = "off"
 )
 
 // ParseReuseScope reads REUSE_SCOPE; empty is ReusePayer.
@@ -40,20 +32,14 @@ func ParseReuseScope(s string) (ReuseScope, error) {
 	return "", fmt.Errorf("%q is not payer, installation or off", s)
 }
 
-// MediaOfTelegram is the recording of a Telegram file, named by its
-// file_unique_id, which is the same for the same file whoever sends it.
+// MediaOfTelegram names a file by file_unique_id, the same whoever sends it.
 func MediaOfTelegram(fileUniqueID string) string { return "tg-file:" + fileUniqueID }
 
-// MediaOfBytes is the recording of uploaded bytes, named by their SHA-256.
 func MediaOfBytes(sum [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(sum[:]) }
 
-// ReuseKeyOf is j's reuse key in scope for the recording media (MediaOf…),
-// recognized in language lang (j's, or the installation's default): a
-// SHA-256 of the payer (an API job's payer, a Telegram job's chat) unless
-// the scope is the installation, the recording and the options the
-// transcript depends on (language, speakers, summary, deferred model).
-// Empty, so never reused nor a source, when the scope is off, j asked for
-// a fresh recognition (Features.NoReuse), or media is empty.
+// ReuseKeyOf hashes the payer (unless installation-wide), the recording
+// (MediaOf…) and the options the transcript depends on; empty when off,
+// NoReuse, or no media.
 func ReuseKeyOf(scope ReuseScope, j Job, media, lang string) string {
 	if scope == ReuseOff || scope == "" || j.Features.NoReuse || media == "" {
 		return ""
@@ -74,10 +60,10 @@ func ReuseKeyOf(scope ReuseScope, j Job, media, lang string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// MaxReuseKey is the length of a reuse key: a hex SHA-256.
+// MaxReuseKey is a hex SHA-256.
 const MaxReuseKey = 2 * sha256.Size
 
-// ReuseKeyOfDraft is ReuseKeyOf for the job d makes, before it is made.
+// ReuseKeyOfDraft is ReuseKeyOf for the job d makes.
 func ReuseKeyOfDraft(scope ReuseScope, d Draft, media, lang string) string {
 	j := Job{Source: d.Source, OwnerID: d.OwnerID, ChargedTo: d.ChargedTo, Priority: d.Priority.normal(),
 		Features: Features{Speakers: d.Speakers, Summary: d.Summary, NoReuse: d.NoReuse}}

@@ -1,12 +1,5 @@
-// Package logscan checks, for tests, that no log line carries a secret.
-//
-// A Scan collects every line a test binary logs through its loggers; when
-// the tests are over, Run fails the binary if one line carries a secret:
-// a value registered with Secret (a bot token, the S3 secret key, the
-// SpeechKit API key, an upload-link secret), or anything shaped like a
-// credential whatever its value — an API token secret (trk_…), a callback
-// secret (whsec_…), a SigV4 signature or credential in a URL or an
-// Authorization header, an upload link's token.
+// Package logscan fails a test binary whose logs carry a secret: a value
+// registered with Secret, or anything shaped like a credential.
 package logscan
 
 import (
@@ -21,8 +14,7 @@ import (
 	"testing"
 )
 
-// shapes are secrets recognized by their form: the value differs in every
-// test, the shape does not.
+// shapes are secrets known by form, whatever the test's values.
 var shapes = []struct {
 	name string
 	re   *regexp.Regexp
@@ -43,11 +35,9 @@ type Scan struct {
 	secrets map[string]string // value → what it is
 }
 
-// New returns an empty scan.
 func New() *Scan { return &Scan{secrets: map[string]string{}} }
 
-// Secret registers a value no line may carry, named for the report. Values
-// shorter than 6 bytes are ignored: they would match by chance.
+// Secret registers values no line may carry; under 6 bytes would match by chance.
 func (s *Scan) Secret(what string, values ...string) *Scan {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -64,8 +54,7 @@ func (s *Scan) Logger(testing.TB) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(s, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// Write keeps p: anything that writes log lines (a process's stderr) may
-// write here.
+// Write keeps log lines from anywhere (a process's stderr).
 func (s *Scan) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,8 +64,7 @@ func (s *Scan) Write(p []byte) (int, error) {
 
 var _ io.Writer = (*Scan)(nil)
 
-// Leaks returns each kept line that carries a secret, with what it
-// carries.
+// Leaks returns each line that carries a secret, with what.
 func (s *Scan) Leaks() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,8 +91,7 @@ func (s *Scan) carries(line string) string {
 	return ""
 }
 
-// Run runs the tests, then the scan: the exit code is 1 if a log line
-// carries a secret.
+// Run runs the tests, then fails if a line carries a secret.
 func (s *Scan) Run(m *testing.M) int {
 	code := m.Run()
 	if leaks := s.Leaks(); len(leaks) > 0 {

@@ -1,6 +1,7 @@
 package speechkit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,31 +18,22 @@ import (
 	"transcriber/internal/clock"
 )
 
-// IAM token settings. An IAM token lives at most 12 hours and the metadata
-// service returns its remaining lifetime in expires_in (Yandex Cloud docs,
-// IAM "IAM token", "Lifetime"); the docs advise asking for a new one well
-// before that, "e.g., every hour" (Compute, "Using Yandex Cloud from within a
-// VM"). So a token is reused for at most an hour, and never within five
-// minutes of its expiry.
+// An IAM token lives at most 12 h; the docs advise a new one "e.g., every
+// hour" (Compute, "Using Yandex Cloud from within a VM"). A token is reused
+// at most an hour, never within 5 minutes of expiry.
 const (
 	tokenMaxAge        = time.Hour
 	tokenRefreshMargin = 5 * time.Minute
-	// tokenMaxLifetime is the longest an IAM token lives: an answer whose
-	// expires_in says more is not a token this service hands out, and
-	// refusing it also keeps the lifetime far from time.Duration's range
-	// (about 292 years, which expires_in over 9.2e9 seconds would overflow).
+	// tokenMaxLifetime refuses longer claims, which also keeps expires_in
+	// far from overflowing time.Duration.
 	tokenMaxLifetime = 12 * time.Hour
-	// maxQuoted bounds a string from the answer quoted in an error.
-	maxQuoted = 32
-	// metadataTimeout bounds one request to the metadata service, which is
-	// link-local and answers in milliseconds when it answers at all.
-	metadataTimeout = 10 * time.Second
-	// metadataMaxBody caps the token response read; a real one is ~1 KB.
-	metadataMaxBody = 64 << 10
+	maxQuoted        = 32 // of an answer's string in an error
+	metadataTimeout  = 10 * time.Second
+	metadataMaxBody  = 64 << 10 // a real answer is ~1 KB
 )
 
-// tokenSource fetches the service account's IAM token from the metadata
-// service and caches it. Concurrent callers wait for one fetch.
+// tokenSource caches the IAM token of the metadata service; concurrent
+// callers wait for one fetch.
 type tokenSource struct {
 	url   string
 	clock clock.Clock
@@ -52,9 +44,8 @@ type tokenSource struct {
 	refreshAt time.Time // ask again from here on
 	expiresAt time.Time // the token is no good from here on
 
-	// The tokens handed out so far (the current one and the one before), for
-	// scrubbing error text; separate from mu so that classifying an error
-	// never waits for a fetch.
+	// The current and previous token, for scrubbing; own lock so that
+	// classifying an error never waits for a fetch.
 	seenMu sync.Mutex
 	recent [2]string
 }
@@ -63,9 +54,8 @@ func newTokenSource(url string, c clock.Clock) *tokenSource {
 	return &tokenSource{url: url, clock: c, http: &http.Client{Timeout: metadataTimeout}}
 }
 
-// token returns a valid IAM token, fetching a new one when the cached one is
-// due for refresh. If the refresh fails while the cached token has not yet
-// expired, the cached token is returned.
+// token returns the cached token, refreshed when due; a failed refresh
+// falls back on an unexpired cached one.
 func (t *tokenSource) token(ctx context.Context) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -80,25 +70,20 @@ func (t *tokenSource) token(ctx context.Context) (string, error) {
 		}
 		return "", err
 	}
-	life := min(ttl-tokenRefreshMargin, tokenMaxAge)
-	if life < 0 {
-		life = 0 // about to expire already: use it for this call only
-	}
+	life := max(min(ttl-tokenRefreshMargin, tokenMaxAge), 0) // 0: this call only
 	t.current, t.refreshAt, t.expiresAt = tok, now.Add(life), now.Add(ttl)
 	t.remember(tok)
 	return tok, nil
 }
 
-// metadataToken is the metadata service's answer, in the Google Compute
-// Engine format: {"access_token":"…","expires_in":43200,"token_type":"Bearer"}.
+// metadataToken is the metadata service's answer (GCE format).
 type metadataToken struct {
 	AccessToken string `json:"access_token"`
 	ExpiresIn   int64  `json:"expires_in"` // seconds
 	TokenType   string `json:"token_type"`
 }
 
-// fetch asks the metadata service for a token. Its errors never hold the
-// response body, which may hold a token.
+// fetch asks for a token; its errors never hold the body, which may hold one.
 func (t *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, metadataTimeout)
 	defer cancel()
@@ -136,8 +121,7 @@ func (t *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) 
 	return mt.AccessToken, time.Duration(mt.ExpiresIn) * time.Second, nil
 }
 
-// quoted is s cut to maxQuoted bytes (at a character boundary) for an error
-// text, so a server cannot fill logs through it.
+// quoted cuts s so that a server cannot fill logs through an error.
 func quoted(s string) string { return cut(s, maxQuoted) }
 
 func (t *tokenSource) remember(tok string) {
@@ -156,30 +140,22 @@ func (t *tokenSource) seen() []string {
 
 const redactedText = "[redacted]"
 
-// Authorizer is the credentials of a call to Yandex Cloud's AI APIs: an API
-// key, or the IAM token of the function's service account from the metadata
-// service, cached. SpeechKit and Translate take the same ones (both accept
-// "Api-Key <key>" and "Bearer <IAM token>"), so an instance keeps one
-// Authorizer and one token cache for both (Client.Authorizer). It is safe
-// for concurrent use.
+// Authorizer is the credentials of SpeechKit and Translate: an API key, or
+// the service account's cached IAM token. Safe for concurrent use.
 type Authorizer struct {
 	apiKey   string
 	folderID string
 	tokens   *tokenSource // nil when an API key is set
 }
 
-// NewAuthorizer returns the credentials of an API key, or, when apiKey is
-// empty, of the IAM tokens handed out at metadataURL (default
-// DefaultMetadataURL), named with folderID. c decides when a cached token is
-// due for refresh; default clock.System(). It does no network I/O.
+// NewAuthorizer uses apiKey, or when it is empty the IAM tokens at
+// metadataURL (default DefaultMetadataURL) with folderID. No network I/O.
 func NewAuthorizer(apiKey, folderID, metadataURL string, c clock.Clock) (*Authorizer, error) {
 	a := &Authorizer{apiKey: apiKey, folderID: folderID}
 	if apiKey != "" {
 		return a, nil
 	}
-	if metadataURL == "" {
-		metadataURL = DefaultMetadataURL
-	}
+	metadataURL = cmp.Or(metadataURL, DefaultMetadataURL)
 	if u, err := url.Parse(metadataURL); err != nil || u.Host == "" {
 		return nil, errors.New("speechkit: the metadata URL is not a valid URL")
 	}
@@ -190,10 +166,8 @@ func NewAuthorizer(apiKey, folderID, metadataURL string, c clock.Clock) (*Author
 	return a, nil
 }
 
-// Authorization returns the value of a call's Authorization header, and the
-// folder to name with it: "Api-Key <key>" and no folder when an API key is
-// set; otherwise "Bearer <IAM token>" and the configured folder, if any.
-// Its error (no token to be had) never holds a secret.
+// Authorization returns the Authorization header's value ("Api-Key <key>",
+// or "Bearer <IAM token>" with the folder). Its error holds no secret.
 func (a *Authorizer) Authorization(ctx context.Context) (value, folder string, err error) {
 	if a.apiKey != "" {
 		return "Api-Key " + a.apiKey, "", nil
@@ -205,10 +179,13 @@ func (a *Authorizer) Authorization(ctx context.Context) (value, folder string, e
 	return "Bearer " + token, a.folderID, nil
 }
 
-// Scrub returns text with the API key and the IAM tokens handed out
-// replaced.
+// Scrub replaces the API key and the IAM tokens handed out.
 func (a *Authorizer) Scrub(text string) string {
-	for _, s := range a.secrets() {
+	secrets := []string{a.apiKey}
+	if a.tokens != nil {
+		secrets = append(secrets, a.tokens.seen()...)
+	}
+	for _, s := range secrets {
 		if s != "" {
 			text = strings.ReplaceAll(text, s, redactedText)
 		}
@@ -216,18 +193,8 @@ func (a *Authorizer) Scrub(text string) string {
 	return text
 }
 
-// secrets are the strings no error text may hold.
-func (a *Authorizer) secrets() []string {
-	s := []string{a.apiKey}
-	if a.tokens != nil {
-		s = append(s, a.tokens.seen()...)
-	}
-	return s
-}
-
-// redact returns err unchanged unless its text holds the API key or an IAM
-// token; then it returns a new error with the secret replaced, keeping only
-// the gRPC status code, so the secret is nowhere in the chain.
+// redact returns err, or when its text holds a secret a new error with it
+// replaced, keeping only the gRPC code, so the secret is nowhere in the chain.
 func (a *Authorizer) redact(err error) error {
 	if err == nil {
 		return nil
@@ -242,9 +209,3 @@ func (a *Authorizer) redact(err error) error {
 	}
 	return errors.New(clean)
 }
-
-// scrub returns text with the client's secrets replaced (Authorizer.Scrub).
-func (c *Client) scrub(text string) string { return c.auth.Scrub(text) }
-
-// redact is Authorizer.redact with the client's secrets.
-func (c *Client) redact(err error) error { return c.auth.redact(err) }

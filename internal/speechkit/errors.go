@@ -11,46 +11,30 @@ import (
 	"transcriber/internal/errs"
 )
 
-// The codes of the errors this package returns. Their messages are for
-// people; SDK and gRPC text goes only into the wrapped cause.
+// Error codes; SDK and gRPC text goes only into the wrapped cause.
 const (
-	// Retry later (errs.Unavailable).
-	CodeUnavailable       = "speechkit_unavailable"   // a call failed in a way that may pass
-	CodeAccessDenied      = "speechkit_access_denied" // Unauthenticated or PermissionDenied: credentials or roles
-	CodeRecognitionFailed = "recognition_failed"      // the operation itself ended in a transient error: submit again
-	// CodeRecognitionQuota: a submission met the recognizer's quota of
-	// recognition requests (RESOURCE_EXHAUSTED; SpeechKit allows 500 an
-	// hour). No fault of the job's: the caller waits for the quota to free
-	// instead of counting an attempt.
-	CodeRecognitionQuota = "recognition_quota"
-	// CodeCheckQuota: a status check met the recognizer's quota of checks
-	// (RESOURCE_EXHAUSTED on OperationService.Get; SpeechKit allows 5 a
-	// second). The recognition runs on; the caller checks again later and
-	// counts no attempt.
-	CodeCheckQuota      = "check_quota"
-	codeAuthUnavailable = "speechkit_auth_unavailable"
+	// errs.Unavailable: retry later.
+	CodeUnavailable       = "speechkit_unavailable"
+	CodeAccessDenied      = "speechkit_access_denied" // credentials or roles
+	CodeRecognitionFailed = "recognition_failed"      // the operation failed transiently: submit again
+	CodeRecognitionQuota  = "recognition_quota"       // Submit met the 500-an-hour quota: wait, count no attempt
+	CodeCheckQuota        = "check_quota"             // Check met the 5-a-second quota: check later, count no attempt
+	codeAuthUnavailable   = "speechkit_auth_unavailable"
 
-	// Give up (errs.Permanent).
-	CodeRejected = "speechkit_rejected"  // the recognizer refused the request or the audio
-	CodeExpired  = "recognition_expired" // the operation or its result is gone (results are kept 3 days)
-	// CodeRequestTooLarge: the request with the audio is larger than a
-	// gRPC message may be, ours to send or the recognizer's to receive
-	// (RESOURCE_EXHAUSTED, as the quota, but with gRPC's "larger than max"
-	// text). The same request is as large next time: no wait helps.
-	CodeRequestTooLarge = "audio_too_large_for_request"
-	// CodeAnswerTooLarge: an answer of the recognizer (a status, a piece of
-	// the result) is larger than this client takes in one gRPC message.
-	CodeAnswerTooLarge = "recognizer_answer_too_large"
+	// errs.Permanent: give up.
+	CodeRejected        = "speechkit_rejected"
+	CodeExpired         = "recognition_expired"         // the operation or its result is gone (kept 3 days)
+	CodeRequestTooLarge = "audio_too_large_for_request" // over gRPC's message size: as large next time
+	CodeAnswerTooLarge  = "recognizer_answer_too_large" // an answer over this client's message size
 
-	// The caller's request is wrong (errs.Invalid).
+	// errs.Invalid: the caller's request is wrong.
 	CodeNoAudio             = "speechkit_no_audio"
 	CodeAudioTooLarge       = "audio_too_large"
 	CodeUnsupportedFormat   = "unsupported_audio_format"
 	CodeUnsupportedLanguage = "unsupported_language"
 	CodeNoOperation         = "speechkit_no_operation"
-	CodeNoSummaryModel      = "summary_unavailable" // a summary asked for without a model or an instruction
+	CodeNoSummaryModel      = "summary_unavailable" // no summary model or instruction
 
-	// Anything else (errs.Internal).
 	codeInternal = "speechkit_error"
 )
 
@@ -66,8 +50,7 @@ const (
 	msgExpired      = "the recognition result is no longer available (results are kept for 3 days)"
 )
 
-// call names what was being done when an error came back, because the same
-// gRPC code means different things on different calls.
+// call is what was being done: a gRPC code means different things on different calls.
 type call uint8
 
 const (
@@ -78,29 +61,11 @@ const (
 	callOperation             // the error inside a finished operation
 )
 
-// classify is the one place SpeechKit's errors become the service's error
-// vocabulary. It returns nil when the outcome is not an error for this call
-// (NotFound on Delete: the result is already gone).
-//
-//   - ResourceExhausted with gRPC's text of a message over its size limit
-//     (sizeRefusal): errs.Permanent, never a quota. On Submit and inside an
-//     operation CodeRequestTooLarge, the request with the audio was too
-//     large; elsewhere CodeAnswerTooLarge, the recognizer's answer was.
-//   - ResourceExhausted on Submit: errs.Unavailable CodeRecognitionQuota,
-//     the request quota is used up; wait for it.
-//   - Unavailable, DeadlineExceeded, ResourceExhausted, Aborted, Internal,
-//     Unknown, Canceled: errs.Unavailable, retry. Inside a finished operation
-//     the code is CodeRecognitionFailed: polling again will not help, a new
-//     Submit may.
-//   - InvalidArgument, FailedPrecondition, OutOfRange, Unimplemented:
-//     errs.Permanent CodeRejected.
-//   - NotFound: on Check and Result the operation or its result is gone,
-//     errs.Permanent CodeExpired; on Submit and inside an operation the audio
-//     was not found, CodeRejected; on Delete, nil.
-//   - Unauthenticated, PermissionDenied: errs.Unavailable CodeAccessDenied
-//     (a key, a token or a role is wrong; someone must fix it, and the job
-//     may then go on).
-//   - anything else: errs.Internal.
+// classify turns SpeechKit's errors into the service's codes; nil for
+// NotFound on Delete. A size refusal is permanent, never a quota; inside a
+// finished operation a transient error is CodeRecognitionFailed (a new
+// Submit may pass); access errors are Unavailable (someone fixes a key or
+// role and the job goes on).
 func (c *Client) classify(k call, err error) error {
 	if err == nil {
 		return nil
@@ -109,7 +74,7 @@ func (c *Client) classify(k call, err error) error {
 	if errors.As(err, &done) {
 		return err // classified already (a token failure, a closed client)
 	}
-	cause := c.redact(err)
+	cause := c.auth.redact(err)
 	st, ok := status.FromError(err)
 	if !ok {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -158,44 +123,18 @@ func (c *Client) classify(k call, err error) error {
 	}
 }
 
-// sizeRefusal reports whether a RESOURCE_EXHAUSTED status's message is
-// gRPC's refusal of a message over its size limit rather than a quota:
-// gRPC gives both the one code. The texts are the libraries' own, matched
-// without case and without the numbers:
-//
-//   - grpc-go (rpc_util.go, stream.go, server.go): "grpc: received message
-//     larger than max (N vs. M)", "grpc: received message larger than max
-//     length allowed on current machine", "grpc: message after
-//     decompression larger than max", "[grpc: ]trying to send message
-//     larger than max (N vs. M)";
-//   - gRPC's C core (the servers of most other languages): "Received
-//     message larger than max (N vs. M)", "Sent message larger than max";
-//   - grpc-java: "gRPC message exceeds maximum size M: N", and its
-//     "Decompressed …" form.
+// sizeRefusal reports whether a RESOURCE_EXHAUSTED message is gRPC's size
+// refusal, not a quota: grpc-go and the C core say "larger than max",
+// grpc-java "message exceeds maximum size".
 func sizeRefusal(msg string) bool {
 	msg = strings.ToLower(msg)
 	return strings.Contains(msg, "larger than max") || strings.Contains(msg, "message exceeds maximum size")
 }
 
-// NotAccepted reports whether a failed Submit's request surely did not
-// reach recognition, so it does not count against the recognizer's quota
-// of requests:
-//
-//   - the request never left: it was not valid (errs.Invalid), or no IAM
-//     token could be had for it;
-//   - the recognizer refused it before accepting it: UNAVAILABLE (the
-//     service's own refusal, and gRPC's code for a connection that could
-//     not be made) and RESOURCE_EXHAUSTED for the quota.
-//
-// Anything else may have been accepted, and is counted: an operation that
-// came back (even one that ended in an error), DEADLINE_EXCEEDED or
-// CANCELLED (the request may have been read before the answer was given
-// up), a message over gRPC's size limit (told apart only by its text,
-// which an operation's own error may carry too), and every other answer
-// given after the request was read (INTERNAL, UNKNOWN, ABORTED,
-// INVALID_ARGUMENT and the other refusals: whether SpeechKit counts a
-// request it refuses is not documented). docs/platform.md says which
-// answers are counted and which are uncertain.
+// NotAccepted reports whether a failed Submit surely did not reach
+// recognition, so it does not count against the request quota: invalid, no
+// IAM token, UNAVAILABLE, or the quota itself. Anything else may have been
+// read and is counted (docs/platform.md).
 func NotAccepted(err error) bool {
 	if err == nil {
 		return false
@@ -210,12 +149,9 @@ func NotAccepted(err error) bool {
 	return errs.KindOf(err) == errs.Invalid
 }
 
-// Outage reports whether err says the recognizer is unavailable to every
-// caller, not that this request is wrong: UNAVAILABLE, a time-out, no
-// connection or a transport error, an error on the recognizer's side
-// (INTERNAL, UNKNOWN, ABORTED; a 5xx of the synchronous endpoint), or no
-// IAM token to be had. The caller tells its own stops (a cancelled
-// context) apart.
+// Outage reports whether err says the recognizer is down for every caller
+// (transport, time-out, 5xx, no IAM token), not that this request is wrong;
+// the caller tells its own cancellation apart.
 func Outage(err error) bool {
 	switch errs.CodeOf(err) {
 	case CodeUnavailable, codeAuthUnavailable:

@@ -10,17 +10,10 @@ import (
 	"transcriber/internal/errs"
 )
 
-// Check asks whether the recognition is finished. SpeechKit's quota is 5
-// status checks per second (API v3, "Quotas and limits"), and it needs about
-// 10 s per minute of mono audio, so callers should poll sparingly.
-//
-// It returns (false, nil) while the recognition runs and (true, nil) when its
-// result is ready. A recognition that ended in an error returns done = true
-// with the error classified: errs.Permanent CodeRejected (CodeRequestTooLarge
-// for a request over gRPC's message size) when the audio or the request is at
-// fault, errs.Unavailable CodeRecognitionFailed when submitting again may
-// succeed. A failed call returns done = false: an unknown operation
-// is errs.Permanent CodeExpired, the rest as classify says.
+// Check reports whether the recognition is finished; poll sparingly (quota:
+// 5 checks a second; recognition takes about 10 s a minute of mono audio).
+// A recognition that failed is done with its error classified; a failed
+// call is not done (an unknown operation is CodeExpired).
 func (c *Client) Check(ctx context.Context, operationID string) (done bool, err error) {
 	if operationID == "" {
 		return false, errNoOperation()
@@ -33,16 +26,14 @@ func (c *Client) Check(ctx context.Context, operationID string) (done bool, err 
 	if err != nil {
 		return false, c.classify(callCheck, err)
 	}
-	// The Operation contract: an error may be set before done when a failure
-	// is detected; either way the recognition will not produce a result.
+	// An error may be set before done; either way no result will come.
 	if e := op.GetError(); e != nil {
 		return true, c.classify(callOperation, status.ErrorProto(e))
 	}
 	return op.GetDone(), nil
 }
 
-// Delete removes the recognition's result from SpeechKit (it would otherwise
-// be kept 3 days). A result that is already gone is not an error.
+// Delete removes the result (else kept 3 days); one already gone is no error.
 func (c *Client) Delete(ctx context.Context, operationID string) error {
 	if operationID == "" {
 		return errNoOperation()

@@ -1,10 +1,11 @@
 package speechkit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,28 +14,13 @@ import (
 	"transcriber/internal/transcript"
 )
 
-// Result reads the finished recognition's result and assembles it into a
-// transcript. Call it after Check says done; the result is kept 3 days.
-//
-// Each `final` message becomes an Utterance: the first alternative's text,
-// words and times, on the channel of the message's channel_tag. The
-// `final_refinement` with the same channel and final index (audio_cursors)
-// gives its normalized text to Utterance.Normal; without one Normal = Text.
-// Utterances are sorted by start time, then channel. DurationMs is the
-// latest time the result mentions: an utterance's or word's end, or the
-// audio cursors' final and processed times. Language is the language
-// SpeechKit reported with the most total probability (in "auto" mode), else
-// empty. No speech is an empty transcript, not an error.
-//
-// With speaker labeling (Request.Speakers) the channel_tag of a final is
-// its speaker, "0" or "1", so Utterance.Channel holds the speaker; the
-// caller, which knows what it asked for, names them. A `summarization`
-// message (Request.Summary) becomes Transcript.Summary: the responses'
-// texts joined by a blank line, and the model's token usage; a result
-// without one, or with only empty responses, has no summary.
-//
-// Errors: an unknown or expired operation is errs.Permanent CodeExpired; the
-// rest as classify says.
+// Result reads a finished recognition as a transcript. Each final's first
+// alternative is an utterance on its channel_tag (the speaker, with
+// labeling); the refinement with the same channel and final index gives
+// Normal (else Normal = Text). Sorted by start, then channel; DurationMs is
+// the latest time mentioned; Language the most probable reported. The
+// summarization's responses join by a blank line. No speech is an empty
+// transcript.
 func (c *Client) Result(ctx context.Context, operationID string) (transcript.Transcript, error) {
 	if operationID == "" {
 		return transcript.Transcript{}, errNoOperation()
@@ -43,7 +29,7 @@ func (c *Client) Result(ctx context.Context, operationID string) (transcript.Tra
 	if err != nil {
 		return transcript.Transcript{}, err
 	}
-	ctx, cancel := context.WithCancel(ctx) // ends the stream if we stop early
+	ctx, cancel := context.WithCancel(ctx) // ends the stream on an early return
 	defer cancel()
 	stream, err := c.stt.GetRecognition(ctx, &stt.GetRecognitionRequest{OperationId: operationID})
 	if err != nil {
@@ -63,17 +49,13 @@ func (c *Client) Result(ctx context.Context, operationID string) (transcript.Tra
 	return a.transcript(), nil
 }
 
-// finalKey names one final: its channel tag and its index in the stream.
-// Whether SpeechKit counts finals per channel or across channels is not
-// documented; the key works either way, and where a key repeats, a
-// refinement belongs to the latest final with that key (a refinement follows
-// its final in the stream).
+// finalKey names a final by channel and index, whichever way SpeechKit
+// counts; a repeated key's refinement belongs to the latest final.
 type finalKey struct {
 	channel string
 	index   int64
 }
 
-// assembler builds a transcript from GetRecognition's messages.
 type assembler struct {
 	utts       []transcript.Utterance
 	normalized []bool
@@ -136,12 +118,8 @@ func (a *assembler) transcript() transcript.Transcript {
 		t.DurationMs = max(t.DurationMs, u.EndMs)
 		t.Utterances = append(t.Utterances, u)
 	}
-	sort.SliceStable(t.Utterances, func(i, j int) bool {
-		ui, uj := t.Utterances[i], t.Utterances[j]
-		if ui.StartMs != uj.StartMs {
-			return ui.StartMs < uj.StartMs
-		}
-		return ui.Channel < uj.Channel
+	slices.SortStableFunc(t.Utterances, func(a, b transcript.Utterance) int {
+		return cmp.Or(cmp.Compare(a.StartMs, b.StartMs), cmp.Compare(a.Channel, b.Channel))
 	})
 	if len(a.summary) > 0 {
 		t.Summary = &transcript.Summary{Text: strings.Join(a.summary, "\n\n"), Usage: a.usage}
@@ -155,10 +133,8 @@ func (a *assembler) transcript() transcript.Transcript {
 	return t
 }
 
-// utterance turns one alternative into an Utterance. When the alternative
-// carries no times of its own, its words' span is used; its end is never
-// before any of its words' ends (words out of order included), so the
-// transcript's duration covers every word.
+// utterance takes its words' start when it has no times, and ends no
+// earlier than any word, so the duration covers every word.
 func utterance(channel int, alt *stt.Alternative) transcript.Utterance {
 	u := transcript.Utterance{
 		Channel: channel,
@@ -182,8 +158,7 @@ func utterance(channel int, alt *stt.Alternative) transcript.Utterance {
 	return u
 }
 
-// channelNumber reads a channel tag ("0", "1"). SpeechKit sends decimal
-// numbers; anything else is taken as channel 0.
+// channelNumber reads a decimal tag; anything else is channel 0.
 func channelNumber(tag string) int {
 	n, err := strconv.Atoi(tag)
 	if err != nil || n < 0 {

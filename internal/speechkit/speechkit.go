@@ -1,23 +1,18 @@
-// Package speechkit is the adapter to Yandex SpeechKit's asynchronous
-// recognition, API v3: submit an audio file, poll its operation, read the
-// result as a transcript, delete the result; and to its synchronous
-// recognition, REST API v1 (sync.go): a short recording in one request, its
-// text in the answer.
+// Package speechkit is the adapter to Yandex SpeechKit: asynchronous
+// recognition over gRPC API v3 (submit, check, result, delete) and
+// synchronous recognition over REST API v1 (sync.go).
 //
-// It speaks gRPC through the generated protos of go-genproto and the light
-// lazy clients of go-sdk's gen/ai/sttv3 and gen/operation subpackages; the
-// go-sdk root package is never imported, because it pulls in every Yandex
-// Cloud service, and the Cloud Functions builder has five minutes at half a
-// CPU (docs/platform.md, "Cloud Functions: the Go build").
+// It imports only go-sdk's gen/ai/sttv3 and gen/operation, never the go-sdk
+// root, which pulls in every service and overruns the Cloud Functions build
+// (docs/platform.md, "Cloud Functions: the Go build").
 //
-// Every error a method returns is classified by the errs package in one
-// place (classify): the kind decides whether the pipeline retries, the code
-// is a stable word, and the message never holds SDK text, keys or tokens.
-// The API key and IAM tokens are also scrubbed from the wrapped causes, so a
-// log line of the full error cannot leak them.
+// Every error goes through classify: the kind decides retries, the code is
+// a stable word, the message holds no SDK text; keys and tokens are scrubbed
+// from the causes too.
 package speechkit
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -44,59 +39,38 @@ const (
 	DefaultEndpoint          = "stt.api.cloud.yandex.net:443"
 	DefaultOperationEndpoint = "operation.api.cloud.yandex.net:443"
 	DefaultModel             = "general"
-	// DefaultMetadataURL is the metadata service of Cloud Functions (and
-	// Compute), which hands out the IAM token of the function's service
-	// account in the Google Compute Engine format.
+	// DefaultMetadataURL hands out the service account's IAM token (GCE format).
 	DefaultMetadataURL = "http://169.254.169.254/computeMetadata/v1/instance/service-accounts/default/token"
 )
 
-// Config says where SpeechKit is and how to authenticate. The entrypoint
-// fills it from the environment (SPEECHKIT_*); this package reads no
-// environment itself.
+// Config says where SpeechKit is and how to authenticate (SPEECHKIT_*).
 type Config struct {
-	Endpoint          string      // AsyncRecognizer; default DefaultEndpoint
-	OperationEndpoint string      // OperationService; default DefaultOperationEndpoint
-	APIKey            string      // when set, every call carries "authorization: Api-Key <key>"
-	FolderID          string      // sent as x-folder-id with an IAM token
-	Insecure          bool        // plaintext gRPC, for tests and the local fake
-	Model             string      // recognition model; default DefaultModel
-	MetadataURL       string      // IAM token source when APIKey is empty; default DefaultMetadataURL
-	Clock             clock.Clock // decides when a cached IAM token is due for refresh; default clock.System()
-	// SyncURL is synchronous recognition's REST endpoint (RecognizeSync);
-	// default DefaultSyncURL. https, or http with Insecure.
-	SyncURL string
-	// SyncTimeout bounds one synchronous request; default
-	// DefaultSyncTimeout.
-	SyncTimeout time.Duration
+	Endpoint          string        // AsyncRecognizer; default DefaultEndpoint
+	OperationEndpoint string        // OperationService; default DefaultOperationEndpoint
+	APIKey            string        // when set, every call carries "authorization: Api-Key <key>"
+	FolderID          string        // sent as x-folder-id with an IAM token
+	Insecure          bool          // plaintext gRPC, for tests and the local fake
+	Model             string        // recognition model; default DefaultModel
+	MetadataURL       string        // IAM token source when APIKey is empty; default DefaultMetadataURL
+	Clock             clock.Clock   // decides when a cached IAM token is due for refresh; default clock.System()
+	SyncURL           string        // RecognizeSync's endpoint; default DefaultSyncURL; https, or http with Insecure
+	SyncTimeout       time.Duration // bounds one synchronous request; default DefaultSyncTimeout
 }
 
 func (c Config) withDefaults() Config {
-	if c.Endpoint == "" {
-		c.Endpoint = DefaultEndpoint
-	}
-	if c.OperationEndpoint == "" {
-		c.OperationEndpoint = DefaultOperationEndpoint
-	}
-	if c.Model == "" {
-		c.Model = DefaultModel
-	}
-	if c.MetadataURL == "" {
-		c.MetadataURL = DefaultMetadataURL
-	}
+	c.Endpoint = cmp.Or(c.Endpoint, DefaultEndpoint)
+	c.OperationEndpoint = cmp.Or(c.OperationEndpoint, DefaultOperationEndpoint)
+	c.Model = cmp.Or(c.Model, DefaultModel)
+	c.MetadataURL = cmp.Or(c.MetadataURL, DefaultMetadataURL)
 	if c.Clock == nil {
 		c.Clock = clock.System()
 	}
-	if c.SyncURL == "" {
-		c.SyncURL = DefaultSyncURL
-	}
-	if c.SyncTimeout <= 0 {
-		c.SyncTimeout = DefaultSyncTimeout
-	}
+	c.SyncURL = cmp.Or(c.SyncURL, DefaultSyncURL)
+	c.SyncTimeout = cmp.Or(max(c.SyncTimeout, 0), DefaultSyncTimeout)
 	return c
 }
 
-// Client calls SpeechKit. Make one per instance and reuse it: connections
-// are opened on the first call and kept. It is safe for concurrent use.
+// Client calls SpeechKit; one per instance, safe for concurrent use.
 type Client struct {
 	cfg   Config
 	auth  *Authorizer
@@ -109,13 +83,11 @@ type Client struct {
 	closed  atomic.Bool
 }
 
-// New returns a client. It does no network I/O: the gRPC connections are
-// made on first use, and the IAM token is fetched on the first call that
-// needs it.
-// SyncEndpoint is where synchronous requests go: SyncURL, or
-// DefaultSyncURL when it is empty.
+// SyncEndpoint is SyncURL or its default.
 func (c Config) SyncEndpoint() string { return c.withDefaults().SyncURL }
 
+// New returns a client without network I/O: connections and the IAM token
+// come on first use.
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
 	auth, err := NewAuthorizer(cfg.APIKey, cfg.FolderID, cfg.MetadataURL, cfg.Clock)
@@ -152,8 +124,7 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Authorizer is the client's credentials, for another API that takes the
-// same ones (Translate), so that both share one IAM token cache.
+// Authorizer is the client's credentials, shared with Translate (one token cache).
 func (c *Client) Authorizer() *Authorizer { return c.auth }
 
 // Close closes the connections. Calls after Close fail.
@@ -167,9 +138,8 @@ func (c *Client) Close() error {
 	return errors.Join(all...)
 }
 
-// outgoing returns ctx carrying the call's metadata: credentials, the folder
-// with an IAM token, and a fresh x-client-request-id that support can find in
-// SpeechKit's logs.
+// outgoing adds credentials, the folder and a fresh x-client-request-id
+// (support finds it in SpeechKit's logs).
 func (c *Client) outgoing(ctx context.Context) (context.Context, error) {
 	auth, folder, err := c.credentials(ctx)
 	if err != nil {
@@ -182,9 +152,7 @@ func (c *Client) outgoing(ctx context.Context) (context.Context, error) {
 	return metadata.AppendToOutgoingContext(ctx, kv...), nil
 }
 
-// credentials returns the value of a call's authorization header, and the
-// folder to name with it (Authorizer.Authorization). Both APIs, gRPC and
-// REST, authenticate alike.
+// credentials is Authorizer.Authorization with its error classified.
 func (c *Client) credentials(ctx context.Context) (authorization, folder string, err error) {
 	authorization, folder, err = c.auth.Authorization(ctx)
 	if err != nil {
@@ -193,14 +161,11 @@ func (c *Client) credentials(ctx context.Context) (authorization, folder string,
 	return authorization, folder, nil
 }
 
-// tlsConfig is the TLS of every connection to SpeechKit: 1.2 at the least.
 func tlsConfig() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
 
-// errClosed is returned by calls made after Close.
 var errClosed = errors.New("speechkit client is closed")
 
-// lazyConn opens one gRPC connection on first use and keeps it. A failed
-// open is not remembered, so the next call tries again.
+// lazyConn opens one gRPC connection on first use; a failed open is retried next call.
 type lazyConn struct {
 	target string
 	creds  credentials.TransportCredentials

@@ -11,11 +11,10 @@ import (
 	"transcriber/internal/errs"
 )
 
-// Container is the audio container of a file sent for recognition.
+// Container is the audio container of a file sent for recognition; not
+// OGG Vorbis.
 type Container string
 
-// The containers asynchronous recognition accepts (besides raw LPCM, which
-// this service does not send). OGG Vorbis is not one of them.
 const (
 	OggOpus Container = "OGG_OPUS"
 	MP3     Container = "MP3"
@@ -28,25 +27,17 @@ var containerTypes = map[Container]stt.ContainerAudio_ContainerAudioType{
 	WAV:     stt.ContainerAudio_WAV,
 }
 
-// MaxInlineBytes is the most audio Request.Content may carry: SpeechKit's
-// limit for a file sent in an API v3 request body is 60 MB (SpeechKit
-// "Quotas and limits": "Maximum file size when uploading in an API v3
-// request body: 60 MB"; 1 GB by URI). Whether that MB is 10^6 or 2^20 bytes
-// is not documented, so the smaller is used.
+// MaxInlineBytes is the API v3 request body's "60 MB" ("Quotas and
+// limits"), the smaller reading.
 const MaxInlineBytes = 60_000_000
 
-// DefaultLanguage is the language recognized when Request.Language is empty.
 const DefaultLanguage = "ru-RU"
 
-// AutoLanguage asks SpeechKit to detect the language. Text normalization and
-// punctuation are not applied in this mode (SpeechKit docs, "Recognition
-// result normalization").
+// AutoLanguage detects the language, without normalization or punctuation.
 const AutoLanguage = "auto"
 
-// languages is SpeechKit's table "Supported recognition languages" for the
-// general model (Yandex Cloud docs, speechkit/stt/models.md). Codes are
-// case-insensitive there; the key is the lower-case form. pt-BR is left out:
-// the docs list it as available only in the general:rc model version.
+// languages are the general model's (speechkit/stt/models.md) by lower-case
+// code; pt-BR is only in general:rc.
 var languages = func() map[string]string {
 	m := map[string]string{}
 	for _, code := range []string{
@@ -58,53 +49,48 @@ var languages = func() map[string]string {
 	return m
 }()
 
-// ValidLanguage reports whether code is a language the general model
-// recognizes, or "auto". Case does not matter.
+// ValidLanguage reports whether the general model takes code, in any case.
 func ValidLanguage(code string) bool {
 	_, ok := languages[strings.ToLower(code)]
 	return ok
 }
 
-// Request is one audio file to recognize: by URI or inline, not both.
-type Request struct {
-	// URI is the Object Storage https URL of the audio. SpeechKit reads it
-	// with the caller's service account, which needs read access to the
-	// bucket; query parameters are ignored.
-	URI string
-	// Content is the audio itself, at most MaxInlineBytes.
-	Content []byte
-	// Container is the audio's container format.
-	Container Container
-	// Language is a code ValidLanguage accepts; empty means DefaultLanguage.
-	Language string
-	// Model is the recognition model for this request; empty means the
-	// client's Config.Model. DeferredModel asks for the deferred mode.
-	Model string
-	// Speakers turns on SpeechKit's speaker labeling: each final then
-	// carries its speaker ("0" or "1") as its channel_tag. SpeechKit labels
-	// mono audio only, and at most two speakers (docs/platform.md); the
-	// caller sends it for mono audio.
-	Speakers bool
-	// Summary, when set, asks for a summary with the recognition; Result
-	// puts it in Transcript.Summary.
-	Summary *SummaryRequest
+// languageModel is the canonical language (empty is DefaultLanguage) and
+// the model (empty is Config.Model).
+func (c *Client) languageModel(lang, model string) (string, string, error) {
+	if model == "" {
+		model = c.cfg.Model
+	}
+	if lang == "" {
+		return DefaultLanguage, model, nil
+	}
+	canonical, ok := languages[strings.ToLower(lang)]
+	if !ok {
+		return "", "", errs.New(errs.Invalid, CodeUnsupportedLanguage, "the recognizer does not support this language")
+	}
+	return canonical, model, nil
 }
 
-// DeferredModel is the model of SpeechKit's deferred mode: the audio goes
-// to a low-priority queue, is recognized when the service is least busy
-// (within a day) and billed at a lower price (SpeechKit docs,
-// "Asynchronous recognition modes").
+// Request is one audio file to recognize: by URI or inline, not both.
+type Request struct {
+	URI       string // Object Storage URL, read with the service account; query ignored
+	Content   []byte // at most MaxInlineBytes
+	Container Container
+	Language  string // empty is DefaultLanguage
+	Model     string // empty is Config.Model
+	// Speakers labels each final's speaker ("0" or "1") as its channel_tag;
+	// mono audio, two speakers at most (docs/platform.md).
+	Speakers bool
+	Summary  *SummaryRequest
+}
+
+// DeferredModel queues the audio at low priority, recognized within a day
+// at a lower price ("Asynchronous recognition modes").
 const DeferredModel = "deferred-general"
 
-// Submit starts the recognition of r and returns its operation id, which
-// Check, Result and Delete take. Text normalization (numbers as digits),
-// literature text (punctuation and capitals) are on, the profanity filter and
-// phone-number formatting off; in "auto" language mode normalization is off,
-// as SpeechKit does not apply it there.
-//
-// Errors: errs.Invalid for a request that cannot be sent (no audio, both a
-// URI and content, too much content, an unknown container or language);
-// otherwise as classify says.
+// Submit starts recognizing r and returns its operation id. Normalization
+// and literature text are on (off in "auto"), the profanity filter and
+// phone formatting off. A request that cannot be sent is errs.Invalid.
 func (c *Client) Submit(ctx context.Context, r Request) (operationID string, err error) {
 	req, err := c.recognizeRequest(r)
 	if err != nil {
@@ -146,13 +132,9 @@ func (c *Client) recognizeRequest(r Request) (*stt.RecognizeFileRequest, error) 
 	if !ok {
 		return nil, errs.New(errs.Invalid, CodeUnsupportedFormat, "the recognizer does not accept this audio format")
 	}
-	lang := DefaultLanguage
-	if r.Language != "" {
-		canonical, ok := languages[strings.ToLower(r.Language)]
-		if !ok {
-			return nil, errs.New(errs.Invalid, CodeUnsupportedLanguage, "the recognizer does not support this language")
-		}
-		lang = canonical
+	lang, model, err := c.languageModel(r.Language, r.Model)
+	if err != nil {
+		return nil, err
 	}
 	norm := &stt.TextNormalizationOptions{
 		TextNormalization:   stt.TextNormalizationOptions_TEXT_NORMALIZATION_ENABLED,
@@ -164,10 +146,6 @@ func (c *Client) recognizeRequest(r Request) (*stt.RecognizeFileRequest, error) 
 		norm = &stt.TextNormalizationOptions{
 			TextNormalization: stt.TextNormalizationOptions_TEXT_NORMALIZATION_DISABLED,
 		}
-	}
-	model := c.cfg.Model
-	if r.Model != "" {
-		model = r.Model
 	}
 	req.RecognitionModel = &stt.RecognitionModelOptions{
 		Model: model,

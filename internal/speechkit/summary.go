@@ -2,21 +2,17 @@ package speechkit
 
 import "strings"
 
-// SummaryRequest asks SpeechKit to have a language model summarize the
-// recognized text along with the recognition (RecognizeFileRequest's
-// summarization; SpeechKit docs, "Using LLMs to process recognition
-// results"). The model must be one available in synchronous mode, and the
-// caller's account needs the ai.languageModels.user role.
+// SummaryRequest asks a language model to summarize the recognized text
+// (SpeechKit docs, "Using LLMs to process recognition results"); the model
+// must be available in synchronous mode, the account needs
+// ai.languageModels.user.
 type SummaryRequest struct {
-	// ModelURI names the model, "gpt://<folder id>/<model>/<version>".
-	ModelURI string
-	// Instruction is the prompt; SummaryInstruction gives the service's.
-	Instruction string
+	ModelURI    string // "gpt://<folder id>/<model>/<version>"
+	Instruction string // the prompt; SummaryInstruction gives the service's
 }
 
-// summaryInstructions are the prompts for a summary, one per recognition
-// language, each written in that language (docs/settings.md lists them,
-// and a test checks it does). The key is the lower-case language code.
+// summaryInstructions are the prompts by lower-case language, each in its
+// language (docs/settings.md lists them; a test checks).
 var summaryInstructions = map[string]string{
 	"auto":  "Summarize this recording in a few sentences, in the language it is spoken in.",
 	"de-de": "Fasse den Inhalt dieser Aufnahme in wenigen Sätzen zusammen.",
@@ -36,10 +32,8 @@ var summaryInstructions = map[string]string{
 	"uz-uz": "Ushbu yozuvning mazmunini bir necha gap bilan qisqacha bayon qiling.",
 }
 
-// SummaryInstruction is the service's prompt for a summary of a recording
-// in language lang (a code ValidLanguage accepts; empty is
-// DefaultLanguage), written in that language. An unknown language gets the
-// "auto" prompt, which asks for the recording's own language.
+// SummaryInstruction is the prompt for lang (empty is DefaultLanguage); an
+// unknown language gets the "auto" prompt.
 func SummaryInstruction(lang string) string {
 	if lang == "" {
 		lang = DefaultLanguage

@@ -21,193 +21,95 @@ import (
 	"transcriber/internal/transcript"
 )
 
-// Synchronous recognition, SpeechKit's REST API v1
-// (speechkit/stt/api/request-api.md): one POST with the audio as its body,
-// the text in the answer. It is made for short recordings, voice messages
-// among them (speechkit/stt/request.md), and has a quota of its own, 20
-// requests a second, apart from asynchronous recognition's 500 an hour
-// (speechkit/concepts/limits.md). It gives no word timings, no speakers and
-// no summary: one text for the whole audio.
+// Synchronous recognition, REST API v1 (speechkit/stt/api/request-api.md):
+// one POST with the audio, one text back; no word timings, speakers or
+// summary. Its quota, 20 requests a second, is apart from asynchronous
+// recognition's 500 an hour (speechkit/concepts/limits.md).
 
-// DefaultSyncURL is the synchronous recognition endpoint.
 const DefaultSyncURL = "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
 
-// The limits of a synchronous request (speechkit/stt/request.md, "Audio
-// requirements"; the same in concepts/limits.md), checked here before
-// anything is sent.
+// The documented limits (speechkit/stt/request.md), checked before sending.
 const (
-	// MaxSyncBytes is the largest body: "Maximum file size: 1 MB". Whether
-	// that MB is 10^6 or 2^20 bytes is not documented, so the smaller.
-	MaxSyncBytes = 1_000_000
-	// MaxSyncDuration is the longest audio: "Maximum length: 30 seconds".
+	MaxSyncBytes    = 1_000_000 // "1 MB": 10^6 or 2^20 is not documented, so the smaller
 	MaxSyncDuration = 30 * time.Second
-	// SyncChannels is the most channels: "Maximum number of audio
-	// channels: 1".
-	SyncChannels = 1
+	SyncChannels    = 1
 )
 
-// DefaultSyncTimeout bounds one synchronous request, sending, waiting and
-// reading included. SpeechKit states no response time for it; asynchronous
-// recognition takes about 10 s a minute of mono audio
-// (speechkit/stt/transcribation.md), so 30 s of audio about 5 s, and the
-// timeout is twice that. A request that outlasts it is given up and the
-// caller recognizes the audio asynchronously.
+// DefaultSyncTimeout bounds one request: twice the ~5 s that 30 s of audio
+// takes asynchronously; past it the audio goes asynchronous.
 const DefaultSyncTimeout = 10 * time.Second
 
-// SyncBillingHeader is the answer's header that states what the request
-// was billed, in seconds (speechkit/stt/api/request-examples.md: "HTTP/1.1
-// 200 OK", "YaCloud-Billing-Units: 15").
+// SyncBillingHeader states the billed seconds (speechkit/stt/api/request-examples.md).
 const SyncBillingHeader = "YaCloud-Billing-Units"
 
 const (
-	// maxSyncAnswer bounds the answer read on success. The longest text
-	// 30 s of speech makes is about 120 words at a fast 4 a second, some
-	// 1,000 characters: 2 KB of Cyrillic in UTF-8, 6 KB were every letter
-	// sent as a JSON \u escape. 64 KiB is ten times that and still little
-	// to hold; an answer past it is not a recognition of 30 s.
-	maxSyncAnswer = 64 << 10
-	// maxSyncError bounds an error answer read: {"error_code",
-	// "error_message"} is a line of text.
-	maxSyncError = 4 << 10
-	// maxErrorQuoted bounds the part of an error answer's message kept in
-	// the error's cause, for logs.
-	maxErrorQuoted = 200
-	// maxBilledHeader is the most seconds a billing header is believed
-	// for: a request holds at most 30 s of one channel, billed 30 by
-	// SpeechKit's rule, and a header past twice that is not a statement
-	// about this request. It falls back on the rule.
-	maxBilledHeader = 2 * 30
+	maxSyncAnswer   = 64 << 10 // ten times the longest text 30 s of speech makes, all \u-escaped
+	maxSyncError    = 4 << 10
+	maxErrorQuoted  = 200
+	maxBilledHeader = 2 * 30 // a header past twice 30 s is not about this request
 )
 
-// SyncFormat is the audio format of a synchronous request (the format
-// parameter).
+// SyncFormat is the format query parameter; the API also takes LPCM,
+// which no caller sends.
 type SyncFormat string
 
-// The formats synchronous recognition takes.
-const (
-	// SyncOggOpus is Opus in an Ogg container, as Telegram voice notes
-	// are; the API's default.
-	SyncOggOpus SyncFormat = "oggopus"
-	// SyncLPCM is raw PCM without a header: 16-bit signed little-endian
-	// samples, one channel, at SyncRequest.SampleRateHertz
-	// (speechkit/formats.md, "LPCM").
-	SyncLPCM SyncFormat = "lpcm"
-)
-
-// DefaultSyncSampleRate is the LPCM sample rate when a request names none,
-// the API's own default.
-const DefaultSyncSampleRate = 48000
-
-// syncSampleRates are the LPCM rates the API takes (sampleRateHertz).
-var syncSampleRates = map[int]bool{8000: true, 16000: true, 48000: true}
+// SyncOggOpus is Telegram's voice notes; the API's default.
+const SyncOggOpus SyncFormat = "oggopus"
 
 // SyncRequest is one short recording to recognize synchronously.
 type SyncRequest struct {
-	// Audio is the whole recording, at most MaxSyncBytes, one channel.
-	Audio []byte
-	// Format is the audio's format; empty means SyncOggOpus.
-	Format SyncFormat
-	// SampleRateHertz is LPCM's sample rate: 8000, 16000 or 48000; 0
-	// means DefaultSyncSampleRate. Ignored for OggOpus, whose stream says.
-	SampleRateHertz int
-	// DurationMs is the audio's length as the caller knows it (the probe,
-	// the media meter). Audio declared longer than MaxSyncDuration is not
-	// sent; the client also counts the audio itself and takes the larger.
+	Audio  []byte     // at most MaxSyncBytes, one channel
+	Format SyncFormat // empty is SyncOggOpus
+	// DurationMs is the length the caller knows; the client also counts the
+	// audio and takes the larger.
 	DurationMs int64
-	// Language is a code ValidLanguage accepts, but not AutoLanguage: the
-	// synchronous API documents no language detection. Empty means
-	// DefaultLanguage.
-	Language string
-	// Model is the recognition model (the topic parameter); empty means the
-	// client's Config.Model.
-	Model string
+	Language   string // not AutoLanguage (undocumented here); empty is DefaultLanguage
 }
 
 // SyncResult is a synchronous recognition's answer.
 type SyncResult struct {
-	// Text is what was recognized in the whole audio; empty when there was
-	// no speech.
-	Text string
-	// DurationMs is the audio's length: the larger of what the request
-	// declared and what the client counted in the audio.
-	DurationMs int64
-	// BilledSeconds is what the request was billed: the answer's
-	// YaCloud-Billing-Units when it is a whole number of 15-second units
-	// of at most 60 s (BilledFromHeader), otherwise SpeechKit's rule,
-	// spend.SyncBilledSeconds of DurationMs for one channel.
+	Text       string // empty without speech
+	DurationMs int64  // the larger of declared and counted
+	// BilledSeconds is the billing header when believable (BilledFromHeader),
+	// else spend.SyncBilledSeconds of DurationMs.
 	BilledSeconds    int64
 	BilledFromHeader bool
 }
 
-// Transcript is the result as a transcript: one utterance over the audio
-// (transcript.FromText), with the billed seconds.
+// Transcript is one utterance over the audio, with the billed seconds.
 func (r SyncResult) Transcript() transcript.Transcript {
 	t := transcript.FromText(r.Text, r.DurationMs)
 	t.BilledSeconds = r.BilledSeconds
 	return t
 }
 
-// The codes of synchronous recognition's own errors; the others are the
-// package's (CodeUnavailable, CodeAccessDenied, CodeAnswerTooLarge,
-// CodeNoAudio, CodeUnsupportedLanguage).
 const (
-	// CodeSyncQuota (errs.Unavailable): SpeechKit answered 429, the
-	// synchronous quota of 20 requests a second is used up. No fault of
-	// the recording's.
-	CodeSyncQuota = "sync_quota"
-	// CodeSyncUnfit (errs.Invalid when refused here, errs.Permanent when
-	// SpeechKit refused it): the recording does not fit the
-	// synchronous API, so sending it again will not help. Refused here
-	// (over 1 MB, over 30 s declared or counted, more than one channel, a
-	// format or sample rate the API does not take, a stream that is not
-	// the format it says, language detection asked for), or by SpeechKit's
-	// 400 or 413. The recording may still be recognized asynchronously.
+	CodeSyncQuota = "sync_quota" // 429 (errs.Unavailable)
+	// CodeSyncUnfit: the recording does not fit the synchronous API;
+	// errs.Invalid when refused here, errs.Permanent for SpeechKit's 400 or 413.
 	CodeSyncUnfit = "sync_unfit"
 )
 
 const (
 	msgSyncQuota = "the speech recognizer's quota of quick requests is used up for this moment"
-	msgSyncUnfit = "the recording does not fit quick recognition (at most 30 s, 1 MB, one channel, OggOpus or LPCM)"
+	msgSyncUnfit = "the recording does not fit quick recognition (at most 30 s, 1 MB, one channel, OggOpus)"
 )
 
-// syncUnfit is a local refusal, refused before anything is sent (errs.
-// Invalid, where SpeechKit's own 400 is errs.Permanent): why goes into the
-// cause, for logs.
+// syncUnfit is a local refusal; why goes into the cause.
 func syncUnfit(why string, args ...any) error {
 	return errs.Wrap(fmt.Errorf("not sent to synchronous recognition: "+why, args...), errs.Invalid, CodeSyncUnfit, msgSyncUnfit)
 }
 
-// syncAnswer is the API's answer: {"result": "<text>"} on success,
-// {"error_code", "error_message"} on failure (speechkit/concepts/response.md).
+// syncAnswer is the API's JSON (speechkit/concepts/response.md).
 type syncAnswer struct {
 	Result       *string `json:"result"`
 	ErrorCode    string  `json:"error_code"`
 	ErrorMessage string  `json:"error_message"`
 }
 
-// RecognizeSync recognizes a short recording in one request and returns
-// its text. Nothing is sent for a recording that does not fit the API
-// (CodeSyncUnfit): the request is checked against the documented limits
-// first, the audio's length counted from the audio itself (an Ogg Opus
-// stream's packets, or LPCM's bytes) as well as taken from the request.
-//
-// It authenticates as the asynchronous client does: "Api-Key <key>" with
-// an API key, else "Bearer <IAM token>" with the folderId parameter when
-// Config.FolderID is set. The answer is read up to 64 KiB; redirects are
-// not followed.
-//
-// Errors:
-//   - errs.Unavailable CodeSyncQuota: 429, the quota of the second is used;
-//   - errs.Unavailable CodeUnavailable: a 5xx or 408 answer, a time-out
-//     (Config.SyncTimeout, or ctx), a transport error;
-//   - errs.Unavailable CodeAccessDenied: 401 or 403;
-//   - errs.Invalid CodeSyncUnfit: refused here, nothing sent;
-//   - errs.Permanent CodeSyncUnfit: SpeechKit's 400 or 413;
-//   - errs.Permanent CodeAnswerTooLarge: a success answer over 64 KiB;
-//   - errs.Invalid CodeNoAudio, CodeUnsupportedLanguage: as Submit;
-//   - errs.Internal: any other answer, or one that is not the API's JSON.
-//
-// Whatever the error, the recording can go the asynchronous way.
+// RecognizeSync recognizes a short recording in one request. What does not
+// fit the limits, its length counted from the audio too, is not sent
+// (CodeSyncUnfit). Whatever the error, the recording can go asynchronous.
 func (c *Client) RecognizeSync(ctx context.Context, r SyncRequest) (SyncResult, error) {
 	if c.closed.Load() {
 		return SyncResult{}, errs.Wrap(errClosed, errs.Internal, codeInternal, "")
@@ -224,21 +126,21 @@ func (c *Client) RecognizeSync(ctx context.Context, r SyncRequest) (SyncResult, 
 		query.Set("folderId", folder)
 	}
 	u := *c.syncURL
-	all := u.Query() // the configured URL's own parameters, under the request's
+	all := u.Query() // the configured URL's parameters, the request's over them
 	for k, v := range query {
 		all[k] = v
 	}
 	u.RawQuery = all.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(r.Audio))
 	if err != nil {
-		return SyncResult{}, errs.Wrap(c.redact(err), errs.Internal, codeInternal, "")
+		return SyncResult{}, errs.Wrap(c.auth.redact(err), errs.Internal, codeInternal, "")
 	}
 	req.Header.Set("Authorization", auth)
 	req.Header.Set("Content-Type", "application/octet-stream")
 	req.Header.Set("x-client-request-id", ident.New())
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return SyncResult{}, errs.Wrap(c.redact(err), errs.Unavailable, CodeUnavailable, msgUnavailable)
+		return SyncResult{}, errs.Wrap(c.auth.redact(err), errs.Unavailable, CodeUnavailable, msgUnavailable)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	return c.syncAnswer(resp, durationMs)
@@ -251,7 +153,7 @@ func (c *Client) syncAnswer(resp *http.Response, durationMs int64) (SyncResult, 
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxSyncAnswer+1))
 	if err != nil {
-		return SyncResult{}, errs.Wrap(c.redact(err), errs.Unavailable, CodeUnavailable, msgUnavailable)
+		return SyncResult{}, errs.Wrap(c.auth.redact(err), errs.Unavailable, CodeUnavailable, msgUnavailable)
 	}
 	if len(body) > maxSyncAnswer {
 		return SyncResult{}, errs.Wrap(fmt.Errorf("the synchronous answer is over %d bytes", maxSyncAnswer),
@@ -270,9 +172,7 @@ func (c *Client) syncAnswer(resp *http.Response, durationMs int64) (SyncResult, 
 	return res, nil
 }
 
-// syncQuery checks r against the API's limits and returns the query
-// parameters of its request and the audio's length: the larger of what r
-// declares and what the audio holds.
+// syncQuery checks r and returns its query and the audio's length.
 func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 	switch {
 	case len(r.Audio) == 0:
@@ -282,56 +182,25 @@ func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 	case r.DurationMs > MaxSyncDuration.Milliseconds():
 		return nil, 0, syncUnfit("declared %d ms long, over %d", r.DurationMs, MaxSyncDuration.Milliseconds())
 	}
-	lang := DefaultLanguage
-	if r.Language != "" {
-		canonical, ok := languages[strings.ToLower(r.Language)]
-		if !ok {
-			return nil, 0, errs.New(errs.Invalid, CodeUnsupportedLanguage, "the recognizer does not support this language")
-		}
-		lang = canonical
+	lang, model, err := c.languageModel(r.Language, "")
+	if err != nil {
+		return nil, 0, err
 	}
 	if lang == AutoLanguage {
 		return nil, 0, syncUnfit("language detection is not documented for the synchronous API")
 	}
-	model := c.cfg.Model
-	if r.Model != "" {
-		model = r.Model
+	if r.Format != SyncOggOpus && r.Format != "" {
+		return nil, 0, syncUnfit("format %q; only oggopus is sent", quoted(string(r.Format)))
 	}
-	q := url.Values{"lang": {lang}, "topic": {model}}
-	var counted int64
-	switch r.Format {
-	case SyncOggOpus, "":
-		q.Set("format", string(SyncOggOpus))
-		ms, err := countOggOpus(r.Audio)
-		if err != nil {
-			return nil, 0, err
-		}
-		counted = ms
-	case SyncLPCM:
-		rate := r.SampleRateHertz
-		if rate == 0 {
-			rate = DefaultSyncSampleRate
-		}
-		if !syncSampleRates[rate] {
-			return nil, 0, syncUnfit("LPCM at %d Hz; the API takes 8000, 16000 or 48000", rate)
-		}
-		if len(r.Audio)%2 != 0 {
-			return nil, 0, syncUnfit("an odd number of bytes is not 16-bit LPCM")
-		}
-		q.Set("format", string(SyncLPCM))
-		q.Set("sampleRateHertz", strconv.Itoa(rate))
-		counted = lpcmMs(len(r.Audio), rate)
-		if counted > MaxSyncDuration.Milliseconds() {
-			return nil, 0, syncUnfit("%d ms of LPCM at %d Hz, over %d", counted, rate, MaxSyncDuration.Milliseconds())
-		}
-	default:
-		return nil, 0, syncUnfit("format %q; the API takes oggopus or lpcm", quoted(string(r.Format)))
+	counted, err := countOggOpus(r.Audio)
+	if err != nil {
+		return nil, 0, err
 	}
+	q := url.Values{"lang": {lang}, "topic": {model}, "format": {string(SyncOggOpus)}}
 	return q, max(r.DurationMs, counted), nil
 }
 
-// countOggOpus counts the audio of an Ogg Opus stream of one channel, at
-// most MaxSyncDuration, by its packets (oggopus.Meter).
+// countOggOpus counts a mono Ogg Opus stream by its packets.
 func countOggOpus(b []byte) (int64, error) {
 	ch, err := oggopus.Channels(b)
 	if err != nil {
@@ -341,27 +210,18 @@ func countOggOpus(b []byte) (int64, error) {
 		return 0, syncUnfit("%d channels; the API takes %d", ch, SyncChannels)
 	}
 	m := &oggopus.Meter{LimitMs: MaxSyncDuration.Milliseconds()}
-	if _, err := m.Write(b); err != nil {
-		return 0, syncUnfit("the Ogg Opus stream: %w", err)
+	if _, err = m.Write(b); err == nil {
+		err = m.Close()
 	}
-	if err := m.Close(); err != nil {
+	if err != nil {
 		return 0, syncUnfit("the Ogg Opus stream: %w", err)
 	}
 	return m.Ms(), nil
 }
 
-// lpcmMs is the length of n bytes of 16-bit mono LPCM at rate, in
-// milliseconds rounded up.
-func lpcmMs(n, rate int) int64 {
-	samples := int64(n / 2)
-	return (samples*1000 + int64(rate) - 1) / int64(rate)
-}
-
-// billedHeader reads YaCloud-Billing-Units: one value, a whole number of
-// seconds that is a positive multiple of the 15-second unit and at most
-// maxBilledHeader. Anything else (missing, repeated, a sign, a fraction,
-// an older copy of the docs' "1", which would be units, not seconds) is
-// not believed.
+// billedHeader believes only one value of whole seconds, a positive
+// multiple of the 15-second unit, at most maxBilledHeader (not the older
+// docs' "1", which would be units).
 func billedHeader(values []string) (int64, bool) {
 	if len(values) != 1 {
 		return 0, false
@@ -377,16 +237,15 @@ func billedHeader(values []string) (int64, bool) {
 	return n, true
 }
 
-// syncRefusal classifies an answer other than 200 by its status
-// (speechkit/concepts/response.md); the API's error code and message go
-// into the cause only, cut short and with secrets removed.
+// syncRefusal classifies a non-200 answer by status; the API's code and
+// message go into the cause only, scrubbed and cut.
 func (c *Client) syncRefusal(resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxSyncError))
 	var a syncAnswer
-	_ = json.Unmarshal(body, &a) // an answer that is not JSON is classified by its status alone
-	// Secrets go before the cut, which could leave a part of one.
+	_ = json.Unmarshal(body, &a) // not JSON: the status alone classifies
+	// Scrub before the cut, which could leave part of a secret.
 	cause := fmt.Errorf("synchronous recognition answered %d: %s %s",
-		resp.StatusCode, quoted(c.scrub(a.ErrorCode)), cut(c.scrub(a.ErrorMessage), maxErrorQuoted))
+		resp.StatusCode, quoted(c.auth.Scrub(a.ErrorCode)), cut(c.auth.Scrub(a.ErrorMessage), maxErrorQuoted))
 	switch s := resp.StatusCode; {
 	case s == http.StatusTooManyRequests:
 		return errs.Wrap(cause, errs.Unavailable, CodeSyncQuota, msgSyncQuota)
@@ -401,7 +260,6 @@ func (c *Client) syncRefusal(resp *http.Response) error {
 	}
 }
 
-// cut is s cut to at most n bytes at a character boundary.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -412,10 +270,8 @@ func cut(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// NewHTTPClient is the HTTP client of synchronous requests, and of the other
-// REST APIs that take the same credentials (Translate): TLS 1.2 at the
-// least, the whole request bounded by timeout, and no redirect followed, so
-// the credentials and the body go only where the configured URL says.
+// NewHTTPClient is the client of the REST APIs (also Translate): TLS 1.2+,
+// and no redirect, so credentials go only where the configured URL says.
 func NewHTTPClient(timeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = tlsConfig()
@@ -428,17 +284,13 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 	}
 }
 
-// CheckSyncURL reports whether raw is a synchronous endpoint New takes:
-// https with a host and no user information, or http with insecure. Its
-// error never quotes raw, which may hold what it should not.
+// CheckSyncURL reports whether New takes raw: https with a host and no user
+// information, or http with insecure. The error never quotes raw.
 func CheckSyncURL(raw string, insecure bool) error {
 	_, err := parseSyncURL(raw, insecure)
 	return err
 }
 
-// parseSyncURL checks the synchronous endpoint: an https URL with a host
-// and no user information (http only with insecure, for tests and the
-// local fake, as plaintext gRPC is).
 func parseSyncURL(raw string, insecure bool) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {

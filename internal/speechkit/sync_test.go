@@ -24,7 +24,6 @@ import (
 func voiceNote(ms int64) []byte { return oggopus.Synth(ms, 0) }
 
 // lpcm is ms of silence as 16-bit mono LPCM at rate.
-func lpcm(ms int64, rate int) []byte { return make([]byte, int(ms)*rate/1000*2) }
 
 func recognizeSync(t *testing.T, c *speechkit.Client, r speechkit.SyncRequest) (speechkit.SyncResult, error) {
 	t.Helper()
@@ -79,26 +78,6 @@ func TestRecognizeSyncWithAnIAMTokenNamesTheFolder(t *testing.T) {
 	require.Equal(t, "Bearer t1.token-1", call.Authorization)
 	require.Equal(t, "b1gfolder", call.Query.Get("folderId"))
 	require.Equal(t, "ru-RU", call.Query.Get("lang"), "the default language")
-}
-
-// LPCM names its rate; its length is its bytes at that rate.
-func TestRecognizeSyncLPCM(t *testing.T) {
-	srv := speechkittest.Start(t)
-	c := mustClient(t, srv.Config())
-
-	res, err := recognizeSync(t, c, speechkit.SyncRequest{Audio: lpcm(20_000, 16_000), Format: speechkit.SyncLPCM,
-		SampleRateHertz: 16_000, DurationMs: 19_000, Model: "general:rc"})
-	require.NoError(t, err)
-	require.Equal(t, int64(20_000), res.DurationMs)
-	require.Equal(t, int64(30), res.BilledSeconds, "two 15-second units")
-	call := srv.SyncCalls()[0]
-	require.Equal(t, "lpcm", call.Query.Get("format"))
-	require.Equal(t, "16000", call.Query.Get("sampleRateHertz"))
-	require.Equal(t, "general:rc", call.Query.Get("topic"))
-
-	_, err = recognizeSync(t, c, speechkit.SyncRequest{Audio: lpcm(1_000, 48_000), Format: speechkit.SyncLPCM})
-	require.NoError(t, err)
-	require.Equal(t, "48000", srv.SyncCalls()[1].Query.Get("sampleRateHertz"), "the API's default, said aloud")
 }
 
 // The billed seconds are the header's when it is a whole number of
@@ -156,19 +135,17 @@ func TestRecognizeSyncRefusesWhatDoesNotFit(t *testing.T) {
 	srv := speechkittest.Start(t)
 	c := mustClient(t, srv.Config())
 	for name, r := range map[string]speechkit.SyncRequest{
-		"over 1 MB":                      {Audio: make([]byte, speechkit.MaxSyncBytes+1)},
-		"declared over 30 s":             {Audio: voiceNote(5_000), DurationMs: 30_001},
-		"counted over 30 s":              {Audio: voiceNote(30_020), DurationMs: 29_000},
-		"a stream that lies":             {Audio: oggopus.Synth(45_000, 20_000), DurationMs: 20_000},
-		"stereo":                         {Audio: oggopus.SynthChannels(5_000, 2)},
-		"not Ogg Opus":                   {Audio: []byte("ID3\x04\x00\x00\x00\x00\x00\x00 an mp3, or says so")},
-		"Ogg Opus cut short":             {Audio: voiceNote(5_000)[:200]},
-		"mp3":                            {Audio: voiceNote(5_000), Format: "mp3"},
-		"LPCM at 44.1 kHz":               {Audio: lpcm(1_000, 44_100), Format: speechkit.SyncLPCM, SampleRateHertz: 44_100},
-		"LPCM of an odd length":          {Audio: make([]byte, 3), Format: speechkit.SyncLPCM},
-		"LPCM counted over 30 s":         {Audio: lpcm(30_001, 16_000), Format: speechkit.SyncLPCM, SampleRateHertz: 16_000},
-		"language detection":             {Audio: voiceNote(5_000), Language: "AUTO"},
-		"LPCM over 1 MB, declared short": {Audio: make([]byte, speechkit.MaxSyncBytes+2), Format: speechkit.SyncLPCM, SampleRateHertz: 8_000, DurationMs: 1},
+		"over 1 MB":                 {Audio: make([]byte, speechkit.MaxSyncBytes+1)},
+		"declared over 30 s":        {Audio: voiceNote(5_000), DurationMs: 30_001},
+		"counted over 30 s":         {Audio: voiceNote(30_020), DurationMs: 29_000},
+		"a stream that lies":        {Audio: oggopus.Synth(45_000, 20_000), DurationMs: 20_000},
+		"stereo":                    {Audio: oggopus.SynthChannels(5_000, 2)},
+		"not Ogg Opus":              {Audio: []byte("ID3\x04\x00\x00\x00\x00\x00\x00 an mp3, or says so")},
+		"Ogg Opus cut short":        {Audio: voiceNote(5_000)[:200]},
+		"mp3":                       {Audio: voiceNote(5_000), Format: "mp3"},
+		"LPCM, which is never sent": {Audio: make([]byte, 32_000), Format: "lpcm"},
+		"language detection":        {Audio: voiceNote(5_000), Language: "AUTO"},
+		"over 1 MB, declared short": {Audio: make([]byte, speechkit.MaxSyncBytes+2), Format: "lpcm", DurationMs: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := recognizeSync(t, c, r)
@@ -182,12 +159,10 @@ func TestRecognizeSyncRefusesWhatDoesNotFit(t *testing.T) {
 	requireErr(t, err, errs.Invalid, speechkit.CodeUnsupportedLanguage)
 	require.Zero(t, srv.SyncCallCount(), "nothing that does not fit is sent")
 
-	// The edges pass: 30 s exactly, and 16 kHz LPCM of 30 s (960 000 bytes).
+	// The edge passes: 30 s exactly.
 	_, err = recognizeSync(t, c, speechkit.SyncRequest{Audio: voiceNote(30_000), DurationMs: 30_000})
 	require.NoError(t, err)
-	_, err = recognizeSync(t, c, speechkit.SyncRequest{Audio: lpcm(30_000, 16_000), Format: speechkit.SyncLPCM, SampleRateHertz: 16_000})
-	require.NoError(t, err)
-	require.Equal(t, 2, srv.SyncCallCount())
+	require.Equal(t, 1, srv.SyncCallCount())
 }
 
 // Each refusal of SpeechKit's has its meaning: the quota and a server's

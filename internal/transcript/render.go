@@ -4,24 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // Format is a way to write a transcript out.
 type Format string
 
-// The formats.
 const (
-	TXT  Format = "txt"  // plain text, one utterance per line
-	SRT  Format = "srt"  // SubRip subtitles
-	VTT  Format = "vtt"  // WebVTT subtitles
-	JSON Format = "json" // the whole Transcript: utterances, words, timings
+	TXT  Format = "txt"
+	SRT  Format = "srt"
+	VTT  Format = "vtt"
+	JSON Format = "json"
 )
 
-// Formats lists every format.
 var Formats = []Format{TXT, SRT, VTT, JSON}
 
 // ParseFormat reads a format name; empty means TXT.
@@ -37,7 +35,6 @@ func ParseFormat(s string) (Format, bool) {
 	return "", false
 }
 
-// ContentType is the media type of the format, for HTTP answers and files.
 func (f Format) ContentType() string {
 	switch f {
 	case SRT:
@@ -51,13 +48,10 @@ func (f Format) ContentType() string {
 	}
 }
 
-// maxCueMs is how long one subtitle cue may stay on screen: longer
-// utterances are split at word boundaries, so a reader is never left with a
-// minute-long block of text.
+// maxCueMs bounds a cue on screen; longer utterances split at words.
 const maxCueMs = 7000
 
-// Render writes t in format f. An empty transcript renders as an empty text,
-// empty subtitles (a bare WEBVTT header for vtt) or JSON with no utterances.
+// Render writes t in format f.
 func Render(w io.Writer, t Transcript, f Format) error {
 	switch f {
 	case TXT:
@@ -76,8 +70,7 @@ func Render(w io.Writer, t Transcript, f Format) error {
 	return fmt.Errorf("unknown transcript format %q", f)
 }
 
-// text is what a person reads of an utterance, cleaned and trimmed: the
-// normalized text when there is one.
+// text is the normalized text, or else the recognized, cleaned and trimmed.
 func (u Utterance) text() string {
 	if s := strings.TrimSpace(clean(u.Normal)); s != "" {
 		return s
@@ -85,82 +78,51 @@ func (u Utterance) text() string {
 	return strings.TrimSpace(clean(u.Text))
 }
 
-// clean makes recognized text fit to print on one line whatever the
-// recognizer (or a stored transcript) holds: invalid UTF-8 becomes U+FFFD,
-// line breaks and tabs become spaces, and other control characters are
-// dropped, so no text can end a subtitle cue or a line of the plain text.
+// clean keeps text on one line, so none can end a cue or a line: invalid
+// UTF-8 becomes U+FFFD, breaks and tabs spaces, other controls go.
 func clean(s string) string {
-	dirty := false
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			dirty = true
-			break
-		}
-	}
-	if !dirty {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s { // an invalid byte reads as utf8.RuneError
+	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n', r == '\r', r == '\t', r == '\v', r == '\f', r == '\u0085', r == '\u2028', r == '\u2029':
-			b.WriteByte(' ')
+			return ' '
 		case unicode.IsControl(r):
-		default:
-			b.WriteRune(r)
+			return -1
 		}
-	}
-	return b.String()
+		return r
+	}, s)
 }
 
-// cleaned is t with every text cleaned, for the JSON rendering.
+// cleaned is t with every text cleaned.
 func cleaned(t Transcript) Transcript {
 	out := Transcript{DurationMs: t.DurationMs, Language: clean(t.Language), BilledSeconds: t.BilledSeconds,
 		Utterances: make([]Utterance, len(t.Utterances)), Summary: t.Summary}
 	for i, u := range t.Utterances {
 		u.Text, u.Normal = clean(u.Text), clean(u.Normal)
-		if u.Words != nil {
-			words := make([]Word, len(u.Words))
-			for j, w := range u.Words {
-				w.Text = clean(w.Text)
-				words[j] = w
-			}
-			u.Words = words
+		u.Words = slices.Clone(u.Words)
+		for j := range u.Words {
+			u.Words[j].Text = clean(u.Words[j].Text)
 		}
 		out.Utterances[i] = u
 	}
 	return out
 }
 
-// labelled reports whether t names its speakers (Utterance.Speaker): then
-// every format says who spoke instead of the channel.
-func labelled(t Transcript) bool {
+// naming says whether every format names speakers, or else channels.
+func naming(t Transcript) (speakers, channels bool) {
 	for _, u := range t.Utterances {
-		if u.Speaker > 0 {
-			return true
-		}
+		speakers = speakers || u.Speaker > 0
+		channels = channels || u.Channel != t.Utterances[0].Channel
 	}
-	return false
+	return speakers, channels && !speakers
 }
 
 // SpeakerName is how every format names speaker n (from 1).
 func SpeakerName(n int) string { return fmt.Sprintf("Speaker %d", n) }
 
-func multiChannel(t Transcript) bool {
-	for _, u := range t.Utterances {
-		if u.Channel != t.Utterances[0].Channel {
-			return true
-		}
-	}
-	return false
-}
-
-// renderTXT writes one line per utterance. A transcript with speakers
-// starts a line with "Speaker N: " when the speaker changes; one without,
-// but on two channels, starts every line with the channel ("[1] ").
+// renderTXT writes a line per utterance, "Speaker N: " when it changes, or
+// "[1] " on two channels.
 func renderTXT(w io.Writer, t Transcript) error {
-	speakers := labelled(t)
-	channels := !speakers && multiChannel(t)
+	speakers, channels := naming(t)
 	var b strings.Builder
 	last := 0
 	for _, u := range t.Utterances {
@@ -187,14 +149,11 @@ type cue struct {
 	text       string
 }
 
-// maxStampMs is the latest time a cue may show, 99:59:59.999: hours stay
-// two digits, as SubRip has them, and no arithmetic on times can overflow.
+// maxStampMs keeps hours at two digits and time arithmetic from overflowing.
 const maxStampMs = 100*3_600_000 - 1
 
-// cueText makes text safe inside a cue. SubRip and WebVTT both find a cue's
-// timing line by its "-->", so the text never holds one; WebVTT cue text is
-// markup, so there its "&", "<" and ">" are escaped (which leaves no "-->"
-// either).
+// cueText keeps "-->", the timing line's mark, out of a cue; WebVTT's
+// markup is escaped, which does that too.
 func cueText(text string, vtt bool) string {
 	if vtt {
 		return vttEscaper.Replace(text)
@@ -207,19 +166,15 @@ func cueText(text string, vtt bool) string {
 
 var vttEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-// renderCues writes the cues ordered by start time (WebVTT requires it;
-// cues from words out of order, or a stored transcript out of order, would
-// break it), each with a start before its end. In a transcript with
-// speakers each cue names its speaker: a WebVTT voice span
-// ("<v Speaker 1>"), a "Speaker 1: " prefix in SubRip; in one without, but
-// on two channels, each cue starts with the channel ("[1] ").
+// renderCues writes cues by start (WebVTT requires it), each ending after
+// it starts, naming the speaker ("<v Speaker 1>" in WebVTT, "Speaker 1: "
+// in SubRip) or the channel ("[1] ").
 func renderCues(w io.Writer, t Transcript, vtt bool) error {
 	var b strings.Builder
 	if vtt {
 		b.WriteString("WEBVTT\n\n")
 	}
-	speakers := labelled(t)
-	channels := !speakers && multiChannel(t)
+	speakers, channels := naming(t)
 	var cues []cue
 	for _, u := range t.Utterances {
 		for _, c := range cuesOf(u) {
@@ -231,8 +186,7 @@ func renderCues(w io.Writer, t Transcript, vtt bool) error {
 			}
 			c.text = cueText(c.text, vtt)
 			if speakers && u.Speaker > 0 && vtt {
-				// The name is ours, never the recognizer's text: it needs
-				// no escaping, and the span's markup is kept.
+				// Our name, not the recognizer's text: no escaping.
 				c.text = "<v " + SpeakerName(u.Speaker) + ">" + c.text
 			}
 			cues = append(cues, c)
@@ -250,16 +204,12 @@ func renderCues(w io.Writer, t Transcript, vtt bool) error {
 	return err
 }
 
-// clampMs bounds ms to [lo, maxStampMs].
 func clampMs(ms, lo int64) int64 {
 	return min(max(ms, lo), maxStampMs)
 }
 
-// cuesOf splits an utterance into cues of at most maxCueMs by its words.
-// The normalized text has no word timings, so a split utterance shows the
-// recognized words, in order of their start; one that fits shows its
-// normalized text. Times are clamped to [0, maxStampMs] and every cue ends
-// after it starts.
+// cuesOf splits an utterance into cues of at most maxCueMs by its words,
+// which have no normalized text; one that fits shows the normalized text.
 func cuesOf(u Utterance) []cue {
 	text := u.text()
 	if text == "" {
@@ -298,7 +248,6 @@ func cuesOf(u Utterance) []cue {
 	return append(out, cur)
 }
 
-// stamp writes ms as HH:MM:SS,mmm (SRT) or HH:MM:SS.mmm (VTT).
 func stamp(ms int64, sep byte) string {
 	ms = clampMs(ms, 0)
 	h := ms / 3_600_000

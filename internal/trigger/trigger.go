@@ -1,7 +1,5 @@
-// Package trigger decodes the events Cloud Functions triggers send
-// (integration "raw": the body is the event JSON) and hands each message to
-// the pipeline. The shapes are the documented ones; docs/events.md has
-// examples.
+// Package trigger decodes Cloud Functions trigger events (raw integration;
+// docs/events.md) for the pipeline.
 package trigger
 
 import (
@@ -11,13 +9,11 @@ import (
 	"log/slog"
 )
 
-// Event types this service handles.
 const (
 	TypeObjectCreate = "yandex.cloud.events.storage.ObjectCreate"
 	TypeTimer        = "yandex.cloud.events.serverless.triggers.TimerMessage"
 )
 
-// Metadata is common to every trigger message.
 type Metadata struct {
 	EventID   string `json:"event_id"`
 	EventType string `json:"event_type"`
@@ -26,12 +22,11 @@ type Metadata struct {
 	FolderID  string `json:"folder_id"`
 }
 
-// ObjectEvent is a batch of Object Storage notifications (1 to 10 messages).
+// ObjectEvent is 1 to 10 Object Storage notifications.
 type ObjectEvent struct {
 	Messages []ObjectMessage `json:"messages"`
 }
 
-// ObjectMessage is one object's notification.
 type ObjectMessage struct {
 	Metadata Metadata `json:"event_metadata"`
 	Details  struct {
@@ -40,7 +35,6 @@ type ObjectMessage struct {
 	} `json:"details"`
 }
 
-// TimerEvent is a timer trigger's call.
 type TimerEvent struct {
 	Messages []struct {
 		Metadata Metadata `json:"event_metadata"`
@@ -51,18 +45,17 @@ type TimerEvent struct {
 	} `json:"messages"`
 }
 
-// Uploads is what the ingest trigger feeds: the pipeline's Uploaded.
+// Uploads is the pipeline's Uploaded.
 type Uploads interface {
 	Uploaded(ctx context.Context, key string) error
 }
 
-// HandleObjects passes each created object of bucket to u. Messages of
-// another type or bucket are logged and skipped. The error joins the
-// messages that should be delivered again; since handling is idempotent,
-// the trigger may redeliver the whole batch.
+// HandleObjects passes each created object of bucket to u, skipping
+// others. Handling is idempotent, so the whole batch may be redelivered
+// on the joined error.
 func HandleObjects(ctx context.Context, log *slog.Logger, bucket string, ev ObjectEvent, u Uploads) error {
 	if len(ev.Messages) == 0 {
-		log.WarnContext(ctx, "object storage event with no messages")
+		log.WarnContext(ctx, "event empty")
 	}
 	var failed []error
 	for _, m := range ev.Messages {

@@ -94,7 +94,7 @@ func BenchmarkStreaming(b *testing.B) {
 
 		// (a): the same hour by plain ffmpeg from the local file.
 		out := filepath.Join(b.TempDir(), "out.ogg")
-		args, err := m.convertArgs(hour, Segment{DurationMs: 3_600_000}, out)
+		args, err := m.convertArgs(hour, Segment{DurationMs: 3_600_000}, false, out)
 		require.NoError(b, err)
 		start = clk.Now()
 		local, err := exec.CommandContext(ctx, tools.FFmpeg, args...).CombinedOutput()

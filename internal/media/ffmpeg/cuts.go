@@ -5,51 +5,30 @@ import (
 	"time"
 )
 
-// levelFrameMs is the length of the frames the level pass measures: fine
-// enough to find the pause between two sentences, coarse enough that the
-// levels of a 6-hour recording are 216 000 numbers (1.7 MB).
+// levelFrameMs finds the pause between sentences; 6 h are 1.7 MB of levels.
 const levelFrameMs = 100
 
-// quietSpan is how many level frames around a cut must be quiet: 400 ms.
-// The gaps between words inside a phrase are shorter than that, so a span
-// that holds one also holds speech and is loud; a pause between phrases or
-// sentences, or a breath, is longer, so the span fits inside it whatever
-// its alignment to the frames. Its middle, the cut, is then at least
-// 200 ms from the nearest sound, far more than the 20 ms Opus frame the
-// encoder may move the cut by.
+// quietSpan frames (400 ms) around a cut must be quiet: longer than the
+// gaps between words, shorter than a pause or a breath, so the cut is
+// 200 ms from sound, far over the 20 ms the encoder may move it.
 const quietSpan = 4
 
-// maxCutShift is the farthest a cut moves from where the plan put it: a
-// quarter of a piece's length, and at most a minute. A minute of speech
-// without a pause of 400 ms does not happen, even in a monologue, so a
-// longer search finds nothing better; and with a quarter, each piece
-// stays between half and one and a half times its planned length, so the
-// longest piece, which sets when the transcript is ready, stays close to
-// the plan.
+// maxCutShift: a minute of speech without a 400 ms pause does not happen.
+// A quarter of a piece keeps each within half and one and a half times
+// its planned length.
 const maxCutShift = time.Minute
 
-// cutWindow is how far a cut of a plan whose pieces are pieceMs long may
-// move (see maxCutShift).
 func cutWindow(pieceMs int64) time.Duration {
 	return min(msDuration(pieceMs)/4, maxCutShift)
 }
 
-// Cuts chooses where to cut: for each nominal cut (ms from the start,
-// ascending) the middle of the quietest span of quietSpan frames whose
-// middle lies within window of it, where levels[i] is the loudness (dBFS,
-// -Inf for digital silence) of frame i, each frameMs long. Ties go to the
-// span nearest the nominal cut. The cuts returned are ascending and at
-// least one frame apart; a cut never moves further than window, and a
-// piece never gets longer than maxPiece (the window shrinks to keep that).
-//
-// A span's loudness is the mean power of its frames, in whole decibels:
-// two pauses a fraction of a decibel apart are equally quiet, and the
-// nearer one wins. A NaN level counts as loud (0 dBFS). Where no span
-// lies within the window (the levels end before it), the cut stays at the
-// nominal point, moved only as far as the rules above demand. maxPiece 0
-// sets no bound; for the last piece, the recording ends with the levels.
-// If nominal cuts are closer together than a frame, the one-frame rule
-// wins over the window.
+// Cuts moves each nominal cut (ms, ascending) to the middle of the
+// quietest span of quietSpan frames within window of it, ties to the
+// nearest. Cuts come back ascending, at least a frame apart (which wins
+// over window), never farther than window, no piece over maxPiece (0: no
+// bound). Loudness is mean power in whole dB, so near-equal pauses go to
+// the nearer; NaN counts loud. Without a span in the window the cut stays
+// nominal, moved only as the rules demand.
 func Cuts(levels []float64, frameMs int64, nominal []int64, window, maxPiece time.Duration) []int64 {
 	if len(nominal) == 0 {
 		return nil
@@ -62,9 +41,7 @@ func Cuts(levels []float64, frameMs int64, nominal []int64, window, maxPiece tim
 	}
 	end := int64(len(levels)) * frameMs
 
-	// The earliest each cut may be so that the pieces after it can keep
-	// under longest: the last piece ends with the recording, and each cut
-	// can move at most w before its nominal point.
+	// The earliest each cut may be so that the pieces after it keep under longest.
 	earliest := make([]int64, len(nominal))
 	for i := len(nominal) - 1; i >= 0; i-- {
 		lo := nominal[i] - w
@@ -85,8 +62,7 @@ func Cuts(levels []float64, frameMs int64, nominal []int64, window, maxPiece tim
 		hi := min(nom+w, prev+longest)
 		cut, found := int64(0), false
 		var best float64
-		// Candidate cuts are frame boundaries j*frameMs with a whole span
-		// [j-half, j+half) of frames around them.
+		// Candidates: frame boundaries with a whole span around them.
 		first := max(ceilDiv(lo, frameMs), half)
 		last := min(floorDiv(hi, frameMs), int64(len(levels))-half)
 		for j := first; j <= last; j++ {
@@ -110,8 +86,7 @@ func Cuts(levels []float64, frameMs int64, nominal []int64, window, maxPiece tim
 	return cuts
 }
 
-// spanLoudness is the mean power of frames, in whole decibels relative to
-// full scale; -Inf when all are digital silence.
+// spanLoudness is mean power in whole dBFS; -Inf for digital silence.
 func spanLoudness(frames []float64) float64 {
 	var power float64
 	for _, l := range frames {
@@ -129,7 +104,6 @@ func spanLoudness(frames []float64) float64 {
 	return math.Round(10 * math.Log10(power/float64(len(frames))))
 }
 
-// floorDiv is a/b rounded down, for b > 0.
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if a%b != 0 && a < 0 {

@@ -100,7 +100,7 @@ func TestInputReadBroke(t *testing.T) {
 
 func TestConvertArgsCutAccurately(t *testing.T) {
 	m := New(Tools{}, Config{InputOrigin: "https://h"})
-	argv, err := m.convertArgs("https://h/k?sig=1", Segment{StartMs: 13_800_000, DurationMs: 1_234, Format: "mov,mp4,m4a,3gp,3g2,mj2"}, "pipe:1")
+	argv, err := m.convertArgs("https://h/k?sig=1", Segment{StartMs: 13_800_000, DurationMs: 1_234, Format: "mov,mp4,m4a,3gp,3g2,mj2"}, false, "pipe:1")
 	require.NoError(t, err)
 	args := strings.Join(argv, " ")
 	ss, i, tt := strings.Index(args, "-ss 13800.000 "), strings.Index(args, " -i https://h/k?sig=1 "), strings.Index(args, " -t 1.234 ")
@@ -112,7 +112,7 @@ func TestConvertArgsCutAccurately(t *testing.T) {
 	require.Contains(t, args, "-protocol_whitelist https,tls,tcp -format_whitelist "+formatWhitelist+" ")
 	require.Contains(t, args, " -f mov -i https://h/k?sig=1 ", "the probed demuxer is forced")
 
-	argv, err = m.convertArgs("/tmp/a.m4a", Segment{}, "pipe:1")
+	argv, err = m.convertArgs("/tmp/a.m4a", Segment{}, false, "pipe:1")
 	require.NoError(t, err)
 	whole := strings.Join(argv, " ")
 	require.NotContains(t, whole, "-ss ")
@@ -120,7 +120,7 @@ func TestConvertArgsCutAccurately(t *testing.T) {
 	require.Contains(t, whole, "-protocol_whitelist file -format_whitelist "+formatWhitelist+" -i file:/tmp/a.m4a ")
 	require.NotContains(t, whole, "reconnect")
 
-	_, err = m.convertArgs("/tmp/a.m3u8", Segment{Format: "hls,applehttp"}, "pipe:1")
+	_, err = m.convertArgs("/tmp/a.m3u8", Segment{Format: "hls,applehttp"}, false, "pipe:1")
 	require.ErrorIs(t, err, ErrUnsupported, "a demuxer off the list is never forced")
 }
 
@@ -208,6 +208,6 @@ func TestSettingsHelpers(t *testing.T) {
 	require.Equal(t, int64(0), parseSeconds(""))
 
 	cfg := New(Tools{}, Config{}).Config()
-	require.Equal(t, Config{MaxDuration: 6 * time.Hour, SegmentLength: 230 * time.Minute, StderrLimit: 4096, Bitrate: "32k",
+	require.Equal(t, Config{MaxDuration: 6 * time.Hour, SegmentLength: 230 * time.Minute,
 		PieceLength: 5 * time.Minute, ParallelFrom: 10 * time.Minute, MaxPieces: 24}, cfg)
 }

@@ -5,61 +5,39 @@ import (
 	"time"
 )
 
-// ContainerOggOpus is SpeechKit's name (RecognizeFile's
-// ContainerAudio.ContainerAudioType) for what Convert and Split write.
+// ContainerOggOpus is SpeechKit's name for what Convert and Split write.
 const ContainerOggOpus = "OGG_OPUS"
 
 // Plan is what to submit for a file.
 type Plan struct {
-	// Container is SpeechKit's name for the format of what is submitted:
-	// always "OGG_OPUS", what Convert and Split write.
-	Container string
-	// Segments are consecutive pieces that cover the recording, in order;
-	// one or more. One segment is converted by Convert, and more are the
-	// outline Split cuts the recording by: where a cut lands is known only
-	// once Split has found a quiet moment for it.
+	Container string // always ContainerOggOpus
+	// Segments cover the recording in order: one for Convert, or the
+	// outline Split moves each cut of to a quiet moment.
 	Segments []Segment
 }
 
 // Segment is a piece of the recording.
 type Segment struct {
-	StartMs    int64 // where it starts in the source
-	DurationMs int64 // how long it is; Convert reads to the end of the input when 0
-	// Format is the demuxer Convert reads the source with: the one Probe
-	// found ("mov" for "mov,mp4,m4a,3gp,3g2,mj2"), set by Plan, so the
-	// source is read as what was probed. Empty lets ffmpeg detect it among
-	// the accepted formats.
+	StartMs    int64 // in the source
+	DurationMs int64 // 0 reads to the end
+	// Format is the demuxer Probe found, so the source is read as probed;
+	// empty detects among the accepted ones.
 	Format string
 }
 
-// Plan decides, from what Probe found, how the file is cut; it runs
-// nothing. Every recording is converted to OGG/Opus, even one in a format
-// SpeechKit takes as it is (OGG/Opus, MP3, WAV): what is submitted is then
-// always audio that ffmpeg decoded and encoded, cut at the planned length,
-// whose every packet the pipeline counts (package oggopus) before it
-// reaches the recognizer. A file that goes untouched is recognized to its
-// real end whatever its header says, and a header is the sender's to
-// write.
+// Plan decides from a Probe how the file is cut; it runs nothing. Every
+// recording is converted, even one SpeechKit takes as it is, so what is
+// submitted is cut at the planned length and counted packet by packet
+// (oggopus); an untouched file would be recognized to its real end,
+// whatever its header says.
 //
-// A recording longer than ParallelFrom, or than SegmentLength, is cut into
-// n > 1 consecutive segments of one length (the last one shorter by what
-// the division leaves), by Split, which moves each cut to a quiet moment
-// near it. Past ParallelFrom, n is the recording's length over
-// PieceLength, rounded up, and at most MaxPieces; otherwise it is its
-// length over SegmentLength, rounded up. In both cases there are enough
-// segments that none is longer than SegmentLength.
-//
-// Errors: ErrUnsupported (the container is not one of the accepted
-// formats, which Probe never returns), ErrNoAudio (no audio stream),
-// ErrEmptyFile (the audio lasts 0 ms), ErrTooLong (longer than
-// MaxDuration).
+// Past ParallelFrom a recording is cut into ⌈length/PieceLength⌉ equal
+// segments, at most MaxPieces; otherwise into ⌈length/SegmentLength⌉.
+// None is ever longer than SegmentLength.
 func (m *Media) Plan(p Probe) (Plan, error) { return m.PlanFor(p, true) }
 
-// PlanFor is Plan, or with parallel false, the plan of a recording whose
-// pieces must be as long as they can be: it is cut only where
-// SegmentLength makes it, never into pieces of PieceLength. That is for a
-// job whose results SpeechKit works out per file (speakers labelled, a
-// summary written), which short pieces would split.
+// PlanFor without parallel cuts only where SegmentLength forces it: for
+// results worked out per file (speakers, a summary).
 func (m *Media) PlanFor(p Probe, parallel bool) (Plan, error) {
 	format, ok := allowedDemuxer(p.Container)
 	if !ok {
@@ -86,14 +64,11 @@ func (m *Media) PlanFor(p Probe, parallel bool) (Plan, error) {
 	return Plan{Container: ContainerOggOpus, Segments: segs}, nil
 }
 
-// pieces is how many segments a recording of d > 0 ms is planned as (see
-// Plan; without parallel, only as many as SegmentLength needs), and how
-// long each is but the last. The length is d/n rounded up,
-// so that no segment is longer than d/n (and so than SegmentLength) by a
-// millisecond; for a recording of a few milliseconds that can leave
-// nothing for the last ones, so n is counted again from the length.
+// pieces is the count and length of segments (but the last) for d > 0 ms.
+// The length is ⌈d/n⌉; for a few ms that can leave nothing for the last
+// ones, so n is counted again from it.
 func (m *Media) pieces(d int64, parallel bool) (n, length int64) {
-	atLeast := ceilDiv(d, m.cfg.SegmentLength.Milliseconds()) // none longer than SegmentLength
+	atLeast := ceilDiv(d, m.cfg.SegmentLength.Milliseconds())
 	n = atLeast
 	if parallel && d > m.cfg.ParallelFrom.Milliseconds() {
 		n = min(ceilDiv(d, m.cfg.PieceLength.Milliseconds()), int64(m.cfg.MaxPieces))
@@ -109,8 +84,7 @@ func ceilDiv(a, b int64) int64 {
 	return (a + b - 1) / b
 }
 
-// humanDuration says d the way the limit is told to a person: "6 hours",
-// "90 minutes", "1 hour".
+// humanDuration says "6 hours", "90 minutes", "1 hour".
 func humanDuration(d time.Duration) string {
 	plural := func(n int64, unit string) string {
 		if n == 1 {

@@ -6,40 +6,35 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 )
 
-// copyBufferSize is the one buffer between ffmpeg's stdout and the writer:
-// the size of a Linux pipe, so each read takes what the pipe holds.
-const copyBufferSize = 64 << 10
-
-// waitDelay bounds how long Wait waits for ffmpeg's pipes to close once the
-// process has been killed.
-const waitDelay = 5 * time.Second
+const (
+	copyBufferSize = 64 << 10 // a Linux pipe's size
+	waitDelay      = 5 * time.Second
+)
 
 // runResult is what one run of ffmpeg or ffprobe left behind.
 type runResult struct {
-	Written  int64  // bytes copied from stdout to the writer
-	WriteErr error  // the writer's error, which ended the run early
-	Err      error  // starting or waiting for the process failed (*exec.ExitError for a non-zero exit)
-	Stderr   string // the tail of stderr, with the input scrubbed out
-	MaxRSS   int64  // the process's peak resident memory in bytes; 0 where the platform does not say
+	Written  int64
+	WriteErr error  // the writer's, which ended the run
+	Err      error  // of start or wait (*exec.ExitError for a non-zero exit)
+	Stderr   string // the tail, scrubbed
+	MaxRSS   int64  // peak resident bytes; 0 off Linux
 }
 
-// run starts tool with args, copies its stdout to out through one
-// fixed-size buffer, and waits for it. The writer sets the pace: while it
-// is busy, ffmpeg blocks on the full pipe. If the writer fails or ctx ends,
-// the process is killed (exec.CommandContext), and Wait reaps it either
-// way, so no zombie is left. Wait comes only after stdout is read to its
-// end, as os/exec requires.
-func run(ctx context.Context, tool string, args []string, input string, out io.Writer, stderrLimit int) runResult {
+// run copies tool's stdout to out at the writer's pace (ffmpeg blocks on
+// the full pipe). A failed writer or ctx kills it; Wait reaps it after
+// stdout ends, as os/exec requires.
+func run(ctx context.Context, tool string, args []string, input string, out io.Writer) runResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.WaitDelay = waitDelay
-	stderr := newTail(stderrLimit)
+	stderr := newTail(DefaultStderrLimit)
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -56,13 +51,13 @@ func run(ctx context.Context, tool string, args []string, input string, out io.W
 		if n > 0 {
 			if _, werr := out.Write(buf[:n]); werr != nil {
 				res.WriteErr = werr
-				cancel() // ffmpeg would block on the full pipe for ever
+				cancel() // else ffmpeg blocks on the full pipe for ever
 				break
 			}
 			res.Written += int64(n)
 		}
 		if rerr != nil {
-			break // io.EOF: ffmpeg closed stdout (it ended, or was killed)
+			break
 		}
 	}
 	res.Err = cmd.Wait()
@@ -73,15 +68,13 @@ func run(ctx context.Context, tool string, args []string, input string, out io.W
 	return res
 }
 
-// refused reports whether the process ran and ended with an exit status of
-// its own, rather than by a signal or not at all.
+// refused reports whether the process exited with a status of its own.
 func (r runResult) refused() bool {
 	var exit *exec.ExitError
 	return errors.As(r.Err, &exit) && exit.ExitCode() > 0
 }
 
-// processError is the cause kept for logs: which tool, how it ended, and
-// the tail of what it said (already scrubbed of the input).
+// processError is the cause kept for logs.
 type processError struct {
 	tool   string
 	err    error
@@ -98,22 +91,19 @@ func (e *processError) Error() string {
 
 func (e *processError) Unwrap() error { return e.err }
 
-// failure classifies a run that did not succeed, in the order that
-// matters: the caller's context first (a cancelled run is neither the
-// input's fault nor ffmpeg's), then the writer, then the process.
+// failure classifies a failed run: the context first (nobody's fault),
+// then the writer (keeping its kind), then the process.
 func (r runResult) failure(ctx context.Context, tool string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", tool, err) // errs.KindOf: Unavailable
 	}
 	if r.WriteErr != nil {
-		// The writer's own error, with its kind (an upload that failed is
-		// the storage adapter's Unavailable, not a media problem).
 		return fmt.Errorf("write %s output: %w", tool, r.WriteErr)
 	}
 	cause := &processError{tool: tool, err: r.Err, stderr: r.Stderr}
 	var exit *exec.ExitError
 	if !errors.As(r.Err, &exit) {
-		return wrap(ErrFailed, cause, "") // it did not start: a deployment problem
+		return wrap(ErrFailed, cause, "") // did not start: deployment
 	}
 	switch classify(r.Stderr) {
 	case refusedFormat:
@@ -127,7 +117,7 @@ func (r runResult) failure(ctx context.Context, tool string) error {
 	}
 }
 
-// tail is an io.Writer that keeps the last limit bytes written to it.
+// tail keeps the last limit bytes written.
 type tail struct {
 	mu      sync.Mutex
 	limit   int
@@ -154,9 +144,8 @@ func (t *tail) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// String returns what was kept. When the start was dropped, the first,
-// partial line goes too: a line cut in the middle could hold the end of a
-// URL without its start, which scrub could not recognize.
+// String drops a partial first line: it could hold a URL's end that scrub
+// cannot recognize.
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -164,13 +153,7 @@ func (t *tail) String() string {
 	if t.dropped == 0 {
 		return s
 	}
-	cut := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			cut = i + 1
-			break
-		}
-	}
+	cut := strings.IndexByte(s, '\n') + 1
 	if cut == 0 {
 		return fmt.Sprintf("[%d bytes of stderr dropped]", t.dropped+int64(len(s)))
 	}

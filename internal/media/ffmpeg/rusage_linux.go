@@ -5,8 +5,7 @@ import (
 	"syscall"
 )
 
-// maxRSS is the process's peak resident memory in bytes (Linux reports
-// kilobytes).
+// maxRSS is the peak resident memory in bytes (Linux reports KiB).
 func maxRSS(ps *os.ProcessState) int64 {
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 		return ru.Maxrss * 1024

@@ -1,9 +1,7 @@
-// Package oggopus measures the audio in an Ogg Opus stream by what it
-// holds, not by what it says: each Opus packet's length comes from its own
-// table-of-contents byte (RFC 6716, section 3.1), never from the granule
-// positions or the header, which a file can set to anything. The pipeline
-// counts every byte of audio it hands to the recognizer through a Meter,
-// so the seconds submitted are the seconds recognized.
+// Package oggopus measures an Ogg Opus stream by what it holds: each
+// packet's length from its TOC byte (RFC 6716, 3.1), never from granule
+// positions or headers, which a file sets at will. Every byte the pipeline
+// submits passes a Meter, so the seconds submitted are those recognized.
 package oggopus
 
 import (
@@ -12,31 +10,23 @@ import (
 	"fmt"
 )
 
-// SampleRate is the rate Opus packet lengths are counted in (RFC 7845,
-// section 4: granule positions and packet lengths are always at 48 kHz).
+// SampleRate is Opus's counting rate (RFC 7845, 4).
 const SampleRate = 48000
 
-// maxPacketSamples is the longest an Opus packet may be: 120 ms (RFC 6716,
-// section 3.2.5).
+// maxPacketSamples is 120 ms (RFC 6716, 3.2.5).
 const maxPacketSamples = 120 * SampleRate / 1000
 
-// Errors. ErrOverLimit is the one a caller acts on: the stream holds more
-// audio than the Meter's limit; the others say it is not an Ogg Opus
-// stream this package can count, which for the service's own ffmpeg
-// output is a bug to fail loudly on.
+// ErrMalformed on the service's own ffmpeg output is a bug to fail loudly on.
 var (
 	ErrOverLimit = errors.New("oggopus: the stream holds more audio than its limit")
 	ErrMalformed = errors.New("oggopus: not an Ogg Opus stream")
 )
 
-// Meter is an io.Writer that reads an Ogg Opus stream as it is written and
-// counts the audio in it. With a Limit, the write that carries the stream
-// past it fails with ErrOverLimit, so a writer behind it (an upload) never
-// gets that page. It keeps at most a page (64 KiB) and one write in memory.
+// Meter counts the audio of an Ogg Opus stream written to it. The write
+// past LimitMs fails with ErrOverLimit, so a writer behind it never gets
+// that page. It holds at most a page and one write.
 type Meter struct {
-	// LimitMs is the most audio the stream may hold, in milliseconds; 0
-	// is no limit.
-	LimitMs int64
+	LimitMs int64 // 0: no limit
 
 	buf     []byte
 	samples int64
@@ -46,13 +36,12 @@ type Meter struct {
 
 // stream is one logical stream's packet state.
 type stream struct {
-	packets int    // packets completed: the first two are the headers
-	head    []byte // the first bytes of the packet being read (up to 2)
-	open    bool   // a packet is being read, to be continued on the next page
+	packets int    // completed, the two headers included
+	head    []byte // the packet's first bytes, up to 2
+	open    bool   // the packet continues on the next page
 }
 
-// Write parses what it can of p. It fails with ErrOverLimit once the audio
-// passes LimitMs, or ErrMalformed; after an error every Write fails.
+// Write parses what it can of p; after an error every Write fails.
 func (m *Meter) Write(p []byte) (int, error) {
 	if m.err != nil {
 		return 0, m.err
@@ -70,7 +59,7 @@ func (m *Meter) Write(p []byte) (int, error) {
 		m.buf = m.buf[n:]
 	}
 	if len(m.buf) == 0 {
-		m.buf = nil // let a large backing array go
+		m.buf = nil // let a large array go
 	}
 	return len(p), nil
 }
@@ -89,11 +78,12 @@ func (m *Meter) Close() error {
 // Samples is the audio counted so far, at 48 kHz.
 func (m *Meter) Samples() int64 { return m.samples }
 
-// Ms is the audio counted so far, in milliseconds rounded up.
-func (m *Meter) Ms() int64 { return (m.samples*1000 + SampleRate - 1) / SampleRate }
+// Ms is the audio counted so far, rounded up.
+func (m *Meter) Ms() int64 { return samplesMs(m.samples) }
 
-// page parses the page at the start of b and returns its length, or 0 when
-// b does not hold a whole page yet.
+func samplesMs(n int64) int64 { return (n*1000 + SampleRate - 1) / SampleRate }
+
+// page parses the page at b's start and returns its length; 0 until whole.
 func (m *Meter) page(b []byte) (int, error) {
 	if len(b) < 27 {
 		return 0, nil
@@ -101,16 +91,8 @@ func (m *Meter) page(b []byte) (int, error) {
 	if string(b[:4]) != "OggS" || b[4] != 0 {
 		return 0, fmt.Errorf("%w: no Ogg page where one should start", ErrMalformed)
 	}
-	nseg := int(b[26])
-	if len(b) < 27+nseg {
-		return 0, nil
-	}
-	lacing := b[27 : 27+nseg]
-	size := 27 + nseg
-	for _, l := range lacing {
-		size += int(l)
-	}
-	if len(b) < size {
+	size, lacing, body := pageAt(b)
+	if size == 0 {
 		return 0, nil
 	}
 	flags, serial := b[5], binary.LittleEndian.Uint32(b[14:18])
@@ -128,7 +110,6 @@ func (m *Meter) page(b []byte) (int, error) {
 	if continued := flags&0x01 != 0; continued != s.open {
 		return 0, fmt.Errorf("%w: a page's continuation flag does not match the packet before it", ErrMalformed)
 	}
-	body := b[27+nseg : size]
 	for _, l := range lacing {
 		seg := body[:l]
 		body = body[l:]
@@ -146,7 +127,22 @@ func (m *Meter) page(b []byte) (int, error) {
 	return size, nil
 }
 
-// packet counts a completed packet of s.
+// pageAt splits the page at b's start; size is 0 while b holds no whole page.
+func pageAt(b []byte) (size int, lacing, body []byte) {
+	if len(b) < 27 || len(b) < 27+int(b[26]) {
+		return 0, nil, nil
+	}
+	lacing = b[27 : 27+int(b[26])]
+	size = 27 + len(lacing)
+	for _, l := range lacing {
+		size += int(l)
+	}
+	if len(b) < size {
+		return 0, nil, nil
+	}
+	return size, lacing, b[27+len(lacing) : size]
+}
+
 func (m *Meter) packet(s *stream) error {
 	head := s.head
 	s.head = s.head[:0]
@@ -171,10 +167,9 @@ func (m *Meter) packet(s *stream) error {
 	return nil
 }
 
-// PacketSamples is the length of an Opus packet at 48 kHz from its first
-// two bytes (RFC 6716, section 3.1: the TOC byte's configuration gives the
-// frame size, its last two bits the frame count, which for code 3 is in
-// the second byte). An empty packet holds nothing.
+// PacketSamples is a packet's length from its first two bytes (RFC 6716,
+// 3.1: the TOC's config gives the frame size, its low bits the count, for
+// code 3 in the second byte).
 func PacketSamples(head []byte) (int, error) {
 	if len(head) == 0 {
 		return 0, nil

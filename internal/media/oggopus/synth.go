@@ -5,18 +5,13 @@ import (
 	"encoding/binary"
 )
 
-// Synth returns a valid Ogg Opus stream of one mono logical stream that
-// holds durationMs of audio (rounded up to 20 ms) in packets of silence:
-// CELT frames of 20 ms, six to a packet, each frame empty (RFC 6716,
-// section 3.2.5, a code 3 packet of equal frames; an empty frame decodes
-// as silence). Granule positions say the truth, unless say is positive:
-// then the last page claims that the stream is sayMs long, as a lying file
-// does. For tests and the load model: a few bytes a second of audio.
+// Synth is a mono Ogg Opus stream of durationMs (rounded up to 20 ms) of
+// silence: code 3 packets of six empty CELT frames (RFC 6716, 3.2.5). With
+// sayMs > 0 the last granule lies that it is sayMs long. For tests and the
+// load model.
 func Synth(durationMs, sayMs int64) []byte { return synth(durationMs, sayMs, 1) }
 
-// SynthChannels is Synth's stream, truthful, with an identification
-// header that declares channels channels (1 or 2: channel mapping family
-// 0). The packets are the same silence, which decodes for either.
+// SynthChannels is Synth's truthful stream declaring 1 or 2 channels.
 func SynthChannels(durationMs int64, channels int) []byte {
 	return synth(durationMs, 0, byte(min(max(channels, 1), 2)))
 }
@@ -58,7 +53,7 @@ func synth(durationMs, sayMs int64, channels byte) []byte {
 	return out.Bytes()
 }
 
-// pageWriter writes Ogg pages of whole packets, each under 255 bytes.
+// pageWriter writes pages of whole packets under 255 bytes.
 type pageWriter struct {
 	out    *bytes.Buffer
 	serial uint32
