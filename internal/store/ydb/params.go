@@ -215,7 +215,7 @@ func revokeParams(hash string, at time.Time) params { // revokeToken
 	return params{{"$hash", utf8(hash)}, {"$revoked_at", ts(at)}}
 }
 
-func stepParams(n int, name string, now time.Time) params {
+func stepParams(n int, name string, now time.Time) params { // insertSchemaStep, upsertSchemaTTL
 	return params{
 		{"$step", types.Int32Value(int32(n))}, //nolint:gosec // a handful of steps
 		{"$name", utf8(name)},

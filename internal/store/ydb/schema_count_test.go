@@ -113,16 +113,14 @@ func (m *memDB) recorded(context.Context) (map[int]bool, string, error) {
 	return maps.Clone(m.have), m.ttl, nil
 }
 
-func (m *memDB) record(_ context.Context, nums []int, ttl string) error {
+func (m *memDB) record(_ context.Context, n int, ttl string) error {
 	if _, ok := m.tables[stepsTable]; !ok {
 		return fmt.Errorf("no table %s", stepsTable)
 	}
-	for _, n := range nums {
-		if m.have[n] {
-			return fmt.Errorf("%w: step %d", ErrStepApplied, n)
-		}
+	if m.have[n] {
+		return fmt.Errorf("%w: step %d", ErrStepApplied, n)
 	}
-	for _, n := range nums {
+	if n > 0 {
 		m.have[n] = true
 	}
 	if ttl != "" {

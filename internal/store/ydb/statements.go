@@ -131,9 +131,10 @@ const (
 const (
 	selectSchemaSteps = `SELECT step, name FROM schema_steps ORDER BY step`
 
-	insertSchemaSteps = `DECLARE $steps AS List<Struct<step: Int32, name: Utf8, applied_at: Timestamp>>;
-INSERT INTO schema_steps (step, name, applied_at)
-SELECT step, name, applied_at FROM AS_TABLE($steps)`
+	insertSchemaStep = `DECLARE $step AS Int32;
+DECLARE $name AS Utf8;
+DECLARE $applied_at AS Timestamp;
+INSERT INTO schema_steps (step, name, applied_at) VALUES ($step, $name, $applied_at)`
 
 	upsertSchemaTTL = `DECLARE $step AS Int32;
 DECLARE $name AS Utf8;
