@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"transcriber/internal/ident"
@@ -109,7 +108,7 @@ func (c *Counters) UsedMany(ctx context.Context, keys []string, window time.Time
 		args = append(args, k)
 		out[k] = 0
 	}
-	q := selectCountersOf + "(?" + strings.Repeat(", ?", len(keys)-1) + ")"
+	q := selectCountersOf + "(" + marks(len(keys)) + ")"
 	_, err := queryAll(ctx, c.db.sql, q, args, func(r scanner) (struct{}, error) {
 		var (
 			k string

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -135,6 +136,9 @@ func translate(err error) error {
 	}
 	return errs.Wrap(err, errs.Internal, "store_failed", "")
 }
+
+// marks is n "?" placeholders.
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 

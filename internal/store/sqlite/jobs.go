@@ -28,7 +28,7 @@ const jobColumns = `id, state, source, owner_id, language, filename, size_bytes,
 	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds, reserved_micros, reuse_key`
 
 var (
-	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
+	jobPlaceholders = marks(strings.Count(jobColumns, ",") + 1)
 	insertJob       = `INSERT INTO jobs (` + jobColumns + `) VALUES (` + jobPlaceholders + `)`
 	updateJob       = `UPDATE jobs SET (` + jobColumns + `) = (` + jobPlaceholders + `) WHERE id = ?`
 	selectJob       = `SELECT ` + jobColumns + ` FROM jobs`
@@ -262,12 +262,7 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	if err := job.CheckClaimLimit(limit); err != nil {
 		return nil, err
 	}
-	var states []any
-	for _, st := range step.From {
-		if !st.Terminal() {
-			states = append(states, string(st))
-		}
-	}
+	states, in := liveStates(step.From)
 	if len(states) == 0 {
 		return []job.Job{}, nil
 	}
@@ -292,7 +287,7 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 		}
 		now := s.db.now()
 		at := formatTime(now)
-		q := selectJob + ` WHERE state IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(states)), ", ") + `)
+		q := selectJob + ` WHERE state IN (` + in + `)
 			AND next_run_at <= ? AND (claim_until IS NULL OR claim_until <= ?)
 			ORDER BY next_run_at, id LIMIT ?`
 		due, err := queryAll(ctx, tx, q, append(states, at, at, limit-len(claimed)), scanJob)
@@ -443,18 +438,19 @@ func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, 
 // nextDueQuery is the earliest next_run_at of the live states, answered
 // from jobs_due; "" when none is live.
 func nextDueQuery(states []job.State) (string, []any) {
-	var (
-		args  []any
-		marks []string
-	)
-	for _, st := range states {
-		if !st.Terminal() {
-			args = append(args, string(st))
-			marks = append(marks, "?")
-		}
-	}
+	args, in := liveStates(states)
 	if len(args) == 0 {
 		return "", nil
 	}
-	return `SELECT MIN(next_run_at) FROM jobs WHERE state IN (` + strings.Join(marks, ", ") + `)`, args
+	return `SELECT MIN(next_run_at) FROM jobs WHERE state IN (` + in + `)`, args
+}
+
+// liveStates are the non-terminal states as arguments, and their marks.
+func liveStates(states []job.State) (args []any, in string) {
+	for _, st := range states {
+		if !st.Terminal() {
+			args = append(args, string(st))
+		}
+	}
+	return args, marks(len(args))
 }

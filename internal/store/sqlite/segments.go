@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"strings"
 
 	"transcriber/internal/job"
 )
@@ -44,7 +43,7 @@ func loadSegments(ctx context.Context, q querier, jobs []job.Job) error {
 		jobs[i].Segments = nil
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+segmentColumns+` FROM segments WHERE job_id IN (`+
-		strings.TrimSuffix(strings.Repeat("?, ", len(jobs)), ", ")+`) ORDER BY job_id, seq`, args...)
+		marks(len(jobs))+`) ORDER BY job_id, seq`, args...)
 	if err != nil {
 		return translate(err)
 	}
