@@ -306,40 +306,21 @@ func (s *JobStore) Reusable(ctx context.Context, key string, endedAfter time.Tim
 	if key == "" {
 		return job.Job{}, job.ErrNotFound
 	}
-	var (
-		out   job.Job
-		found bool
-	)
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		found = false
-		return s.db.rows(ctx, tx, selectReusable, reusableParams(key, endedAfter), func(row query.Row) error {
-			j, err := scanJob(row)
-			out, found = j, err == nil
-			return err
-		})
-	})
+	out, err := readAll(ctx, s.db, selectReusable, reusableParams(key, endedAfter), scanJob)
 	switch {
 	case err != nil:
 		return job.Job{}, fmt.Errorf("reusable job: %w", err)
-	case !found:
+	case len(out) == 0:
 		return job.Job{}, job.ErrNotFound
 	}
-	return out, nil
+	return out[0], nil
 }
 
 func (s *JobStore) Unfinished(ctx context.Context, chargedTo string, limit int) ([]job.Job, error) {
 	if err := job.CheckUnfinished(chargedTo, limit); err != nil {
 		return nil, err
 	}
-	var out []job.Job
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		out = nil
-		return s.db.rows(ctx, tx, selectUnfinished, unfinishedParams(chargedTo, limit), func(row query.Row) error {
-			j, err := scanJob(row)
-			out = append(out, j)
-			return err
-		})
-	})
+	out, err := readAll(ctx, s.db, selectUnfinished, unfinishedParams(chargedTo, limit), scanJob)
 	if err != nil {
 		return nil, fmt.Errorf("unfinished jobs: %w", err)
 	}

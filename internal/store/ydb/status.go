@@ -37,20 +37,6 @@ func pendingParams(n int) params { // selectPendingDeliveries
 	return params{{"$state", utf8(string(botstate.Pending))}, {"$limit", uint64Param(n)}}
 }
 
-// readAll scans every row of one statement in a snapshot.
-func readAll[T any](ctx context.Context, db *DB, stmt string, p params, scan func(query.Row) (T, error)) ([]T, error) {
-	var out []T
-	err := db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		out = nil
-		return db.rows(ctx, tx, stmt, p, func(row query.Row) error {
-			v, err := scan(row)
-			out = append(out, v)
-			return err
-		})
-	})
-	return out, err
-}
-
 // StateEntries sets only ID, State and NextRunAt: jobs_due alone is read.
 func (s *JobStore) StateEntries(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error) {
 	if err := status.CheckRead(limit); err != nil {

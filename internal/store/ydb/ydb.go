@@ -255,3 +255,17 @@ func (db *DB) rows(ctx context.Context, tx query.TxActor, stmt string, p params,
 		}
 	}
 }
+
+// readAll scans every row of one statement in a snapshot.
+func readAll[T any](ctx context.Context, db *DB, stmt string, p params, scan func(query.Row) (T, error)) ([]T, error) {
+	var out []T
+	err := db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		out = nil
+		return db.rows(ctx, tx, stmt, p, func(row query.Row) error {
+			v, err := scan(row)
+			out = append(out, v)
+			return err
+		})
+	})
+	return out, err
+}
