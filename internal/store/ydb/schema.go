@@ -59,51 +59,37 @@ var expiring = []struct{ table, column string }{
 	{"telegram_deliveries", "updated_at"},
 }
 
-// ttlInterval writes retention as an ISO 8601 Interval: whole days as
-// P<n>D, else seconds (https://ydb.tech/docs/en/yql/reference/recipes/ttl).
-func ttlInterval(retention time.Duration) (string, error) {
-	if retention < time.Second {
-		return "", fmt.Errorf("retention %s: want at least a second", retention)
-	}
+// ttlInterval writes retention, at least a second (migrate checks), as an
+// ISO 8601 Interval: whole days as P<n>D, else seconds
+// (https://ydb.tech/docs/en/yql/reference/recipes/ttl).
+func ttlInterval(retention time.Duration) string {
 	if retention%(24*time.Hour) == 0 {
-		return fmt.Sprintf("P%dD", int64(retention/(24*time.Hour))), nil
+		return fmt.Sprintf("P%dD", int64(retention/(24*time.Hour)))
 	}
-	return fmt.Sprintf("PT%dS", int64(retention/time.Second)), nil
+	return fmt.Sprintf("PT%dS", int64(retention/time.Second))
 }
 
 // ttlClause is a TTL setting as CREATE TABLE … WITH and ALTER TABLE … SET
 // write it (https://ydb.tech/docs/en/yql/reference/syntax/create_table/with).
-func ttlClause(column string, retention time.Duration) (string, error) {
-	iv, err := ttlInterval(retention)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("TTL = Interval(%q) ON %s", iv, column), nil
+func ttlClause(column string, retention time.Duration) string {
+	return fmt.Sprintf("TTL = Interval(%q) ON %s", ttlInterval(retention), column)
 }
 
-func ttlStatement(table, column string, retention time.Duration) (string, error) {
-	c, err := ttlClause(column, retention)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("ALTER TABLE %s SET (%s)", table, c), nil
+func ttlStatement(table, column string, retention time.Duration) string {
+	return fmt.Sprintf("ALTER TABLE %s SET (%s)", table, ttlClause(column, retention))
 }
 
 // ttlRecord is what schema_steps records of the TTLs set (row ttlStep): the
 // retention and every expiring table, so a change of either differs from
 // the record and Migrate sets the TTLs again, and an unchanged one costs no
 // schema operation.
-func ttlRecord(retention time.Duration) (string, error) {
-	iv, err := ttlInterval(retention)
-	if err != nil {
-		return "", err
-	}
+func ttlRecord(retention time.Duration) string {
 	var b strings.Builder
-	b.WriteString(iv + ":")
+	b.WriteString(ttlInterval(retention) + ":")
 	for _, e := range expiring {
 		b.WriteString(" " + e.table + "." + e.column)
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // ttlStep is the schema_steps row that records the TTLs; steps count from 1.
@@ -169,10 +155,10 @@ func migrateBound(ctx context.Context) (context.Context, context.CancelFunc) {
 const stepsTable = "schema_steps"
 
 func migrate(ctx context.Context, s schemaDB, o MigrateOptions) ([]string, error) {
-	ttl, err := ttlRecord(o.Retention)
-	if err != nil {
-		return nil, fmt.Errorf("migrate: %w", err)
+	if o.Retention < time.Second {
+		return nil, fmt.Errorf("migrate: retention %s: want at least a second", o.Retention)
 	}
+	ttl := ttlRecord(o.Retention)
 	tables, err := s.listTables(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: list the tables: %w", err)
@@ -205,11 +191,7 @@ func migrate(ctx context.Context, s schemaDB, o MigrateOptions) ([]string, error
 			if tables[m[1]] {
 				continue
 			}
-			stmt, err := withTTL(ifNotExists(ddl), m[1], o.Retention)
-			if err == nil {
-				err = s.exec(ctx, stmt)
-			}
-			if err != nil {
+			if err := s.exec(ctx, withTTL(ifNotExists(ddl), m[1], o.Retention)); err != nil {
 				return applied, fmt.Errorf("migrate: schema step %d (%s): create table %s: %w", n, st.name, m[1], err)
 			}
 			tables[m[1]], made[m[1]] = true, true
@@ -227,11 +209,7 @@ func migrate(ctx context.Context, s schemaDB, o MigrateOptions) ([]string, error
 		if made[e.table] {
 			continue
 		}
-		stmt, err := ttlStatement(e.table, e.column, o.Retention)
-		if err == nil {
-			err = s.exec(ctx, stmt)
-		}
-		if err != nil {
+		if err := s.exec(ctx, ttlStatement(e.table, e.column, o.Retention)); err != nil {
 			return applied, fmt.Errorf("migrate: set the TTL of %s: %w", e.table, err)
 		}
 	}
@@ -242,12 +220,11 @@ func migrate(ctx context.Context, s schemaDB, o MigrateOptions) ([]string, error
 }
 
 // withTTL adds table's TTL to its CREATE TABLE if it expires.
-func withTTL(ddl, table string, retention time.Duration) (string, error) {
+func withTTL(ddl, table string, retention time.Duration) string {
 	for _, e := range expiring {
 		if e.table == table {
-			c, err := ttlClause(e.column, retention)
-			return ddl + "\nWITH (" + c + ")", err
+			return ddl + "\nWITH (" + ttlClause(e.column, retention) + ")"
 		}
 	}
-	return ddl, nil
+	return ddl
 }
