@@ -6,16 +6,12 @@ import (
 	"fmt"
 )
 
-// steps are the schema's steps, applied in order; PRAGMA user_version holds
-// how many a database has. An applied step is never edited: a change is a
-// new step, and docs/database.md changes with it. The history before the
-// first deployment was folded into step 1.
-//
-// migrate runs the missing steps and writes user_version in one transaction
-// (SQLite's DDL is transactional). Every CREATE says IF NOT EXISTS, so a
-// step whose record was lost runs again without harm; ALTER TABLE … ADD
-// COLUMN has no IF NOT EXISTS, so a later step holding one cannot, and
-// then the record (PRAGMA user_version) is what to fix.
+// steps are applied in order, with PRAGMA user_version (how many a
+// database has) in one transaction. An applied step is never edited: a
+// change is a new step, with docs/database.md. The history before the first
+// deployment was folded into step 1. Every CREATE says IF NOT EXISTS, so a
+// step whose record was lost runs again; ALTER TABLE … ADD COLUMN cannot,
+// and then user_version is what to fix.
 var steps = []string{
 	// 1: the first form.
 	`CREATE TABLE IF NOT EXISTS jobs (

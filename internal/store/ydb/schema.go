@@ -43,13 +43,12 @@ func ifNotExists(ddl string) string {
 	return ddl
 }
 
-// expiring are the tables whose rows expire by YDB's TTL after
-// JOB_RETENTION, and the column each row's lifetime is counted from; a NULL
-// there never expires (https://ydb.tech/docs/en/concepts/ttl): a live job
-// and its segments. A Telegram delivery expires retention after it was last
-// written: Telegram sends an update again for a day at most, less than the
-// shortest retention (pipeline.MinJobRetention). counters has a TTL of its
-// own. Adding a table here changes ttlRecord, so the next migrate sets it.
+// expiring are the tables whose rows expire JOB_RETENTION after a column;
+// NULL never expires (https://ydb.tech/docs/en/concepts/ttl): a live job.
+// A delivery is last written well before: Telegram resends an update for a
+// day at most, the shortest retention (pipeline.MinJobRetention). counters
+// has a TTL of its own. A table added here changes ttlRecord, so the next
+// migrate sets its TTL.
 var expiring = []struct{ table, column string }{
 	{"jobs", "ended_at"},
 	{"segments", "ended_at"},
@@ -115,17 +114,13 @@ type MigrateOptions struct {
 	Out io.Writer
 }
 
-// Migrate applies the missing steps, recording each, and sets the TTL of
-// the expiring tables to o.Retention when the record of them differs
-// (ttlRecord), paced within the serverless quota of schema operations
-// (schemaOpsPerMinute). A table made now gets its TTL in its CREATE TABLE.
-// A run with nothing to do costs one schema operation (the listing). A
-// database recording a step this program does not know is refused. It
-// returns the names of the steps applied now.
-//
-// DDL runs outside transactions (https://ydb.tech/docs/en/concepts/transactions);
-// each record is its own transaction, which refuses a step recorded
-// meanwhile (ErrStepApplied).
+// Migrate applies and records the missing steps and sets the TTLs when
+// their record differs (ttlRecord), paced within the serverless quota of
+// schema operations; a table made now gets its TTL in its CREATE TABLE, and
+// a run with nothing to do costs one operation (the listing). A database
+// recording a step this program does not know is refused. DDL runs outside
+// transactions (https://ydb.tech/docs/en/concepts/transactions). It
+// returns the names of the steps applied.
 func Migrate(ctx context.Context, db *DB, o MigrateOptions) ([]string, error) {
 	ctx, cancel := migrateBound(ctx)
 	defer cancel()

@@ -142,12 +142,10 @@ func bound(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // writeOptions mark every write idempotent, so the SDK also runs it again
-// after an error that leaves its commit unknown (transport, SESSION_EXPIRED,
-// UNDETERMINED: "conditionally retryable", ydb-go-sdk v3.127.0
-// retry/mode.go); else the first write on a connection that died while the
-// instance slept would fail. Every write recognizes what a lost-answer
-// commit of its own wrote (job.Change, job.Claimed, botstate.Same,
-// callback.Same, quota.ReserveOnce, inserts finding their row).
+// after an error that leaves its commit unknown ("conditionally
+// retryable", ydb-go-sdk v3.127.0 retry/mode.go), as on a connection that
+// died while the instance slept. Every write recognizes what a lost-answer
+// commit of its own wrote (job.Change, job.Claimed, quota.ReserveOnce, …).
 func writeOptions() []query.DoTxOption {
 	return []query.DoTxOption{query.WithIdempotent(), lazyTx()}
 }
