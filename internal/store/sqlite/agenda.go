@@ -11,18 +11,14 @@ import (
 	"transcriber/internal/job"
 )
 
-// Agenda tells the timer when its earliest work is due (app.Agenda): a
-// job in the given states, a pending Telegram delivery or a pending
-// callback, in one query answered from the due indexes.
+// Agenda tells the timer when its earliest work is due (app.Agenda), in
+// one query answered from the due indexes.
 type Agenda struct{ db *DB }
 
-// NewAgenda returns the agenda of the tables in db.
 func NewAgenda(db *DB) *Agenda { return &Agenda{db: db} }
 
-// NextWork returns the earliest time a job in states, a pending delivery
-// or a pending callback is due; false when there is none. A delivery or
-// callback whose lease runs on counts from its next_at: too early, never
-// too late.
+// NextWork counts a leased delivery or callback from its next_at: too
+// early, never too late.
 func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	args := []any{string(botstate.Pending), string(callback.Pending)}
 	jobs, jobArgs := nextDueQuery(states)

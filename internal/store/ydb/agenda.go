@@ -12,18 +12,13 @@ import (
 	"transcriber/internal/job"
 )
 
-// Agenda tells the timer when its earliest work is due (app.Agenda): the
-// first entry of each live state's range in jobs_due, of the pending
-// range of telegram_deliveries_due and of callbacks_due, all in one
-// read-only transaction. A minute with nothing to do is this one call.
+// Agenda tells the timer when its earliest work is due (app.Agenda): one
+// row of each due index in one read-only transaction.
 type Agenda struct{ db *DB }
 
-// NewAgenda returns the agenda of the tables in db.
 func NewAgenda(db *DB) *Agenda { return &Agenda{db: db} }
 
-// NextWork returns the earliest time a job in states, a pending Telegram
-// delivery or a pending callback is due; false when there is none. A
-// delivery or callback whose lease runs on counts from its next_at: too
+// NextWork counts a leased delivery or callback from its next_at: too
 // early, never too late.
 func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	var e earliest

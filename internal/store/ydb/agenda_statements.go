@@ -1,7 +1,6 @@
 package ydb
 
 // The first due entries of the deliveries' and callbacks' due indexes.
-// https://ydb.tech/docs/en/yql/reference/syntax/select/secondary_index
 const (
 	selectNextDelivery = `DECLARE $state AS Utf8;
 SELECT next_at
