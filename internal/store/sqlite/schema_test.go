@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,72 +16,86 @@ import (
 	"transcriber/internal/job"
 )
 
-// A database made by an older build is brought up to date, its rows intact.
-func TestOpenAppliesTheMissingSteps(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", "file:"+path)
-	require.NoError(t, err)
-	_, err = raw.ExecContext(ctx, steps[0])
-	require.NoError(t, err)
-	_, err = raw.ExecContext(ctx, "PRAGMA user_version = 1")
-	require.NoError(t, err)
-	now := formatTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	// The row as a build of schema version 1 wrote it.
-	_, err = raw.ExecContext(ctx, `INSERT INTO jobs (id, state, source, owner_id, language, filename, size_bytes,
-		content_type, duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
-		error_code, error_message, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		"01jd0m3y8k9q2r5t7v4w6x8z0a", "created", "api", "o", "", "a.mp3", 10, "",
-		0, nil, nil, 0, now, nil, nil, "", "", now, now)
-	require.NoError(t, err)
-	require.NoError(t, raw.Close())
-
-	db, err := Open(ctx, path, clock.System())
-	require.NoError(t, err)
-	defer db.Close()
-	var version int
-	require.NoError(t, db.sql.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version))
-	require.Equal(t, SchemaVersion(), version)
-	j, err := NewJobStore(db).Get(ctx, "01jd0m3y8k9q2r5t7v4w6x8z0a")
-	require.NoError(t, err)
-	require.Equal(t, job.Created, j.State)
-	require.Empty(t, j.Segments)
+func version(t *testing.T, db *DB) int {
+	var v int
+	require.NoError(t, db.sql.QueryRowContext(context.Background(), "PRAGMA user_version").Scan(&v))
+	return v
 }
 
-// A database of schema version 4, the last before the bot's tables, gains
-// them (step 5) with its jobs intact, and the bot state store works on it.
-func TestOpenAddsTheBotTablesToAVersion4Database(t *testing.T) {
+// A step whose record was lost (user_version written back) runs again
+// without harm and keeps the rows; a step added later applies to that
+// database.
+func TestMigrateRerunsAStepWhoseRecordWasLost(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v4.db")
+	path := filepath.Join(t.TempDir(), "rerun.db")
+	w := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	db, err := Open(ctx, path, clock.NewFake(w))
+	require.NoError(t, err)
+	_, ok, err := NewCounters(db).Reserve(ctx, "k", w, 3, 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = db.sql.ExecContext(ctx, "PRAGMA user_version = 0")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	db, err = Open(ctx, path, clock.NewFake(w))
+	require.NoError(t, err, "step 1 runs again on a database that has it")
+	require.Equal(t, SchemaVersion(), version(t, db))
+	require.NoError(t, db.Close())
+
+	all := steps
+	t.Cleanup(func() { steps = all })
+	steps = append(all[:len(all):len(all)], `CREATE TABLE IF NOT EXISTS later (x TEXT)`)
+	db, err = Open(ctx, path, clock.NewFake(w))
+	require.NoError(t, err, "a later step applies")
+	defer db.Close()
+	require.Equal(t, len(all)+1, version(t, db))
+	var n int
+	require.NoError(t, db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM later").Scan(&n))
+	n64, err := NewCounters(db).Used(ctx, "k", w)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), n64, "the rows are kept")
+}
+
+// Every CREATE says IF NOT EXISTS, so step 1 can run again.
+func TestCreatesSayIfNotExists(t *testing.T) {
+	for _, stmt := range strings.Split(steps[0], ";") {
+		if stmt = strings.TrimSpace(stmt); strings.HasPrefix(stmt, "CREATE") {
+			require.Contains(t, stmt, "IF NOT EXISTS", "%.50s", stmt)
+		}
+	}
+}
+
+// A database with part of step 1 and no record (jobs only, with a row)
+// is completed, its row intact, and the other stores work on it.
+func TestOpenCompletesAPartlyAppliedSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "part.db")
 	raw, err := sql.Open("sqlite", "file:"+path)
 	require.NoError(t, err)
-	for _, step := range steps[:4] {
-		_, err = raw.ExecContext(ctx, step)
-		require.NoError(t, err)
-	}
-	_, err = raw.ExecContext(ctx, "PRAGMA user_version = 4")
+	_, err = raw.ExecContext(ctx, steps[0][:strings.Index(steps[0], "CREATE INDEX")])
+	require.NoError(t, err)
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	_, err = raw.ExecContext(ctx, `INSERT INTO jobs (id, state, source, owner_id, language, filename, size_bytes,
+		content_type, duration_ms, attempts, next_run_at, error_code, error_message, created_at, updated_at)
+		VALUES (?, 'created', 'api', 'o', '', 'a.mp3', 10, '', 0, 0, ?, '', '', ?, ?)`,
+		"01jd0m3y8k9q2r5t7v4w6x8z0a", formatTime(now), formatTime(now), formatTime(now))
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 	db, err := Open(ctx, path, clock.NewFake(now))
 	require.NoError(t, err)
 	defer db.Close()
-	j, _, err := NewJobStore(db).CreateForMessage(ctx, job.Draft{
+	require.Equal(t, SchemaVersion(), version(t, db))
+	j, err := NewJobStore(db).Get(ctx, "01jd0m3y8k9q2r5t7v4w6x8z0a")
+	require.NoError(t, err)
+	require.Equal(t, job.Created, j.State)
+
+	j, _, err = NewJobStore(db).CreateForMessage(ctx, job.Draft{
 		Source: job.SourceTelegram, Filename: "voice.ogg", SizeBytes: 10, ContentType: "audio/ogg",
 		TelegramChatID: -100123, TelegramMessageID: 7,
 	})
 	require.NoError(t, err)
-
-	var version int
-	require.NoError(t, db.sql.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version))
-	require.Equal(t, SchemaVersion(), version)
-	for _, table := range []string{"telegram_chats", "telegram_deliveries"} {
-		var n int
-		require.NoError(t, db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table).Scan(&n))
-		require.Equal(t, 1, n, table)
-	}
-
 	bot := NewBotState(db)
 	c, err := bot.UpdateChat(ctx, -100123, now, func(c *botstate.Chat) { c.Language = "ru-RU" })
 	require.NoError(t, err)
@@ -90,99 +106,36 @@ func TestOpenAddsTheBotTablesToAVersion4Database(t *testing.T) {
 	require.Equal(t, j.ID, d.JobID)
 }
 
-// Step 6 gives the jobs that ended before it an end (their last change),
-// so they expire, and blanks the jobs deleted before it as Delete now does.
-func TestStep6EndsOldJobsAndForgetsDeletedOnes(t *testing.T) {
+func queryPlan(t *testing.T, query string, args ...any) []string {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v5.db")
-	raw, err := sql.Open("sqlite", "file:"+path)
-	require.NoError(t, err)
-	for _, step := range steps[:5] {
-		_, err = raw.ExecContext(ctx, step)
-		require.NoError(t, err)
-	}
-	_, err = raw.ExecContext(ctx, "PRAGMA user_version = 5")
-	require.NoError(t, err)
-	t0, t1 := formatTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), formatTime(time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
-	insert := `INSERT INTO jobs (id, state, source, owner_id, language, filename, size_bytes, content_type, duration_ms,
-		tg_chat_id, tg_message_id, attempts, next_run_at, error_code, error_message, idempotency_key, deleted_at,
-		created_at, updated_at) VALUES (?, ?, ?, ?, '', ?, 10, ?, 0, ?, ?, 0, ?, '', '', ?, ?, ?, ?)`
-	for _, r := range [][]any{
-		{"01jd0m3y8k9q2r5t7v4w6x8z0a", "done", "api", "o", "a.mp3", "audio/mpeg", nil, nil, t0, "k", nil, t0, t1},
-		{"01jd0m3y8k9q2r5t7v4w6x8z0b", "transcribe", "api", "o", "b.mp3", "audio/mpeg", nil, nil, t0, nil, nil, t0, t1},
-		{"01jd0m3y8k9q2r5t7v4w6x8z0c", "failed", "telegram", "tg:5", "voice.ogg", "audio/ogg", 5, 7, t0, nil, t1, t0, t1},
-		{"01jd0m3y8k9q2r5t7v4w6x8z0d", "done", "api", "o", "d.mp3", "audio/mpeg", nil, nil, t0, "k2", t1, t0, t1},
-	} {
-		_, err = raw.ExecContext(ctx, insert, r...)
-		require.NoError(t, err)
-	}
-	require.NoError(t, raw.Close())
-
-	db, err := Open(ctx, path, clock.System())
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), clock.System())
 	require.NoError(t, err)
 	defer db.Close()
-	st := NewJobStore(db)
-	get := func(id string) job.Job {
-		j, err := st.Get(ctx, id)
-		require.NoError(t, err)
-		return j
+	rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &notUsed, &detail))
+		plan = append(plan, detail)
 	}
-	done := get("01jd0m3y8k9q2r5t7v4w6x8z0a")
-	require.Equal(t, done.UpdatedAt, done.EndedAt, "an ended job ends at its last change")
-	require.Equal(t, "a.mp3", done.Filename, "a job not deleted keeps its fields")
-	require.Equal(t, "k", done.IdempotencyKey)
-	require.True(t, get("01jd0m3y8k9q2r5t7v4w6x8z0b").EndedAt.IsZero(), "a live job has no end")
-
-	tg := get("01jd0m3y8k9q2r5t7v4w6x8z0c")
-	require.Equal(t, job.Job{}, job.Job{Filename: tg.Filename, ContentType: tg.ContentType, OwnerID: tg.OwnerID,
-		TelegramChatID: tg.TelegramChatID, TelegramMessageID: tg.TelegramMessageID}, "a deleted Telegram job is forgotten")
-	api := get("01jd0m3y8k9q2r5t7v4w6x8z0d")
-	require.Empty(t, api.Filename)
-	require.Empty(t, api.IdempotencyKey)
-	require.Equal(t, "o", api.OwnerID, "a deleted API job keeps its owner")
+	require.NoError(t, rows.Err())
+	require.Len(t, plan, 1, "%q", plan)
+	return plan
 }
 
 // Expired reads jobs_ended in its order.
 func TestExpiredUsesTheEndedIndex(t *testing.T) {
-	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), clock.System())
-	require.NoError(t, err)
-	defer db.Close()
-	rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+selectExpired, "x", 10)
-	require.NoError(t, err)
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notUsed int
-		var detail string
-		require.NoError(t, rows.Scan(&id, &parent, &notUsed, &detail))
-		plan = append(plan, detail)
-	}
-	require.NoError(t, rows.Err())
-	require.Len(t, plan, 1, "%q", plan)
+	plan := queryPlan(t, selectExpired, "x", 10)
 	require.Contains(t, plan[0], "USING INDEX jobs_ended (ended_at>? AND ended_at<?)")
 	require.NotContains(t, plan[0], "TEMP B-TREE")
 }
 
-// ClaimDue's selection reads the telegram_deliveries_due index, in its
-// order, with no sort of its own.
+// ClaimDue's selection reads telegram_deliveries_due in its order.
 func TestClaimDueUsesTheDueIndex(t *testing.T) {
-	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), clock.System())
-	require.NoError(t, err)
-	defer db.Close()
-	rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+selectDueDeliveries, "pending", "x", "x", 10)
-	require.NoError(t, err)
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notUsed int
-		var detail string
-		require.NoError(t, rows.Scan(&id, &parent, &notUsed, &detail))
-		plan = append(plan, detail)
-	}
-	require.NoError(t, rows.Err())
-	require.Len(t, plan, 1, "%q", plan)
+	plan := queryPlan(t, selectDueDeliveries, "pending", "x", "x", 10)
 	require.Contains(t, plan[0], "USING INDEX telegram_deliveries_due (state=? AND next_at<?)")
 }
 
@@ -191,7 +144,7 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "new.db")
 	db, err := Open(ctx, path, clock.System())
 	require.NoError(t, err)
-	_, err = db.sql.ExecContext(ctx, "PRAGMA user_version = 99")
+	_, err = db.sql.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion()+1))
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 

@@ -8,12 +8,13 @@ package ydb
 // or a single row from VALUES). statements_test.go reads this file with
 // statements.go and checks both against the schema.
 
-// Schema steps: CREATE TABLE with a secondary index.
+// Tables of schema step 1 (schema.go): CREATE TABLE with a secondary index.
 // https://ydb.tech/docs/en/yql/reference/syntax/create_table/
 // https://ydb.tech/docs/en/yql/reference/syntax/create_table/secondary_index
 const (
-	// createTelegramChats (step 6): one chat's settings. A chat never seen
-	// has no row.
+	// createTelegramChats: one chat's settings; a chat never seen has no
+	// row. mode is job.Priority (/mode), features botstate.Chat.Features;
+	// NULL or empty is normal and none.
 	createTelegramChats = `CREATE TABLE telegram_chats (
 	chat_id    Int64 NOT NULL,
 	language   Utf8,
@@ -22,10 +23,12 @@ const (
 	ui_lang    Utf8,
 	blocked_at Timestamp,
 	updated_at Timestamp,
+	mode       Utf8,
+	features   Utf8,
 	PRIMARY KEY (chat_id)
 )`
 
-	// createTelegramDeliveries (step 7): the messages the bot posts, keyed
+	// createTelegramDeliveries: the messages the bot posts, keyed
 	// by the Telegram message they answer and the part, so a chat's rows are
 	// one key range (ForgetChat). telegram_deliveries_due serves ClaimDue;
 	// its key is (state, next_at) followed by the table's key.
@@ -44,17 +47,6 @@ const (
 	PRIMARY KEY (chat_id, message_id, part)
 )`
 )
-
-// Schema step 18: the priority a chat's recordings get (/mode,
-// job.Priority); NULL (a chat written before it) or empty is normal.
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-const alterTelegramChatsMode = `ALTER TABLE telegram_chats ADD COLUMN mode Utf8`
-
-// Schema step 20: the job options a chat turned on (/speakers, /summary;
-// botstate.Chat.Features); NULL (a chat written before it) or empty is
-// none.
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-const alterTelegramChatsFeatures = `ALTER TABLE telegram_chats ADD COLUMN features Utf8`
 
 // chatColumns is the telegram_chats table's columns as statements list
 // them; chatColumnList (botstate_rows.go) names the same in the same order.

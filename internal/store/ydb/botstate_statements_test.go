@@ -10,26 +10,24 @@ import (
 	ydbtypes "github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 )
 
-// The bot's tables are schema steps, after the jobs' and the tokens', and
-// every table the statement files create is a step.
+// Every table the statement files create is made by a schema step, the
+// bot's among them.
 func TestEveryTableIsASchemaStep(t *testing.T) {
 	consts := statementConstants(t)
 	var ddl []string
 	for name, text := range consts {
-		if (strings.HasPrefix(name, "create") || strings.HasPrefix(name, "alter")) && name != "createSchemaSteps" {
+		if strings.HasPrefix(name, "create") && name != "createSchemaSteps" {
 			ddl = append(ddl, text)
 		}
 	}
 	var stepDDL []string
 	for _, st := range steps {
-		stepDDL = append(stepDDL, st.ddl)
+		stepDDL = append(stepDDL, st.ddl...)
 	}
 	require.ElementsMatch(t, ddl, stepDDL)
-	require.Equal(t, "telegram_chats", steps[5].name)
-	require.Equal(t, createTelegramChats, steps[5].ddl)
-	require.Equal(t, "telegram_deliveries", steps[6].name)
-	require.Equal(t, createTelegramDeliveries, steps[6].ddl)
-	require.Equal(t, 29, SchemaVersion())
+	require.Contains(t, steps[0].ddl, createTelegramChats)
+	require.Contains(t, steps[0].ddl, createTelegramDeliveries)
+	require.Equal(t, 1, SchemaVersion())
 
 	schema, errs := parseSchema(ddlOf(consts))
 	require.Empty(t, errs)

@@ -1,17 +1,12 @@
 package ydb
 
-// The YQL of job callbacks (callback.Store): the token column that keys
-// them, their table, and every statement Callbacks runs, one named
-// constant each, under the conventions statements.go states.
+// The YQL of job callbacks (callback.Store): their table, and every
+// statement Callbacks runs, one named constant each, under the conventions
+// statements.go states.
 // statements_test.go reads this file with the other statement files and
 // checks them all against the schema.
 
-// Schema step 21: each token's callback secret (apitoken.Token); NULL for
-// a token made before it, which signs no callbacks.
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-const alterAPITokensCallbackSecret = `ALTER TABLE api_tokens ADD COLUMN callback_secret Utf8`
-
-// createCallbacks (step 22): the callback of a job made with a
+// createCallbacks (schema step 1): the callback of a job made with a
 // callback_url, keyed by the job. callbacks_due serves ClaimDue; its key
 // is (state, next_at) followed by the table's key. Rows expire by TTL from
 // created_at (expiring, schema.go).

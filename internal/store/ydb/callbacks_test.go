@@ -1,7 +1,6 @@
 package ydb
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,17 +22,11 @@ func fullCallback() callback.Delivery {
 	}
 }
 
-// The callbacks table is the schema step after the token column it
-// needs, and has the shape the statements read.
+// The callbacks table is in step 1 with the token column it needs, and
+// has the shape the statements read.
 func TestCallbacksSchemaSteps(t *testing.T) {
-	n := slices.IndexFunc(steps, func(s step) bool { return s.name == "callbacks" }) + 1
-	require.Equal(t, "api_tokens_callback_secret", steps[n-2].name)
-	require.Equal(t, alterAPITokensCallbackSecret, steps[n-2].ddl)
-	tbl, col, ok := steps[n-2].addsColumn()
-	require.True(t, ok, "an ADD COLUMN step, which Migrate checks before running again")
-	require.Equal(t, [2]string{"api_tokens", "callback_secret"}, [2]string{tbl, col})
-	require.Equal(t, "callbacks", steps[n-1].name)
-	require.Equal(t, createCallbacks, steps[n-1].ddl)
+	require.Contains(t, steps[0].ddl, createCallbacks)
+	require.Contains(t, steps[0].ddl, createAPITokens)
 
 	schema, errs := parseSchema(ddlOf(statementConstants(t)))
 	require.Empty(t, errs)

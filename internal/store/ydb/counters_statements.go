@@ -3,9 +3,10 @@ package ydb
 // The usage counters' table and statements (quota.Counters), checked with
 // the rest by statements_test.go.
 
-// createCounters (step 12): one row per counter and window. A row expires
-// by the table's TTL at expires_at, which the store writes as the window's
-// start plus quota.Retention.
+// createCounters: one row per counter and window, expiring by the table's
+// TTL at expires_at (the window's start plus quota.Retention). ops are the
+// ids of the counter's last changes (quota.EncodeOps), so a change run
+// twice for one call counts once.
 // https://ydb.tech/docs/en/yql/reference/syntax/create_table/with
 // https://ydb.tech/docs/en/concepts/ttl
 const createCounters = `CREATE TABLE counters (
@@ -13,16 +14,10 @@ const createCounters = `CREATE TABLE counters (
 	window_start Timestamp NOT NULL,
 	used         Int64,
 	expires_at   Timestamp,
+	ops          Utf8,
 	PRIMARY KEY (counter, window_start)
 )
 WITH (TTL = Interval("PT0S") ON expires_at)`
-
-// alterCountersOps (step 26): the ids of a counter's last changes
-// (quota.Row.Ops, as quota.EncodeOps writes them), so a change whose
-// transaction runs twice for one call counts once; NULL in a row written
-// before it, read as none.
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-const alterCountersOps = `ALTER TABLE counters ADD COLUMN ops Utf8`
 
 const (
 	// selectCounter reads one counter by its key.

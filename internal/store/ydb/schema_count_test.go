@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,19 +17,13 @@ import (
 	"transcriber/internal/clock"
 )
 
-// Migrate's schema operations, counted on memDB, a database in memory
-// that does what YDB does with the statements Migrate sends: it refuses a
-// CREATE TABLE of a table there (without IF NOT EXISTS), an ADD COLUMN of a
-// column there and an ADD INDEX of an index there, and it can refuse an
-// operation for the quota or build an index slowly. The YDB suite
-// (store_test.go) runs the same Migrate against a real YDB.
+// Migrate's schema operations, counted on memDB, a database in memory that
+// does what YDB does with the statements Migrate sends: it refuses a CREATE
+// TABLE (without IF NOT EXISTS) of a table there, and can refuse an
+// operation for the quota. The YDB suite (store_test.go) runs the same
+// Migrate against a real YDB.
 
 const retention = 90 * 24 * time.Hour
-
-type memTable struct {
-	shape tableShape
-	ttl   string // "P90D ON ended_at"; "" when none
-}
 
 type memOp struct {
 	at   time.Time
@@ -39,47 +32,19 @@ type memOp struct {
 
 type memDB struct {
 	clk    *clock.Fake
-	tables map[string]*memTable
+	tables map[string]string // name → TTL ("P90D ON ended_at"; "" when none)
 	have   map[int]bool
 	ttl    string
 	ops    []memOp
-	// fail answers the operation of that number (0-based) with the error
-	// instead of running it.
+	// fail answers the operation of that number (0-based) with the error.
 	fail map[int]error
-	// buildFor: an index added is building for that many describes.
-	buildFor int
-	building map[string]int
-	// recordedUnbuilt names a step recorded while its index was building.
-	recordedUnbuilt []int
 }
 
 func newMemDB() *memDB {
 	return &memDB{
 		clk:    clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)),
-		tables: map[string]*memTable{}, have: map[int]bool{}, fail: map[int]error{}, building: map[string]int{},
+		tables: map[string]string{}, have: map[int]bool{}, fail: map[int]error{},
 	}
-}
-
-// older is a database made by an older build that applied steps 1 to k
-// one by one and set the TTL of the five tables it knew to retention
-// after them, with no record of it.
-func older(t *testing.T, k int) *memDB {
-	t.Helper()
-	m := newMemDB()
-	require.NoError(t, m.run(createSchemaSteps))
-	for i := range k {
-		require.NoError(t, m.run(steps[i].ddl))
-		m.have[i+1] = true
-	}
-	for _, e := range expiring[:5] {
-		if _, ok := m.tables[e.table]; ok {
-			stmt, err := ttlStatement(e.table, e.column, retention)
-			require.NoError(t, err)
-			require.NoError(t, m.run(stmt))
-		}
-	}
-	m.ops = nil
-	return m
 }
 
 func (m *memDB) op(what string) error {
@@ -103,25 +68,6 @@ func (m *memDB) listTables(context.Context) (map[string]bool, error) {
 	return out, nil
 }
 
-func (m *memDB) describe(_ context.Context, tbl string) (tableShape, error) {
-	if err := m.op("describe " + tbl); err != nil {
-		return tableShape{}, err
-	}
-	tb, ok := m.tables[tbl]
-	if !ok {
-		return tableShape{}, fmt.Errorf("describe: no table %s", tbl)
-	}
-	out := tableShape{columns: maps.Clone(tb.shape.columns), indexes: map[string]bool{}}
-	for ix := range tb.shape.indexes {
-		key := tbl + "." + ix
-		out.indexes[ix] = m.building[key] == 0
-		if m.building[key] > 0 {
-			m.building[key]--
-		}
-	}
-	return out, nil
-}
-
 func (m *memDB) exec(_ context.Context, ddl string) error {
 	if err := m.op(oneLine(ddl)); err != nil {
 		return err
@@ -129,15 +75,16 @@ func (m *memDB) exec(_ context.Context, ddl string) error {
 	return m.run(ddl)
 }
 
-var reMemTTL = regexp.MustCompile(`TTL = Interval\("([^"]+)"\) ON (\w+)`)
+var (
+	reMemTTL = regexp.MustCompile(`TTL = Interval\("([^"]+)"\) ON (\w+)`)
+	reMemSet = regexp.MustCompile(`^ALTER TABLE (\w+) SET \(`)
+)
 
 // run does what YDB does with ddl.
 func (m *memDB) run(ddl string) error {
-	ttlOf := func() string {
-		if t := reMemTTL.FindStringSubmatch(ddl); t != nil {
-			return t[1] + " ON " + t[2]
-		}
-		return ""
+	ttl := ""
+	if t := reMemTTL.FindStringSubmatch(ddl); t != nil {
+		ttl = t[1] + " ON " + t[2]
 	}
 	if c := reCreateTable.FindStringSubmatch(ddl); c != nil {
 		if _, there := m.tables[c[1]]; there {
@@ -146,52 +93,28 @@ func (m *memDB) run(ddl string) error {
 			}
 			return fmt.Errorf("table %s exists", c[1])
 		}
-		m.tables[c[1]] = &memTable{shape: shapeOf(ddl), ttl: ttlOf()}
+		m.tables[c[1]] = ttl
 		return nil
 	}
-	if a := reAddColumn.FindStringSubmatch(ddl); a != nil {
-		tb, ok := m.tables[a[1]]
-		switch {
-		case !ok:
-			return fmt.Errorf("no table %s", a[1])
-		case tb.shape.columns[a[2]]:
-			return fmt.Errorf("column %s.%s exists", a[1], a[2])
-		}
-		tb.shape.columns[a[2]] = true
-		return nil
-	}
-	if a := reAddIndex.FindStringSubmatch(ddl); a != nil {
-		tb, ok := m.tables[a[1]]
-		switch {
-		case !ok:
-			return fmt.Errorf("no table %s", a[1])
-		case tb.shape.indexes[a[2]]:
-			return fmt.Errorf("index %s.%s exists", a[1], a[2])
-		}
-		tb.shape.indexes[a[2]] = true
-		m.building[a[1]+"."+a[2]] = m.buildFor
-		return nil
-	}
-	if s := regexp.MustCompile(`^ALTER TABLE (\w+) SET \(`).FindStringSubmatch(ddl); s != nil {
-		tb, ok := m.tables[s[1]]
-		if !ok {
+	if s := reMemSet.FindStringSubmatch(ddl); s != nil {
+		if _, ok := m.tables[s[1]]; !ok {
 			return fmt.Errorf("no table %s", s[1])
 		}
-		tb.ttl = ttlOf()
+		m.tables[s[1]] = ttl
 		return nil
 	}
 	return fmt.Errorf("memDB cannot run %.40q", ddl)
 }
 
 func (m *memDB) recorded(context.Context) (map[int]bool, string, error) {
-	if m.tables[stepsTable] == nil {
+	if _, ok := m.tables[stepsTable]; !ok {
 		return nil, "", fmt.Errorf("no table %s", stepsTable)
 	}
 	return maps.Clone(m.have), m.ttl, nil
 }
 
 func (m *memDB) record(_ context.Context, nums []int, ttl string) error {
-	if m.tables[stepsTable] == nil {
+	if _, ok := m.tables[stepsTable]; !ok {
 		return fmt.Errorf("no table %s", stepsTable)
 	}
 	for _, n := range nums {
@@ -201,9 +124,6 @@ func (m *memDB) record(_ context.Context, nums []int, ttl string) error {
 	}
 	for _, n := range nums {
 		m.have[n] = true
-		if tbl, ix, ok := steps[n-1].addsIndex(); ok && m.building[tbl+"."+ix] > 0 {
-			m.recordedUnbuilt = append(m.recordedUnbuilt, n)
-		}
 	}
 	if ttl != "" {
 		m.ttl = ttl
@@ -211,164 +131,142 @@ func (m *memDB) record(_ context.Context, nums []int, ttl string) error {
 	return nil
 }
 
-// state is what a database has, to compare two.
-func (m *memDB) state() map[string]string {
-	out := map[string]string{}
-	for name, tb := range m.tables {
-		out[name] = fmt.Sprintf("columns %v indexes %v ttl %q",
-			slices.Sorted(maps.Keys(tb.shape.columns)), slices.Sorted(maps.Keys(tb.shape.indexes)), tb.ttl)
-	}
-	return out
-}
-
-func (m *memDB) schemaOps() int { return len(m.ops) }
-
 // migrateMem runs Migrate on m, paced, with a sleep that moves m's clock.
 func migrateMem(t *testing.T, m *memDB, r time.Duration, out *bytes.Buffer) ([]string, error) {
 	t.Helper()
-	o := MigrateOptions{Retention: r, Out: out, Sleep: func(_ context.Context, d time.Duration) error {
-		m.clk.Advance(d)
-		return nil
-	}}
-	if out == nil {
-		o.Out = nil
+	o := MigrateOptions{Retention: r}
+	if out != nil {
+		o.Out = out
 	}
-	return migrate(context.Background(), newPaced(m, m.clk, o), o.withDefaults())
+	return migrate(context.Background(), newPaced(m, m.clk, o.Out, m.sleep), o)
 }
 
-func allStepNames() []string {
-	var names []string
-	for _, st := range steps {
-		names = append(names, st.name)
-	}
-	return names
+func (m *memDB) sleep(_ context.Context, d time.Duration) error {
+	m.clk.Advance(d)
+	return nil
+}
+
+func migrated(t *testing.T) *memDB {
+	t.Helper()
+	m := newMemDB()
+	_, err := migrateMem(t, m, retention, nil)
+	require.NoError(t, err)
+	return m
 }
 
 func TestMigrateNewDatabaseFitsTheQuota(t *testing.T) {
 	m := newMemDB()
 	applied, err := migrateMem(t, m, retention, nil)
 	require.NoError(t, err)
-	require.Equal(t, allStepNames(), applied)
-	require.LessOrEqual(t, m.schemaOps(), 20, "a new database: %v", m.ops)
+	require.Equal(t, []string{"tables"}, applied)
+	require.Len(t, m.ops, 2+len(steps[0].ddl), "list, schema_steps, one a table: %v", m.ops)
 	require.Len(t, m.have, SchemaVersion(), "every step is recorded")
 	want, err := ttlRecord(retention)
 	require.NoError(t, err)
 	require.Equal(t, want, m.ttl)
 	for _, e := range expiring {
-		require.Equal(t, "P90D ON "+e.column, m.tables[e.table].ttl, e.table)
+		require.Equal(t, "P90D ON "+e.column, m.tables[e.table], e.table)
 	}
-	require.Equal(t, "PT0S ON expires_at", m.tables["counters"].ttl, "counters keep their own TTL")
+	require.Equal(t, "PT0S ON expires_at", m.tables["counters"], "counters keep their own TTL")
 
-	t.Run("a rerun with nothing to do", func(t *testing.T) {
+	t.Run("a rerun with nothing to do lists the tables", func(t *testing.T) {
 		m.ops = nil
 		applied, err := migrateMem(t, m, retention, nil)
 		require.NoError(t, err)
 		require.Empty(t, applied)
-		require.LessOrEqual(t, m.schemaOps(), 3, "%v", m.ops)
+		require.Len(t, m.ops, 1, "%v", m.ops)
 	})
 	t.Run("a changed retention alters the TTLs once", func(t *testing.T) {
 		m.ops = nil
 		_, err := migrateMem(t, m, 30*24*time.Hour, nil)
 		require.NoError(t, err)
-		require.Equal(t, 1+len(expiring), m.schemaOps(), "%v", m.ops)
+		require.Len(t, m.ops, 1+len(expiring), "%v", m.ops)
 		for _, e := range expiring {
-			require.Equal(t, "P30D ON "+e.column, m.tables[e.table].ttl, e.table)
+			require.Equal(t, "P30D ON "+e.column, m.tables[e.table], e.table)
 		}
 		m.ops = nil
 		_, err = migrateMem(t, m, 30*24*time.Hour, nil)
 		require.NoError(t, err)
-		require.LessOrEqual(t, m.schemaOps(), 3, "%v", m.ops)
+		require.Len(t, m.ops, 1, "%v", m.ops)
+	})
+	t.Run("a TTL record naming fewer tables sets the TTLs", func(t *testing.T) {
+		m.ttl = "P30D: jobs.ended_at segments.ended_at telegram_messages.created_at idempotency_keys.created_at callbacks.created_at"
+		m.tables["telegram_deliveries"] = ""
+		_, err := migrateMem(t, m, 30*24*time.Hour, nil)
+		require.NoError(t, err)
+		require.Equal(t, "P30D ON updated_at", m.tables["telegram_deliveries"])
+		want, err := ttlRecord(30 * 24 * time.Hour)
+		require.NoError(t, err)
+		require.Equal(t, want, m.ttl)
 	})
 }
 
-// An older database gets its missing steps one by one, each recorded, and
-// ends as a new database starts: the same tables, columns, indexes and
-// TTLs. Each table is described at most once.
-func TestMigrateOlderDatabaseGetsItsMissingSteps(t *testing.T) {
-	fresh := newMemDB()
-	_, err := migrateMem(t, fresh, retention, nil)
-	require.NoError(t, err)
-
-	for _, k := range []int{0, 7, 11, 15, 21, 22, SchemaVersion()} {
-		t.Run(fmt.Sprintf("from step %d", k), func(t *testing.T) {
-			m := older(t, k)
+// A run that stopped part way (some tables made, maybe schema_steps, no
+// record) is completed: the state ends as a new database's, TTLs included,
+// and a table there is not made again.
+func TestMigrateCompletesAPartlyAppliedSchema(t *testing.T) {
+	fresh := migrated(t)
+	for _, withSteps := range []bool{false, true} {
+		t.Run(fmt.Sprintf("schema_steps there: %v", withSteps), func(t *testing.T) {
+			m := newMemDB()
+			require.NoError(t, m.run(createJobs))                                              // no TTL: another run's retention
+			require.NoError(t, m.run(`CREATE TABLE telegram_chats (x Utf8, PRIMARY KEY (x))`)) // its shape is not looked at
+			if withSteps {
+				require.NoError(t, m.run(createSchemaSteps))
+			}
 			applied, err := migrateMem(t, m, retention, nil)
 			require.NoError(t, err)
-			require.True(t, slices.Equal(allStepNames()[k:], applied), "%v", applied)
-			require.Len(t, m.have, SchemaVersion())
-			require.Equal(t, fresh.state(), m.state())
+			require.Equal(t, []string{"tables"}, applied)
+			require.Equal(t, fresh.tables, m.tables)
+			require.Equal(t, fresh.have, m.have)
 			require.Equal(t, fresh.ttl, m.ttl)
-			seen := map[string]int{}
 			for _, o := range m.ops {
-				if strings.HasPrefix(o.what, "describe ") {
-					seen[o.what]++
-				}
-			}
-			for what, n := range seen {
-				if what != "describe jobs" { // the index step looks again once it is added
-					require.Equal(t, 1, n, what)
-				}
+				require.NotContains(t, o.what, "CREATE TABLE IF NOT EXISTS jobs ", "a table there is not made again")
 			}
 		})
 	}
 }
 
-// The steps written into their tables make the tables the steps make,
-// for the statements' schema check too.
-func TestFinalTablesAreTheSteps(t *testing.T) {
-	schema, errs := parseSchema(ddlOf(statementConstants(t)))
-	require.Empty(t, errs)
-	finals, err := finalTables(retention)
-	require.NoError(t, err)
-	var ddl []string
-	for _, f := range finals {
-		ddl = append(ddl, f.ddl)
-	}
-	final, errs := parseSchema(ddl)
-	require.Empty(t, errs)
-	delete(schema, stepsTable)
-	require.Equal(t, schema, final)
-	for _, e := range expiring {
-		i := slices.IndexFunc(finals, func(f finalTable) bool { return f.name == e.table })
-		require.NotEqual(t, -1, i, e.table)
-		require.True(t, strings.HasSuffix(finals[i].ddl, `)`+"\nWITH (TTL = Interval(\"P90D\") ON "+e.column+")"), finals[i].ddl)
-	}
-}
-
-// A step whose DDL took effect but whose record was lost is recorded
-// again without its DDL: the table is described, not altered.
+// A step whose DDL took effect but whose record was lost is recorded again
+// without DDL; a step added later runs alone on a migrated database.
 func TestMigrateRecordsAStepWhoseRecordWasLost(t *testing.T) {
-	m := newMemDB()
-	_, err := migrateMem(t, m, retention, nil)
-	require.NoError(t, err)
-	for _, n := range []int{8, 12, 16, 23} {
-		delete(m.have, n)
-	}
+	m := migrated(t)
+	delete(m.have, 1)
 	m.ops = nil
 	applied, err := migrateMem(t, m, retention, nil)
 	require.NoError(t, err)
-	require.Equal(t, []string{"jobs_ended_at", "counters", "jobs_unfinished", "segments_counted_in"}, applied)
+	require.Equal(t, []string{"tables"}, applied)
 	require.Len(t, m.have, SchemaVersion())
-	for _, o := range m.ops {
-		require.NotContains(t, o.what, "ALTER", "nothing is altered")
-		require.NotContains(t, o.what, "CREATE", "nothing is created")
-	}
+	require.Len(t, m.ops, 1, "only the listing: %v", m.ops)
+
+	all := steps
+	t.Cleanup(func() { steps = all })
+	steps = append(all[:len(all):len(all)], step{"later", []string{"CREATE TABLE later (\n\tk Utf8 NOT NULL,\n\tPRIMARY KEY (k)\n)"}})
+	m.ops = nil
+	applied, err = migrateMem(t, m, retention, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"later"}, applied)
+	require.True(t, m.have[2])
+	require.Len(t, m.ops, 2, "%v", m.ops)
+	require.Equal(t, "CREATE TABLE IF NOT EXISTS later ( k Utf8 NOT NULL, PRIMARY KEY (k) )", m.ops[1].what)
+
+	steps = all
+	_, err = migrateMem(t, m, retention, nil)
+	require.ErrorContains(t, err, "newer than this program's 1: run a newer build")
 }
 
-// Operations run at most schemaOpsPerMinute in any minute, and a wait
-// says so; an old database that had only schema_steps needs more than
-// that.
+// Operations run at most schemaOpsPerMinute in any minute, and a wait says so.
 func TestMigratePacesSchemaOperations(t *testing.T) {
-	m := older(t, 0)
+	m := newMemDB()
 	var out bytes.Buffer
-	_, err := migrateMem(t, m, retention, &out)
-	require.NoError(t, err)
-	require.Greater(t, m.schemaOps(), schemaOpsPerMinute, "the test needs more operations than a minute's")
+	p := newPaced(m, m.clk, &out, m.sleep)
+	for range 3 * schemaOpsPerMinute {
+		_, err := p.listTables(context.Background())
+		require.NoError(t, err)
+	}
 	for i := range m.ops {
-		j := i + schemaOpsPerMinute
-		if j < len(m.ops) {
-			require.GreaterOrEqual(t, m.ops[j].at.Sub(m.ops[i].at), time.Minute,
-				"operations %d and %d are within a minute", i, j)
+		if j := i + schemaOpsPerMinute; j < len(m.ops) {
+			require.GreaterOrEqual(t, m.ops[j].at.Sub(m.ops[i].at), time.Minute, "operations %d and %d are within a minute", i, j)
 		}
 	}
 	require.Contains(t, out.String(), "schema operations in the last minute (a serverless database allows 30): waiting")
@@ -392,7 +290,7 @@ func TestMigrateWaitsOutAQuotaRefusal(t *testing.T) {
 			require.Equal(t, m.ops[3].what, m.ops[4].what, "the refused operation runs again")
 			require.GreaterOrEqual(t, m.ops[4].at.Sub(m.ops[3].at), time.Minute)
 			require.Contains(t, out.String(), "YDB refused a schema operation for its quota")
-			require.Equal(t, newMemDBState(t), m.state())
+			require.Equal(t, migrated(t).tables, m.tables)
 		})
 	}
 	t.Run("another error stops the migrate", func(t *testing.T) {
@@ -402,14 +300,6 @@ func TestMigrateWaitsOutAQuotaRefusal(t *testing.T) {
 		require.Error(t, err)
 		require.Empty(t, m.have)
 	})
-}
-
-func newMemDBState(t *testing.T) map[string]string {
-	t.Helper()
-	m := newMemDB()
-	_, err := migrateMem(t, m, retention, nil)
-	require.NoError(t, err)
-	return m.state()
 }
 
 func TestIsSchemaQuota(t *testing.T) {
@@ -423,90 +313,34 @@ func TestIsSchemaQuota(t *testing.T) {
 	require.False(t, isSchemaQuota(fmt.Errorf("disk full")))
 }
 
-// An index YDB is still building is recorded only once it is built:
-// Migrate looks again, every indexPoll, and says that it waits.
-func TestMigrateRecordsAnIndexOnlyWhenBuilt(t *testing.T) {
-	t.Run("added now", func(t *testing.T) {
-		m := older(t, 15)
-		m.buildFor = 2
-		var out bytes.Buffer
-		_, err := migrateMem(t, m, retention, &out)
-		require.NoError(t, err)
-		require.True(t, m.have[16])
-		require.Empty(t, m.recordedUnbuilt)
-		require.Equal(t, 2, strings.Count(out.String(), "index jobs_unfinished of table jobs is being built"), out.String())
-	})
-	t.Run("added by a run that stopped", func(t *testing.T) {
-		m := older(t, 16)
-		delete(m.have, 16)
-		m.building["jobs.jobs_unfinished"] = 1
-		var out bytes.Buffer
-		_, err := migrateMem(t, m, retention, &out)
-		require.NoError(t, err)
-		require.True(t, m.have[16])
-		require.Empty(t, m.recordedUnbuilt)
-		require.Contains(t, out.String(), "is being built")
-		for _, o := range m.ops {
-			require.NotContains(t, o.what, "ADD INDEX jobs_unfinished", "the index is not added again")
-		}
-	})
-}
-
 // The plan of a new database is the operations Migrate runs on one, one a
-// line, at most 20; the plan of a database with nothing to do is at most
-// 3; a plan changes nothing.
+// line; a plan of a database with nothing to do only lists; a plan changes
+// nothing and counts what the migrate then runs.
 func TestPlan(t *testing.T) {
-	ops, err := plan(context.Background(), newDatabase{}, MigrateOptions{Retention: retention}.withDefaults())
+	ops, err := plan(context.Background(), newDatabase{}, MigrateOptions{Retention: retention})
 	require.NoError(t, err)
-	require.LessOrEqual(t, len(ops), 20)
-	m := newMemDB()
-	_, err = migrateMem(t, m, retention, nil)
-	require.NoError(t, err)
-	var ran []string
-	for _, o := range m.ops {
-		ran = append(ran, o.what)
-	}
-	require.Len(t, ops, len(ran))
+	m := migrated(t)
+	require.Len(t, ops, len(m.ops))
 	for i, op := range ops {
 		require.NotContains(t, op, "\n", "one a line")
-		if ran[i] != "list" {
-			require.Equal(t, ran[i], op)
+		if m.ops[i].what != "list" {
+			require.Equal(t, m.ops[i].what, op)
 		}
 	}
 
 	m.ops = nil
-	ops, err = plan(context.Background(), m, MigrateOptions{Retention: retention}.withDefaults())
+	ops, err = plan(context.Background(), m, MigrateOptions{Retention: retention})
 	require.NoError(t, err)
-	require.LessOrEqual(t, len(ops), 3, "%v", ops)
+	require.Equal(t, []string{"list the tables"}, ops)
 
-	old := older(t, 12)
-	before := old.state()
-	ops, err = plan(context.Background(), old, MigrateOptions{Retention: retention}.withDefaults())
+	part := newMemDB()
+	require.NoError(t, part.run(createJobs))
+	ops, err = plan(context.Background(), part, MigrateOptions{Retention: retention})
 	require.NoError(t, err)
-	require.Equal(t, before, old.state(), "a plan changes nothing")
-	require.Len(t, old.have, 12, "a plan records nothing")
-	old.ops = nil
-	_, err = migrateMem(t, old, retention, nil)
+	require.Equal(t, map[string]string{"jobs": ""}, part.tables, "a plan changes nothing")
+	require.Empty(t, part.have, "a plan records nothing")
+	part.ops = nil
+	_, err = migrateMem(t, part, retention, nil)
 	require.NoError(t, err)
-	require.Len(t, ops, len(old.ops), "the plan counts what the migrate runs: %v", ops)
-}
-
-// Every table that grows with traffic expires: the Telegram deliveries
-// too, from updated_at. A database whose record names the five tables an
-// older build set gets the TTL of the deliveries at its next migrate.
-func TestMigrateSetsTheTTLOfTheDeliveries(t *testing.T) {
-	m := newMemDB()
-	_, err := migrateMem(t, m, retention, nil)
-	require.NoError(t, err)
-	require.Equal(t, "P90D ON updated_at", m.tables["telegram_deliveries"].ttl)
-
-	m = older(t, SchemaVersion())
-	m.ttl = "P90D: jobs.ended_at segments.ended_at telegram_messages.created_at idempotency_keys.created_at callbacks.created_at"
-	require.Empty(t, m.tables["telegram_deliveries"].ttl)
-	_, err = migrateMem(t, m, retention, nil)
-	require.NoError(t, err)
-	require.Equal(t, "P90D ON updated_at", m.tables["telegram_deliveries"].ttl)
-	want, err := ttlRecord(retention)
-	require.NoError(t, err)
-	require.Equal(t, want, m.ttl)
+	require.Len(t, ops, len(part.ops), "%v", ops)
 }

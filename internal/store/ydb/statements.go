@@ -21,12 +21,12 @@ package ydb
 // (https://ydb.tech/docs/en/concepts/datamodel/table), and the store writes
 // every column of a row when it makes it.
 
-// Schema steps: CREATE TABLE with secondary indexes.
+// Tables of schema step 1 (schema.go): CREATE TABLE with secondary
+// indexes; a global index's key is its columns followed by the table's key.
 // https://ydb.tech/docs/en/yql/reference/syntax/create_table/
 // https://ydb.tech/docs/en/yql/reference/syntax/create_table/secondary_index
 const (
-	// createSchemaSteps records the schema steps applied; Migrate makes it
-	// before the first step.
+	// createSchemaSteps records the steps applied; Migrate makes it first.
 	createSchemaSteps = `CREATE TABLE schema_steps (
 	step       Int32 NOT NULL,
 	name       Utf8,
@@ -34,38 +34,59 @@ const (
 	PRIMARY KEY (step)
 )`
 
-	// createJobs (step 1): the job and its queue entry in one row. jobs_due
-	// serves due selection and NextDue, jobs_owner a caller's listing; a
-	// global index's key is its columns followed by the table's key (id).
+	// createJobs: the job and its queue entry in one row. jobs_due serves
+	// due selection and NextDue, jobs_owner a caller's listing,
+	// jobs_unfinished a payer's unfinished jobs (their ended_at is NULL,
+	// which sorts first: selectUnfinished), jobs_reuse a done job to reuse
+	// (selectReusable). ended_at is NULL while the job is live, so the TTL
+	// never removes a live job. charged_to is "tok:<token id>" or
+	// "tgu:<user id>"; reserved_seconds, reserved_day (UTC) and
+	// reserved_micros (millionths of a ruble) what spend control reserved;
+	// features is job.Features as JSON; billed_seconds is NULL when the
+	// recognizer said nothing.
 	createJobs = `CREATE TABLE jobs (
-	id              Utf8 NOT NULL,
-	state           Utf8,
-	source          Utf8,
-	owner_id        Utf8,
-	language        Utf8,
-	filename        Utf8,
-	size_bytes      Int64,
-	content_type    Utf8,
-	duration_ms     Int64,
-	tg_chat_id      Int64,
-	tg_message_id   Int64,
-	attempts        Int32,
-	next_run_at     Timestamp,
-	claim_id        Utf8,
-	claim_until     Timestamp,
-	error_code      Utf8,
-	error_message   Utf8,
-	idempotency_key Utf8,
-	deleted_at      Timestamp,
-	upload_by       Timestamp,
-	created_at      Timestamp,
-	updated_at      Timestamp,
+	id               Utf8 NOT NULL,
+	state            Utf8,
+	source           Utf8,
+	owner_id         Utf8,
+	language         Utf8,
+	filename         Utf8,
+	size_bytes       Int64,
+	content_type     Utf8,
+	duration_ms      Int64,
+	tg_chat_id       Int64,
+	tg_message_id    Int64,
+	attempts         Int32,
+	next_run_at      Timestamp,
+	claim_id         Utf8,
+	claim_until      Timestamp,
+	error_code       Utf8,
+	error_message    Utf8,
+	idempotency_key  Utf8,
+	deleted_at       Timestamp,
+	upload_by        Timestamp,
+	created_at       Timestamp,
+	updated_at       Timestamp,
+	ended_at         Timestamp,
+	charged_to       Utf8,
+	reserved_seconds Int64,
+	reserved_day     Timestamp,
+	priority         Utf8,
+	features         Utf8,
+	recognition      Utf8,
+	billed_seconds   Int64,
+	reserved_micros  Int64,
+	reuse_key        Utf8,
 	INDEX jobs_due GLOBAL SYNC ON (state, next_run_at),
 	INDEX jobs_owner GLOBAL SYNC ON (owner_id, id),
+	INDEX jobs_unfinished GLOBAL SYNC ON (charged_to, ended_at),
+	INDEX jobs_reuse GLOBAL SYNC ON (reuse_key, ended_at),
 	PRIMARY KEY (id)
 )`
 
-	// createSegments (step 2): the pieces of a job's audio.
+	// createSegments: the pieces of a job's audio. ended_at is the job's,
+	// so they expire with it (YDB has no cascade); counted_in is
+	// job.Segment.CountedIn.
 	createSegments = `CREATE TABLE segments (
 	job_id       Utf8 NOT NULL,
 	seq          Int32 NOT NULL,
@@ -75,133 +96,43 @@ const (
 	container    Utf8,
 	operation_id Utf8,
 	done         Bool,
+	ended_at     Timestamp,
+	counted_in   Timestamp,
 	PRIMARY KEY (job_id, seq)
 )`
 
-	// createTelegramMessages (step 3): one job per Telegram message. YDB has
-	// no partial unique index to lean on, so the message is a key of its own.
+	// createTelegramMessages: one job per Telegram message. YDB has no
+	// partial unique index, so the message is a key of its own; its job
+	// ends after created_at, so it expires no later than its job.
 	createTelegramMessages = `CREATE TABLE telegram_messages (
 	chat_id    Int64 NOT NULL,
 	message_id Int64 NOT NULL,
 	job_id     Utf8,
+	created_at Timestamp,
 	PRIMARY KEY (chat_id, message_id)
 )`
 
-	// createIdempotencyKeys (step 4): one job per API caller and key.
+	// createIdempotencyKeys: one job per API caller and key, as above.
 	createIdempotencyKeys = `CREATE TABLE idempotency_keys (
 	owner_id        Utf8 NOT NULL,
 	idempotency_key Utf8 NOT NULL,
 	job_id          Utf8,
+	created_at      Timestamp,
 	PRIMARY KEY (owner_id, idempotency_key)
 )`
 
-	// createAPITokens (step 5): API tokens by the hash of their secret;
-	// api_tokens_id finds one by id (Revoke, and Create's uniqueness check).
+	// createAPITokens: API tokens by the hash of their secret;
+	// api_tokens_id finds one by id (Revoke, Create's uniqueness check).
 	createAPITokens = `CREATE TABLE api_tokens (
-	hash       Utf8 NOT NULL,
-	id         Utf8,
-	name       Utf8,
-	created_at Timestamp,
-	revoked_at Timestamp,
+	hash            Utf8 NOT NULL,
+	id              Utf8,
+	name            Utf8,
+	created_at      Timestamp,
+	revoked_at      Timestamp,
+	callback_secret Utf8,
 	INDEX api_tokens_id GLOBAL SYNC ON (id),
 	PRIMARY KEY (hash)
 )`
-)
-
-// Schema steps 8 to 11: the columns a row's expiry is counted from.
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-const (
-	// alterJobsEndedAt (step 8): when the job reached a terminal state;
-	// NULL while it is live, so the TTL never removes a live job.
-	alterJobsEndedAt = `ALTER TABLE jobs ADD COLUMN ended_at Timestamp`
-
-	// alterSegmentsEndedAt (step 9): the job's ended_at, written with the
-	// segments, so they expire with their job (YDB has no cascade).
-	alterSegmentsEndedAt = `ALTER TABLE segments ADD COLUMN ended_at Timestamp`
-
-	// alterTelegramMessagesCreatedAt (step 10): when the key row was made;
-	// its job ends after that, so it expires no later than its job.
-	alterTelegramMessagesCreatedAt = `ALTER TABLE telegram_messages ADD COLUMN created_at Timestamp`
-
-	// alterIdempotencyKeysCreatedAt (step 11): as for telegram_messages.
-	alterIdempotencyKeysCreatedAt = `ALTER TABLE idempotency_keys ADD COLUMN created_at Timestamp`
-)
-
-// Schema steps 13 to 16: spend control (package spend): who pays for a
-// job, the audio reserved for it and the day it was counted in, and the
-// index that finds a payer's unfinished jobs.
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/indexes
-const (
-	// alterJobsChargedTo (step 13): "tok:<token id>" or "tgu:<user id>";
-	// NULL for a job made before it.
-	alterJobsChargedTo = `ALTER TABLE jobs ADD COLUMN charged_to Utf8`
-
-	// alterJobsReservedSeconds (step 14): the audio reserved for the job.
-	alterJobsReservedSeconds = `ALTER TABLE jobs ADD COLUMN reserved_seconds Int64`
-
-	// alterJobsReservedDay (step 15): the UTC day the reservation was
-	// counted in.
-	alterJobsReservedDay = `ALTER TABLE jobs ADD COLUMN reserved_day Timestamp`
-
-	// alterJobsUnfinishedIndex (step 16): a payer's jobs by their end; an
-	// unfinished job's ended_at is NULL, which sorts first, so a payer's
-	// unfinished jobs are the start of its range (selectUnfinished).
-	alterJobsUnfinishedIndex = `ALTER TABLE jobs ADD INDEX jobs_unfinished GLOBAL SYNC ON (charged_to, ended_at)`
-)
-
-// Schema step 17: a job's priority (step 18, a Telegram chat's choice of
-// it, is in botstate_statements.go).
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-const (
-	// alterJobsPriority (step 17): "normal" or "deferred" (job.Priority);
-	// NULL for a job made before it, which is normal.
-	alterJobsPriority = `ALTER TABLE jobs ADD COLUMN priority Utf8`
-)
-
-// Schema step 23: the window of the installation's count of recognitions
-// in flight that a segment's recognition was last counted in
-// (job.Segment.CountedIn); NULL when it is counted in none.
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-const alterSegmentsCountedIn = `ALTER TABLE segments ADD COLUMN counted_in Timestamp`
-
-// Schema step 19: a job's features (step 20, a Telegram chat's choice of
-// them, is in botstate_statements.go).
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-const (
-	// alterJobsFeatures (step 19): job.Features as a small JSON object
-	// (speakers, a summary, the audio's channels, why a summary is
-	// missing); NULL for a job made without options or before them.
-	alterJobsFeatures = `ALTER TABLE jobs ADD COLUMN features Utf8`
-)
-
-// Schema steps 24 and 25: how a job was recognized and what the
-// recognizer said it billed for it.
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/columns
-const (
-	// alterJobsRecognition (step 24): "sync" or "async"
-	// (job.Recognition); NULL until it is known, and for a job that ended
-	// before it was kept.
-	alterJobsRecognition = `ALTER TABLE jobs ADD COLUMN recognition Utf8`
-
-	// alterJobsBilledSeconds (step 25): what the recognizer said it
-	// billed (job.BilledSeconds); NULL when it said nothing, and the bill
-	// is reckoned from the segments.
-	alterJobsBilledSeconds = `ALTER TABLE jobs ADD COLUMN billed_seconds Int64`
-)
-
-// Schema step 27: the price reserved for a job, in millionths of a
-// ruble (job.ReservedMicros), against the month's budget; NULL before a
-// reservation.
-const alterJobsReservedMicros = `ALTER TABLE jobs ADD COLUMN reserved_micros Int64`
-
-// Schema steps 28 and 29: a job's reuse key (job.ReuseKey), NULL when it
-// has none, and the index that finds a done job to reuse by it
-// (selectReusable).
-// https://ydb.tech/docs/en/yql/reference/syntax/alter_table/secondary_index
-const (
-	alterJobsReuseKey   = `ALTER TABLE jobs ADD COLUMN reuse_key Utf8`
-	alterJobsReuseIndex = `ALTER TABLE jobs ADD INDEX jobs_reuse GLOBAL SYNC ON (reuse_key, ended_at)`
 )
 
 // Schema bookkeeping.

@@ -165,7 +165,7 @@ func TestStatementsAgreementCatchesDrift(t *testing.T) {
 	t.Run("the schema renames a column the statements use", func(t *testing.T) {
 		renamed := slices.Clone(ddl)
 		for i, d := range renamed {
-			renamed[i] = strings.Replace(d, "next_run_at     Timestamp", "run_at          Timestamp", 1)
+			renamed[i] = strings.Replace(d, "next_run_at      Timestamp", "run_at           Timestamp", 1)
 		}
 		altered, errs := parseSchema(renamed)
 		require.NotEmpty(t, errs, "the jobs_due index names the old column")
@@ -176,7 +176,7 @@ func TestStatementsAgreementCatchesDrift(t *testing.T) {
 	t.Run("a column's type changes in the schema", func(t *testing.T) {
 		retyped := slices.Clone(ddl)
 		for i, d := range retyped {
-			retyped[i] = strings.Replace(d, "attempts        Int32", "attempts        Uint32", 1)
+			retyped[i] = strings.Replace(d, "attempts         Int32", "attempts         Uint32", 1)
 		}
 		altered, _ := parseSchema(retyped)
 		require.NotEmpty(t, checkStatement(altered, consts["upsertJobs"], boundParams()["upsertJobs"]))
@@ -200,27 +200,16 @@ func TestStatementsAgreementCatchesDrift(t *testing.T) {
 	})
 }
 
-// ddlOf is the schema's DDL: the CREATE TABLE statements, then the ALTER
-// TABLE … ADD COLUMN and ADD INDEX ones, which apply to the tables made
-// before them (an index after the columns it names: "alterJobsUnfinished…"
-// sorts after the other "alterJobs…" steps only by luck, so indexes go
-// last).
+// ddlOf is the schema's DDL: the CREATE TABLE statements.
 func ddlOf(consts map[string]string) []string {
-	var creates, alters, indexes []string
+	var creates []string
 	for name, text := range consts {
-		switch {
-		case strings.HasPrefix(name, "create"):
+		if strings.HasPrefix(name, "create") {
 			creates = append(creates, text)
-		case strings.HasPrefix(name, "alter") && reAlterIndex.MatchString(text):
-			indexes = append(indexes, text)
-		case strings.HasPrefix(name, "alter"):
-			alters = append(alters, text)
 		}
 	}
 	slices.Sort(creates)
-	slices.Sort(alters)
-	slices.Sort(indexes)
-	return append(append(creates, alters...), indexes...)
+	return creates
 }
 
 func isStatement(text string) bool {
@@ -243,12 +232,10 @@ type schemaTable struct {
 }
 
 var (
-	reAlter      = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) (\w+)$`)
-	reAlterIndex = regexp.MustCompile(`^ALTER TABLE (\w+) ADD INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)$`)
-	reCreate     = regexp.MustCompile(`CREATE TABLE (\w+) \(`)
-	reColumn     = regexp.MustCompile(`^\s*(\w+)\s+(\w+)(\s+NOT NULL)?,?$`)
-	reIndex      = regexp.MustCompile(`INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)`)
-	reKey        = regexp.MustCompile(`PRIMARY KEY \(([^)]*)\)`)
+	reCreate = regexp.MustCompile(`CREATE TABLE (\w+) \(`)
+	reColumn = regexp.MustCompile(`^\s*(\w+)\s+(\w+)(\s+NOT NULL)?,?$`)
+	reIndex  = regexp.MustCompile(`INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)`)
+	reKey    = regexp.MustCompile(`PRIMARY KEY \(([^)]*)\)`)
 )
 
 // parseSchema reads CREATE TABLE statements; it reports an index or key
@@ -257,30 +244,6 @@ func parseSchema(ddl []string) (map[string]schemaTable, []error) {
 	out := map[string]schemaTable{}
 	var errs []error
 	for _, d := range ddl {
-		if a := reAlterIndex.FindStringSubmatch(d); a != nil {
-			tb, ok := out[a[1]]
-			switch {
-			case !ok:
-				errs = append(errs, fmt.Errorf("ALTER TABLE %s: no such table", a[1]))
-			case tb.indexes[a[2]]:
-				errs = append(errs, fmt.Errorf("ALTER TABLE %s: index %s exists", a[1], a[2]))
-			default:
-				errs = append(errs, tb.addIndex(a[1], a[2], a[3])...)
-			}
-			continue
-		}
-		if a := reAlter.FindStringSubmatch(d); a != nil {
-			tb, ok := out[a[1]]
-			switch {
-			case !ok:
-				errs = append(errs, fmt.Errorf("ALTER TABLE %s: no such table", a[1]))
-			case tb.columns[a[2]] != (column{}):
-				errs = append(errs, fmt.Errorf("ALTER TABLE %s: column %s exists", a[1], a[2]))
-			default:
-				tb.columns[a[2]] = column{typ: a[3]}
-			}
-			continue
-		}
 		m := reCreate.FindStringSubmatch(d)
 		if m == nil {
 			errs = append(errs, fmt.Errorf("not a CREATE TABLE: %.40q", d))
@@ -339,16 +302,16 @@ func splitList(s string) []string {
 	return out
 }
 
-// The index added by ALTER TABLE is read like one made with its table:
-// selectUnfinished goes through jobs_unfinished, whose key ends with id.
-func TestAddedIndexIsInTheSchema(t *testing.T) {
+// A global index's key ends with the table's key: selectUnfinished goes
+// through jobs_unfinished by (charged_to, ended_at, id). An index naming a
+// column the table lacks is an error.
+func TestIndexKeysEndWithTheTableKey(t *testing.T) {
 	schema, errs := parseSchema(ddlOf(statementConstants(t)))
 	require.Empty(t, errs)
 	jobs := schema["jobs"]
-	require.True(t, jobs.indexes["jobs_unfinished"])
 	require.Equal(t, []string{"charged_to", "ended_at", "id"}, jobs.indexKeys["jobs_unfinished"])
 	require.Equal(t, column{typ: "Utf8"}, jobs.columns["charged_to"])
 
-	_, errs = parseSchema([]string{createJobs, "ALTER TABLE jobs ADD INDEX jobs_x GLOBAL SYNC ON (no_such_column)"})
-	require.NotEmpty(t, errs, "an added index naming a column the table lacks")
+	_, errs = parseSchema([]string{strings.Replace(createJobs, "(reuse_key, ended_at)", "(no_such_column)", 1)})
+	require.NotEmpty(t, errs, "an index naming a column the table lacks")
 }
