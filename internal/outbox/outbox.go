@@ -93,7 +93,7 @@ var (
 const (
 	MaxKeyLen     = 128
 	MaxJobIDLen   = 64
-	MaxPayloadLen = 4096
+	MaxPayloadLen = 8192
 	MaxClaimLimit = 100
 )
 
@@ -129,4 +129,11 @@ type Store interface {
 
 	// Get returns an entry. Errors: ErrNotFound.
 	Get(ctx context.Context, kind Kind, key string) (Entry, error)
+}
+
+// Expirer is a Store whose entries do not expire by themselves (the
+// embedded store's; YDB's TTL expires them in the cloud): the timer's
+// housekeeping deletes up to limit entries last written before before.
+type Expirer interface {
+	Expire(ctx context.Context, before time.Time, limit int) (int, error)
 }

@@ -11,8 +11,8 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
@@ -21,11 +21,11 @@ import (
 // Set is the stores of one database. Make it with NewSet (the backends'
 // OpenSet do): its Counters are then spread, and Close closes the database.
 type Set struct {
-	Jobs      job.Store
-	Tokens    apitoken.Store
-	Bot       botstate.Store
-	Counters  quota.Counters
-	Callbacks callback.Store
+	Jobs     job.Store
+	Tokens   apitoken.Store
+	Bot      botstate.Store
+	Counters quota.Counters
+	Outbox   outbox.Store
 	// Agenda tells when the timer's earliest work is due, in one read;
 	// nil has each part of the timer's call read for itself.
 	Agenda Agenda
@@ -35,7 +35,7 @@ type Set struct {
 }
 
 // Agenda tells when the timer's earliest work is due: a job in one of
-// states, a pending Telegram delivery or a pending callback. False when
+// states or a pending outbox entry. False when
 // there is none.
 type Agenda interface {
 	NextWork(ctx context.Context, states []job.State) (time.Time, bool, error)

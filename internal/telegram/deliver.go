@@ -15,6 +15,7 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"
 )
@@ -53,16 +54,15 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	default:
 		return nil
 	}
-	k := botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partStatus}
-	st, err := b.State.Get(ctx, k)
-	if errors.Is(err, botstate.ErrNotFound) {
+	st, err := b.Outbox.Get(ctx, outbox.Telegram, ref{j.TelegramChatID, j.TelegramMessageID, partStatus}.key())
+	if errors.Is(err, outbox.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	now := b.Clock.Now()
-	if st.State != botstate.Sent || st.SentID == 0 || (!telling && now.Sub(st.UpdatedAt) < b.cfg.StatusEvery) {
+	if st.State != outbox.Delivered || st.SentID == 0 || (!telling && now.Sub(st.UpdatedAt) < b.cfg.StatusEvery) {
 		return nil
 	}
 	chat, err := b.State.Chat(ctx, j.TelegramChatID)
@@ -75,7 +75,7 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	if err != nil && !notModified(err) {
 		return classify(b.scrubbed(err))
 	}
-	_, err = b.record(ctx, k, botstate.Outcome{State: botstate.Sent})
+	_, err = b.record(ctx, st.Key, outbox.Outcome{State: outbox.Delivered})
 	return err
 }
 
@@ -85,8 +85,8 @@ func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceTelegram {
 		return nil
 	}
-	k := botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partResult}
-	d, taken, err := b.State.Begin(ctx, k, j.ID, b.Clock.Now(), b.cfg.DeliveryLease)
+	r := ref{j.TelegramChatID, j.TelegramMessageID, partResult}
+	d, taken, err := b.Outbox.Begin(ctx, r.entry(j.ID), b.Clock.Now(), b.cfg.DeliveryLease)
 	if err != nil || !taken {
 		return err
 	}
@@ -105,24 +105,24 @@ func (b *Bot) Sweep(ctx context.Context) (int, error) {
 		}
 		// One at a time: a delivery's lease covers only the send in hand,
 		// so an overlapping timer call never finds one held too long.
-		due, err := b.State.ClaimDue(ctx, b.Clock.Now(), b.cfg.DeliveryLease, 1)
+		due, err := b.Outbox.ClaimDue(ctx, outbox.Telegram, b.Clock.Now(), b.cfg.DeliveryLease, 1)
 		if err != nil || len(due) == 0 {
 			return sent, err
 		}
 		d := due[0]
-		if d.Part != partResult || d.JobID == "" {
+		if !strings.HasSuffix(d.Key, "/"+partResult) || d.JobID == "" {
 			// A status or a reply whose send failed: the update it
 			// answers was delivered again, or never will be.
-			b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+			b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 			continue
 		}
 		j, err := b.Jobs.Get(ctx, d.JobID)
 		if errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()) {
-			b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+			b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 			continue
 		}
 		if err != nil {
-			b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
+			b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
 			return sent, err
 		}
 		delivered, err := b.deliver(ctx, j, d)
@@ -143,33 +143,34 @@ func (b *Bot) Sweep(ctx context.Context) (int, error) {
 	return sent, nil
 }
 
-func (b *Bot) finish(ctx context.Context, k botstate.Key, o botstate.Outcome) {
-	if _, err := b.record(ctx, k, o); err != nil {
-		b.Log.WarnContext(ctx, "could not record a delivery", "chat_id", k.ChatID, "part", k.Part, "error", err.Error())
+func (b *Bot) finish(ctx context.Context, key string, o outbox.Outcome) {
+	if _, err := b.record(ctx, key, o); err != nil {
+		b.Log.WarnContext(ctx, "send not recorded", "key", key, "error", err.Error())
 	}
 }
 
-// deliver sends the result of job j under delivery d, which the caller
+// deliver sends the result of job j under entry d, which the caller
 // holds, records the outcome, and reports whether it sent the result.
-func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool, error) {
+func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, error) {
 	log := b.Log.With("job_id", j.ID, "chat_id", j.TelegramChatID)
 	if !j.State.Terminal() {
 		// Not ended yet: look again later.
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)})
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)})
 		return false, nil
 	}
 	chat, err := b.State.Chat(ctx, j.TelegramChatID)
 	if err != nil {
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
 		return false, err
 	}
 	if !chat.BlockedAt.IsZero() {
-		log.InfoContext(ctx, "not delivered: the bot is blocked in this chat")
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+		log.InfoContext(ctx, "result not delivered", "reason", "bot_blocked")
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
 	status := int64(0)
-	if st, err := b.State.Get(ctx, botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partStatus}); err == nil && st.State == botstate.Sent {
+	st, err := b.Outbox.Get(ctx, outbox.Telegram, ref{j.TelegramChatID, j.TelegramMessageID, partStatus}.key())
+	if err == nil && st.State == outbox.Delivered {
 		status = st.SentID
 	}
 	wctx, cancel := b.deliveryWindow(ctx, d.LeaseUntil)
@@ -190,8 +191,8 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 		log.WarnContext(ctx, "delivery not held at its send", "error", b.scrub(err.Error()))
 		return false, nil
 	case err == nil:
-		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts)
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Sent, SentID: sentID})
+		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts+1)
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: sentID, Attempt: b.attempt(nil)})
 		if to := chat.TranslateTo(); to != "" && j.State == job.Done && b.Translations != nil {
 			if err := b.sendTranslation(wctx, j, chat, to); err != nil {
 				log.WarnContext(ctx, "translation not delivered", "lang", to, "error", b.scrub(err.Error()))
@@ -199,10 +200,10 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 		}
 		return true, nil
 	case chatGone(err):
-		return false, b.blocked(ctx, d.Key, err, nil)
+		return false, b.blocked(ctx, j.TelegramChatID, d.Key, err, nil)
 	case errs.KindOf(classify(err)) == errs.Permanent, since >= DeliveryGiveUp:
-		log.ErrorContext(ctx, "result not delivered; giving up", "error", b.scrub(err.Error()), "since_end", since.String())
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+		log.ErrorContext(ctx, "result given up", "error", b.scrub(err.Error()), "since_end", since.String())
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed, Attempt: b.attempt(err)})
 		return false, classify(b.scrubbed(err))
 	}
 	next := b.Clock.Now().Add(retryPause(since))
@@ -210,7 +211,7 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 	if errors.As(err, &tooMany) {
 		next = b.Clock.Now().Add(time.Duration(tooMany.RetryAfter) * time.Second)
 	}
-	b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: next})
+	b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: b.attempt(err)})
 	return false, classify(b.scrubbed(err))
 }
 
@@ -248,17 +249,17 @@ var errNotHeld = errors.New("the delivery is no longer held")
 // so d is taken again at once with the lease it had (Begin); it is due,
 // should this sender stop, when that lease ends. errNotHeld when another
 // sender took it in between, or the lease had run out.
-func (b *Bot) markLanding(ctx context.Context, d botstate.Delivery) error {
+func (b *Bot) markLanding(ctx context.Context, d outbox.Entry) error {
 	now := b.Clock.Now()
 	left := d.LeaseUntil.Sub(now)
 	if left <= 0 {
 		return errNotHeld
 	}
-	o := botstate.Outcome{State: botstate.Pending, SentID: mayHaveLanded, NextAt: d.LeaseUntil}
-	if _, err := b.State.Finish(ctx, d.Key, o, now); err != nil {
+	o := outbox.Outcome{State: outbox.Pending, SentID: mayHaveLanded, NextAt: d.LeaseUntil}
+	if _, err := b.Outbox.Finish(ctx, outbox.Telegram, d.Key, o, now); err != nil {
 		return err
 	}
-	_, taken, err := b.State.Begin(ctx, d.Key, d.JobID, now, left)
+	_, taken, err := b.Outbox.Begin(ctx, d, now, left)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %w", errNotHeld, err)
@@ -310,7 +311,7 @@ func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 // instead, its caption the summary when there is one. Telegram refusing
 // that edit (the status message deleted, or not made into a document)
 // sends the document as on a first try.
-func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64, d botstate.Delivery) (int64, error) {
+func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64, d outbox.Entry) (int64, error) {
 	l := chatLang(chat)
 	t, err := b.readTranscript(ctx, j.ID)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"transcriber/internal/botstate"
 	"transcriber/internal/status"
 )
 
@@ -42,7 +41,7 @@ func (b *Bot) TellOwner(ctx context.Context, a status.Alert, window time.Time) e
 	if b.cfg.OwnerID == 0 {
 		return nil
 	}
-	k := botstate.Key{ChatID: b.cfg.OwnerID, MessageID: -window.Unix(), Part: "alert:" + string(a.Kind)}
+	k := ref{b.cfg.OwnerID, -window.Unix(), "alert:" + string(a.Kind)}
 	l := langOf(b.cfg.DefaultLanguage) // the installation's language: the owner set it
 	return b.postOnce(ctx, k, "", func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: b.cfg.OwnerID, Text: alertText(l, a)})

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/status"
 )
@@ -17,9 +15,7 @@ import (
 // by TestStatusReadsUseTheirIndexes).
 
 var (
-	_ status.Jobs       = (*JobStore)(nil)
-	_ status.Deliveries = (*BotState)(nil)
-	_ status.Callbacks  = (*Callbacks)(nil)
+	_ status.Jobs = (*JobStore)(nil)
 )
 
 const (
@@ -27,14 +23,6 @@ const (
 	// from the index alone (it holds every column named).
 	selectStateEntries = `SELECT id, next_run_at FROM jobs WHERE state = ? AND next_run_at >= ?
 		ORDER BY next_run_at, id LIMIT ?`
-	// selectPendingDeliveries is the pending range of
-	// telegram_deliveries_due.
-	selectPendingDeliveries = selectDelivery + ` WHERE state = ?
-		ORDER BY next_at, chat_id, message_id, part LIMIT ?`
-	// selectCallbacksInState is a state's range of callbacks_due from
-	// since.
-	selectCallbacksInState = selectCallback + ` WHERE state = ? AND next_at >= ?
-		ORDER BY next_at, job_id LIMIT ?`
 )
 
 // selectLatestInState is a state's range of jobs_due from since,
@@ -83,42 +71,6 @@ func (s *JobStore) LatestInState(ctx context.Context, state job.State, since tim
 	})
 	if err != nil {
 		return nil, fmt.Errorf("latest jobs in %s: %w", state, err)
-	}
-	return out, nil
-}
-
-// PendingDeliveries returns up to limit pending deliveries by next_at
-// (status.Deliveries).
-func (s *BotState) PendingDeliveries(ctx context.Context, limit int) ([]botstate.Delivery, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	var out []botstate.Delivery
-	err := each(ctx, s.db.sql, selectPendingDeliveries, []any{string(botstate.Pending), limit}, func(r scanner) error {
-		d, err := scanDelivery(r)
-		out = append(out, d)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("pending deliveries: %w", err)
-	}
-	return out, nil
-}
-
-// CallbacksInState returns up to limit callbacks in state with next_at at
-// or after since, by next_at, then job id (status.Callbacks).
-func (s *Callbacks) CallbacksInState(ctx context.Context, state callback.State, since time.Time, limit int) ([]callback.Delivery, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	var out []callback.Delivery
-	err := each(ctx, s.db.sql, selectCallbacksInState, []any{string(state), formatTime(since), limit}, func(r scanner) error {
-		d, err := scanCallback(r)
-		out = append(out, d)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("callbacks in %s: %w", state, err)
 	}
 	return out, nil
 }

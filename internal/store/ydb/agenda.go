@@ -7,24 +7,21 @@ import (
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 )
 
 // Agenda tells the timer when its earliest work is due (app.Agenda): the
-// first entry of each live state's range in jobs_due, of the pending
-// range of telegram_deliveries_due and of callbacks_due, all in one
-// read-only transaction. A minute with nothing to do is this one call.
+// first entry of each live state's range in jobs_due and of each kind's
+// pending range in outbox_due, all in one read-only transaction. A minute with nothing to do is this one call.
 type Agenda struct{ db *DB }
 
 // NewAgenda returns the agenda of the tables in db.
 func NewAgenda(db *DB) *Agenda { return &Agenda{db: db} }
 
-// NextWork returns the earliest time a job in states, a pending Telegram
-// delivery or a pending callback is due; false when there is none. A
-// delivery or callback whose lease runs on counts from its next_at: too
-// early, never too late.
+// NextWork returns the earliest time a job in states or a pending outbox
+// entry is due; false when there is none. An entry whose lease runs on
+// counts from its next_at: too early, never too late.
 func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	var e earliest
 	err := a.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
@@ -32,10 +29,10 @@ func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, b
 		if err := e.jobs(ctx, a.db, tx, states); err != nil {
 			return err
 		}
-		if err := e.first(ctx, a.db, tx, selectNextDelivery, "next_at", nextDueParams(utf8(string(botstate.Pending)))); err != nil {
+		if err := e.first(ctx, a.db, tx, selectNextEntry, "next_at", nextEntryParams(outbox.Telegram)); err != nil {
 			return err
 		}
-		return e.first(ctx, a.db, tx, selectNextCallback, "next_at", nextDueParams(utf8(string(callback.Pending))))
+		return e.first(ctx, a.db, tx, selectNextEntry, "next_at", nextEntryParams(outbox.Callback))
 	})
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due work: %w", err)

@@ -29,7 +29,7 @@ type step struct {
 // needs a rule in migrate first (TestStepsRunAgain).
 var steps = []step{
 	{"tables", []string{createJobs, createSegments, createTelegramMessages, createIdempotencyKeys, createAPITokens,
-		createTelegramChats, createTelegramDeliveries, createCounters, createCallbacks}},
+		createTelegramChats, createCounters, createOutbox}},
 }
 
 var reCreateTable = regexp.MustCompile(`^CREATE TABLE (?:IF NOT EXISTS )?(\w+) \(`)
@@ -46,17 +46,16 @@ func ifNotExists(ddl string) string {
 // expiring are the tables whose rows expire by YDB's TTL after
 // JOB_RETENTION, and the column each row's lifetime is counted from; a NULL
 // there never expires (https://ydb.tech/docs/en/concepts/ttl): a live job
-// and its segments. A Telegram delivery expires retention after it was last
-// written: Telegram sends an update again for a day at most, less than the
-// shortest retention (pipeline.MinJobRetention). counters has a TTL of its
+// and its segments. An outbox entry expires retention after it was last
+// written: long settled, and Telegram sends an update again for a day at
+// most, less than the shortest retention (pipeline.MinJobRetention). counters has a TTL of its
 // own. Adding a table here changes ttlRecord, so the next migrate sets it.
 var expiring = []struct{ table, column string }{
 	{"jobs", "ended_at"},
 	{"segments", "ended_at"},
 	{"telegram_messages", "created_at"},
 	{"idempotency_keys", "created_at"},
-	{"callbacks", "created_at"},
-	{"telegram_deliveries", "updated_at"},
+	{"outbox", "updated_at"},
 }
 
 // ttlInterval writes retention as an ISO 8601 Interval: whole days as

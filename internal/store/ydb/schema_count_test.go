@@ -190,11 +190,11 @@ func TestMigrateNewDatabaseFitsTheQuota(t *testing.T) {
 		require.Len(t, m.ops, 1, "%v", m.ops)
 	})
 	t.Run("a TTL record naming fewer tables sets the TTLs", func(t *testing.T) {
-		m.ttl = "P30D: jobs.ended_at segments.ended_at telegram_messages.created_at idempotency_keys.created_at callbacks.created_at"
-		m.tables["telegram_deliveries"] = ""
+		m.ttl = "P30D: jobs.ended_at segments.ended_at telegram_messages.created_at idempotency_keys.created_at"
+		m.tables["outbox"] = ""
 		_, err := migrateMem(t, m, 30*24*time.Hour, nil)
 		require.NoError(t, err)
-		require.Equal(t, "P30D ON updated_at", m.tables["telegram_deliveries"])
+		require.Equal(t, "P30D ON updated_at", m.tables["outbox"])
 		want, err := ttlRecord(30 * 24 * time.Hour)
 		require.NoError(t, err)
 		require.Equal(t, want, m.ttl)

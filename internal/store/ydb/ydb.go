@@ -151,7 +151,7 @@ func OpenSet(ctx context.Context, dsn string, clk clock.Clock, opts ...Option) (
 		return store.Set{}, err
 	}
 	return store.NewSet(store.Set{Jobs: NewJobStore(db), Tokens: NewTokenStore(db), Bot: NewBotState(db), Counters: NewCounters(db),
-		Callbacks: NewCallbacks(db), Agenda: NewAgenda(db)}, func() error { return db.Close(context.Background()) }), nil
+		Outbox: NewOutbox(db), Agenda: NewAgenda(db)}, func() error { return db.Close(context.Background()) }), nil
 }
 
 // now is the store's reading of the clock, at the precision it keeps:
@@ -178,7 +178,7 @@ func (db *DB) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 // a connection that died while the instance slept fails rather than
 // running again on a fresh one. Every write is safe to run twice: after
 // a commit whose answer was lost it recognizes what that commit wrote
-// (job.Change's rules, job.Claimed, botstate.Same and callback.Same,
+// (job.Change's rules, job.Claimed, outbox.Same,
 // quota.ReserveOnce, and each insert finding its own row). The
 // transaction begins lazily (lazyTx).
 func writeOptions() []query.DoTxOption {
