@@ -78,15 +78,12 @@ type Sender struct {
 	Log    *slog.Logger
 }
 
-// NewWebhookID returns a delivery's webhook-id: "msg_" and a ULID.
-func NewWebhookID(now time.Time) string { return "msg_" + ident.NewAt(now) }
-
 // Register puts the callback of job j, made by the token tok, to url
 // (CheckURL passed), and returns it as stored: a retried request finds
 // the first.
 func (s *Sender) Register(ctx context.Context, j job.Job, tok apitoken.Token, url string) (Delivery, error) {
 	now := s.Clock.Now()
-	p, err := Target{URL: url, TokenHash: tok.Hash, WebhookID: NewWebhookID(now)}.payload()
+	p, err := Target{URL: url, TokenHash: tok.Hash, WebhookID: "msg_" + ident.NewAt(now)}.payload()
 	if err != nil {
 		return Delivery{}, fmt.Errorf("register callback of job %s: %w", j.ID, err)
 	}
@@ -152,7 +149,7 @@ func (s *Sender) Sweep(ctx context.Context) (int, error) {
 
 func (s *Sender) finish(ctx context.Context, d Delivery, o outbox.Outcome) {
 	if _, err := s.Store.Finish(ctx, outbox.Callback, d.Key, o, s.Clock.Now()); err != nil {
-		s.Log.WarnContext(ctx, "could not record a callback", "job_id", d.JobID, "error", err.Error())
+		s.Log.WarnContext(ctx, "callback not recorded", "job_id", d.JobID, "error", err.Error())
 	}
 }
 

@@ -21,17 +21,14 @@ import (
 )
 
 // The bot is the pipeline's Notifier: Moved edits the status message as a
-// job moves, Finished delivers an ended job. Both run in the ingest and poll
-// functions; Sweep, on the timer, delivers what they could not.
+// job moves, Finished delivers an ended job; Sweep, on the timer, delivers
+// what they could not.
 
-// DeliveryGiveUp is how long after a job ended its result is still tried:
-// past it, a delivery that fails again is given up. Looks at a job that
-// had not ended yet do not count against it.
+// DeliveryGiveUp is how long after a job ended its result is still tried.
 const DeliveryGiveUp = 12 * time.Hour
 
-// sweepBudget is the time a sweep leaves itself before its context's
-// deadline: it takes no new delivery when less than that is left, so the
-// one it holds is recorded before the call ends.
+// sweepBudget: a sweep takes no new result with less than that left before
+// its deadline, so the one it holds is recorded before the call ends.
 const sweepBudget = 15 * time.Second
 
 // Moved edits a Telegram job's status message to say where the job is,
@@ -181,14 +178,11 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 	} else {
 		sentID, err = b.sendOrEdit(wctx, j, status, failureText(chatLang(chat), j), nil)
 	}
-	// Time since the job ended, not attempts, decides: the sweep's looks at
-	// a job still running took the delivery too.
-	since := b.Clock.Now().Sub(j.UpdatedAt)
+	since := b.Clock.Now().Sub(j.UpdatedAt) // decides the give-up and the pause
 	switch {
 	case errors.Is(err, errNotHeld):
-		// Another sender has it now, or the sweep will: what that one
-		// records stands.
-		log.WarnContext(ctx, "delivery not held at its send", "error", b.scrub(err.Error()))
+		// Another sender has it now, or the sweep will: its record stands.
+		log.WarnContext(ctx, "result not held at its send", "error", b.scrub(err.Error()))
 		return false, nil
 	case err == nil:
 		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts+1)
@@ -215,12 +209,11 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 	return false, classify(b.scrubbed(err))
 }
 
-// deliveryWindow is ctx bounded for the Bot API calls of a delivery held
-// until leaseUntil: they may run until recordTimeout before the lease
-// ends, or before ctx's own deadline when that is sooner, so the outcome
-// is recorded while the lease still holds. Within it no call has a bound
-// of its own (withRetryIn): a slow answer is waited for, not given up and
-// sent again.
+// deliveryWindow bounds the Bot API calls of an entry held until
+// leaseUntil to recordTimeout before the lease (or ctx's deadline) ends,
+// so the outcome is recorded while the lease holds. Within it no call has
+// a bound of its own (withRetryIn): a slow answer is waited for, not given
+// up and sent again.
 func (b *Bot) deliveryWindow(ctx context.Context, leaseUntil time.Time) (context.Context, context.CancelFunc) {
 	left := leaseUntil.Sub(b.Clock.Now()) - recordTimeout
 	if d, ok := ctx.Deadline(); ok {
@@ -229,26 +222,22 @@ func (b *Bot) deliveryWindow(ctx context.Context, leaseUntil time.Time) (context
 	return context.WithTimeout(ctx, left)
 }
 
-// mayHaveLanded is the SentID a pending result delivery records before a
-// send that would show twice if made again (a new message, where an edit
-// of the status message could have carried the result): the message may
-// be in the chat though no answer said so, because the answer came after
-// the window or the sender stopped in the call. A try of a delivery so
-// marked edits the status message into the result rather than send it
-// anew. Message ids are positive, so no sent message has it.
+// mayHaveLanded is the SentID a pending result records before a send that
+// would show twice if made again (a new message where an edit of the
+// status message could have carried the result): it may be in the chat
+// though no answer said so. A try of a result so marked edits the status
+// message into it instead. Message ids are positive.
 const mayHaveLanded int64 = -1
 
-// errNotHeld: marking the delivery (markLanding) lost it, to another
-// sender that took it in between or to a store that failed to take it
-// again; this call sends and records nothing, and the delivery is due
-// again when its lease would have ended.
+// errNotHeld: markLanding lost the entry (another sender took it, or the
+// store failed to take it again); nothing is sent or recorded, and the
+// entry is due when its lease would have ended.
 var errNotHeld = errors.New("the delivery is no longer held")
 
-// markLanding records mayHaveLanded on result delivery d before a send
-// that cannot be repeated without showing twice. Finish ends the lease,
-// so d is taken again at once with the lease it had (Begin); it is due,
-// should this sender stop, when that lease ends. errNotHeld when another
-// sender took it in between, or the lease had run out.
+// markLanding records mayHaveLanded on result d before a send that cannot
+// be repeated without showing twice. Finish ends the lease, so d is taken
+// again at once with the lease it had: should this sender stop, it is due
+// when that lease ends.
 func (b *Bot) markLanding(ctx context.Context, d outbox.Entry) error {
 	now := b.Clock.Now()
 	left := d.LeaseUntil.Sub(now)

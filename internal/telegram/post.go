@@ -64,9 +64,8 @@ func replyTo(m *models.Message, text string) *bot.SendMessageParams {
 	}
 }
 
-// errBusy: another call is sending the same message right now (Telegram
-// sent the update twice at once). The update is answered 5xx, so if that
-// call fails, the update comes back.
+// errBusy: another call is sending the same message (an update delivered
+// twice at once); answered 5xx, the update comes back if that call fails.
 var errBusy = errs.New(errs.Unavailable, "delivery_busy", "another call is sending this message")
 
 // postOnce sends message r unless it was sent already, and records the
@@ -162,13 +161,12 @@ func (b *Bot) blocked(ctx context.Context, chat int64, key string, why error, st
 	return err
 }
 
-// recordTimeout bounds recording a send's outcome after the call's own
-// context has ended.
+// recordTimeout bounds recording a send's outcome after the call's
+// context ended.
 const recordTimeout = 5 * time.Second
 
 // record writes a send's outcome even when the call's context has ended
-// (a timeout, a cancelled request) after the send: unrecorded, a sent
-// message would be sent again once its lease ran out.
+// after the send: unrecorded, a sent message is sent again after its lease.
 func (b *Bot) record(ctx context.Context, key string, o outbox.Outcome) (outbox.Entry, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
@@ -176,24 +174,18 @@ func (b *Bot) record(ctx context.Context, key string, o outbox.Outcome) (outbox.
 }
 
 // callTimeout bounds one Bot API call outside a delivery's window
-// (deliveryWindow): on the webhook's path (the status message, a
-// command's answer, a file's download link), where the telegram function
-// has 60 s in all and no deadline to read, and for the bot's other calls.
-// An answer later than this is given up, and when the update comes again
-// its message is sent again: a slow Telegram can post one twice there.
+// (deliveryWindow), as on the webhook's path, where the function has 60 s
+// and no deadline to read. A later answer is given up and its message sent
+// again with the update: a slow Telegram can post one twice there.
 const callTimeout = 40 * time.Second
 
-// withRetry calls send, each call bounded by the bot's call timeout
-// (callTimeout), waiting out a 429 when Telegram asks for a pause short
-// enough, and never past the context's deadline.
+// withRetry is retry with each call bounded by callTimeout.
 func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
 	return retry(ctx, b, b.callTimeout, send)
 }
 
-// withRetryIn is withRetry for the calls of a delivery's window
-// (deliveryWindow): a call has no bound of its own and may take all that
-// is left of the window, so a slow answer is waited for, not given up and
-// sent again.
+// withRetryIn is retry within a delivery's window (deliveryWindow): a call
+// may take all that is left of it.
 func withRetryIn[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
 	return retry(ctx, b, 0, send)
 }
