@@ -8,9 +8,10 @@ import (
 
 // The rules of Store: a store reads the row inside its transaction, calls
 // the rule, and writes what it returns in the same transaction. Put, Begin
-// and Finish go through Change, so a store supplies only its transaction.
-// Every time a rule writes is UTC at whole milliseconds, the precision the
-// stores keep.
+// and Finish go through Change, which checks the arguments first, so a
+// malformed request never reaches a database and a rule takes them as
+// valid. Every time a rule writes is UTC at whole milliseconds, the
+// precision the stores keep.
 
 // stored is t as the stores keep it; the zero time stays zero.
 func stored(t time.Time) time.Time {
@@ -91,21 +92,14 @@ func validateFinish(kind Kind, key string, o Outcome, now time.Time) error {
 	return firstErr(ValidateRef(kind, key), validateTime(now, "time"), bad)
 }
 
-func validatePut(e Entry, at, now time.Time) error {
-	return firstErr(validateEntry(e, now), validateTime(at, "due time"))
-}
-
-// applyPut is the rule of Store.Put.
-func applyPut(cur Entry, found bool, e Entry, at, now time.Time) (Entry, bool, error) {
-	if err := validatePut(e, at, now); err != nil {
-		return Entry{}, false, err
-	}
+// applyPut is the rule of Store.Put: created says whether to write.
+func applyPut(cur Entry, found bool, e Entry, at, now time.Time) (Entry, bool) {
 	if found {
-		return cur, false, nil
+		return cur, false
 	}
 	now = stored(now)
 	return Entry{Kind: e.Kind, Key: e.Key, JobID: e.JobID, Payload: e.Payload, State: Pending,
-		NextAt: stored(at), LeaseUntil: now, CreatedAt: now, UpdatedAt: now}, true, nil
+		NextAt: stored(at), LeaseUntil: now, CreatedAt: now, UpdatedAt: now}, true
 }
 
 func takeable(e Entry, now time.Time) bool { return e.State == Pending && !e.LeaseUntil.After(now) }
@@ -117,12 +111,9 @@ func take(e Entry, now time.Time, lease time.Duration) Entry {
 
 // applyBegin is the rule of Store.Begin: taken says whether to write.
 func applyBegin(cur Entry, found bool, e Entry, now time.Time, lease time.Duration) (Entry, bool, error) {
-	if err := firstErr(validateEntry(e, now), validateLease(lease)); err != nil {
-		return Entry{}, false, err
-	}
 	switch {
 	case !found && e.Kind == Telegram:
-		d, _, _ := applyPut(Entry{}, false, e, now.Add(lease), now)
+		d, _ := applyPut(Entry{}, false, e, now.Add(lease), now)
 		d.LeaseUntil = d.NextAt
 		return d, true, nil
 	case !found:
@@ -138,12 +129,9 @@ func applyBegin(cur Entry, found bool, e Entry, now time.Time, lease time.Durati
 func Due(e Entry, now time.Time) bool { return takeable(e, now) && !e.NextAt.After(now) }
 
 // ApplyClaim is the rule of ClaimDue's take of one entry the store
-// selected as due. An error of no kind when cur is not Due: the store's
-// selection and the rule disagree, a bug.
+// selected as due (ValidateClaim passed). An error of no kind when cur is
+// not Due: the store's selection and the rule disagree, a bug.
 func ApplyClaim(cur Entry, now time.Time, lease time.Duration) (Entry, error) {
-	if err := firstErr(validateTime(now, "time"), validateLease(lease)); err != nil {
-		return Entry{}, err
-	}
 	if !Due(cur, now) {
 		return Entry{}, fmt.Errorf("%s %s (%s, due at %s, held until %s) is not due at %s", cur.Kind, cur.Key,
 			cur.State, cur.NextAt.Format(time.RFC3339Nano), cur.LeaseUntil.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))
@@ -152,10 +140,7 @@ func ApplyClaim(cur Entry, now time.Time, lease time.Duration) (Entry, error) {
 }
 
 // applyFinish is the rule of Store.Finish.
-func applyFinish(cur Entry, found bool, kind Kind, key string, o Outcome, now time.Time) (Entry, error) {
-	if err := validateFinish(kind, key, o, now); err != nil {
-		return Entry{}, err
-	}
+func applyFinish(cur Entry, found bool, o Outcome, now time.Time) (Entry, error) {
 	if !found {
 		return Entry{}, ErrNotFound
 	}
@@ -210,11 +195,12 @@ func Same(cur, wrote Entry) bool {
 
 // Put is Store.Put over c.
 func (c Change) Put(ctx context.Context, e Entry, at, now time.Time) (Entry, bool, error) {
-	if err := validatePut(e, at, now); err != nil {
+	if err := firstErr(validateEntry(e, now), validateTime(at, "due time")); err != nil {
 		return Entry{}, false, fmt.Errorf("put %s: %w", e.Kind, err)
 	}
 	got, created, err := c(ctx, e.Kind, e.Key, func(cur Entry, found bool) (Entry, bool, error) {
-		return applyPut(cur, found, e, at, now)
+		d, created := applyPut(cur, found, e, at, now)
+		return d, created, nil
 	})
 	if err != nil {
 		return Entry{}, false, fmt.Errorf("put %s %s: %w", e.Kind, e.Key, err)
@@ -242,7 +228,7 @@ func (c Change) Finish(ctx context.Context, kind Kind, key string, o Outcome, no
 		return Entry{}, fmt.Errorf("finish %s: %w", kind, err)
 	}
 	got, _, err := c(ctx, kind, key, func(cur Entry, found bool) (Entry, bool, error) {
-		e, err := applyFinish(cur, found, kind, key, o, now)
+		e, err := applyFinish(cur, found, o, now)
 		return e, true, err
 	})
 	if err != nil {
