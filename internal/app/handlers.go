@@ -80,7 +80,7 @@ func (a *App) expireOutbox(ctx context.Context) {
 // alertOwner decides the owner's alerts and sends them through the bot,
 // in idle calls too: an instance asks once in each status.CheckEvery
 // (a counter write), and one call in each reads the status (Gate.Check),
-// each alert goes once in its window through the bot's delivery record,
+// each alert goes once in its window through the outbox,
 // and is recorded as sent (Gate.Take) once the owner has it, so Decide
 // does not return it again. Without a bot, an owner, counters or a
 // status reader it does nothing. Failures are logged: the next check

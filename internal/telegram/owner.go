@@ -32,11 +32,10 @@ func (b *Bot) statusCommand(ctx context.Context, m *models.Message, l lang) (han
 	return true, b.reply(ctx, m, statusBrief(l, s), nil)
 }
 
-// TellOwner sends the owner an alert through the delivery record, keyed by
-// its kind and the window it belongs to (the hour, or the month for the
-// audio thresholds): whoever sends it first sends it, a send that failed
-// is taken again by the next call that decides the same alert, and none
-// is sent twice. Without an owner it does nothing.
+// TellOwner sends the owner an alert once, as an outbox entry keyed by
+// its kind and window (the hour, or the month for the thresholds): a send
+// that failed is taken again by the next call that decides the same
+// alert. Without an owner it does nothing.
 func (b *Bot) TellOwner(ctx context.Context, a status.Alert, window time.Time) error {
 	if b.cfg.OwnerID == 0 {
 		return nil
