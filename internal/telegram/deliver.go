@@ -124,7 +124,7 @@ func (b *Bot) Sweep(ctx context.Context) (int, error) {
 		}
 		delivered, err := b.deliver(ctx, j, d)
 		if err != nil {
-			b.Log.WarnContext(ctx, "delivery failed", "job_id", j.ID, "error", b.scrub(err.Error()))
+			b.Log.WarnContext(ctx, "result not delivered", "job_id", j.ID, "error", b.scrub(err.Error()))
 			if errors.Is(err, context.DeadlineExceeded) {
 				// Telegram did not answer within the delivery's window:
 				// the rest wait for the next pass rather than each hold
@@ -347,7 +347,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 		case !errors.Is(err, bot.ErrorBadRequest):
 			return 0, err
 		}
-		b.Log.InfoContext(ctx, "status message not made the document; sending it", "job_id", j.ID, "error", b.scrub(err.Error()))
+		b.Log.InfoContext(ctx, "document sent anew", "reason", "status_not_editable", "job_id", j.ID, "error", b.scrub(err.Error()))
 	}
 	if summary != "" && status == 0 {
 		if _, err := b.sendOrEdit(ctx, j, 0, summary, nil); err != nil {
@@ -377,7 +377,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 			done = summary
 		}
 		if _, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: done}); err != nil && !notModified(err) {
-			b.Log.WarnContext(ctx, "could not edit the status message", "job_id", j.ID, "error", b.scrub(err.Error()))
+			b.Log.WarnContext(ctx, "status message not edited", "job_id", j.ID, "error", b.scrub(err.Error()))
 		}
 	}
 	return int64(msg.ID), nil

@@ -215,7 +215,7 @@ func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(co
 		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < wait+b.callTimeout {
 			return v, err // no time to wait and call again
 		}
-		b.Log.InfoContext(ctx, "Telegram asks to slow down; waiting", "retry_after_s", tooMany.RetryAfter)
+		b.Log.InfoContext(ctx, "telegram rate limit; waiting", "retry_after_s", tooMany.RetryAfter)
 		if serr := b.Sleep(ctx, wait); serr != nil {
 			return v, err
 		}
