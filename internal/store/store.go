@@ -1,8 +1,6 @@
-// Package store is the set of stores the service keeps its state in, one
-// database for all of them: the embedded one (sqlite.OpenSet, the local
-// stack and the tests) or YDB (ydb.OpenSet, the functions). A Set is
-// opened in one place per database and handed whole to what runs on it
-// (app.Options.Stores, the local stack, the CLI).
+// Package store is the set of stores of one database: SQLite
+// (sqlite.OpenSet: the local stack, the tests) or YDB (ydb.OpenSet: the
+// functions), opened in one place and handed whole to what runs on it.
 package store
 
 import (
@@ -18,16 +16,14 @@ import (
 	"transcriber/internal/speechkit"
 )
 
-// Set is the stores of one database. Make it with NewSet (the backends'
-// OpenSet do): its Counters are then spread, and Close closes the database.
+// Set is the stores of one database, made by NewSet.
 type Set struct {
 	Jobs     job.Store
 	Tokens   apitoken.Store
 	Bot      botstate.Store
 	Counters quota.Counters
 	Outbox   outbox.Store
-	// Agenda tells when the timer's earliest work is due, in one read;
-	// nil has each part of the timer's call read for itself.
+	// Agenda nil has each part of the timer's call read for itself.
 	Agenda Agenda
 
 	close  func() error
@@ -41,16 +37,12 @@ type Agenda interface {
 	NextWork(ctx context.Context, states []job.State) (time.Time, bool, error)
 }
 
-// NewSet returns s with its counters spread and closer as its Close (nil:
-// nothing to close). It is the one place the counters are spread: those
-// every instance changes (the admission's request window and recognitions
-// in flight, the synchronous quota's second) over quota.DefaultShards
-// rows each, so instances reserving at once do not abort each other on
-// one row (docs/database.md, "Hot rows"). The in-flight count is additive:
-// its recount of the recognitions already running adds without a limit
-// (quota.Spread's key#+), which only its reservations read. A spread
-// counter is read and changed only through spread counters, so everything
-// on the database (the App, transcriber status) takes them from a Set.
+// NewSet returns s with closer as its Close (nil: nothing) and its hot
+// counters spread over quota.DefaultShards rows, so instances reserving at
+// once do not abort each other (docs/database.md, "Hot rows"); the
+// in-flight count is additive (quota.Spread's key#+). It is the one place
+// they are spread: a spread counter must only be used spread, so all users
+// of the database take them from a Set.
 func NewSet(s Set, closer func() error) Set {
 	s.Counters = quota.Spread(s.Counters, quota.DefaultShards,
 		[]string{admission.RequestsKey, speechkit.SyncQuotaKey}, admission.InFlightKey)
@@ -58,10 +50,9 @@ func NewSet(s Set, closer func() error) Set {
 	return s
 }
 
-// Made tells whether s came from NewSet: its counters are spread.
+// Made tells whether s came from NewSet.
 func (s Set) Made() bool { return s.spread }
 
-// Close closes the database of the set.
 func (s Set) Close() error {
 	if s.close == nil {
 		return nil

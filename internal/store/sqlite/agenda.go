@@ -10,17 +10,14 @@ import (
 	"transcriber/internal/outbox"
 )
 
-// Agenda tells the timer when its earliest work is due (app.Agenda): a
-// job in the given states or a pending outbox entry, in one query
-// answered from the due indexes (outbox_due once a kind).
+// Agenda tells the timer when its earliest work is due (app.Agenda), in
+// one query answered from the due indexes.
 type Agenda struct{ db *DB }
 
-// NewAgenda returns the agenda of the tables in db.
 func NewAgenda(db *DB) *Agenda { return &Agenda{db: db} }
 
-// NextWork returns the earliest time a job in states or a pending entry
-// is due; false when there is none. An entry whose lease runs on counts
-// from its next_at: too early, never too late.
+// NextWork counts a leased outbox entry from its next_at: too early,
+// never too late.
 func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	args := []any{string(outbox.Telegram), string(outbox.Pending), string(outbox.Callback), string(outbox.Pending)}
 	jobs, jobArgs := nextDueQuery(states)

@@ -5,15 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"transcriber/internal/ident"
 	"transcriber/internal/quota"
 )
 
-// Counters keeps usage counters in the counters table: one row per key and
-// window, its times in the store's one layout (milliseconds, UTC).
+// Counters keeps usage counters, one row per key and window.
 type Counters struct{ db *DB }
 
 var (
@@ -22,24 +20,20 @@ var (
 	_ quota.MultiReader = (*Counters)(nil)
 )
 
-// NewCounters returns the usage counters of db.
 func NewCounters(db *DB) *Counters { return &Counters{db: db} }
 
 const (
 	selectCounter = `SELECT used, ops FROM counters WHERE counter = ? AND window_start = ?`
 	upsertCounter = `INSERT INTO counters (counter, window_start, used, expires_at, ops) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (counter, window_start) DO UPDATE SET used = excluded.used, ops = excluded.ops`
-	// selectCountersOf reads several counters of one window; UsedMany
-	// ends it with the list of keys.
+	// selectCountersOf is ended by UsedMany with the list of keys.
 	selectCountersOf = `SELECT counter, used FROM counters WHERE window_start = ? AND counter IN `
 	updateCounter    = `UPDATE counters SET used = ?, ops = ? WHERE counter = ? AND window_start = ?`
 	deleteCounters   = `DELETE FROM counters WHERE expires_at <= ?`
 )
 
-// Reserve reads the counter, checks, and writes it in one write
-// transaction: the write lock is taken at BEGIN, so no other reservation
-// reads the total between this one's read and write. The change has an id
-// of its own (quota.ReserveOnce), so a transaction run again counts once.
+// Reserve reads, checks and writes under the write lock taken at BEGIN;
+// its change's id (quota.ReserveOnce) makes a run again count once.
 func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, amount, limit int64) (int64, bool, error) {
 	if err := quota.Check(key, amount); err != nil {
 		return 0, false, err
@@ -68,8 +62,6 @@ func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, am
 	return used, ok, nil
 }
 
-// Release subtracts amount, never below 0, in one write transaction, once
-// (quota.ReleaseOnce).
 func (c *Counters) Release(ctx context.Context, key string, window time.Time, amount int64) error {
 	if err := quota.Check(key, amount); err != nil {
 		return err
@@ -93,7 +85,6 @@ func (c *Counters) Release(ctx context.Context, key string, window time.Time, am
 	return nil
 }
 
-// Used reads the counter.
 func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int64, error) {
 	if err := quota.CheckKey(key); err != nil {
 		return 0, err
@@ -105,7 +96,7 @@ func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int6
 	return r.Used, nil
 }
 
-// UsedMany reads the counters of keys in window in one statement.
+// UsedMany reads keys of one window in one statement.
 func (c *Counters) UsedMany(ctx context.Context, keys []string, window time.Time) (map[string]int64, error) {
 	if err := quota.CheckKeys(keys); err != nil {
 		return nil, err
@@ -117,30 +108,23 @@ func (c *Counters) UsedMany(ctx context.Context, keys []string, window time.Time
 		args = append(args, k)
 		out[k] = 0
 	}
-	q := selectCountersOf + "(?" + strings.Repeat(", ?", len(keys)-1) + ")"
-	rows, err := c.db.sql.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read usage counters: %w", translate(err))
-	}
-	defer func() { _ = rows.Close() }()
-	for rows.Next() {
+	q := selectCountersOf + "(" + marks(len(keys)) + ")"
+	_, err := queryAll(ctx, c.db.sql, q, args, func(r scanner) (struct{}, error) {
 		var (
 			k string
 			n int64
 		)
-		if err := rows.Scan(&k, &n); err != nil {
-			return nil, fmt.Errorf("read usage counters: %w", translate(err))
-		}
+		err := r.Scan(&k, &n)
 		out[k] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read usage counters: %w", translate(err))
+		return struct{}{}, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read usage counters: %w", err)
 	}
 	return out, nil
 }
 
-// ExpireCounters deletes the counters expired at now, through
-// counters_expiry.
+// ExpireCounters deletes through counters_expiry.
 func (c *Counters) ExpireCounters(ctx context.Context, now time.Time) (int, error) {
 	var n int64
 	err := c.db.tx(ctx, func(tx *sql.Tx) error {
@@ -157,8 +141,6 @@ func (c *Counters) ExpireCounters(ctx context.Context, now time.Time) (int, erro
 	return int(n), nil
 }
 
-// readCounter reads a counter; found is false, and the row zero, when it
-// does not exist.
 func readCounter(ctx context.Context, q queryer, key string, window time.Time) (r quota.Row, found bool, err error) {
 	var ops string
 	err = q.QueryRowContext(ctx, selectCounter, key, formatTime(window)).Scan(&r.Used, &ops)

@@ -1,13 +1,9 @@
-// Package sqlite is the embedded store: job state in one SQLite file, for
-// the local stack and the tests. It uses modernc.org/sqlite, a pure-Go
-// SQLite, so no CGO is needed.
+// Package sqlite is the embedded store: the service's state in one SQLite
+// file (modernc.org/sqlite, pure Go), for the local stack and the tests.
 //
-// Writes run in BEGIN IMMEDIATE transactions: SQLite then admits one writer
-// at a time, so a read, a check by the job domain and a write inside one
-// transaction are a conditional update no concurrent writer can slip
-// between. The database is in WAL mode so readers do not wait for the writer,
-// and a busy timeout lets a second process (an admin command beside the
-// local stack) wait its turn instead of failing.
+// Writes run in BEGIN IMMEDIATE transactions, one writer at a time, so a
+// read, the domain's check and a write are a conditional update. WAL keeps
+// readers from waiting; a busy timeout lets a second process wait its turn.
 package sqlite
 
 import (
@@ -16,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,37 +24,28 @@ import (
 	"transcriber/internal/store"
 )
 
-// BusyTimeout is how long a write waits for another connection's write
-// transaction before it fails as unavailable.
+// BusyTimeout is how long a write waits for another connection's before
+// failing as unavailable.
 const BusyTimeout = 10 * time.Second
 
-// timeLayout is the one form of time in this store: RFC 3339, UTC, fixed
-// width with milliseconds, so text order is time order. Times are compared
-// as text, so every query writes its times with this layout too.
+// timeLayout is the one form of time: fixed width, so text order is time
+// order; queries compare times as text, so they write this layout too.
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
-// DB is an open database file with the schema applied.
 type DB struct {
 	sql   *sql.DB
 	clock clock.Clock
-	// writer lets one write transaction of this process at a time ask
-	// SQLite for the write lock. SQLite would serialize them anyway, but a
-	// writer that finds the lock taken sleeps in the busy handler for up to
-	// tens of milliseconds, so many claimers in one process would spend
-	// their time asleep (see BenchmarkClaims). Other processes still wait
-	// on the busy timeout.
+	// writer queues this process's writers: one that finds SQLite's lock
+	// taken sleeps tens of milliseconds in the busy handler
+	// (BenchmarkClaims).
 	writer sync.Mutex
-	// lose, when set, is asked after each commit whether its answer is
-	// lost (LoseAnswers, in the tests): the transaction then runs again,
-	// as YDB's SDK runs an idempotent transaction whose commit's answer
-	// it did not get. SQLite itself never loses one; this is the store's
-	// model of the cloud store's retry, for the tests that every write
-	// is safe to run twice.
+	// lose (LoseAnswers, tests) runs a committed transaction again, as
+	// YDB's SDK runs one whose answer was lost: the model by which the
+	// tests hold every write safe to run twice.
 	lose func() bool
 }
 
-// Open opens (creating if needed) the database file at path and brings its
-// schema up to date. Time is read from clk.
+// Open opens or creates the file at path and migrates its schema.
 func Open(ctx context.Context, path string, clk clock.Clock) (*DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
@@ -79,9 +67,7 @@ func Open(ctx context.Context, path string, clk clock.Clock) (*DB, error) {
 	return db, nil
 }
 
-// OpenSet opens the database file at path as Open does and returns its
-// stores, with its counters spread (store.NewSet); the set's Close closes
-// the file.
+// OpenSet opens path as Open does and returns its stores (store.NewSet).
 func OpenSet(ctx context.Context, path string, clk clock.Clock) (store.Set, error) {
 	db, err := Open(ctx, path, clk)
 	if err != nil {
@@ -91,14 +77,12 @@ func OpenSet(ctx context.Context, path string, clk clock.Clock) (store.Set, erro
 		Outbox: NewOutbox(db), Agenda: NewAgenda(db)}, db.Close), nil
 }
 
-// Close closes the database.
 func (db *DB) Close() error { return db.sql.Close() }
 
-// now is the store's reading of the clock, at the precision it keeps.
 func (db *DB) now() time.Time { return db.clock.Now().UTC().Truncate(time.Millisecond) }
 
-// tx runs fn in a write transaction and commits it if fn returns nil.
-// fn may run more than once (see lose): it resets its results first.
+// tx runs fn in a write transaction; fn may run more than once (lose) and
+// resets its results first.
 func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	db.writer.Lock()
 	defer db.writer.Unlock()
@@ -111,7 +95,6 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
-// txOnce runs fn in one write transaction.
 func (db *DB) txOnce(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
@@ -126,9 +109,8 @@ func (db *DB) txOnce(ctx context.Context, fn func(*sql.Tx) error) error {
 
 var errUnavailable = "the job store is unavailable"
 
-// translate turns a driver error into the service's vocabulary. Busy,
-// locked, I/O and full-disk failures and a closed database may pass;
-// anything else is a bug.
+// translate: busy, locked, I/O, full disk and a closed database are
+// Unavailable (they may pass); anything else is a bug.
 func translate(err error) error {
 	if err == nil {
 		return nil
@@ -154,6 +136,9 @@ func translate(err error) error {
 	}
 	return errs.Wrap(err, errs.Internal, "store_failed", "")
 }
+
+// marks is n "?" placeholders.
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 

@@ -11,31 +11,16 @@ import (
 
 var _ job.Expirer = (*JobStore)(nil)
 
-// selectExpired is Expired's selection: one range of jobs_ended, in its
-// order.
+// selectExpired reads one range of jobs_ended, in its order.
 var selectExpired = selectJob + ` WHERE ended_at IS NOT NULL AND ended_at < ? ORDER BY ended_at, id LIMIT ?`
 
-// Expired returns up to limit jobs that ended before before, the longest
-// ended first, through jobs_ended.
 func (s *JobStore) Expired(ctx context.Context, before time.Time, limit int) ([]job.Job, error) {
 	if err := job.CheckClaimLimit(limit); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.sql.QueryContext(ctx, selectExpired, formatTime(before), limit)
+	out, err := queryAll(ctx, s.db.sql, selectExpired, []any{formatTime(before), limit}, scanJob)
 	if err != nil {
-		return nil, fmt.Errorf("expired jobs: %w", translate(err))
-	}
-	defer rows.Close()
-	var out []job.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("expired jobs: %w", translate(err))
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("expired jobs: %w", translate(err))
+		return nil, fmt.Errorf("expired jobs: %w", err)
 	}
 	if err := loadSegments(ctx, s.db.sql, out); err != nil {
 		return nil, fmt.Errorf("expired jobs: %w", err)
@@ -43,8 +28,7 @@ func (s *JobStore) Expired(ctx context.Context, before time.Time, limit int) ([]
 	return out, nil
 }
 
-// Remove deletes the rows of the jobs ids that ended before before; their
-// segments go with them (ON DELETE CASCADE).
+// Remove deletes rows ended before before; segments go by ON DELETE CASCADE.
 func (s *JobStore) Remove(ctx context.Context, ids []string, before time.Time) (int, error) {
 	n := 0
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {

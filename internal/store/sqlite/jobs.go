@@ -12,27 +12,23 @@ import (
 	"transcriber/internal/job"
 )
 
-// errJobTaken: a new job's id names a job made by another call, which a
-// new ULID never does.
+// errJobTaken: a new ULID names another call's job; never expected.
 var errJobTaken = errs.New(errs.Conflict, "store_conflict", "")
 
-// JobStore keeps jobs in the jobs table.
 type JobStore struct{ db *DB }
 
 var _ job.Store = (*JobStore)(nil)
 
-// NewJobStore returns the job store of db.
 func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
 
-// jobColumns is the one list of the jobs table's columns: scanJob reads
-// them and jobValues writes them in this order.
+// jobColumns is the one column list: scanJob and jobValues follow it.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
 	duration_ms, tg_chat_id, tg_message_id, attempts, next_run_at, claim_id, claim_until,
 	error_code, error_message, idempotency_key, deleted_at, upload_by, ended_at, created_at, updated_at,
 	charged_to, reserved_seconds, reserved_day, priority, features, recognition, billed_seconds, reserved_micros, reuse_key`
 
 var (
-	jobPlaceholders = strings.TrimSuffix(strings.Repeat("?, ", strings.Count(jobColumns, ",")+1), ", ")
+	jobPlaceholders = marks(strings.Count(jobColumns, ",") + 1)
 	insertJob       = `INSERT INTO jobs (` + jobColumns + `) VALUES (` + jobPlaceholders + `)`
 	updateJob       = `UPDATE jobs SET (` + jobColumns + `) = (` + jobPlaceholders + `) WHERE id = ?`
 	selectJob       = `SELECT ` + jobColumns + ` FROM jobs`
@@ -95,7 +91,7 @@ func jobValues(j job.Job) []any {
 		nullString(job.EncodeFeatures(j.Features)), nullString(string(j.Recognition)), nullInt(j.BilledSeconds), nullInt(j.ReservedMicros), nullString(j.ReuseKey)}
 }
 
-// stored is j as this store keeps it: times at millisecond precision.
+// stored is j with times in UTC at milliseconds.
 func stored(j job.Job) job.Job {
 	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
 		if !t.IsZero() {
@@ -119,15 +115,13 @@ func nullString(s string) any {
 	return s
 }
 
-// Create records a new job.
 func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 	j, err := job.NewJob(d, s.db.now())
 	if err != nil {
 		return job.Job{}, err
 	}
 	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		// A run that finds the job is a run again after a commit: the row
-		// is this call's (its id is new), and is answered as made.
+		// Found, it is this call's row, committed by an earlier run.
 		cur, err := getJob(ctx, tx, j.ID)
 		switch {
 		case err == nil && job.Same(cur, stored(j)):
@@ -146,7 +140,6 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 	return j, nil
 }
 
-// CreateForMessage records the job of a Telegram message once.
 func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, bool, error) {
 	fresh, err := job.NewMessageJob(d, s.db.now())
 	if err != nil {
@@ -159,7 +152,6 @@ func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, 
 	return j, created, nil
 }
 
-// CreateOnce records the job of an owner's idempotency key once.
 func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, error) {
 	fresh, err := job.NewKeyedJob(d, s.db.now())
 	if err != nil {
@@ -172,15 +164,13 @@ func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, 
 	return j, created, nil
 }
 
-// createOnce returns the job the where clause finds, or inserts fresh, in
-// one write transaction; a unique index backs the check.
+// createOnce returns the job where finds, or inserts fresh; a unique index
+// backs the check. Run again after its commit, it finds fresh: created.
 func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, args ...any) (j job.Job, created bool, err error) {
 	err = s.db.tx(ctx, func(tx *sql.Tx) error {
 		j, created = job.Job{}, false
 		j, err = scanJob(tx.QueryRowContext(ctx, selectJob+where, args...))
 		if err == nil {
-			// fresh itself when this is a run again after a commit: made
-			// by this call.
 			created = j.ID == fresh.ID
 			one := []job.Job{j}
 			err = loadSegments(ctx, tx, one)
@@ -199,15 +189,12 @@ func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, 
 	return j, created, err
 }
 
-// Delete marks a job deleted and blanks what names its sender. The
-// idempotency key and the Telegram message are columns of the row, kept
-// unique by partial indexes over the non-NULL values, so blanking them
-// (NULL) frees them for a new job.
+// Delete blanks the key columns (NULL), which frees them: their unique
+// indexes are partial over non-NULL values.
 func (s *JobStore) Delete(ctx context.Context, id string) (job.Job, error) {
 	return job.Change(s.update).Delete(ctx, id)
 }
 
-// Get returns a job.
 func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {
 	id, err := job.ParseID(id)
 	if err != nil {
@@ -240,8 +227,7 @@ func getJob(ctx context.Context, q queryer, id string) (job.Job, error) {
 	return one[0], nil
 }
 
-// update reads job id, lets apply decide what it becomes, and writes that
-// (with its segments when withSegments), in one write transaction.
+// update is the store's job.Change.
 func (s *JobStore) update(ctx context.Context, id string, withSegments bool, apply func(cur job.Job, now time.Time) (job.Job, error)) (job.Job, error) {
 	id, err := job.ParseID(id)
 	if err != nil {
@@ -268,28 +254,21 @@ func (s *JobStore) update(ctx context.Context, id string, withSegments bool, app
 	return j, err
 }
 
-// Claim takes one job for step.
 func (s *JobStore) Claim(ctx context.Context, id string, step job.Step) (job.Job, error) {
 	return job.Change(s.update).Claim(ctx, id, step)
 }
 
-// ClaimDue claims up to limit due jobs for step.
 func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]job.Job, error) {
 	if err := job.CheckClaimLimit(limit); err != nil {
 		return nil, err
 	}
-	var states []any
-	for _, st := range step.From {
-		if !st.Terminal() {
-			states = append(states, string(st))
-		}
-	}
+	states, in := liveStates(step.From)
 	if len(states) == 0 {
 		return []job.Job{}, nil
 	}
 	var (
 		claimed []job.Job
-		mine    job.Claimed // what an earlier run claimed, should its commit's answer be lost
+		mine    job.Claimed // an earlier run's claims, should its answer be lost
 	)
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
 		claimed = make([]job.Job, 0, limit)
@@ -308,27 +287,12 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 		}
 		now := s.db.now()
 		at := formatTime(now)
-		q := selectJob + ` WHERE state IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(states)), ", ") + `)
+		q := selectJob + ` WHERE state IN (` + in + `)
 			AND next_run_at <= ? AND (claim_until IS NULL OR claim_until <= ?)
 			ORDER BY next_run_at, id LIMIT ?`
-		rows, err := tx.QueryContext(ctx, q, append(states, at, at, limit-len(claimed))...)
+		due, err := queryAll(ctx, tx, q, append(states, at, at, limit-len(claimed)), scanJob)
 		if err != nil {
-			return translate(err)
-		}
-		var due []job.Job
-		for rows.Next() {
-			j, err := scanJob(rows)
-			if err != nil {
-				_ = rows.Close()
-				return translate(err)
-			}
-			due = append(due, j)
-		}
-		if err := rows.Close(); err != nil {
-			return translate(err)
-		}
-		if err := rows.Err(); err != nil {
-			return translate(err)
+			return err
 		}
 		if err := loadSegments(ctx, tx, due); err != nil {
 			return err
@@ -353,48 +317,30 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	return claimed, nil
 }
 
-// Save writes a step's result under its claim.
 func (s *JobStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
 	return job.Change(s.update).Save(ctx, j, n)
 }
 
-// Release ends a claim after a failed attempt.
 func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
 	return job.Change(s.update).Release(ctx, c, pause, f)
 }
 
-// Renew moves a held claim's expiry on, under the same rule as a save.
 func (s *JobStore) Renew(ctx context.Context, c job.Claim, step job.Step) (job.Claim, error) {
 	return job.Change(s.update).Renew(ctx, c, step)
 }
 
 var _ job.Reclaimer = (*JobStore)(nil)
 
-// TakeBackClaims ends every live job's claim in one write transaction: the
-// local stack, the only worker on its file, calls it at its start.
+// TakeBackClaims ends every live job's claim: the local stack, the only
+// worker on its file, calls it at its start.
 func (s *JobStore) TakeBackClaims(ctx context.Context) (int, error) {
 	n := 0
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
 		n = 0
 		now := s.db.now()
-		rows, err := tx.QueryContext(ctx, selectJob+` WHERE claim_id IS NOT NULL AND ended_at IS NULL`)
+		held, err := queryAll(ctx, tx, selectJob+` WHERE claim_id IS NOT NULL AND ended_at IS NULL`, nil, scanJob)
 		if err != nil {
-			return translate(err)
-		}
-		var held []job.Job
-		for rows.Next() {
-			j, err := scanJob(rows)
-			if err != nil {
-				_ = rows.Close()
-				return translate(err)
-			}
-			held = append(held, j)
-		}
-		if err := rows.Close(); err != nil {
-			return translate(err)
-		}
-		if err := rows.Err(); err != nil {
-			return translate(err)
+			return err
 		}
 		for _, cur := range held {
 			j, ok := job.ApplyTakeBack(cur, now)
@@ -415,7 +361,6 @@ func (s *JobStore) TakeBackClaims(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// List returns one page of an owner's jobs, newest first.
 func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) (job.Page, error) {
 	if err := job.CheckListLimit(limit); err != nil {
 		return job.Page{}, err
@@ -432,21 +377,9 @@ func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) 
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit+1)
-	rows, err := s.db.sql.QueryContext(ctx, q, args...)
-	if err != nil {
-		return job.Page{}, fmt.Errorf("list jobs: %w", translate(err))
-	}
-	defer rows.Close()
 	var p job.Page
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return job.Page{}, fmt.Errorf("list jobs: %w", translate(err))
-		}
-		p.Jobs = append(p.Jobs, j)
-	}
-	if err := rows.Err(); err != nil {
-		return job.Page{}, fmt.Errorf("list jobs: %w", translate(err))
+	if p.Jobs, err = queryAll(ctx, s.db.sql, q, args, scanJob); err != nil {
+		return job.Page{}, fmt.Errorf("list jobs: %w", err)
 	}
 	if len(p.Jobs) > limit {
 		p.Jobs = p.Jobs[:limit]
@@ -458,33 +391,19 @@ func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) 
 	return p, nil
 }
 
-// Unfinished returns up to limit unfinished jobs charged to chargedTo,
-// oldest first, from the partial index jobs_unfinished.
+// Unfinished reads the partial index jobs_unfinished.
 func (s *JobStore) Unfinished(ctx context.Context, chargedTo string, limit int) ([]job.Job, error) {
 	if err := job.CheckUnfinished(chargedTo, limit); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.sql.QueryContext(ctx, selectJob+` WHERE charged_to = ? AND ended_at IS NULL ORDER BY id LIMIT ?`, chargedTo, limit)
+	out, err := queryAll(ctx, s.db.sql, selectJob+` WHERE charged_to = ? AND ended_at IS NULL ORDER BY id LIMIT ?`,
+		[]any{chargedTo, limit}, scanJob)
 	if err != nil {
-		return nil, fmt.Errorf("unfinished jobs: %w", translate(err))
-	}
-	defer rows.Close()
-	var out []job.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("unfinished jobs: %w", translate(err))
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("unfinished jobs: %w", translate(err))
+		return nil, fmt.Errorf("unfinished jobs: %w", err)
 	}
 	return out, nil
 }
 
-// Reusable returns the latest done, not deleted job with reuse key key
-// that ended after endedAfter, by the jobs_reuse index.
 func (s *JobStore) Reusable(ctx context.Context, key string, endedAfter time.Time) (job.Job, error) {
 	if key == "" {
 		return job.Job{}, job.ErrNotFound
@@ -500,7 +419,6 @@ func (s *JobStore) Reusable(ctx context.Context, key string, endedAfter time.Tim
 	return j, nil
 }
 
-// NextDue returns the earliest next_run_at among the jobs in states.
 func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	query, args := nextDueQuery(states)
 	if query == "" {
@@ -517,22 +435,22 @@ func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, 
 	return t, at.Valid, nil
 }
 
-// nextDueQuery is the earliest next_run_at among the jobs in the live
-// states of states, and its arguments; "" when none is live. MIN over
-// (state, next_run_at) is answered from the jobs_due index.
+// nextDueQuery is the earliest next_run_at of the live states, answered
+// from jobs_due; "" when none is live.
 func nextDueQuery(states []job.State) (string, []any) {
-	var (
-		args  []any
-		marks []string
-	)
-	for _, st := range states {
-		if !st.Terminal() {
-			args = append(args, string(st))
-			marks = append(marks, "?")
-		}
-	}
+	args, in := liveStates(states)
 	if len(args) == 0 {
 		return "", nil
 	}
-	return `SELECT MIN(next_run_at) FROM jobs WHERE state IN (` + strings.Join(marks, ", ") + `)`, args
+	return `SELECT MIN(next_run_at) FROM jobs WHERE state IN (` + in + `)`, args
+}
+
+// liveStates are the non-terminal states as arguments, and their marks.
+func liveStates(states []job.State) (args []any, in string) {
+	for _, st := range states {
+		if !st.Terminal() {
+			args = append(args, string(st))
+		}
+	}
+	return args, marks(len(args))
 }

@@ -165,7 +165,7 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 			return nil
 		}
 		at := formatTime(now)
-		due, err := readEntries(ctx, tx, selectDue, string(kind), string(outbox.Pending), at, at, limit-len(claimed))
+		due, err := queryAll(ctx, tx, selectDue, []any{string(kind), string(outbox.Pending), at, at, limit - len(claimed)}, scanEntry)
 		if err != nil {
 			return err
 		}
@@ -194,7 +194,7 @@ func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.Sta
 	if err := status.CheckRead(limit); err != nil {
 		return nil, err
 	}
-	out, err := readEntries(ctx, s.db.sql, selectInState, string(kind), string(state), formatTime(since), limit)
+	out, err := queryAll(ctx, s.db.sql, selectInState, []any{string(kind), string(state), formatTime(since), limit}, scanEntry)
 	if err != nil {
 		return nil, fmt.Errorf("%s in %s: %w", kind, state, err)
 	}
@@ -221,21 +221,4 @@ func (s *Outbox) Expire(ctx context.Context, before time.Time, limit int) (int, 
 		return 0, fmt.Errorf("expire outbox: %w", err)
 	}
 	return int(n), nil
-}
-
-func readEntries(ctx context.Context, q queryer, query string, args ...any) ([]outbox.Entry, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	var out []outbox.Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, translate(err)
-		}
-		out = append(out, e)
-	}
-	return out, translate(rows.Err())
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"strings"
 
 	"transcriber/internal/job"
 )
@@ -14,7 +13,24 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// loadSegments fills in the segments of jobs, in one query.
+// queryAll scans every row of query.
+func queryAll[T any](ctx context.Context, q querier, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, v)
+	}
+	return out, translate(rows.Err())
+}
+
 func loadSegments(ctx context.Context, q querier, jobs []job.Job) error {
 	if len(jobs) == 0 {
 		return nil
@@ -27,7 +43,7 @@ func loadSegments(ctx context.Context, q querier, jobs []job.Job) error {
 		jobs[i].Segments = nil
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+segmentColumns+` FROM segments WHERE job_id IN (`+
-		strings.TrimSuffix(strings.Repeat("?, ", len(jobs)), ", ")+`) ORDER BY job_id, seq`, args...)
+		marks(len(jobs))+`) ORDER BY job_id, seq`, args...)
 	if err != nil {
 		return translate(err)
 	}
@@ -50,7 +66,6 @@ func loadSegments(ctx context.Context, q querier, jobs []job.Job) error {
 	return translate(rows.Err())
 }
 
-// writeSegments replaces the stored segments of j with j.Segments.
 func writeSegments(ctx context.Context, tx *sql.Tx, j job.Job) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM segments WHERE job_id = ?`, j.ID); err != nil {
 		return translate(err)

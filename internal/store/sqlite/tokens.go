@@ -14,16 +14,13 @@ import (
 	"transcriber/internal/errs"
 )
 
-// TokenStore keeps API tokens in the api_tokens table.
 type TokenStore struct{ db *DB }
 
 var _ apitoken.Store = (*TokenStore)(nil)
 
-// NewTokenStore returns the token store of db.
 func NewTokenStore(db *DB) *TokenStore { return &TokenStore{db: db} }
 
-// tokenColumns is the one list of the api_tokens table's columns: scanToken
-// reads them and Create writes them in this order.
+// tokenColumns is the one column list: scanToken and Create follow it.
 const tokenColumns = `id, name, hash, created_at, revoked_at, callback_secret`
 
 const selectToken = `SELECT ` + tokenColumns + ` FROM api_tokens`
@@ -46,8 +43,7 @@ func scanToken(r scanner) (apitoken.Token, error) {
 	return t, nil
 }
 
-// translateToken is translate, with a broken UNIQUE constraint (the hash,
-// the primary key, or the id) read as apitoken.ErrConflict.
+// translateToken reads a broken UNIQUE (hash or id) as apitoken.ErrConflict.
 func translateToken(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
@@ -59,7 +55,6 @@ func translateToken(err error) error {
 	return translate(err)
 }
 
-// Create records a new token.
 func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 	if err := t.Check(); err != nil {
 		return fmt.Errorf("create token: %w", err)
@@ -67,8 +62,7 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 	inserted := false // by an earlier run of this call
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
 		if inserted {
-			// A run again after a commit whose answer was lost finds the
-			// token it made: made by this call, not a conflict.
+			// Run again after its commit, it finds its own token.
 			found, err := scanToken(tx.QueryRowContext(ctx, selectToken+` WHERE id = ?`, t.ID))
 			if err == nil && t.Same(found) {
 				return nil
@@ -88,8 +82,7 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 	return nil
 }
 
-// ByHash returns the token whose secret hashes to hash. The hash is not
-// named in errors: it is what a presented secret is looked up by.
+// ByHash names no hash in errors: it is what a secret is looked up by.
 func (s *TokenStore) ByHash(ctx context.Context, hash string) (apitoken.Token, error) {
 	t, err := scanToken(s.db.sql.QueryRowContext(ctx, selectToken+` WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -103,27 +96,17 @@ func (s *TokenStore) ByHash(ctx context.Context, hash string) (apitoken.Token, e
 
 // List returns every token, oldest first.
 func (s *TokenStore) List(ctx context.Context) ([]apitoken.Token, error) {
-	rows, err := s.db.sql.QueryContext(ctx, selectToken+` ORDER BY id`)
+	list, err := queryAll(ctx, s.db.sql, selectToken+` ORDER BY id`, nil, scanToken)
 	if err != nil {
-		return nil, fmt.Errorf("list tokens: %w", translate(err))
+		return nil, fmt.Errorf("list tokens: %w", err)
 	}
-	defer rows.Close()
-	list := []apitoken.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list tokens: %w", translate(err))
-		}
-		list = append(list, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list tokens: %w", translate(err))
+	if list == nil {
+		list = []apitoken.Token{}
 	}
 	return list, nil
 }
 
-// Revoke marks a token revoked at now, keeping the time of an earlier
-// revocation.
+// Revoke keeps the time of an earlier revocation (COALESCE).
 func (s *TokenStore) Revoke(ctx context.Context, id string, now time.Time) (apitoken.Token, error) {
 	id, err := apitoken.ParseID(id)
 	if err != nil {
@@ -134,8 +117,6 @@ func (s *TokenStore) Revoke(ctx context.Context, id string, now time.Time) (apit
 	}
 	var t apitoken.Token
 	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		// COALESCE keeps the first revocation's time; one statement reads
-		// and writes, inside the write transaction.
 		row := tx.QueryRowContext(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?
 			RETURNING `+tokenColumns, formatTime(now), id)
 		var err error

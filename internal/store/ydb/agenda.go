@@ -11,17 +11,14 @@ import (
 	"transcriber/internal/outbox"
 )
 
-// Agenda tells the timer when its earliest work is due (app.Agenda): the
-// first entry of each live state's range in jobs_due and of each kind's
-// pending range in outbox_due, all in one read-only transaction. A minute with nothing to do is this one call.
+// Agenda tells the timer when its earliest work is due (app.Agenda): one
+// row of each due index in one read-only transaction.
 type Agenda struct{ db *DB }
 
-// NewAgenda returns the agenda of the tables in db.
 func NewAgenda(db *DB) *Agenda { return &Agenda{db: db} }
 
-// NextWork returns the earliest time a job in states or a pending outbox
-// entry is due; false when there is none. An entry whose lease runs on
-// counts from its next_at: too early, never too late.
+// NextWork counts a leased outbox entry from its next_at: too early,
+// never too late.
 func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	var e earliest
 	err := a.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {

@@ -12,15 +12,10 @@ import (
 	"transcriber/internal/quota"
 )
 
-// Counters keeps usage counters in the counters table. Each change is a
-// serializable transaction that reads the row, checks, and upserts it: a
-// concurrent change of the same row invalidates its locks, the commit
-// fails with ABORTED, and the SDK runs the closure again on the new total.
-// A change has an id of its own, kept in the row's ops
-// (quota.ReserveOnce), so a transaction run again after its commit (the
-// answer lost) counts once. Rows expire by the table's TTL
-// (quota.Retention after their window), so the store has no
-// quota.Expirer.
+// Counters keeps usage counters: each change reads, checks and upserts the
+// row in one transaction (a concurrent change aborts it and the SDK runs it
+// on the new total) and records its id in ops, so a run again counts once.
+// Rows expire by the table's TTL: no quota.Expirer.
 type Counters struct{ db *DB }
 
 var (
@@ -28,10 +23,8 @@ var (
 	_ quota.MultiReader = (*Counters)(nil)
 )
 
-// NewCounters returns the usage counters of db.
 func NewCounters(db *DB) *Counters { return &Counters{db: db} }
 
-// Reserve adds amount if the total stays within limit.
 func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, amount, limit int64) (int64, bool, error) {
 	if err := quota.Check(key, amount); err != nil {
 		return 0, false, err
@@ -62,8 +55,6 @@ func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, am
 	return used, ok, nil
 }
 
-// Release subtracts amount, never below 0; a counter that does not exist
-// stays absent.
 func (c *Counters) Release(ctx context.Context, key string, window time.Time, amount int64) error {
 	if err := quota.Check(key, amount); err != nil {
 		return err
@@ -86,7 +77,6 @@ func (c *Counters) Release(ctx context.Context, key string, window time.Time, am
 	return nil
 }
 
-// Used reads the counter in a snapshot.
 func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int64, error) {
 	if err := quota.CheckKey(key); err != nil {
 		return 0, err
@@ -103,9 +93,7 @@ func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int6
 	return n, nil
 }
 
-// UsedMany reads the counters of keys in window in a snapshot, in one
-// statement (selectCounters): what a spread counter's total needs
-// (quota.Spread), one statement where Used would take one a row.
+// UsedMany reads keys of one window in one statement (quota.Spread's total).
 func (c *Counters) UsedMany(ctx context.Context, keys []string, window time.Time) (map[string]int64, error) {
 	if err := quota.CheckKeys(keys); err != nil {
 		return nil, err
@@ -133,8 +121,6 @@ func (c *Counters) UsedMany(ctx context.Context, keys []string, window time.Time
 	return out, nil
 }
 
-// read reads a counter inside tx; found is false, and the row zero, when
-// it does not exist.
 func (c *Counters) read(ctx context.Context, tx query.TxActor, key string, window time.Time) (r quota.Row, found bool, err error) {
 	err = c.db.rows(ctx, tx, selectCounter, counterKeyParams(key, window), func(row query.Row) error {
 		var ops *string
@@ -150,15 +136,13 @@ func (c *Counters) read(ctx context.Context, tx query.TxActor, key string, windo
 	return r, found, err
 }
 
-// counterKeyParams are the parameters of selectCounter. A window is kept
-// in UTC at millisecond precision (truncMs), as the embedded store keeps
-// it, so both name the same counter for the same time.Time.
+// counterKeyParams keeps the window at milliseconds, as SQLite does, so
+// both stores name the same counter for one time.Time.
 func counterKeyParams(key string, window time.Time) params {
 	return params{{"$counter", utf8(key)}, {"$window_start", ts(truncMs(window))}}
 }
 
-// countersKeysParams are the parameters of selectCounters: each key once,
-// and the window as counterKeyParams keeps it.
+// countersKeysParams names each key once.
 func countersKeysParams(keys []string, window time.Time) params {
 	vs := make([]types.Value, 0, len(keys))
 	seen := make(map[string]bool, len(keys))
@@ -171,8 +155,6 @@ func countersKeysParams(keys []string, window time.Time) params {
 	return params{{"$counters", list(vs)}, {"$window_start", ts(truncMs(window))}}
 }
 
-// counterParams are the parameters of upsertCounter: the row as it is to
-// be, expiring when quota.ExpiresAt says.
 func counterParams(key string, window time.Time, r quota.Row) params {
 	w := truncMs(window)
 	return append(counterKeyParams(key, w), param{"$used", i64(r.Used)}, param{"$expires_at", ts(quota.ExpiresAt(key, w))},

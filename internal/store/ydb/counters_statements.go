@@ -1,13 +1,11 @@
 package ydb
 
-// The usage counters' table and statements (quota.Counters), checked with
-// the rest by statements_test.go.
+// The usage counters' table and statements (quota.Counters).
 
 // createCounters: one row per counter and window, expiring by the table's
 // TTL at expires_at (the window's start plus quota.Retention). ops are the
 // ids of the counter's last changes (quota.EncodeOps), so a change run
 // twice for one call counts once.
-// https://ydb.tech/docs/en/yql/reference/syntax/create_table/with
 // https://ydb.tech/docs/en/concepts/ttl
 const createCounters = `CREATE TABLE counters (
 	counter      Utf8 NOT NULL,
@@ -20,23 +18,17 @@ const createCounters = `CREATE TABLE counters (
 WITH (TTL = Interval("PT0S") ON expires_at)`
 
 const (
-	// selectCounter reads one counter by its key.
-	// https://ydb.tech/docs/en/yql/reference/syntax/select/
 	selectCounter = `DECLARE $counter AS Utf8;
 DECLARE $window_start AS Timestamp;
 SELECT used, ops FROM counters WHERE counter = $counter AND window_start = $window_start`
 
-	// selectCounters reads several counters of one window in one
-	// statement: each key a point read of the table's key, the keys given
-	// as a list (https://ydb.tech/docs/en/faq/yql, "How do I select table
-	// rows by a list of keys?"). A key with no row is absent from the
-	// result.
+	// selectCounters reads several keys of one window, each a point read
+	// (https://ydb.tech/docs/en/faq/yql, "How do I select table rows by a
+	// list of keys?"); a key with no row is absent.
 	selectCounters = `DECLARE $counters AS List<Utf8>;
 DECLARE $window_start AS Timestamp;
 SELECT counter, used FROM counters WHERE counter IN $counters AND window_start = $window_start`
 
-	// upsertCounter writes a counter read earlier in the same transaction.
-	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
 	upsertCounter = `DECLARE $counter AS Utf8;
 DECLARE $window_start AS Timestamp;
 DECLARE $used AS Int64;

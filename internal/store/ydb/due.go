@@ -13,16 +13,11 @@ import (
 	"transcriber/internal/job"
 )
 
-// ClaimDue claims up to limit due jobs for step, in one transaction: for
-// each live state of step.From, the first limit entries of its due range
-// in jobs_due (selectDueJobs, read in the index's order, so limit rows per
-// state whatever the backlog); merged by next_run_at, then id; the first
-// limit of them claimed (job.ApplyClaim) and written. Two pollers that
-// select the same jobs both write them; the first commit wins, the other's
-// locks are invalidated and the SDK runs it again, when those jobs are no
-// longer due. A run again after its own commit (the answer lost) reads
-// the jobs its earlier run claimed and keeps those still as it wrote them
-// (job.Claimed), claiming only the rest of limit.
+// ClaimDue claims up to limit due jobs for step in one transaction: each
+// live state's first limit entries of jobs_due, merged, the first limit
+// claimed. Two pollers that select the same jobs both write; the loser runs
+// again and finds them no longer due. A run again after its own commit
+// keeps what it claimed (job.Claimed) and claims only the rest.
 func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]job.Job, error) {
 	if err := job.CheckClaimLimit(limit); err != nil {
 		return nil, err
@@ -33,12 +28,12 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	}
 	var (
 		claimed []job.Job
-		mine    job.Claimed // what an earlier run claimed, should its commit's answer be lost
+		mine    job.Claimed
 	)
 	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
 		claimed = make([]job.Job, 0, limit)
 		if !earlierCommit(ctx) {
-			mine = job.Claimed{} // an earlier run did not commit: its claims are no one's
+			mine = job.Claimed{}
 		}
 		var read []job.Job
 		for _, id := range mine.IDs() {
@@ -95,10 +90,8 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	return claimed, nil
 }
 
-// firstDue merges the rows the per-state due selections read: the jobs
-// due at now (job.Due: the claim test the query leaves out, for a row
-// whose next_run_at and claim disagree), ordered by next_run_at, then id,
-// at most limit.
+// firstDue merges the states' rows: due at now (job.Due, the claim test the
+// query leaves out), by next_run_at then id, at most limit.
 func firstDue(rows []job.Job, now time.Time, limit int) []job.Job {
 	due := rows[:0]
 	for _, j := range rows {
@@ -118,9 +111,7 @@ func firstDue(rows []job.Job, now time.Time, limit int) []job.Job {
 	return due
 }
 
-// NextDue returns the earliest next_run_at among the jobs in states: for
-// each live state, the first entry of its range in jobs_due, so an idle
-// poll reads at most one index row per state.
+// NextDue reads one jobs_due row per live state.
 func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	var e earliest
 	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
@@ -133,13 +124,11 @@ func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, 
 	return e.at, e.found, nil
 }
 
-// earliest is the earliest of the times read into it.
 type earliest struct {
 	at    time.Time
 	found bool
 }
 
-// first reads the first row of stmt, a time in column col, if there is one.
 func (e *earliest) first(ctx context.Context, db *DB, tx query.TxActor, stmt, col string, p params) error {
 	return db.rows(ctx, tx, stmt, p, func(row query.Row) error {
 		var at time.Time
@@ -153,8 +142,6 @@ func (e *earliest) first(ctx context.Context, db *DB, tx query.TxActor, stmt, co
 	})
 }
 
-// jobs reads the earliest next_run_at of the jobs in states, one index row
-// per live state.
 func (e *earliest) jobs(ctx context.Context, db *DB, tx query.TxActor, states []job.State) error {
 	for _, st := range liveStates(states) {
 		if err := e.first(ctx, db, tx, selectNextDue, "next_run_at", nextDueParams(st)); err != nil {
@@ -164,8 +151,6 @@ func (e *earliest) jobs(ctx context.Context, db *DB, tx query.TxActor, states []
 	return nil
 }
 
-// List returns one page of an owner's jobs, newest first, through
-// jobs_owner.
 func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) (job.Page, error) {
 	if err := job.CheckListLimit(limit); err != nil {
 		return job.Page{}, err

@@ -12,25 +12,19 @@ import (
 	"transcriber/internal/errs"
 )
 
-// Codes and messages of the store's own errors. Messages never hold YDB's
-// text: the cause is kept for logs only (errs.Error.Err).
+// Messages never hold YDB's text: the cause is kept for logs only.
 const (
 	codeUnavailable = "store_unavailable"
 	msgUnavailable  = "the job store is unavailable"
 	codeFailed      = "store_failed"
 )
 
-// errNoDSN: Open was given no connection string.
 var errNoDSN = errs.New(errs.Invalid, "ydb_dsn_missing", "no YDB connection string (YDB_CONNECTION_STRING)")
 
-// translate reads an error of the SDK into the service's vocabulary; it is
-// the one place that does. Errors already classified (the domain's, from
-// inside a transaction) and a cancelled or expired context pass unchanged.
-// What may pass by itself is Unavailable: the transport, an overloaded or
-// unavailable database, an error the SDK would retry (ydb-go-sdk v3.127 has
-// no ydb.IsRetryableError; retry.Check is its verdict, and DoTx gave up
-// retrying), a missing table or database (a schema not yet migrated, a
-// database being created). Anything else is Internal.
+// translate reads an SDK error into the service's vocabulary. Classified
+// errors and a context's pass unchanged; what may pass by itself (the
+// transport, an overloaded database, what the SDK would retry, a schema not
+// yet migrated) is Unavailable; the rest Internal.
 func translate(err error) error {
 	if err == nil {
 		return nil
@@ -44,8 +38,6 @@ func translate(err error) error {
 	}
 	switch {
 	case isKeyExists(err):
-		// An INSERT found its key taken; the stores check first, so this
-		// is a write that raced past a check.
 		return errs.Wrap(err, errs.Conflict, "store_conflict", "")
 	case ydbsdk.IsTransportError(err),
 		ydbsdk.IsTimeoutError(err),
@@ -65,19 +57,15 @@ func translate(err error) error {
 	return errs.Wrap(err, errs.Internal, codeFailed, "")
 }
 
-// issueConstraintViolation is YDB's issue code KIKIMR_CONSTRAINT_VIOLATION
-// (TIssuesIds in YQL's issue_id.proto), which an INSERT onto a key already
-// present carries, with the message "Conflict with existing key."
+// issueConstraintViolation is KIKIMR_CONSTRAINT_VIOLATION (YQL's
+// issue_id.proto): "Conflict with existing key."
 const issueConstraintViolation = 2012
 
-// isKeyExists reports an INSERT onto a key already present
-// (https://ydb.tech/docs/en/yql/reference/syntax/insert_into): status
-// PRECONDITION_FAILED with a constraint-violation issue, at any depth of
-// the issue tree. PRECONDITION_FAILED alone is not enough: YDB answers it
-// for any query that "cannot be executed in the current state", an existing
-// key being one example (https://ydb.tech/docs/en/reference/ydb-sdk/ydb-status-codes),
-// a data shard in the wrong state another; those are no key conflict, and
-// retrying them as one would spin until the call's deadline.
+// isKeyExists reports an INSERT onto a taken key: PRECONDITION_FAILED with
+// a constraint-violation issue at any depth. The status alone is any query
+// that "cannot be executed in the current state"
+// (https://ydb.tech/docs/en/reference/ydb-sdk/ydb-status-codes); retried
+// as a key conflict it would spin until the deadline.
 func isKeyExists(err error) bool {
 	if !ydbsdk.IsOperationError(err, Ydb.StatusIds_PRECONDITION_FAILED) {
 		return false
@@ -89,11 +77,8 @@ func isKeyExists(err error) bool {
 	return found
 }
 
-// retryKeyConflict marks an INSERT's key conflict retryable, so DoTx runs
-// the transaction again and it reads the row a concurrent one committed.
-// Any other error is returned as it is, for the SDK to judge. It reads a
-// statement's error and the commit's alike (update): YDB may report the
-// conflict at either.
+// retryKeyConflict marks a key conflict (at a statement or the commit)
+// retryable: run again, the transaction reads the winner's row.
 func retryKeyConflict(err error) error {
 	if isKeyExists(err) {
 		return retry.RetryableError(err)
@@ -101,7 +86,5 @@ func retryKeyConflict(err error) error {
 	return err
 }
 
-// isClosed reports a call on a closed driver: its session pool is closed.
-// The SDK exports no sentinel for it, so its text is matched; the text
-// stays in the cause, never in a message.
+// isClosed reports a closed driver; the SDK has no sentinel for it.
 func isClosed(err error) bool { return strings.Contains(err.Error(), "closed pool") }

@@ -94,7 +94,7 @@ func storeCalls(db *DB) (writes, reads map[string]func(context.Context) error) {
 		"Counters.Reserve": func(ctx context.Context) error { return ignore2(counters.Reserve(ctx, "k", now, 1, 1)) },
 		"Counters.Release": func(ctx context.Context) error { return counters.Release(ctx, "k", now, 1) },
 
-		"schema.record": func(ctx context.Context) error { return ydbSchema{db: db}.record(ctx, []int{1}, "") },
+		"schema.record": func(ctx context.Context) error { return ydbSchema{db: db}.record(ctx, 1, "") },
 	}
 	reads = map[string]func(context.Context) error{
 		"JobStore.Get":        func(ctx context.Context) error { return ignore(jobs.Get(ctx, id)) },

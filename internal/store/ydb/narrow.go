@@ -13,12 +13,11 @@ import (
 	"transcriber/internal/job"
 )
 
-// narrowWrite is the write of a claim's call (Claim, Release, Renew): the
-// columns its rule may change, and the UPDATE that writes only those, by
-// the job's id.
+// narrowWrite is the UPDATE of Claim, Release or Renew and the columns
+// its rule may change, in the statement's order.
 type narrowWrite struct {
 	stmt    string
-	columns []string // in the order the statement sets them
+	columns []string
 }
 
 var (
@@ -27,12 +26,10 @@ var (
 	renewWrite   = narrowWrite{updateRenew, []string{"claim_until", "next_run_at"}}
 )
 
-// errWideChange: a rule changed what its narrow write does not write (a
-// column outside it, the segments, the id). The write would lose it, so
-// the call fails instead: a bug, in the rule or in the list.
+// errWideChange: a rule changed what its narrow write would lose (another
+// column, the segments, the id): a bug.
 var errWideChange = errs.New(errs.Internal, "store_wide_change", "the job store was asked for a change it does not write")
 
-// jobColumnByName is jobColumnList by column name.
 var jobColumnByName = func() map[string]jobColumn {
 	m := make(map[string]jobColumn, len(jobColumnList))
 	for _, c := range jobColumnList {
@@ -41,8 +38,7 @@ var jobColumnByName = func() map[string]jobColumn {
 	return m
 }()
 
-// changedColumns are the columns whose stored values differ between cur
-// and next, in jobColumnList's order.
+// changedColumns are the columns whose stored values differ.
 func changedColumns(cur, next job.Job) []string {
 	cur, next = stored(cur), stored(next)
 	var out []string
@@ -54,11 +50,9 @@ func changedColumns(cur, next job.Job) []string {
 	return out
 }
 
-// params are the UPDATE's parameters for the change from cur, the row as
-// read, to next, what the rule made of it: the id and w's columns, as
-// jobColumnList binds them. write is false when nothing changed (a run
-// again after its own commit: job.Change's rules return the job as read).
-// A change outside w's columns is errWideChange.
+// params are the UPDATE's parameters from cur (as read) to next (the
+// rule's); write is false when nothing changed (a run again after its own
+// commit).
 func (w narrowWrite) params(cur, next job.Job) (p params, write bool, err error) {
 	if next.ID != cur.ID {
 		return nil, false, fmt.Errorf("%w: the id moved from %s to %s", errWideChange, cur.ID, next.ID)
@@ -78,8 +72,6 @@ func (w narrowWrite) params(cur, next job.Job) (p params, write bool, err error)
 	return w.bind(next), true, nil
 }
 
-// bind is w's parameters for j: its id, and w's columns as jobColumnList
-// binds them (the types of jobsStruct).
 func (w narrowWrite) bind(j job.Job) params {
 	j = stored(j)
 	p := params{{"$id", utf8(j.ID)}}
@@ -89,13 +81,9 @@ func (w narrowWrite) bind(j job.Job) params {
 	return p
 }
 
-// narrow is the job.Change of a claim's call: read the job's row (not its
-// segments), let the rule decide, and write the columns it changed with
-// w's UPDATE, in one transaction. The job comes back with its segments
-// when answerSegments (Claim's answer: the step works on them), read in
-// the same transaction once the rule took the claim; without, it comes
-// back with none. It never writes segments: a call that asks to is
-// errWideChange.
+// narrow is the job.Change of Claim, Release and Renew: the row alone read,
+// the rule applied, w's columns written. answerSegments reads the
+// segments for the answer (Claim's: the step works on them).
 func (s *JobStore) narrow(w narrowWrite, answerSegments bool) job.Change {
 	return func(ctx context.Context, id string, writeSegments bool, apply func(cur job.Job, now time.Time) (job.Job, error)) (job.Job, error) {
 		if writeSegments {

@@ -13,8 +13,6 @@ import (
 )
 
 // params are a statement's parameters in the order they are declared.
-// https://ydb.tech/docs/en/reference/languages-and-apis/go-sdk (query
-// parameters: table.NewQueryParameters, table.ValueParam)
 type params []param
 
 type param struct {
@@ -22,9 +20,7 @@ type param struct {
 	value types.Value
 }
 
-// build makes the parameters the SDK sends, after checking every
-// Timestamp in them (checkTimes): a bad time is refused here, before any
-// statement runs, rather than sent as a value YDB would store or reject.
+// build refuses a bad time (checkTimes) before any statement runs.
 func (p params) build() (*table.QueryParameters, error) {
 	opts := make([]table.ParameterOption, len(p))
 	for i, x := range p {
@@ -36,19 +32,15 @@ func (p params) build() (*table.QueryParameters, error) {
 	return table.NewQueryParameters(opts...), nil
 }
 
-// errBadTime: a statement was given a time a Timestamp cannot hold. The
-// zero time.Time is the usual one (a required time never set): the SDK
-// turns it into microseconds since 1970 as an unsigned number, and the
-// negative count wraps to a value far past YDB's range. A column that may
-// be empty is Optional and binds NULL for the zero time instead (optTS).
+// errBadTime: a time a Timestamp cannot hold, usually the zero time.Time
+// of a required time never set, which the SDK wraps to far past YDB's
+// range (an Optional column binds NULL for it: optTS).
 var errBadTime = errs.New(errs.Internal, "store_bad_time", "the job store was given a time it cannot keep")
 
-// maxTimestamp is the first moment a YDB Timestamp cannot hold, in
-// microseconds since 1970: "Timestamp … from 00:00 01.01.1970 to 00:00
-// 01.01.2106" (https://ydb.tech/docs/en/yql/reference/types/primitive).
+// maxTimestamp in microseconds: "Timestamp … from 00:00 01.01.1970 to
+// 00:00 01.01.2106" (https://ydb.tech/docs/en/yql/reference/types/primitive).
 const maxTimestamp = uint64(4291747200) * 1_000_000
 
-// zeroTimestamp is what the SDK makes of the zero time.Time.
 var zeroTimestamp = timestampMicros(types.TimestampValueFromTime(time.Time{}))
 
 func timestampMicros(v types.Value) uint64 {
@@ -57,9 +49,8 @@ func timestampMicros(v types.Value) uint64 {
 	return us
 }
 
-// checkTimes refuses a Timestamp outside YDB's range anywhere in v: v
-// itself, the value of an Optional, the items of a List, the fields of a
-// Struct. where names the parameter and field, for the error.
+// checkTimes refuses a Timestamp outside YDB's range anywhere in v
+// (Optional, List items, Struct fields); where names it.
 func checkTimes(where string, v types.Value) error {
 	if types.IsNull(v) {
 		return nil
@@ -125,7 +116,6 @@ func optTS(t time.Time) types.Value {
 	return types.OptionalValue(ts(t))
 }
 
-// jobsParams is the $jobs parameter of insertJobs and upsertJobs.
 func jobsParams(jobs ...job.Job) params {
 	vs := make([]types.Value, len(jobs))
 	for i, j := range jobs {
@@ -134,8 +124,7 @@ func jobsParams(jobs ...job.Job) params {
 	return params{{"$jobs", types.ListValue(vs...)}}
 }
 
-// segmentsParams is the $segments parameter of upsertSegments: the
-// segments carry their job's end, so they expire with it.
+// segmentsParams: segments carry their job's end, to expire with it.
 func segmentsParams(jobID string, segs []job.Segment, endedAt time.Time) params {
 	vs := make([]types.Value, len(segs))
 	for i, s := range segs {
@@ -155,7 +144,6 @@ func segmentsParams(jobID string, segs []job.Segment, endedAt time.Time) params 
 	return params{{"$segments", types.ListValue(vs...)}}
 }
 
-// tokenParams are the parameters of insertToken.
 func tokenParams(t apitoken.Token) params {
 	return params{
 		{"$hash", utf8(t.Hash)},
@@ -174,8 +162,7 @@ func truncMs(t time.Time) time.Time {
 	return t.UTC().Truncate(time.Millisecond)
 }
 
-// The parameters of the other statements, one function each, so the
-// statements/schema agreement test checks what the store really binds.
+// One function a statement, so the agreement test checks what is bound.
 
 func jobIDParams(id string) params { return params{{"$id", utf8(id)}} } // selectJob
 
@@ -212,14 +199,10 @@ func keyParams(ownerID, key string) params { // selectKeyJob
 	return params{{"$owner_id", utf8(ownerID)}, {"$idempotency_key", utf8(key)}}
 }
 
-// withJobID is a key's parameters for its DELETE: deleteMessageJob,
-// deleteKeyJob.
 func withJobID(key params, jobID string) params {
 	return append(key[:len(key):len(key)], param{"$job_id", utf8(jobID)})
 }
 
-// keyRowParams are a key's parameters for its INSERT or UPSERT:
-// insertMessageJob, upsertMessageJob, insertKeyJob, upsertKeyJob.
 func keyRowParams(key params, jobID string, createdAt time.Time) params {
 	return append(withJobID(key, jobID), param{"$created_at", ts(truncMs(createdAt))})
 }
@@ -232,8 +215,7 @@ func revokeParams(hash string, at time.Time) params { // revokeToken
 	return params{{"$hash", utf8(hash)}, {"$revoked_at", ts(at)}}
 }
 
-// stepParams are the parameters of upsertSchemaTTL.
-func stepParams(n int, name string, now time.Time) params {
+func stepParams(n int, name string, now time.Time) params { // insertSchemaStep, upsertSchemaTTL
 	return params{
 		{"$step", types.Int32Value(int32(n))}, //nolint:gosec // a handful of steps
 		{"$name", utf8(name)},

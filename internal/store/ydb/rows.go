@@ -11,8 +11,7 @@ import (
 	"transcriber/internal/job"
 )
 
-// jobRow holds one jobs row as it is read: the job, with the columns whose
-// Go type differs from the scanned one apart.
+// jobRow is a jobs row as read: columns whose Go type differs apart.
 type jobRow struct {
 	job.Job
 	state, source string
@@ -23,10 +22,9 @@ type jobRow struct {
 	reuseKey      string
 }
 
-// jobColumn is one column of the jobs table: its name, the value a job
-// gives it, and where a read row puts it. jobColumnList is the one list;
-// statements.go's jobColumns and jobsStruct name the same columns in the
-// same order (statements_test.go checks).
+// jobColumn is a jobs column: the value a job gives it and where a read
+// puts it. jobColumns and jobsStruct name the same, in this order
+// (statements_test.go).
 type jobColumn struct {
 	name  string
 	value func(j *job.Job) types.Value
@@ -68,7 +66,6 @@ var jobColumnList = []jobColumn{
 	{"reuse_key", func(j *job.Job) types.Value { return optUTF8(j.ReuseKey) }, func(r *jobRow) any { return &r.reuseKey }},
 }
 
-// jobStruct is j as one element of the $jobs parameter.
 func jobStruct(j job.Job) types.Value {
 	fields := make([]types.StructValueOption, len(jobColumnList))
 	for i, c := range jobColumnList {
@@ -77,7 +74,6 @@ func jobStruct(j job.Job) types.Value {
 	return types.StructValue(fields...)
 }
 
-// jobDests are where ScanNamed puts a jobs row's columns.
 func jobDests(r *jobRow) []query.NamedDestination {
 	d := make([]query.NamedDestination, len(jobColumnList))
 	for i, c := range jobColumnList {
@@ -86,9 +82,8 @@ func jobDests(r *jobRow) []query.NamedDestination {
 	return d
 }
 
-// finish turns a scanned row into its job: the typed columns, and times in
-// UTC (the SDK hands Timestamps back in the local zone). Its error is a
-// features column that does not decode.
+// finish types the columns and puts times in UTC (the SDK hands
+// Timestamps back in the local zone).
 func (r *jobRow) finish() (job.Job, error) {
 	j := r.Job
 	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
@@ -116,8 +111,7 @@ func scanJob(row query.Row) (job.Job, error) {
 	return r.finish()
 }
 
-// stored is j as this store keeps it: times in UTC at millisecond
-// precision, as the embedded store keeps them.
+// stored is j with times in UTC at milliseconds, as both stores keep them.
 func stored(j job.Job) job.Job {
 	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
 		if !t.IsZero() {
@@ -127,7 +121,6 @@ func stored(j job.Job) job.Job {
 	return j
 }
 
-// segmentRow is one segments row as it is read.
 type segmentRow struct {
 	jobID string
 	seq   int32
@@ -144,7 +137,6 @@ func segmentDests(r *segmentRow) []query.NamedDestination {
 	}
 }
 
-// tokenRow is one api_tokens row as it is read.
 type tokenRow struct{ apitoken.Token }
 
 func tokenDests(r *tokenRow) []query.NamedDestination {
@@ -162,4 +154,12 @@ func (r *tokenRow) finish() apitoken.Token {
 		t.RevokedAt = t.RevokedAt.UTC()
 	}
 	return t
+}
+
+func scanToken(row query.Row) (apitoken.Token, error) {
+	var r tokenRow
+	if err := row.ScanNamed(tokenDests(&r)...); err != nil {
+		return apitoken.Token{}, fmt.Errorf("read token row: %w", err)
+	}
+	return r.finish(), nil
 }

@@ -213,7 +213,7 @@ func migrate(ctx context.Context, s schemaDB, o MigrateOptions) ([]string, error
 			}
 			tables[m[1]], made[m[1]] = true, true
 		}
-		if err := s.record(ctx, []int{n}, ""); err != nil {
+		if err := s.record(ctx, n, ""); err != nil {
 			return applied, fmt.Errorf("migrate: record schema step %d (%s): %w", n, st.name, err)
 		}
 		applied = append(applied, st.name)
@@ -234,7 +234,7 @@ func migrate(ctx context.Context, s schemaDB, o MigrateOptions) ([]string, error
 			return applied, fmt.Errorf("migrate: set the TTL of %s: %w", e.table, err)
 		}
 	}
-	if err := s.record(ctx, nil, ttl); err != nil {
+	if err := s.record(ctx, 0, ttl); err != nil {
 		return applied, fmt.Errorf("migrate: record the TTL: %w", err)
 	}
 	return applied, nil

@@ -14,7 +14,6 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	"github.com/ydb-platform/ydb-go-sdk/v3/retry"
 	"github.com/ydb-platform/ydb-go-sdk/v3/sugar"
-	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 	"google.golang.org/grpc/codes"
 
 	"transcriber/internal/clock"
@@ -30,9 +29,9 @@ type schemaDB interface {
 	exec(ctx context.Context, ddl string) error
 	// recorded reads the steps recorded and the TTL record ("" when none).
 	recorded(ctx context.Context) (have map[int]bool, ttl string, err error)
-	// record records steps and, unless ttl is "", the TTLs, in one
-	// transaction that refuses a step recorded meanwhile (ErrStepApplied).
-	record(ctx context.Context, steps []int, ttl string) error
+	// record records step n (unless 0) and the TTLs (unless ""), refusing
+	// a step recorded meanwhile (ErrStepApplied).
+	record(ctx context.Context, n int, ttl string) error
 }
 
 // ydbSchema is schemaDB on a YDB. Each schema operation is one attempt (the
@@ -76,26 +75,10 @@ func (y ydbSchema) exec(ctx context.Context, ddl string) error {
 	return err
 }
 
-func (y ydbSchema) recorded(ctx context.Context) (map[int]bool, string, error) {
-	have := map[int]bool{}
-	ttl := ""
-	err := y.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		clear(have)
-		ttl = ""
-		return y.db.rows(ctx, tx, selectSchemaSteps, nil, func(row query.Row) error {
-			var n int32
-			var name *string
-			if err := row.ScanNamed(query.Named("step", &n), query.Named("name", &name)); err != nil {
-				return fmt.Errorf("read schema step: %w", err)
-			}
-			switch {
-			case n == ttlStep && name != nil:
-				ttl = *name
-			case n > 0:
-				have[int(n)] = true
-			}
-			return nil
-		})
+func (y ydbSchema) recorded(ctx context.Context) (have map[int]bool, ttl string, err error) {
+	err = y.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+		have, ttl, err = y.readSteps(ctx, tx)
+		return err
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("read the schema steps: %w", err)
@@ -103,43 +86,44 @@ func (y ydbSchema) recorded(ctx context.Context) (map[int]bool, string, error) {
 	return have, ttl, nil
 }
 
-func (y ydbSchema) record(ctx context.Context, nums []int, ttl string) error {
-	now := y.db.now()
-	return y.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		want := map[int]bool{}
-		for _, n := range nums {
-			want[n] = true
-		}
-		var taken []int
-		err := y.db.rows(ctx, tx, selectSchemaSteps, nil, func(row query.Row) error {
-			var n int32
-			if err := row.ScanNamed(query.Named("step", &n)); err != nil {
-				return err
-			}
-			if want[int(n)] {
-				taken = append(taken, int(n))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+func (y ydbSchema) readSteps(ctx context.Context, tx query.TxActor) (map[int]bool, string, error) {
+	have, ttl := map[int]bool{}, ""
+	err := y.db.rows(ctx, tx, selectSchemaSteps, nil, func(row query.Row) error {
+		var n int32
+		var name *string
+		if err := row.ScanNamed(query.Named("step", &n), query.Named("name", &name)); err != nil {
+			return fmt.Errorf("read schema step: %w", err)
 		}
 		switch {
-		case earlierCommit(ctx) && len(taken) == len(nums):
-			// Recorded by this call: a run whose commit's answer was lost.
-		case len(taken) > 0:
-			return fmt.Errorf("%w: step %d", ErrStepApplied, taken[0])
-		case len(nums) > 0:
-			rows := make([]types.Value, len(nums))
-			for i, n := range nums {
-				rows[i] = stepRow(n, steps[n-1].name, now)
-			}
-			err = y.db.exec(ctx, tx, insertSchemaSteps, params{{"$steps", types.ListValue(rows...)}})
-			if isKeyExists(err) {
-				return errors.Join(ErrStepApplied, err)
-			}
-			if err != nil {
+		case n == ttlStep && name != nil:
+			ttl = *name
+		case n > 0:
+			have[int(n)] = true
+		}
+		return nil
+	})
+	return have, ttl, err
+}
+
+func (y ydbSchema) record(ctx context.Context, n int, ttl string) error {
+	now := y.db.now()
+	return y.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
+		if n > 0 {
+			have, _, err := y.readSteps(ctx, tx)
+			switch {
+			case err != nil:
 				return err
+			case have[n] && earlierCommit(ctx): // this call's, its answer lost
+			case have[n]:
+				return fmt.Errorf("%w: step %d", ErrStepApplied, n)
+			default:
+				err := y.db.exec(ctx, tx, insertSchemaStep, stepParams(n, steps[n-1].name, now))
+				if isKeyExists(err) {
+					return errors.Join(ErrStepApplied, err)
+				}
+				if err != nil {
+					return err
+				}
 			}
 		}
 		if ttl == "" {
@@ -147,15 +131,6 @@ func (y ydbSchema) record(ctx context.Context, nums []int, ttl string) error {
 		}
 		return y.db.exec(ctx, tx, upsertSchemaTTL, stepParams(ttlStep, ttl, now))
 	})
-}
-
-// stepRow is one row of insertSchemaSteps' $steps.
-func stepRow(n int, name string, at time.Time) types.Value {
-	return types.StructValue(
-		types.StructFieldValue("step", types.Int32Value(int32(n))), //nolint:gosec // a handful of steps
-		types.StructFieldValue("name", utf8(name)),
-		types.StructFieldValue("applied_at", ts(at)),
-	)
 }
 
 // schemaOpsPerMinute is the pace of schema operations: under the 30 a
@@ -285,7 +260,7 @@ func (newDatabase) exec(context.Context, string) error { return errNoDatabase }
 func (newDatabase) recorded(context.Context) (map[int]bool, string, error) {
 	return nil, "", errNoDatabase
 }
-func (newDatabase) record(context.Context, []int, string) error { return errNoDatabase }
+func (newDatabase) record(context.Context, int, string) error { return errNoDatabase }
 
 // planner writes down the schema operations instead of running the DDL;
 // the reads go to the database it wraps, the records nowhere.
@@ -304,7 +279,7 @@ func (p *planner) exec(_ context.Context, ddl string) error {
 	return nil
 }
 
-func (p *planner) record(context.Context, []int, string) error { return nil }
+func (p *planner) record(context.Context, int, string) error { return nil }
 
 func plan(ctx context.Context, s schemaDB, o MigrateOptions) ([]string, error) {
 	p := &planner{schemaDB: s}

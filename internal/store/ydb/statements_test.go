@@ -38,7 +38,7 @@ func boundParams() map[string]params {
 	c, e := fullChat(), fullEntry()
 	return map[string]params{
 		"selectSchemaSteps": nil,
-		"insertSchemaSteps": {{"$steps", ydbtypes.ListValue(stepRow(1, "jobs", now))}},
+		"insertSchemaStep":  stepParams(1, "tables", now),
 		"upsertSchemaTTL":   stepParams(ttlStep, "P90D: jobs.ended_at", now),
 		"insertJobs":        jobsParams(j),
 		"upsertJobs":        jobsParams(j),

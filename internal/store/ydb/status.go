@@ -11,15 +11,11 @@ import (
 	"transcriber/internal/status"
 )
 
-// The reads of the owner's status (package status): each one statement
-// (status_statements.go) in a snapshot read-only transaction.
-
 var (
 	_ status.Jobs = (*JobStore)(nil)
 )
 
-// epoch stands for "since the beginning": a Timestamp cannot hold the zero
-// time.Time (checkTimes), and no row is older.
+// epoch is "since the beginning": a Timestamp cannot hold the zero time.
 var epoch = time.Unix(0, 0).UTC()
 
 func sinceOrEpoch(t time.Time) time.Time {
@@ -29,29 +25,11 @@ func sinceOrEpoch(t time.Time) time.Time {
 	return t
 }
 
-// rangeParams are the parameters of a state's range from since.
 func rangeParams(state string, since time.Time, n int) params { // selectStateEntries, selectLatestInState
 	return params{{"$state", utf8(state)}, {"$since", ts(sinceOrEpoch(since))}, {"$limit", uint64Param(n)}}
 }
 
-// readAll runs one statement in a snapshot read-only transaction and scans
-// every row.
-func readAll[T any](ctx context.Context, db *DB, stmt string, p params, scan func(query.Row) (T, error)) ([]T, error) {
-	var out []T
-	err := db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		out = nil
-		return db.rows(ctx, tx, stmt, p, func(row query.Row) error {
-			v, err := scan(row)
-			out = append(out, v)
-			return err
-		})
-	})
-	return out, err
-}
-
-// StateEntries returns up to limit jobs in state with next_run_at at or
-// after since, by next_run_at, then id, with only ID, State and NextRunAt
-// set: read from jobs_due alone (status.Jobs).
+// StateEntries sets only ID, State and NextRunAt: jobs_due alone is read.
 func (s *JobStore) StateEntries(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error) {
 	if err := status.CheckRead(limit); err != nil {
 		return nil, err
@@ -70,8 +48,6 @@ func (s *JobStore) StateEntries(ctx context.Context, state job.State, since time
 	return out, nil
 }
 
-// LatestInState returns up to limit jobs in state with next_run_at at or
-// after since, the latest first, without their segments (status.Jobs).
 func (s *JobStore) LatestInState(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error) {
 	if err := status.CheckRead(limit); err != nil {
 		return nil, err

@@ -135,7 +135,7 @@ func TestMigrate(t *testing.T) {
 		require.Equal(t, []string{"list the tables"}, ops)
 	})
 	t.Run("a step recorded as applied is refused", func(t *testing.T) {
-		err := ydbSchema{db: db}.record(ctx, []int{1}, "")
+		err := ydbSchema{db: db}.record(ctx, 1, "")
 		require.ErrorIs(t, err, ErrStepApplied)
 	})
 }

@@ -15,14 +15,10 @@ type TokenStore struct{ db *DB }
 
 var _ apitoken.Store = (*TokenStore)(nil)
 
-// NewTokenStore returns the token store of db.
 func NewTokenStore(db *DB) *TokenStore { return &TokenStore{db: db} }
 
-// Create records a new token if neither its hash nor its id is taken: both
-// are read, then the row inserted, in one transaction. A concurrent Create
-// of the same token invalidates this one's locks; run again, it finds the
-// token and answers ErrConflict. A run again after this call's own commit
-// (its answer lost) finds its own token, and succeeds.
+// Create inserts t if neither its hash nor its id is taken, read in the
+// same transaction; run again after its own commit, it finds its own token.
 func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 	if err := t.Check(); err != nil {
 		return fmt.Errorf("create token: %w", err)
@@ -40,7 +36,7 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 				return err
 			}
 			if found != nil && earlierCommit(ctx) && t.Same(*found) {
-				return nil // this call's, committed by a run whose answer was lost
+				return nil
 			}
 			if found != nil {
 				return apitoken.ErrConflict
@@ -62,19 +58,14 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 func (s *TokenStore) one(ctx context.Context, tx query.TxActor, stmt string, p params) (*apitoken.Token, error) {
 	var found *apitoken.Token
 	err := s.db.rows(ctx, tx, stmt, p, func(row query.Row) error {
-		var r tokenRow
-		if err := row.ScanNamed(tokenDests(&r)...); err != nil {
-			return fmt.Errorf("read token row: %w", err)
-		}
-		t := r.finish()
+		t, err := scanToken(row)
 		found = &t
-		return nil
+		return err
 	})
 	return found, err
 }
 
-// ByHash returns the token whose secret hashes to hash. The hash is not
-// named in errors: it is what a presented secret is looked up by.
+// ByHash names no hash in errors: it is what a secret is looked up by.
 func (s *TokenStore) ByHash(ctx context.Context, hash string) (apitoken.Token, error) {
 	var found *apitoken.Token
 	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
@@ -93,27 +84,17 @@ func (s *TokenStore) ByHash(ctx context.Context, hash string) (apitoken.Token, e
 
 // List returns every token, oldest first.
 func (s *TokenStore) List(ctx context.Context) ([]apitoken.Token, error) {
-	var list []apitoken.Token
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		list = []apitoken.Token{}
-		return s.db.rows(ctx, tx, selectTokens, nil, func(row query.Row) error {
-			var r tokenRow
-			if err := row.ScanNamed(tokenDests(&r)...); err != nil {
-				return fmt.Errorf("read token row: %w", err)
-			}
-			list = append(list, r.finish())
-			return nil
-		})
-	})
+	list, err := readAll(ctx, s.db, selectTokens, nil, scanToken)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	if list == nil {
+		list = []apitoken.Token{}
 	}
 	return list, nil
 }
 
-// Revoke marks a token revoked at now, keeping the time of an earlier
-// revocation: the token is read through api_tokens_id and, if live,
-// updated, in one transaction.
+// Revoke keeps the time of an earlier revocation.
 func (s *TokenStore) Revoke(ctx context.Context, id string, now time.Time) (apitoken.Token, error) {
 	id, err := apitoken.ParseID(id)
 	if err != nil {
