@@ -23,8 +23,7 @@ var (
 // NewOutbox returns the outbox of db.
 func NewOutbox(db *DB) *Outbox { return &Outbox{db: db} }
 
-// outboxColumns: scanEntry reads them and entryValues writes them in this
-// order.
+// outboxColumns in the order scanEntry reads and entryValues writes them.
 const outboxColumns = `kind, key, job_id, payload, state, sent_id, attempts, next_at, lease_until, first_at, last_at,
 	last_status, last_error, created_at, updated_at`
 
@@ -109,22 +108,18 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 	return e, wrote, err
 }
 
-// Put records an entry unless it is recorded, in one write transaction.
 func (s *Outbox) Put(ctx context.Context, e outbox.Entry, at, now time.Time) (outbox.Entry, bool, error) {
 	return outbox.Change(s.change).Put(ctx, e, at, now)
 }
 
-// Begin takes an entry for sending, in one write transaction.
 func (s *Outbox) Begin(ctx context.Context, e outbox.Entry, now time.Time, lease time.Duration) (outbox.Entry, bool, error) {
 	return outbox.Change(s.change).Begin(ctx, e, now, lease)
 }
 
-// Finish records the outcome of a send, in one write transaction.
 func (s *Outbox) Finish(ctx context.Context, kind outbox.Kind, key string, o outbox.Outcome, now time.Time) (outbox.Entry, error) {
 	return outbox.Change(s.change).Finish(ctx, kind, key, o, now)
 }
 
-// Get returns an entry.
 func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
 	if err := outbox.ValidateRef(kind, key); err != nil {
 		return outbox.Entry{}, fmt.Errorf("get %s: %w", kind, err)
@@ -139,12 +134,9 @@ func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.
 	return e, nil
 }
 
-// ClaimDue takes up to limit due entries of kind: the selection through
-// outbox_due and the writes in one write transaction, so no other caller
-// selects them meanwhile. A run again after a commit whose answer was lost
-// (DB.lose) reads its earlier claims by their keys and keeps those still
-// as it wrote them (no longer due); its selection then takes only the
-// rest.
+// ClaimDue selects through outbox_due and writes in one write
+// transaction. A run after its own commit whose answer was lost (DB.lose)
+// keeps the claims still as it wrote them and selects only the rest.
 func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, lease time.Duration, limit int) ([]outbox.Entry, error) {
 	if err := outbox.ValidateClaim(kind, now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", kind, err)
@@ -188,8 +180,6 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 	return claimed, nil
 }
 
-// InState returns up to limit entries of kind in state with next_at at or
-// after since, by next_at, then key (status.Outbox).
 func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error) {
 	if err := status.CheckRead(limit); err != nil {
 		return nil, err
@@ -201,11 +191,8 @@ func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.Sta
 	return out, nil
 }
 
-// Expire deletes up to limit entries last written before before, so they
-// are kept JOB_RETENTION, as YDB's TTL keeps them there (outbox.Expirer).
-// One written a retention ago (at least a day: pipeline.MinJobRetention)
-// has long been settled, and Telegram sends an update again for a day at
-// most. A scan of the table: the embedded store serves one machine.
+// Expire is the embedded store's stand-in for YDB's TTL (outbox.Expirer):
+// a scan of the table, as the store serves one machine.
 func (s *Outbox) Expire(ctx context.Context, before time.Time, limit int) (int, error) {
 	var n int64
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {

@@ -13,9 +13,8 @@ import (
 )
 
 // Outbox keeps the outbox table. Every read-check-write is one DoTx: a
-// concurrent writer of the same row invalidates the transaction's locks
-// and the SDK runs it again, so of two senders that read an entry as free,
-// one takes it.
+// concurrent writer of the row breaks its locks and the SDK runs it again,
+// so of two senders that read an entry as free, one takes it.
 type Outbox struct{ db *DB }
 
 var (
@@ -33,9 +32,8 @@ type entryRow struct {
 	attempts, lastStatus int32
 }
 
-// outboxColumnList is the one list of the table's columns: the value an
-// entry gives each and where a read row puts it; outbox_statements.go's
-// outboxColumns and outboxStruct name the same in the same order.
+// outboxColumnList: outbox_statements.go's outboxColumns and outboxStruct
+// name the same columns in the same order.
 var outboxColumnList = []struct {
 	name  string
 	value func(e *outbox.Entry) types.Value
@@ -58,8 +56,6 @@ var outboxColumnList = []struct {
 	{"updated_at", func(e *outbox.Entry) types.Value { return ts(e.UpdatedAt) }, func(r *entryRow) any { return &r.UpdatedAt }},
 }
 
-// entriesParams is the $entries parameter of insertEntries and
-// upsertEntries.
 func entriesParams(es ...outbox.Entry) params {
 	vs := make([]types.Value, len(es))
 	for i := range es {
@@ -104,8 +100,6 @@ func scanEntry(row query.Row) (outbox.Entry, error) {
 	return r.finish(), nil
 }
 
-// finish turns a scanned row into its entry: the typed columns, and times
-// in UTC.
 func (r *entryRow) finish() outbox.Entry {
 	e := r.Entry
 	e.Kind, e.State, e.Attempts, e.LastStatus = outbox.Kind(r.kind), outbox.State(r.state), int(r.attempts), int(r.lastStatus)
@@ -122,9 +116,8 @@ func (s *Outbox) get(ctx context.Context, tx query.TxActor, kind outbox.Kind, ke
 }
 
 // change is outbox.Change over one transaction: read, decide, and insert
-// (retried on a key taken meanwhile) or upsert. A run after this call's
-// own commit (its answer lost) finds what that commit wrote (outbox.Same)
-// and answers it, written.
+// (retried on a key taken meanwhile) or upsert. A run after its own commit
+// whose answer was lost finds that write (outbox.Same) and answers it.
 func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 	apply func(cur outbox.Entry, found bool) (outbox.Entry, bool, error),
 ) (e outbox.Entry, wrote bool, err error) {
@@ -160,22 +153,18 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 	return e, wrote, err
 }
 
-// Put records an entry unless it is recorded, in one transaction.
 func (s *Outbox) Put(ctx context.Context, e outbox.Entry, at, now time.Time) (outbox.Entry, bool, error) {
 	return outbox.Change(s.change).Put(ctx, e, at, now)
 }
 
-// Begin takes an entry for sending, in one transaction.
 func (s *Outbox) Begin(ctx context.Context, e outbox.Entry, now time.Time, lease time.Duration) (outbox.Entry, bool, error) {
 	return outbox.Change(s.change).Begin(ctx, e, now, lease)
 }
 
-// Finish records the outcome of a send, in one transaction.
 func (s *Outbox) Finish(ctx context.Context, kind outbox.Kind, key string, o outbox.Outcome, now time.Time) (outbox.Entry, error) {
 	return outbox.Change(s.change).Finish(ctx, kind, key, o, now)
 }
 
-// Get returns an entry.
 func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
 	if err := outbox.ValidateRef(kind, key); err != nil {
 		return outbox.Entry{}, fmt.Errorf("get %s: %w", kind, err)
@@ -198,13 +187,11 @@ func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.
 	return e, nil
 }
 
-// ClaimDue takes up to limit due entries of kind: the selection through
-// outbox_due, the take of each, and the writes, in one transaction. Two
-// sweepers that select the same rows both write them; the first commit
-// wins, the other's locks are invalidated and the SDK runs it again, when
-// those rows are held. A run again after its own commit (the answer lost)
-// reads the rows its earlier run claimed and keeps those still as it wrote
-// them (outbox.Same); it selects only the rest of limit.
+// ClaimDue selects through outbox_due, takes and writes in one
+// transaction: of two sweepers that select the same rows, the second to
+// commit runs again and finds them held. A run after its own commit whose
+// answer was lost keeps the claims still as it wrote them (outbox.Same)
+// and selects only the rest of limit.
 func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, lease time.Duration, limit int) ([]outbox.Entry, error) {
 	if err := outbox.ValidateClaim(kind, now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", kind, err)
@@ -258,8 +245,6 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 	return claimed, nil
 }
 
-// InState returns up to limit entries of kind in state with next_at at or
-// after since, by next_at, then key (status.Outbox).
 func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error) {
 	if err := status.CheckRead(limit); err != nil {
 		return nil, err

@@ -42,21 +42,18 @@ const outboxStruct = `List<Struct<
 const outboxColumns = `kind, key, job_id, payload, state, sent_id, attempts, next_at, lease_until, first_at, last_at, last_status, last_error, created_at, updated_at`
 
 const (
-	// insertEntries records a new entry (Put, Begin); INSERT fails on a
-	// key already there, which the store retries.
+	// insertEntries: INSERT fails on a key taken since the read, and the
+	// store runs the transaction again.
 	// https://ydb.tech/docs/en/yql/reference/syntax/insert_into
 	insertEntries = `DECLARE $entries AS ` + outboxStruct + `;
 INSERT INTO outbox (` + outboxColumns + `)
 SELECT ` + outboxColumns + ` FROM AS_TABLE($entries)`
 
-	// upsertEntries writes whole rows read earlier in the same transaction.
 	// https://ydb.tech/docs/en/yql/reference/syntax/upsert_into
 	upsertEntries = `DECLARE $entries AS ` + outboxStruct + `;
 UPSERT INTO outbox (` + outboxColumns + `)
 SELECT ` + outboxColumns + ` FROM AS_TABLE($entries)`
 
-	// selectEntry reads one entry by its key.
-	// https://ydb.tech/docs/en/yql/reference/syntax/select/
 	selectEntry = `DECLARE $kind AS Utf8;
 DECLARE $key AS Utf8;
 SELECT ` + outboxColumns + `
