@@ -169,8 +169,7 @@ func (e errNotDelivered) Error() string {
 }
 
 // deliver POSTs the callback of ended job j under d, which the caller
-// holds, records the attempt and its outcome, and reports whether it was
-// delivered.
+// holds, records the outcome, and reports whether it was delivered.
 func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, error) {
 	log := s.Log.With("job_id", j.ID, "webhook_id", d.WebhookID)
 	if j.Deleted() {
@@ -231,10 +230,7 @@ func Pause(n int) time.Duration {
 	for i := 1; i < n && p < MaxPause; i++ {
 		p *= 2
 	}
-	if p > MaxPause {
-		p = MaxPause
-	}
-	return p
+	return min(p, MaxPause)
 }
 
 // post makes one POST and returns the answer's status and, when it is not

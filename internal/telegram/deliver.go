@@ -258,20 +258,18 @@ func (b *Bot) markLanding(ctx context.Context, d outbox.Entry) error {
 	return nil
 }
 
-// retryPause is the wait before a delivery's next try, by how long the
-// job has been waiting for it: as long again, within a minute and an hour,
-// so tries double in spacing until DeliveryGiveUp.
+// retryPause is the wait before a result's next try: as long as the job
+// has waited, within a minute and an hour, so tries double in spacing.
 func retryPause(since time.Duration) time.Duration {
 	return min(max(since, time.Minute), time.Hour)
 }
 
-// summaryAfter: the bot posts a job's summary (when it asked for one and
-// got it) above the transcript of a recording longer than this; a shorter
-// one reads faster than its summary.
+// summaryAfter: a summary goes above the transcript of a recording longer
+// than this; a shorter one reads faster than its summary.
 const summaryAfter = 2 * time.Minute
 
-// summaryText is what the bot posts of a job's summary: a heading and the
-// summary, cut to fit one message; "" when there is none to post.
+// summaryText is a heading and the job's summary, cut to one message; ""
+// when there is none to post.
 func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 	if t.Summary == nil || time.Duration(j.DurationMs)*time.Millisecond <= summaryAfter {
 		return ""
@@ -287,19 +285,16 @@ func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 	return s
 }
 
-// sendResult delivers a transcript under delivery d: into the status
-// message when it fits one message, or as a document in the chat's format
-// with its first lines as the caption. A summary to post (summaryText)
-// goes above it: at the head of the one message when both fit; otherwise
-// in the status message, which stands above the document (or, with no
-// status message, in a message sent just before the document).
+// sendResult delivers a transcript under entry d: into the status message
+// when it fits one message, else as a document in the chat's format, its
+// first lines the caption. A summary (summaryText) goes above: at the head
+// of the one message, else in the status message (or a message sent just
+// before the document).
 //
-// A document is a new message, and sending it again shows it twice: with
-// a status message, d is marked before the send (markLanding), and a try
-// of a delivery so marked edits the status message into the document
-// instead, its caption the summary when there is one. Telegram refusing
-// that edit (the status message deleted, or not made into a document)
-// sends the document as on a first try.
+// A document sent again shows twice: with a status message, d is marked
+// first (markLanding), and a try of a marked result edits the status
+// message into the document instead; Telegram refusing that edit sends
+// the document as on a first try.
 func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64, d outbox.Entry) (int64, error) {
 	l := chatLang(chat)
 	t, err := b.readTranscript(ctx, j.ID)
