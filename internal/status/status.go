@@ -151,9 +151,9 @@ type Status struct {
 	// Spend is the installation's money this UTC month against
 	// LIMIT_BUDGET_PER_MONTH.
 	Spend Spend `json:"spend_month"`
-	// Telegram is the bot's deliveries; nil without a bot.
+	// Telegram is the bot's outbox entries; nil without an outbox.
 	Telegram *TelegramState `json:"telegram,omitempty"`
-	// Callbacks is the API's callbacks; nil without a callback store.
+	// Callbacks is the API's callbacks; nil without an outbox.
 	Callbacks *CallbackState `json:"callbacks,omitempty"`
 }
 

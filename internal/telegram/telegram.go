@@ -4,8 +4,8 @@
 // through its Notifier when a job moves or ends.
 //
 // Intake is idempotent: a job is keyed by its (chat, message), and every
-// message the bot posts is a delivery recorded in botstate before and after
-// the send, so an update Telegram delivers again finds the job and the
+// message the bot posts is an outbox entry recorded before and after the
+// send, so an update Telegram delivers again finds the job and the
 // replies already made. The one exception is the answer to a user not
 // allowed, which is kept as one mark a day, not per message (strangers.go).
 // The webhook answers 200 only once the job is recorded and its file is in
