@@ -18,6 +18,7 @@ import (
 	"transcriber/internal/httpapi"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/outbox"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
@@ -56,16 +57,16 @@ type App struct {
 	// Counters keeps the usage counters (Options.Stores, spread); nil
 	// counts nothing.
 	Counters quota.Counters
-	// Callbacks sends the signed callbacks of API jobs; nil without a
-	// callback store or a token store.
+	// Callbacks sends the signed callbacks of API jobs; nil without an
+	// outbox or a token store.
 	Callbacks *callback.Sender
 	// Agenda tells the timer when its earliest work is due, in one read
 	// (Options.Stores); nil has each part of the timer's call read for
 	// itself.
 	Agenda store.Agenda
-	// deliveries is the bot's state where its deliveries do not expire by
-	// themselves (the embedded store); nil otherwise.
-	deliveries botstate.Expirer
+	// expirer is the outbox where its entries do not expire by themselves
+	// (the embedded store); nil otherwise.
+	expirer outbox.Expirer
 	// Clock and Sleep are the instance's time, for what is built on it.
 	Clock clock.Clock
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -80,7 +81,7 @@ type Options struct {
 	// Stores are the stores of one database, made by store.NewSet (the
 	// backends' OpenSet): its counters spread. Jobs is required; without
 	// Tokens there is no API, without Bot no bot, without Counters nothing
-	// is counted, and Callbacks with Tokens make App.Callbacks. The caller
+	// is counted, and Outbox with Tokens makes App.Callbacks. The caller
 	// closes them.
 	Stores store.Set
 	// CallbackClient replaces the client callbacks are sent with
@@ -89,7 +90,7 @@ type Options struct {
 	// MakeBot builds the bot on the App's core (internal/app/withbot): a
 	// function without a bot leaves it nil and never compiles the Bot API
 	// client. It is called with TELEGRAM_BOT_TOKEN set and Stores.Bot given.
-	MakeBot func(a *App, state botstate.Store) (Bot, error)
+	MakeBot func(a *App, state botstate.Store, box outbox.Store) (Bot, error)
 	// Recognizer replaces the SpeechKit client built from the
 	// configuration (the local stack without credentials).
 	Recognizer pipeline.Recognizer
@@ -185,14 +186,14 @@ func New(cfg Config, opt Options) (*App, error) {
 		if tg.MaxSourceBytes == 0 {
 			tg.MaxSourceBytes = cfg.Pipeline.MaxSourceBytes
 		}
-		if a.Bot, err = opt.MakeBot(a, st.Bot); err != nil {
+		if a.Bot, err = opt.MakeBot(a, st.Bot, st.Outbox); err != nil {
 			return nil, err
 		}
-		a.deliveries, _ = st.Bot.(botstate.Expirer)
 		warnOpenSpend(log, a.Config)
 		ns = append(ns, a.Bot)
 	}
-	if st.Callbacks != nil && st.Tokens != nil {
+	a.expirer, _ = st.Outbox.(outbox.Expirer)
+	if st.Outbox != nil && st.Tokens != nil {
 		client := opt.CallbackClient
 		if client == nil {
 			client = callback.Client(callback.ClientOptions{AllowPrivate: cfg.API.CallbackAllowPrivate})
@@ -200,7 +201,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		if cfg.API.CallbackAllowPrivate {
 			log.Warn("CALLBACK_ALLOW_PRIVATE=true: callbacks may be http and reach private and loopback addresses; for local use and tests only")
 		}
-		a.Callbacks = &callback.Sender{Store: st.Callbacks, Jobs: st.Jobs, Tokens: st.Tokens, Client: client, Clock: clk, Log: log}
+		a.Callbacks = &callback.Sender{Store: st.Outbox, Jobs: st.Jobs, Tokens: st.Tokens, Client: client, Clock: clk, Log: log}
 		ns = append(ns, a.Callbacks)
 	}
 	cfg.Pipeline.Counters = st.Counters
@@ -290,11 +291,8 @@ func StatusReader(cfg Config, s store.Set) *status.Reader {
 		return nil
 	}
 	r := &status.Reader{Jobs: jobs, Counters: s.Counters, Config: StatusConfig(cfg)}
-	if d, ok := s.Bot.(status.Deliveries); ok {
-		r.Deliveries = d
-	}
-	if c, ok := s.Callbacks.(status.Callbacks); ok {
-		r.Callbacks = c
+	if o, ok := s.Outbox.(status.Outbox); ok {
+		r.Outbox = o
 	}
 	return r
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/quota"
 	"transcriber/internal/store"
 )
@@ -193,67 +193,42 @@ func (c countingBotState) UpdateChat(ctx context.Context, id int64, now time.Tim
 	return c.s.UpdateChat(ctx, id, now, change)
 }
 
-func (c countingBotState) Begin(ctx context.Context, k botstate.Key, jobID string, now time.Time, lease time.Duration) (botstate.Delivery, bool, error) {
-	c.log.add("botstate.Begin")
-	return c.s.Begin(ctx, k, jobID, now, lease)
-}
-
-func (c countingBotState) Schedule(ctx context.Context, k botstate.Key, jobID string, at, now time.Time) (botstate.Delivery, error) {
-	c.log.add("botstate.Schedule")
-	return c.s.Schedule(ctx, k, jobID, at, now)
-}
-
-func (c countingBotState) Finish(ctx context.Context, k botstate.Key, o botstate.Outcome, now time.Time) (botstate.Delivery, error) {
-	c.log.add("botstate.Finish")
-	return c.s.Finish(ctx, k, o, now)
-}
-
-func (c countingBotState) Get(ctx context.Context, k botstate.Key) (botstate.Delivery, error) {
-	c.log.add("botstate.Get")
-	return c.s.Get(ctx, k)
-}
-
-func (c countingBotState) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]botstate.Delivery, error) {
-	c.log.add("botstate.ClaimDue")
-	return c.s.ClaimDue(ctx, now, lease, limit)
-}
-
 func (c countingBotState) ForgetChat(ctx context.Context, chatID int64) error {
 	c.log.add("botstate.ForgetChat")
 	return c.s.ForgetChat(ctx, chatID)
 }
 
-// countingCallbacks is a callback.Store that records its calls.
-type countingCallbacks struct {
-	s   callback.Store
+// countingOutbox is an outbox.Store that records its calls.
+type countingOutbox struct {
+	s   outbox.Store
 	log *callLog
 }
 
-var _ callback.Store = countingCallbacks{}
+var _ outbox.Store = countingOutbox{}
 
-func (c countingCallbacks) Register(ctx context.Context, d callback.Delivery, at, now time.Time) (callback.Delivery, bool, error) {
-	c.log.add("callbacks.Register")
-	return c.s.Register(ctx, d, at, now)
+func (c countingOutbox) Put(ctx context.Context, e outbox.Entry, at, now time.Time) (outbox.Entry, bool, error) {
+	c.log.add("outbox.Put")
+	return c.s.Put(ctx, e, at, now)
 }
 
-func (c countingCallbacks) Begin(ctx context.Context, jobID string, now time.Time, lease time.Duration) (callback.Delivery, bool, error) {
-	c.log.add("callbacks.Begin")
-	return c.s.Begin(ctx, jobID, now, lease)
+func (c countingOutbox) Begin(ctx context.Context, e outbox.Entry, now time.Time, lease time.Duration) (outbox.Entry, bool, error) {
+	c.log.add("outbox.Begin")
+	return c.s.Begin(ctx, e, now, lease)
 }
 
-func (c countingCallbacks) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]callback.Delivery, error) {
-	c.log.add("callbacks.ClaimDue")
-	return c.s.ClaimDue(ctx, now, lease, limit)
+func (c countingOutbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, lease time.Duration, limit int) ([]outbox.Entry, error) {
+	c.log.add("outbox.ClaimDue")
+	return c.s.ClaimDue(ctx, kind, now, lease, limit)
 }
 
-func (c countingCallbacks) Finish(ctx context.Context, jobID string, o callback.Outcome, now time.Time) (callback.Delivery, error) {
-	c.log.add("callbacks.Finish")
-	return c.s.Finish(ctx, jobID, o, now)
+func (c countingOutbox) Finish(ctx context.Context, kind outbox.Kind, key string, o outbox.Outcome, now time.Time) (outbox.Entry, error) {
+	c.log.add("outbox.Finish")
+	return c.s.Finish(ctx, kind, key, o, now)
 }
 
-func (c countingCallbacks) Get(ctx context.Context, jobID string) (callback.Delivery, error) {
-	c.log.add("callbacks.Get")
-	return c.s.Get(ctx, jobID)
+func (c countingOutbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
+	c.log.add("outbox.Get")
+	return c.s.Get(ctx, kind, key)
 }
 
 // countingAgenda is a store.Agenda that records its calls.

@@ -50,9 +50,9 @@ const (
 // reports, besides the goals (goal-ms, goal-reads):
 //
 //   - idle-poll-reads: the store calls the handler made, on every store
-//     (jobs, counters, the bot's deliveries, callbacks); each reads its
+//     (jobs, counters, the bot's chats, the outbox); each reads its
 //     backend at least once. The calls themselves are logged by name;
-//   - jobs-reads, counters-reads, botstate-reads, callbacks-reads: the
+//   - jobs-reads, counters-reads, botstate-reads, outbox-reads: the
 //     same, store by store;
 //   - idle-poll-ms: the median wall time of idleRounds calls.
 //
@@ -104,12 +104,12 @@ func benchIdlePoll(b *testing.B, tools ffmpeg.Tools, expiring bool) {
 	a, err := app.New(cfg, app.Options{
 		// The stores counted below the spreading, as the store counts them.
 		Stores: store.NewSet(store.Set{
-			Jobs:      counted,
-			Tokens:    sqlite.NewTokenStore(db),
-			Bot:       countingBotState{s: sqlite.NewBotState(db), log: calls},
-			Counters:  ctr,
-			Callbacks: countingCallbacks{s: sqlite.NewCallbacks(db), log: calls},
-			Agenda:    countingAgenda{s: sqlite.NewAgenda(db), log: calls},
+			Jobs:     counted,
+			Tokens:   sqlite.NewTokenStore(db),
+			Bot:      countingBotState{s: sqlite.NewBotState(db), log: calls},
+			Counters: ctr,
+			Outbox:   countingOutbox{s: sqlite.NewOutbox(db), log: calls},
+			Agenda:   countingAgenda{s: sqlite.NewAgenda(db), log: calls},
 		}, nil),
 		MakeBot: withbot.Make,
 		Clock:   clk,
@@ -155,7 +155,7 @@ func benchIdlePoll(b *testing.B, tools ffmpeg.Tools, expiring bool) {
 		}
 		b.ReportMetric(ms(median(took)), "idle-poll-ms")
 		b.ReportMetric(float64(len(made)), "idle-poll-reads")
-		for _, s := range []string{"agenda", "jobs", "counters", "botstate", "callbacks"} {
+		for _, s := range []string{"agenda", "jobs", "counters", "botstate", "outbox"} {
 			b.ReportMetric(float64(perStore[s]), s+"-reads")
 		}
 		b.ReportMetric(idleGoalMs, "goal-ms")

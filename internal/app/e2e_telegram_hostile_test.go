@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"sync"
@@ -11,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/app"
-	"transcriber/internal/botstate"
 	"transcriber/internal/httpapi"
 	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/telegram"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
@@ -128,8 +129,8 @@ func TestTelegramStrangersFloodCostsOneAnswerADay(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, chat.UpdatedAt.IsZero(), "no chat settings written")
 	for i := range statuses {
-		_, err := b.bots.Get(b.ctx, botstate.Key{ChatID: stranger, MessageID: int64(80 + i), Part: "status"})
-		require.True(t, errors.Is(err, botstate.ErrNotFound), "no delivery for message %d", 80+i)
+		_, err := b.box.Get(b.ctx, outbox.Telegram, fmt.Sprintf("%d/%d/status", stranger, 80+i))
+		require.True(t, errors.Is(err, outbox.ErrNotFound), "no message for message %d", 80+i)
 	}
 
 	// In a group: not a word.

@@ -15,10 +15,10 @@ import (
 	stt "github.com/yandex-cloud/go-genproto/yandex/cloud/ai/stt/v3"
 
 	"transcriber/internal/app"
-	"transcriber/internal/botstate"
 	"transcriber/internal/httpapi"
 	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/telegram"
@@ -196,23 +196,23 @@ func TestTelegramLargeVideoComesThroughTheUploadLink(t *testing.T) {
 	require.Len(t, b.tg.Calls("sendMessage"), 1)
 }
 
-// The timer removes the bot's deliveries once they are a retention old,
-// where the bot's store keeps them (the embedded one), idle call or not,
-// and keeps the newer ones.
+// The timer removes outbox entries once they are a retention old, where
+// the store keeps them (the embedded one), idle call or not, and keeps the
+// newer ones.
 func TestTheTimerExpiresOldTelegramDeliveries(t *testing.T) {
 	b := newBotStack(t)
-	old := botstate.Key{ChatID: 5, MessageID: 9, Part: "reply"}
-	recent := botstate.Key{ChatID: 5, MessageID: 10, Part: "reply"}
-	_, _, err := b.bots.Begin(b.ctx, old, "", b.clk.Now(), time.Minute)
+	old := outbox.Entry{Kind: outbox.Telegram, Key: "5/9/reply"}
+	recent := outbox.Entry{Kind: outbox.Telegram, Key: "5/10/reply"}
+	_, _, err := b.box.Begin(b.ctx, old, b.clk.Now(), time.Minute)
 	require.NoError(t, err)
 	b.clk.Advance(pipeline.DefaultJobRetention)
-	_, _, err = b.bots.Begin(b.ctx, recent, "", b.clk.Now(), time.Minute)
+	_, _, err = b.box.Begin(b.ctx, recent, b.clk.Now(), time.Minute)
 	require.NoError(t, err)
 	b.clk.Advance(time.Hour)
 
 	b.poll()
-	_, err = b.bots.Get(b.ctx, old)
-	require.ErrorIs(t, err, botstate.ErrNotFound, "a retention old")
-	_, err = b.bots.Get(b.ctx, recent)
+	_, err = b.box.Get(b.ctx, old.Kind, old.Key)
+	require.ErrorIs(t, err, outbox.ErrNotFound, "a retention old")
+	_, err = b.box.Get(b.ctx, recent.Kind, recent.Key)
 	require.NoError(t, err)
 }

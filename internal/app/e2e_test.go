@@ -22,6 +22,7 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
+	"transcriber/internal/outbox"
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/storage/s3/s3test"
 	"transcriber/internal/store/sqlite"
@@ -42,6 +43,7 @@ type stack struct {
 	dbPath string // the stores' database
 	tokens apitoken.Store
 	bots   botstate.Store
+	box    outbox.Store
 	clk    *clock.Fake
 	events chan []byte
 	ended  *endings
@@ -69,7 +71,7 @@ func newStackWith(t *testing.T, more func(*app.Options), tune ...func(*app.Confi
 	stores, err := sqlite.OpenSet(st.ctx, st.dbPath, st.clk)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = stores.Close() })
-	st.store, st.tokens, st.bots = stores.Jobs, stores.Tokens, stores.Bot
+	st.store, st.tokens, st.bots, st.box = stores.Jobs, stores.Tokens, stores.Bot, stores.Outbox
 
 	// The in-process S3 server plays the Object Storage trigger: each object
 	// created under sources/ becomes the event JSON the platform sends.

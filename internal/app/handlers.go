@@ -29,7 +29,7 @@ func (a *App) OnObjects(ctx context.Context, ev *trigger.ObjectEvent) error {
 // OnTimer handles a timer trigger's call: the poll function.
 func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 	a.alertOwner(ctx)
-	a.expireDeliveries(ctx)
+	a.expireOutbox(ctx)
 	if a.idle(ctx) {
 		return nil
 	}
@@ -60,28 +60,27 @@ func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 	return err
 }
 
-// deliveryExpiryBatch is the most Telegram deliveries one timer call
-// deletes: a backlog goes over several calls.
-const deliveryExpiryBatch = 200
+// expiryBatch is the most outbox entries one timer call deletes: a
+// backlog goes over several calls.
+const expiryBatch = 200
 
-// expireDeliveries deletes the bot's deliveries last written a retention
-// ago where the bot's store does not expire them itself (the embedded
-// one), once a timer call, idle or not. A failure is logged: the next
-// call tries again.
-func (a *App) expireDeliveries(ctx context.Context) {
-	if a.deliveries == nil {
+// expireOutbox deletes the outbox entries last written a retention ago
+// where the store does not expire them itself (the embedded one), once a
+// timer call, idle or not. A failure is logged: the next call tries again.
+func (a *App) expireOutbox(ctx context.Context) {
+	if a.expirer == nil {
 		return
 	}
 	before := a.Clock.Now().Add(-a.Pipeline.JobRetention())
-	if _, err := a.deliveries.ExpireDeliveries(ctx, before, deliveryExpiryBatch); err != nil {
-		a.Log.WarnContext(ctx, "could not remove expired Telegram deliveries", "error", err.Error())
+	if _, err := a.expirer.Expire(ctx, before, expiryBatch); err != nil {
+		a.Log.WarnContext(ctx, "outbox not expired", "error", err.Error())
 	}
 }
 
 // alertOwner decides the owner's alerts and sends them through the bot,
 // in idle calls too: an instance asks once in each status.CheckEvery
 // (a counter write), and one call in each reads the status (Gate.Check),
-// each alert goes once in its window through the bot's delivery record,
+// each alert goes once in its window through the outbox,
 // and is recorded as sent (Gate.Take) once the owner has it, so Decide
 // does not return it again. Without a bot, an owner, counters or a
 // status reader it does nothing. Failures are logged: the next check

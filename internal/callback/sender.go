@@ -17,30 +17,29 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/ident"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 )
 
-// The schedule of attempts: a failed one is tried again after a pause
-// that doubles from FirstPause up to MaxPause, for GiveUpAfter from the
-// first attempt; the attempt that would come later fails the delivery.
+// The schedule: a failed POST is tried again after a pause doubling from
+// FirstPause up to MaxPause, for GiveUpAfter from the first; the one that
+// would come later fails the delivery.
 const (
 	FirstPause  = 30 * time.Second
 	MaxPause    = time.Hour
 	GiveUpAfter = 24 * time.Hour
 )
 
-// Defaults of Sender's fields.
 const (
-	// DefaultLease covers one POST (Timeout) and recording it.
-	DefaultLease = Timeout + 20*time.Second
-	// DefaultCheckEvery is how long after it is registered, and again
-	// after a look that found its job unfinished, a delivery is due for
-	// the sweep: the net under a lost notification.
-	DefaultCheckEvery = 15 * time.Minute
+	// lease covers one POST (Timeout) and recording it.
+	lease = Timeout + 20*time.Second
+	// checkEvery is how long after it is put, and after a look that found
+	// its job unfinished, a delivery is due: the net under a lost
+	// notification.
+	checkEvery = 15 * time.Minute
+	// sweepBudget: a sweep takes no new delivery with less than that
+	// left before its deadline.
+	sweepBudget = 5 * time.Second
 )
-
-// sweepBudget is the time a sweep leaves itself before its context's
-// deadline: it takes no new delivery when less than that is left.
-const sweepBudget = 5 * time.Second
 
 // Event types, the payload's "type".
 const (
@@ -65,11 +64,11 @@ type Tokens interface {
 	ByHash(ctx context.Context, hash string) (apitoken.Token, error)
 }
 
-// Sender posts the callbacks of API jobs. It is a pipeline Notifier
-// (Finished sends when a job ends) and has the timer's Sweep (retries,
-// and what a lost notification left).
+// Sender posts the callbacks of API jobs: a pipeline Notifier (Finished
+// sends when a job ends) with the timer's Sweep (retries, and what a lost
+// notification left).
 type Sender struct {
-	Store  Store
+	Store  outbox.Store
 	Jobs   Jobs
 	Tokens Tokens
 	// View is the job as GET /v1/jobs/{id} shows it: the payload's data.
@@ -77,36 +76,19 @@ type Sender struct {
 	Client *http.Client // Client(…) of the configuration
 	Clock  clock.Clock
 	Log    *slog.Logger
-	// Lease and CheckEvery: zero takes DefaultLease, DefaultCheckEvery.
-	Lease      time.Duration
-	CheckEvery time.Duration
 }
 
-func (s *Sender) lease() time.Duration {
-	if s.Lease > 0 {
-		return s.Lease
-	}
-	return DefaultLease
-}
-
-func (s *Sender) checkEvery() time.Duration {
-	if s.CheckEvery > 0 {
-		return s.CheckEvery
-	}
-	return DefaultCheckEvery
-}
-
-// NewWebhookID returns a delivery's webhook-id: "msg_" and a ULID.
-func NewWebhookID(now time.Time) string { return "msg_" + ident.NewAt(now) }
-
-// Register records the callback of job j, made by the token tok, to url
-// (CheckURL passed). It returns the delivery as stored: a job's first
-// registration is kept, so a retried request leaves it as it is.
+// Register puts the callback of job j, made by the token tok, to url
+// (CheckURL passed), and returns it as stored: a retried request finds
+// the first.
 func (s *Sender) Register(ctx context.Context, j job.Job, tok apitoken.Token, url string) (Delivery, error) {
 	now := s.Clock.Now()
-	d, _, err := s.Store.Register(ctx, Delivery{JobID: j.ID, URL: url, TokenHash: tok.Hash, WebhookID: NewWebhookID(now)},
-		now.Add(s.checkEvery()), now)
-	return d, err
+	p, err := Target{URL: url, TokenHash: tok.Hash, WebhookID: "msg_" + ident.NewAt(now)}.payload()
+	if err != nil {
+		return Delivery{}, fmt.Errorf("register callback of job %s: %w", j.ID, err)
+	}
+	e, _, err := s.Store.Put(ctx, outbox.Entry{Kind: outbox.Callback, Key: j.ID, JobID: j.ID, Payload: p}, now.Add(checkEvery), now)
+	return DeliveryOf(e), err
 }
 
 // Moved does nothing: callbacks tell only that a job ended.
@@ -118,14 +100,14 @@ func (s *Sender) Finished(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceAPI || !j.State.Terminal() {
 		return nil
 	}
-	d, taken, err := s.Store.Begin(ctx, j.ID, s.Clock.Now(), s.lease())
-	if errors.Is(err, ErrNotFound) || (err == nil && !taken) {
+	e, taken, err := s.Store.Begin(ctx, outbox.Entry{Kind: outbox.Callback, Key: j.ID, JobID: j.ID}, s.Clock.Now(), lease)
+	if errors.Is(err, outbox.ErrNotFound) || (err == nil && !taken) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	_, err = s.deliver(ctx, j, d)
+	_, err = s.deliver(ctx, j, DeliveryOf(e))
 	return err
 }
 
@@ -134,24 +116,24 @@ func (s *Sender) Finished(ctx context.Context, j job.Job) error {
 func (s *Sender) Sweep(ctx context.Context) (int, error) {
 	delivered := 0
 	for ctx.Err() == nil {
-		if dl, ok := ctx.Deadline(); ok && dl.Sub(s.Clock.Now()) < s.lease()+sweepBudget {
+		if dl, ok := ctx.Deadline(); ok && dl.Sub(s.Clock.Now()) < lease+sweepBudget {
 			return delivered, nil
 		}
-		due, err := s.Store.ClaimDue(ctx, s.Clock.Now(), s.lease(), 1)
+		due, err := s.Store.ClaimDue(ctx, outbox.Callback, s.Clock.Now(), lease, 1)
 		if err != nil || len(due) == 0 {
 			return delivered, err
 		}
-		d := due[0]
+		d := DeliveryOf(due[0])
 		j, err := s.Jobs.Get(ctx, d.JobID)
 		switch {
 		case errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()):
-			s.finish(ctx, d, Outcome{State: Failed})
+			s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
 			continue
 		case err != nil:
-			s.finish(ctx, d, Outcome{State: Pending, NextAt: s.Clock.Now().Add(time.Minute)})
+			s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: s.Clock.Now().Add(time.Minute)})
 			return delivered, err
 		case !j.State.Terminal():
-			s.finish(ctx, d, Outcome{State: Pending, NextAt: s.Clock.Now().Add(s.checkEvery())})
+			s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: s.Clock.Now().Add(checkEvery)})
 			continue
 		}
 		ok, err := s.deliver(ctx, j, d)
@@ -165,9 +147,9 @@ func (s *Sender) Sweep(ctx context.Context) (int, error) {
 	return delivered, nil
 }
 
-func (s *Sender) finish(ctx context.Context, d Delivery, o Outcome) {
-	if _, err := s.Store.Finish(ctx, d.JobID, o, s.Clock.Now()); err != nil {
-		s.Log.WarnContext(ctx, "could not record a callback", "job_id", d.JobID, "error", err.Error())
+func (s *Sender) finish(ctx context.Context, d Delivery, o outbox.Outcome) {
+	if _, err := s.Store.Finish(ctx, outbox.Callback, d.Key, o, s.Clock.Now()); err != nil {
+		s.Log.WarnContext(ctx, "callback not recorded", "job_id", d.JobID, "error", err.Error())
 	}
 }
 
@@ -187,24 +169,23 @@ func (e errNotDelivered) Error() string {
 }
 
 // deliver POSTs the callback of ended job j under d, which the caller
-// holds, records the attempt and its outcome, and reports whether it was
-// delivered.
+// holds, records the outcome, and reports whether it was delivered.
 func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, error) {
 	log := s.Log.With("job_id", j.ID, "webhook_id", d.WebhookID)
 	if j.Deleted() {
-		log.InfoContext(ctx, "callback given up: the job was deleted")
-		s.finish(ctx, d, Outcome{State: Failed})
+		log.InfoContext(ctx, "callback given up", "reason", "job_deleted")
+		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
 	tok, err := s.Tokens.ByHash(ctx, d.TokenHash)
 	if err != nil && !errors.Is(err, apitoken.ErrNotFound) {
-		s.finish(ctx, d, Outcome{State: Pending, NextAt: s.Clock.Now().Add(time.Minute)})
+		s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: s.Clock.Now().Add(time.Minute)})
 		return false, err
 	}
 	key, kerr := Key(tok.CallbackSecret)
 	if err != nil || tok.Revoked() || kerr != nil {
-		log.InfoContext(ctx, "callback given up: the token that made the job is revoked or has no callback secret")
-		s.finish(ctx, d, Outcome{State: Failed})
+		log.InfoContext(ctx, "callback given up", "reason", "token_unusable")
+		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
 	typ := TypeDone
@@ -217,15 +198,15 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 	}
 	body, err := json.Marshal(Payload{Type: typ, Timestamp: ended.UTC(), Data: s.View(j)})
 	if err != nil {
-		s.finish(ctx, d, Outcome{State: Failed})
+		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
 		return false, fmt.Errorf("callback payload of job %s: %w", j.ID, err)
 	}
 	at := s.Clock.Now()
 	status, code := s.post(ctx, d, key, body, at)
-	a := &Attempt{At: at, Status: status, Error: code}
+	a := &outbox.Attempt{At: at, Status: status, Error: code}
 	if code == "" {
 		log.InfoContext(ctx, "callback delivered", "status", status, "attempt", d.Attempts+1)
-		s.finish(ctx, d, Outcome{State: Delivered, Attempt: a})
+		s.finish(ctx, d, outbox.Outcome{State: outbox.Delivered, Attempt: a})
 		return true, nil
 	}
 	first := d.FirstAt
@@ -235,9 +216,9 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 	next := at.Add(Pause(d.Attempts + 1))
 	if next.Sub(first) > GiveUpAfter {
 		log.WarnContext(ctx, "callback given up", "status", status, "reason", code, "attempts", d.Attempts+1)
-		s.finish(ctx, d, Outcome{State: Failed, Attempt: a})
+		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed, Attempt: a})
 	} else {
-		s.finish(ctx, d, Outcome{State: Pending, NextAt: next, Attempt: a})
+		s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: a})
 	}
 	return false, errNotDelivered{status: status, code: code}
 }
@@ -249,10 +230,7 @@ func Pause(n int) time.Duration {
 	for i := 1; i < n && p < MaxPause; i++ {
 		p *= 2
 	}
-	if p > MaxPause {
-		p = MaxPause
-	}
-	return p
+	return min(p, MaxPause)
 }
 
 // post makes one POST and returns the answer's status and, when it is not
@@ -297,7 +275,8 @@ func failure(err error) string {
 	return "connection_failed"
 }
 
-// Get returns the callback of a job: ErrNotFound when it has none.
+// Get returns the callback of a job: outbox.ErrNotFound when it has none.
 func (s *Sender) Get(ctx context.Context, jobID string) (Delivery, error) {
-	return s.Store.Get(ctx, jobID)
+	e, err := s.Store.Get(ctx, outbox.Callback, jobID)
+	return DeliveryOf(e), err
 }

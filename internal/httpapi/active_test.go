@@ -17,6 +17,7 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/httpapi"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
 )
@@ -147,7 +148,7 @@ func (failingCallbacks) Register(context.Context, job.Job, apitoken.Token, strin
 }
 
 func (failingCallbacks) Get(context.Context, string) (callback.Delivery, error) {
-	return callback.Delivery{}, callback.ErrNotFound
+	return callback.Delivery{}, outbox.ErrNotFound
 }
 
 // A job made and then discarded (its callback could not be registered)

@@ -43,7 +43,7 @@ type Callbacks interface {
 	// Register records job j's callback to url, made by tok; a job's first
 	// registration is kept, and returned as stored.
 	Register(ctx context.Context, j job.Job, tok apitoken.Token, url string) (callback.Delivery, error)
-	// Get returns a job's callback: callback.ErrNotFound when it has none.
+	// Get returns a job's callback: outbox.ErrNotFound when it has none.
 	Get(ctx context.Context, jobID string) (callback.Delivery, error)
 }
 

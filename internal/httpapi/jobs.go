@@ -17,6 +17,7 @@ import (
 	"transcriber/internal/callback"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
 )
@@ -293,7 +294,7 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, caller apitoken.Tok
 		switch {
 		case err == nil:
 			v.Callback = callbackOf(cb)
-		case !errors.Is(err, callback.ErrNotFound):
+		case !errors.Is(err, outbox.ErrNotFound):
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"transcriber/internal/callback"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/spend"
 	"transcriber/internal/transcript"
 )
@@ -60,13 +61,13 @@ type optionsView struct {
 
 // callbackView is a job's callback as the API shows it.
 type callbackView struct {
-	URL           string         `json:"url"`
-	State         callback.State `json:"state"`
-	Attempts      int            `json:"attempts"`
-	LastAttemptAt *time.Time     `json:"last_attempt_at,omitempty"`
-	LastStatus    int            `json:"last_status,omitempty"`
-	LastError     string         `json:"last_error,omitempty"`
-	NextAttemptAt *time.Time     `json:"next_attempt_at,omitempty"`
+	URL           string       `json:"url"`
+	State         outbox.State `json:"state"`
+	Attempts      int          `json:"attempts"`
+	LastAttemptAt *time.Time   `json:"last_attempt_at,omitempty"`
+	LastStatus    int          `json:"last_status,omitempty"`
+	LastError     string       `json:"last_error,omitempty"`
+	NextAttemptAt *time.Time   `json:"next_attempt_at,omitempty"`
 }
 
 func callbackOf(d callback.Delivery) *callbackView {
@@ -75,7 +76,7 @@ func callbackOf(d callback.Delivery) *callbackView {
 		at := d.LastAt
 		v.LastAttemptAt = &at
 	}
-	if d.State == callback.Pending && d.Attempts > 0 {
+	if d.State == outbox.Pending && d.Attempts > 0 {
 		at := d.NextAt
 		v.NextAttemptAt = &at
 	}

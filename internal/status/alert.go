@@ -96,9 +96,8 @@ type Alert struct {
 // Decide returns the alerts to send at now, given the status s (read at
 // now) and when each kind was last sent: each kind at most once in
 // AlertEvery (once a UTC month for the audio thresholds), in the order of
-// Kinds. It decides only: the caller sends each alert through a delivery
-// record keyed by its kind and window, which sends it once, and then
-// records it as sent (Gate.Take), so the next decision leaves it out.
+// Kinds. The caller sends each through the outbox, keyed by kind and
+// window (sent once), then records it (Gate.Take).
 func Decide(s Status, sent Sent, now time.Time) []Alert {
 	var out []Alert
 	allowed := func(k Kind) bool {
@@ -114,9 +113,7 @@ func Decide(s Status, sent Sent, now time.Time) []Alert {
 	}
 
 	if allowed(AlertDead) {
-		// New are the dead jobs that ended after the last alert (or in the
-		// last AlertEvery when none is on record): one after it would
-		// have been sent then.
+		// New: ended after the last alert, or in the last AlertEvery.
 		since := now.Add(-AlertEvery)
 		if last := sent[AlertDead]; !last.IsZero() {
 			since = last
@@ -172,15 +169,12 @@ func Decide(s Status, sent Sent, now time.Time) []Alert {
 	return out
 }
 
-// Gate keeps when each kind of alert was last sent, in the shared usage
-// counters (package quota), so every instance sees one record and two
-// that decide at once send one alert: the counter of key "alert:<kind>"
-// and the kind's window (the UTC hour, or the UTC month for the audio
-// thresholds) holds the moment it was sent in that window, as the
-// milliseconds from the window's start plus one. Take reserves exactly
-// that amount with that amount as the limit, which the store grants only
-// while the counter is 0: one alert of a kind per window, atomically, and
-// its moment kept. The rows expire as every counter does (quota.Retention).
+// Gate keeps when each kind of alert was last sent in the shared usage
+// counters, so every instance sees one record: counter "alert:<kind>" of
+// the kind's window (the UTC hour, or month for the thresholds) holds the
+// moment as milliseconds from the window's start plus one. Take reserves
+// that amount with itself as the limit, granted only while the counter is
+// 0: one record a window, atomically. The rows expire as every counter's.
 type Gate struct{ Counters quota.Counters }
 
 // AlertKey is the counter key of kind k's record.
@@ -200,10 +194,9 @@ func WindowOf(k Kind, t time.Time) time.Time {
 	return t.UTC().Truncate(time.Hour)
 }
 
-// Take records that an alert of kind k is sent at at (the status's At,
-// so a job that ended after the read is new to the next one), and reports
-// false when one was recorded in k's window already. Take only for an
-// alert Decide returned.
+// Take records an alert of kind k sent at at (the status's At, so a job
+// that ended after the read is new to the next one); false when one was
+// recorded in k's window already.
 func (g Gate) Take(ctx context.Context, k Kind, at time.Time) (bool, error) {
 	if g.Counters == nil {
 		return false, errNoCounters
@@ -218,9 +211,8 @@ func (g Gate) Take(ctx context.Context, k Kind, at time.Time) (bool, error) {
 	return ok, nil
 }
 
-// Sent reads when each kind was last sent: in the current and the previous
-// hour (the current month for the audio thresholds), which is all Decide
-// needs. It reads 8 counters.
+// Sent reads when each kind was last sent in the current and previous hour
+// (the current month for the thresholds): all Decide needs.
 func (g Gate) Sent(ctx context.Context, now time.Time) (Sent, error) {
 	out := Sent{}
 	if g.Counters == nil {
@@ -254,8 +246,7 @@ func (g Gate) Sent(ctx context.Context, now time.Time) (Sent, error) {
 }
 
 // Check reports whether this caller decides the alerts now: true for one
-// caller in each CheckEvery window of the clock. The timer calls it; only
-// the call it lets through reads the status and Sent.
+// caller in each CheckEvery window; only it reads the status and Sent.
 func (g Gate) Check(ctx context.Context, now time.Time) (bool, error) {
 	if g.Counters == nil {
 		return false, errNoCounters

@@ -6,11 +6,11 @@
 // answers the owner with it, and Decide (alert.go) turns it into the
 // owner's alerts.
 //
-// It only reads, over ports it defines (Jobs, Deliveries, Callbacks, and
-// the usage counters of package quota), and every read is a range of an
-// index the tables already have, bounded by Config.Cap: the jobs through
-// jobs_due (state, next_run_at, id), the deliveries and callbacks through
-// their due indexes, the counters by their key. docs/database.md gives
+// It only reads, over ports it defines (Jobs, Outbox, and the usage
+// counters of package quota), and every read is a range of an index the
+// tables already have, bounded by Config.Cap: the jobs through jobs_due
+// (state, next_run_at, id), the outbox through outbox_due, the counters
+// by their key. docs/database.md gives
 // the request units one read costs in YDB.
 package status
 
@@ -24,10 +24,10 @@ import (
 	"strings"
 	"time"
 
-	"transcriber/internal/botstate"
 	"transcriber/internal/callback"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
 )
@@ -51,23 +51,13 @@ type Jobs interface {
 	Get(ctx context.Context, id string) (job.Job, error)
 }
 
-// Deliveries is what the status reads of the bot's deliveries; both
-// stores' BotState implement it.
-type Deliveries interface {
-	// PendingDeliveries returns up to limit pending deliveries, by
-	// next_at (the pending range of telegram_deliveries_due).
-	// Errors: ErrInvalid (limit out of 1..MaxRead).
-	PendingDeliveries(ctx context.Context, limit int) ([]botstate.Delivery, error)
-}
-
-// Callbacks is what the status reads of the API's callbacks; both stores'
-// Callbacks implement it.
-type Callbacks interface {
-	// CallbacksInState returns up to limit callbacks in state whose next_at
-	// is at or after since (the zero time: all), by next_at, then job id
-	// (a range of callbacks_due). Errors: ErrInvalid (limit out of
-	// 1..MaxRead).
-	CallbacksInState(ctx context.Context, state callback.State, since time.Time, limit int) ([]callback.Delivery, error)
+// Outbox is what the status reads of the outbox; both stores' Outbox
+// implement it.
+type Outbox interface {
+	// InState returns up to limit entries of kind in state whose next_at
+	// is at or after since (the zero time: all), by next_at, then key (a
+	// range of outbox_due). Errors: ErrInvalid (limit out of 1..MaxRead).
+	InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error)
 }
 
 // MaxRead is the most rows one read of a port may return.
@@ -122,15 +112,13 @@ func (c Config) limit() int {
 	return c.Cap
 }
 
-// Reader reads the status. Counters, Deliveries and Callbacks may be nil:
-// their parts then read as zero (no counters) or are left out (no bot, no
-// callbacks).
+// Reader reads the status. Counters and Outbox may be nil: their parts
+// then read as zero (no counters) or are left out (Telegram, callbacks).
 type Reader struct {
-	Jobs       Jobs
-	Counters   quota.Counters
-	Deliveries Deliveries
-	Callbacks  Callbacks
-	Config     Config
+	Jobs     Jobs
+	Counters quota.Counters
+	Outbox   Outbox
+	Config   Config
 }
 
 // Status is the service's state at one moment.
@@ -163,9 +151,9 @@ type Status struct {
 	// Spend is the installation's money this UTC month against
 	// LIMIT_BUDGET_PER_MONTH.
 	Spend Spend `json:"spend_month"`
-	// Telegram is the bot's deliveries; nil without a bot.
+	// Telegram is the bot's outbox entries; nil without an outbox.
 	Telegram *TelegramState `json:"telegram,omitempty"`
-	// Callbacks is the API's callbacks; nil without a callback store.
+	// Callbacks is the API's callbacks; nil without an outbox.
 	Callbacks *CallbackState `json:"callbacks,omitempty"`
 }
 
@@ -366,10 +354,8 @@ func (r Reader) Read(ctx context.Context, now time.Time) (Status, error) {
 	fail("in flight", r.readInFlight(ctx, &s))
 	fail("audio", r.readAudio(ctx, &s))
 	fail("spend", r.readSpend(ctx, &s))
-	if r.Deliveries != nil {
+	if r.Outbox != nil {
 		fail("telegram deliveries", r.readDeliveries(ctx, &s))
-	}
-	if r.Callbacks != nil {
 		fail("callbacks", r.readCallbacks(ctx, &s))
 	}
 	if err := errors.Join(errList...); err != nil {
@@ -692,7 +678,7 @@ func (r Reader) readSpend(ctx context.Context, s *Status) error {
 
 func (r Reader) readDeliveries(ctx context.Context, s *Status) error {
 	limit := r.Config.limit()
-	got, err := r.Deliveries.PendingDeliveries(ctx, limit+1)
+	got, err := r.Outbox.InState(ctx, outbox.Telegram, outbox.Pending, time.Time{}, limit+1)
 	if err != nil {
 		return err
 	}
@@ -715,22 +701,22 @@ func (r Reader) readDeliveries(ctx context.Context, s *Status) error {
 
 func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 	limit := r.Config.limit()
-	pending, err := r.Callbacks.CallbacksInState(ctx, callback.Pending, time.Time{}, limit+1)
+	pending, err := r.Outbox.InState(ctx, outbox.Callback, outbox.Pending, time.Time{}, limit+1)
 	if err != nil {
 		return err
 	}
-	failed, err := r.Callbacks.CallbacksInState(ctx, callback.Failed, s.EndedSince, limit+1)
+	failed, err := r.Outbox.InState(ctx, outbox.Callback, outbox.Failed, s.EndedSince, limit+1)
 	if err != nil {
 		return err
 	}
 	c := &CallbackState{Pending: min(len(pending), limit), More: len(pending) > limit,
 		Failed: min(len(failed), limit), FailedMore: len(failed) > limit, Endpoints: []Endpoint{}}
 	hosts := map[string]*Endpoint{}
-	see := func(d callback.Delivery) {
+	see := func(d outbox.Entry) {
 		if d.Attempts == 0 || d.LastError == "" {
 			return // never POSTed: failed for its job or token, not the endpoint
 		}
-		host := hostOf(d.URL)
+		host := hostOf(callback.DeliveryOf(d).URL)
 		e := hosts[host]
 		if e == nil {
 			e = &Endpoint{Host: host}

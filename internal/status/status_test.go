@@ -3,16 +3,16 @@ package status_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/spend"
@@ -36,13 +36,12 @@ var windows35 = status.Windows{RequestsKey: admission.RequestsKey, RequestLength
 
 // env is the status of one embedded database, its clock held at start.
 type env struct {
-	ctx       context.Context
-	clk       *clock.Fake
-	jobs      *sqlite.JobStore
-	bot       *sqlite.BotState
-	callbacks *sqlite.Callbacks
-	counters  *sqlite.Counters
-	cfg       status.Config
+	ctx      context.Context
+	clk      *clock.Fake
+	jobs     *sqlite.JobStore
+	box      *sqlite.Outbox
+	counters *sqlite.Counters
+	cfg      status.Config
 }
 
 func newEnv(t *testing.T) *env {
@@ -51,14 +50,14 @@ func newEnv(t *testing.T) *env {
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), clk)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
-	return &env{ctx: context.Background(), clk: clk, jobs: sqlite.NewJobStore(db), bot: sqlite.NewBotState(db),
-		callbacks: sqlite.NewCallbacks(db), counters: sqlite.NewCounters(db),
-		cfg: status.Config{Windows: windows35, QuotaCode: speechkit.CodeRecognitionQuota, MaxInFlight: 100, AudioPerMonth: 10 * time.Hour}}
+	return &env{ctx: context.Background(), clk: clk, jobs: sqlite.NewJobStore(db), box: sqlite.NewOutbox(db),
+		counters: sqlite.NewCounters(db),
+		cfg:      status.Config{Windows: windows35, QuotaCode: speechkit.CodeRecognitionQuota, MaxInFlight: 100, AudioPerMonth: 10 * time.Hour}}
 }
 
 func (e *env) read(t *testing.T) status.Status {
 	t.Helper()
-	r := status.Reader{Jobs: e.jobs, Counters: e.counters, Deliveries: e.bot, Callbacks: e.callbacks, Config: e.cfg}
+	r := status.Reader{Jobs: e.jobs, Counters: e.counters, Outbox: e.box, Config: e.cfg}
 	s, err := r.Read(e.ctx, e.clk.Now())
 	require.NoError(t, err)
 	return s
@@ -297,14 +296,17 @@ func TestInFlightAndTheMonthsAudio(t *testing.T) {
 func TestDeliveriesAndCallbacks(t *testing.T) {
 	e := newEnv(t)
 	now := e.clk.Now()
-	key := func(msg int64) botstate.Key { return botstate.Key{ChatID: 42, MessageID: msg, Part: "result"} }
-	_, err := e.bot.Schedule(e.ctx, key(1), "", now.Add(30*time.Minute), now)
+	msg := func(n int) outbox.Entry {
+		return outbox.Entry{Kind: outbox.Telegram, Key: fmt.Sprintf("42/%d/result", n)}
+	}
+	_, _, err := e.box.Put(e.ctx, msg(1), now.Add(30*time.Minute), now)
 	require.NoError(t, err)
-	_, _, err = e.bot.Begin(e.ctx, key(2), "", now.Add(-time.Minute), time.Second)
+	_, _, err = e.box.Begin(e.ctx, msg(2), now.Add(-time.Minute), time.Second)
 	require.NoError(t, err)
-	_, err = e.bot.Finish(e.ctx, key(2), botstate.Outcome{State: botstate.Pending, NextAt: now.Add(-time.Second)}, now.Add(-time.Minute))
+	_, err = e.box.Finish(e.ctx, outbox.Telegram, msg(2).Key, outbox.Outcome{State: outbox.Pending, NextAt: now.Add(-time.Second),
+		Attempt: &outbox.Attempt{At: now.Add(-time.Minute), Error: "telegram_unavailable"}}, now.Add(-time.Minute))
 	require.NoError(t, err)
-	_, _, err = e.bot.Begin(e.ctx, key(3), "", now, time.Minute) // being sent now
+	_, _, err = e.box.Begin(e.ctx, msg(3), now, time.Minute) // being sent now
 	require.NoError(t, err)
 
 	const secretURL = "https://hooks.example.com:8443/in/s3cr3t-path?token=s3cr3t"
@@ -314,29 +316,30 @@ func TestDeliveriesAndCallbacks(t *testing.T) {
 		if i == 4 {
 			u = "https://ok.example.net/hook"
 		}
-		_, _, err := e.callbacks.Register(e.ctx, callback.Delivery{JobID: id, URL: u, TokenHash: "h", WebhookID: "msg_" + id}, now, now)
+		cb := outbox.Entry{Kind: outbox.Callback, Key: id, JobID: id, Payload: `{"url":"` + u + `"}`}
+		_, _, err := e.box.Put(e.ctx, cb, now, now)
 		require.NoError(t, err)
 	}
-	post := func(id string, n int, last callback.State, status int) {
+	post := func(id string, n int, last outbox.State, status int) {
 		for i := 0; i < n; i++ {
 			at := now.Add(time.Duration(i) * time.Second)
-			_, taken, err := e.callbacks.Begin(e.ctx, id, at, time.Minute)
+			_, taken, err := e.box.Begin(e.ctx, outbox.Entry{Kind: outbox.Callback, Key: id}, at, time.Minute)
 			require.NoError(t, err)
 			require.True(t, taken)
-			o := callback.Outcome{State: callback.Pending, NextAt: at.Add(time.Minute),
-				Attempt: &callback.Attempt{At: at, Status: status, Error: "status_" + string(rune('0'+status/100))}}
+			o := outbox.Outcome{State: outbox.Pending, NextAt: at.Add(time.Minute),
+				Attempt: &outbox.Attempt{At: at, Status: status, Error: "status_" + string(rune('0'+status/100))}}
 			if i == n-1 {
 				o.State = last
 			}
-			_, err = e.callbacks.Finish(e.ctx, id, o, at)
+			_, err = e.box.Finish(e.ctx, outbox.Callback, id, o, at)
 			require.NoError(t, err)
 		}
 	}
-	post(ids[0], 2, callback.Pending, 503)
-	post(ids[1], 3, callback.Pending, 404)
-	post(ids[2], 1, callback.Failed, 500)
+	post(ids[0], 2, outbox.Pending, 503)
+	post(ids[1], 3, outbox.Pending, 404)
+	post(ids[2], 1, outbox.Failed, 500)
 	// ids[3] is pending, never posted; ids[4] failed once to another host.
-	post(ids[4], 1, callback.Pending, 502)
+	post(ids[4], 1, outbox.Pending, 502)
 
 	s := e.read(t)
 	require.Equal(t, 3, s.Telegram.Pending)

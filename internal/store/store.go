@@ -9,8 +9,8 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
@@ -18,11 +18,11 @@ import (
 
 // Set is the stores of one database, made by NewSet.
 type Set struct {
-	Jobs      job.Store
-	Tokens    apitoken.Store
-	Bot       botstate.Store
-	Counters  quota.Counters
-	Callbacks callback.Store
+	Jobs     job.Store
+	Tokens   apitoken.Store
+	Bot      botstate.Store
+	Counters quota.Counters
+	Outbox   outbox.Store
 	// Agenda nil has each part of the timer's call read for itself.
 	Agenda Agenda
 
@@ -30,8 +30,9 @@ type Set struct {
 	spread bool
 }
 
-// Agenda tells in one read when the timer's earliest work is due: a job in
-// states, a pending Telegram delivery or callback.
+// Agenda tells when the timer's earliest work is due: a job in one of
+// states or a pending outbox entry. False when
+// there is none.
 type Agenda interface {
 	NextWork(ctx context.Context, states []job.State) (time.Time, bool, error)
 }

@@ -23,6 +23,7 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/storage/s3/s3test"
@@ -48,6 +49,7 @@ type harness struct {
 	obj    *s3.Store
 	jobs   job.Store
 	state  botstate.Store
+	box    outbox.Store
 	clk    *clock.Fake
 	bot    *telegram.Bot
 	slept  []time.Duration
@@ -71,7 +73,7 @@ func newHarness(t testing.TB, tune ...func(*tgconf.Config)) *harness {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	h.jobs = sqlite.NewJobStore(db)
-	h.state = sqlite.NewBotState(db)
+	h.state, h.box = sqlite.NewBotState(db), sqlite.NewOutbox(db)
 	h.counters = sqlite.NewCounters(db)
 	cfg := h.s3.Config()
 	cfg.Clock = h.clk
@@ -93,7 +95,7 @@ func newHarness(t testing.TB, tune ...func(*tgconf.Config)) *harness {
 		f(&c)
 	}
 	h.bot, err = telegram.New(telegram.Deps{
-		Jobs: h.jobs, State: h.state, Objects: h.obj, Counters: h.counters, Clock: h.clk, Log: testLog(t),
+		Jobs: h.jobs, State: h.state, Outbox: h.box, Objects: h.obj, Counters: h.counters, Clock: h.clk, Log: testLog(t),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			h.mu.Lock()
 			h.slept = append(h.slept, d)
@@ -583,7 +585,7 @@ func TestStoreFailureAnswers5xxAndTheRedeliveryMakesTheJob(t *testing.T) {
 	h := newHarness(t)
 	jobs := &failingJobs{Store: h.jobs, down: true}
 	var err error
-	h.bot, err = telegram.New(telegram.Deps{Jobs: jobs, State: h.state, Objects: h.obj, Clock: h.clk, Log: testLog(t)},
+	h.bot, err = telegram.New(telegram.Deps{Jobs: jobs, State: h.state, Outbox: h.box, Objects: h.obj, Clock: h.clk, Log: testLog(t)},
 		tgconf.Config{Token: telegramtest.Token, WebhookSecret: secret, APIURL: h.tg.URL, Allowed: tgconf.Allowed{Everyone: true}})
 	require.NoError(t, err)
 	h.server.Config.Handler = h.bot

@@ -309,7 +309,7 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 }
 
 // Forget deletes a chat's jobs with their files and recognitions, and the
-// chat's settings and delivery records, and returns how many jobs were
+// chat's settings and outbox entries, and returns how many jobs were
 // deleted. Deleting is marking: a step running on one of them sees the mark
 // and removes what it made (see pipeline).
 func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {

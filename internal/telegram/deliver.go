@@ -15,22 +15,20 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"
 )
 
 // The bot is the pipeline's Notifier: Moved edits the status message as a
-// job moves, Finished delivers an ended job. Both run in the ingest and poll
-// functions; Sweep, on the timer, delivers what they could not.
+// job moves, Finished delivers an ended job; Sweep, on the timer, delivers
+// what they could not.
 
-// DeliveryGiveUp is how long after a job ended its result is still tried:
-// past it, a delivery that fails again is given up. Looks at a job that
-// had not ended yet do not count against it.
+// DeliveryGiveUp is how long after a job ended its result is still tried.
 const DeliveryGiveUp = 12 * time.Hour
 
-// sweepBudget is the time a sweep leaves itself before its context's
-// deadline: it takes no new delivery when less than that is left, so the
-// one it holds is recorded before the call ends.
+// sweepBudget: a sweep takes no new result with less than that left before
+// its deadline, so the one it holds is recorded before the call ends.
 const sweepBudget = 15 * time.Second
 
 // Moved edits a Telegram job's status message to say where the job is,
@@ -53,16 +51,15 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	default:
 		return nil
 	}
-	k := botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partStatus}
-	st, err := b.State.Get(ctx, k)
-	if errors.Is(err, botstate.ErrNotFound) {
+	st, err := b.Outbox.Get(ctx, outbox.Telegram, ref{j.TelegramChatID, j.TelegramMessageID, partStatus}.key())
+	if errors.Is(err, outbox.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	now := b.Clock.Now()
-	if st.State != botstate.Sent || st.SentID == 0 || (!telling && now.Sub(st.UpdatedAt) < b.cfg.StatusEvery) {
+	if st.State != outbox.Delivered || st.SentID == 0 || (!telling && now.Sub(st.UpdatedAt) < b.cfg.StatusEvery) {
 		return nil
 	}
 	chat, err := b.State.Chat(ctx, j.TelegramChatID)
@@ -75,7 +72,7 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	if err != nil && !notModified(err) {
 		return classify(b.scrubbed(err))
 	}
-	_, err = b.record(ctx, k, botstate.Outcome{State: botstate.Sent})
+	_, err = b.record(ctx, st.Key, outbox.Outcome{State: outbox.Delivered})
 	return err
 }
 
@@ -85,8 +82,8 @@ func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceTelegram {
 		return nil
 	}
-	k := botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partResult}
-	d, taken, err := b.State.Begin(ctx, k, j.ID, b.Clock.Now(), b.cfg.DeliveryLease)
+	r := ref{j.TelegramChatID, j.TelegramMessageID, partResult}
+	d, taken, err := b.Outbox.Begin(ctx, r.entry(j.ID), b.Clock.Now(), b.cfg.DeliveryLease)
 	if err != nil || !taken {
 		return err
 	}
@@ -105,29 +102,29 @@ func (b *Bot) Sweep(ctx context.Context) (int, error) {
 		}
 		// One at a time: a delivery's lease covers only the send in hand,
 		// so an overlapping timer call never finds one held too long.
-		due, err := b.State.ClaimDue(ctx, b.Clock.Now(), b.cfg.DeliveryLease, 1)
+		due, err := b.Outbox.ClaimDue(ctx, outbox.Telegram, b.Clock.Now(), b.cfg.DeliveryLease, 1)
 		if err != nil || len(due) == 0 {
 			return sent, err
 		}
 		d := due[0]
-		if d.Part != partResult || d.JobID == "" {
+		if !strings.HasSuffix(d.Key, "/"+partResult) || d.JobID == "" {
 			// A status or a reply whose send failed: the update it
 			// answers was delivered again, or never will be.
-			b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+			b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 			continue
 		}
 		j, err := b.Jobs.Get(ctx, d.JobID)
 		if errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()) {
-			b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+			b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 			continue
 		}
 		if err != nil {
-			b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
+			b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
 			return sent, err
 		}
 		delivered, err := b.deliver(ctx, j, d)
 		if err != nil {
-			b.Log.WarnContext(ctx, "delivery failed", "job_id", j.ID, "error", b.scrub(err.Error()))
+			b.Log.WarnContext(ctx, "result not delivered", "job_id", j.ID, "error", b.scrub(err.Error()))
 			if errors.Is(err, context.DeadlineExceeded) {
 				// Telegram did not answer within the delivery's window:
 				// the rest wait for the next pass rather than each hold
@@ -143,33 +140,34 @@ func (b *Bot) Sweep(ctx context.Context) (int, error) {
 	return sent, nil
 }
 
-func (b *Bot) finish(ctx context.Context, k botstate.Key, o botstate.Outcome) {
-	if _, err := b.record(ctx, k, o); err != nil {
-		b.Log.WarnContext(ctx, "could not record a delivery", "chat_id", k.ChatID, "part", k.Part, "error", err.Error())
+func (b *Bot) finish(ctx context.Context, key string, o outbox.Outcome) {
+	if _, err := b.record(ctx, key, o); err != nil {
+		b.Log.WarnContext(ctx, "send not recorded", "key", key, "error", err.Error())
 	}
 }
 
-// deliver sends the result of job j under delivery d, which the caller
+// deliver sends the result of job j under entry d, which the caller
 // holds, records the outcome, and reports whether it sent the result.
-func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool, error) {
+func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, error) {
 	log := b.Log.With("job_id", j.ID, "chat_id", j.TelegramChatID)
 	if !j.State.Terminal() {
 		// Not ended yet: look again later.
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)})
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)})
 		return false, nil
 	}
 	chat, err := b.State.Chat(ctx, j.TelegramChatID)
 	if err != nil {
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
 		return false, err
 	}
 	if !chat.BlockedAt.IsZero() {
-		log.InfoContext(ctx, "not delivered: the bot is blocked in this chat")
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+		log.InfoContext(ctx, "result not delivered", "reason", "bot_blocked")
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
 	status := int64(0)
-	if st, err := b.State.Get(ctx, botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partStatus}); err == nil && st.State == botstate.Sent {
+	st, err := b.Outbox.Get(ctx, outbox.Telegram, ref{j.TelegramChatID, j.TelegramMessageID, partStatus}.key())
+	if err == nil && st.State == outbox.Delivered {
 		status = st.SentID
 	}
 	wctx, cancel := b.deliveryWindow(ctx, d.LeaseUntil)
@@ -180,18 +178,15 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 	} else {
 		sentID, err = b.sendOrEdit(wctx, j, status, failureText(chatLang(chat), j), nil)
 	}
-	// Time since the job ended, not attempts, decides: the sweep's looks at
-	// a job still running took the delivery too.
-	since := b.Clock.Now().Sub(j.UpdatedAt)
+	since := b.Clock.Now().Sub(j.UpdatedAt) // decides the give-up and the pause
 	switch {
 	case errors.Is(err, errNotHeld):
-		// Another sender has it now, or the sweep will: what that one
-		// records stands.
-		log.WarnContext(ctx, "delivery not held at its send", "error", b.scrub(err.Error()))
+		// Another sender has it now, or the sweep will: its record stands.
+		log.WarnContext(ctx, "result not held at its send", "error", b.scrub(err.Error()))
 		return false, nil
 	case err == nil:
-		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts)
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Sent, SentID: sentID})
+		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts+1)
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: sentID, Attempt: b.attempt(nil)})
 		if to := chat.TranslateTo(); to != "" && j.State == job.Done && b.Translations != nil {
 			if err := b.sendTranslation(wctx, j, chat, to); err != nil {
 				log.WarnContext(ctx, "translation not delivered", "lang", to, "error", b.scrub(err.Error()))
@@ -199,10 +194,10 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 		}
 		return true, nil
 	case chatGone(err):
-		return false, b.blocked(ctx, d.Key, err, nil)
+		return false, b.blocked(ctx, j.TelegramChatID, d.Key, err, nil)
 	case errs.KindOf(classify(err)) == errs.Permanent, since >= DeliveryGiveUp:
-		log.ErrorContext(ctx, "result not delivered; giving up", "error", b.scrub(err.Error()), "since_end", since.String())
-		b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Abandoned})
+		log.ErrorContext(ctx, "result given up", "error", b.scrub(err.Error()), "since_end", since.String())
+		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed, Attempt: b.attempt(err)})
 		return false, classify(b.scrubbed(err))
 	}
 	next := b.Clock.Now().Add(retryPause(since))
@@ -210,16 +205,15 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d botstate.Delivery) (bool
 	if errors.As(err, &tooMany) {
 		next = b.Clock.Now().Add(time.Duration(tooMany.RetryAfter) * time.Second)
 	}
-	b.finish(ctx, d.Key, botstate.Outcome{State: botstate.Pending, NextAt: next})
+	b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: b.attempt(err)})
 	return false, classify(b.scrubbed(err))
 }
 
-// deliveryWindow is ctx bounded for the Bot API calls of a delivery held
-// until leaseUntil: they may run until recordTimeout before the lease
-// ends, or before ctx's own deadline when that is sooner, so the outcome
-// is recorded while the lease still holds. Within it no call has a bound
-// of its own (withRetryIn): a slow answer is waited for, not given up and
-// sent again.
+// deliveryWindow bounds the Bot API calls of an entry held until
+// leaseUntil to recordTimeout before the lease (or ctx's deadline) ends,
+// so the outcome is recorded while the lease holds. Within it no call has
+// a bound of its own (withRetryIn): a slow answer is waited for, not given
+// up and sent again.
 func (b *Bot) deliveryWindow(ctx context.Context, leaseUntil time.Time) (context.Context, context.CancelFunc) {
 	left := leaseUntil.Sub(b.Clock.Now()) - recordTimeout
 	if d, ok := ctx.Deadline(); ok {
@@ -228,37 +222,33 @@ func (b *Bot) deliveryWindow(ctx context.Context, leaseUntil time.Time) (context
 	return context.WithTimeout(ctx, left)
 }
 
-// mayHaveLanded is the SentID a pending result delivery records before a
-// send that would show twice if made again (a new message, where an edit
-// of the status message could have carried the result): the message may
-// be in the chat though no answer said so, because the answer came after
-// the window or the sender stopped in the call. A try of a delivery so
-// marked edits the status message into the result rather than send it
-// anew. Message ids are positive, so no sent message has it.
+// mayHaveLanded is the SentID a pending result records before a send that
+// would show twice if made again (a new message where an edit of the
+// status message could have carried the result): it may be in the chat
+// though no answer said so. A try of a result so marked edits the status
+// message into it instead. Message ids are positive.
 const mayHaveLanded int64 = -1
 
-// errNotHeld: marking the delivery (markLanding) lost it, to another
-// sender that took it in between or to a store that failed to take it
-// again; this call sends and records nothing, and the delivery is due
-// again when its lease would have ended.
+// errNotHeld: markLanding lost the entry (another sender took it, or the
+// store failed to take it again); nothing is sent or recorded, and the
+// entry is due when its lease would have ended.
 var errNotHeld = errors.New("the delivery is no longer held")
 
-// markLanding records mayHaveLanded on result delivery d before a send
-// that cannot be repeated without showing twice. Finish ends the lease,
-// so d is taken again at once with the lease it had (Begin); it is due,
-// should this sender stop, when that lease ends. errNotHeld when another
-// sender took it in between, or the lease had run out.
-func (b *Bot) markLanding(ctx context.Context, d botstate.Delivery) error {
+// markLanding records mayHaveLanded on result d before a send that cannot
+// be repeated without showing twice. Finish ends the lease, so d is taken
+// again at once with the lease it had: should this sender stop, it is due
+// when that lease ends.
+func (b *Bot) markLanding(ctx context.Context, d outbox.Entry) error {
 	now := b.Clock.Now()
 	left := d.LeaseUntil.Sub(now)
 	if left <= 0 {
 		return errNotHeld
 	}
-	o := botstate.Outcome{State: botstate.Pending, SentID: mayHaveLanded, NextAt: d.LeaseUntil}
-	if _, err := b.State.Finish(ctx, d.Key, o, now); err != nil {
+	o := outbox.Outcome{State: outbox.Pending, SentID: mayHaveLanded, NextAt: d.LeaseUntil}
+	if _, err := b.Outbox.Finish(ctx, outbox.Telegram, d.Key, o, now); err != nil {
 		return err
 	}
-	_, taken, err := b.State.Begin(ctx, d.Key, d.JobID, now, left)
+	_, taken, err := b.Outbox.Begin(ctx, d, now, left)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %w", errNotHeld, err)
@@ -268,20 +258,18 @@ func (b *Bot) markLanding(ctx context.Context, d botstate.Delivery) error {
 	return nil
 }
 
-// retryPause is the wait before a delivery's next try, by how long the
-// job has been waiting for it: as long again, within a minute and an hour,
-// so tries double in spacing until DeliveryGiveUp.
+// retryPause is the wait before a result's next try: as long as the job
+// has waited, within a minute and an hour, so tries double in spacing.
 func retryPause(since time.Duration) time.Duration {
 	return min(max(since, time.Minute), time.Hour)
 }
 
-// summaryAfter: the bot posts a job's summary (when it asked for one and
-// got it) above the transcript of a recording longer than this; a shorter
-// one reads faster than its summary.
+// summaryAfter: a summary goes above the transcript of a recording longer
+// than this; a shorter one reads faster than its summary.
 const summaryAfter = 2 * time.Minute
 
-// summaryText is what the bot posts of a job's summary: a heading and the
-// summary, cut to fit one message; "" when there is none to post.
+// summaryText is a heading and the job's summary, cut to one message; ""
+// when there is none to post.
 func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 	if t.Summary == nil || time.Duration(j.DurationMs)*time.Millisecond <= summaryAfter {
 		return ""
@@ -297,20 +285,17 @@ func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 	return s
 }
 
-// sendResult delivers a transcript under delivery d: into the status
-// message when it fits one message, or as a document in the chat's format
-// with its first lines as the caption. A summary to post (summaryText)
-// goes above it: at the head of the one message when both fit; otherwise
-// in the status message, which stands above the document (or, with no
-// status message, in a message sent just before the document).
+// sendResult delivers a transcript under entry d: into the status message
+// when it fits one message, else as a document in the chat's format, its
+// first lines the caption. A summary (summaryText) goes above: at the head
+// of the one message, else in the status message (or a message sent just
+// before the document).
 //
-// A document is a new message, and sending it again shows it twice: with
-// a status message, d is marked before the send (markLanding), and a try
-// of a delivery so marked edits the status message into the document
-// instead, its caption the summary when there is one. Telegram refusing
-// that edit (the status message deleted, or not made into a document)
-// sends the document as on a first try.
-func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64, d botstate.Delivery) (int64, error) {
+// A document sent again shows twice: with a status message, d is marked
+// first (markLanding), and a try of a marked result edits the status
+// message into the document instead; Telegram refusing that edit sends
+// the document as on a first try.
+func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64, d outbox.Entry) (int64, error) {
 	l := chatLang(chat)
 	t, err := b.readTranscript(ctx, j.ID)
 	if err != nil {
@@ -357,7 +342,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 		case !errors.Is(err, bot.ErrorBadRequest):
 			return 0, err
 		}
-		b.Log.InfoContext(ctx, "status message not made the document; sending it", "job_id", j.ID, "error", b.scrub(err.Error()))
+		b.Log.InfoContext(ctx, "document sent anew", "reason", "status_not_editable", "job_id", j.ID, "error", b.scrub(err.Error()))
 	}
 	if summary != "" && status == 0 {
 		if _, err := b.sendOrEdit(ctx, j, 0, summary, nil); err != nil {
@@ -387,7 +372,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 			done = summary
 		}
 		if _, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: done}); err != nil && !notModified(err) {
-			b.Log.WarnContext(ctx, "could not edit the status message", "job_id", j.ID, "error", b.scrub(err.Error()))
+			b.Log.WarnContext(ctx, "status message not edited", "job_id", j.ID, "error", b.scrub(err.Error()))
 		}
 	}
 	return int64(msg.ID), nil

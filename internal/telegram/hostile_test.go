@@ -204,7 +204,7 @@ func TestAGoneChatsJobThatCouldNotEndIsEndedOnTheRedelivery(t *testing.T) {
 	h := newHarness(t)
 	jobs := &saveFails{Store: h.jobs, down: true}
 	var err error
-	h.bot, err = telegram.New(telegram.Deps{Jobs: jobs, State: h.state, Objects: h.obj, Clock: h.clk, Log: testLog(t)},
+	h.bot, err = telegram.New(telegram.Deps{Jobs: jobs, State: h.state, Outbox: h.box, Objects: h.obj, Clock: h.clk, Log: testLog(t)},
 		tgconf.Config{Token: telegramtest.Token, WebhookSecret: secret, APIURL: h.tg.URL, Allowed: tgconf.Allowed{Everyone: true}})
 	require.NoError(t, err)
 	h.server.Config.Handler = h.bot

@@ -12,6 +12,7 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/spend"
 	"transcriber/internal/uploadlink"
 )
@@ -240,7 +241,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		return nil
 	}
 	now := b.Clock.Now()
-	if _, err := b.State.Schedule(ctx, botstate.Key{ChatID: m.Chat.ID, MessageID: int64(m.ID), Part: partResult}, j.ID, now.Add(b.cfg.ResultCheck), now); err != nil {
+	if _, _, err := b.Outbox.Put(ctx, key(m, partResult).entry(j.ID), now.Add(b.cfg.ResultCheck), now); err != nil {
 		return err
 	}
 	status := txtReceived.in(l)
@@ -348,7 +349,7 @@ func (b *Bot) endJob(ctx context.Context, j job.Job) error {
 		return err
 	}
 	spend.Ended(ctx, b.Counters, b.cfg.Limits, ended, b.Log)
-	b.finish(ctx, botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partResult}, botstate.Outcome{State: botstate.Abandoned})
+	b.finish(ctx, ref{j.TelegramChatID, j.TelegramMessageID, partResult}.key(), outbox.Outcome{State: outbox.Failed})
 	b.Log.InfoContext(ctx, "job ended unfetched: its chat is gone", "job_id", j.ID, "chat_id", j.TelegramChatID)
 	return nil
 }

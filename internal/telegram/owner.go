@@ -7,7 +7,6 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"transcriber/internal/botstate"
 	"transcriber/internal/status"
 )
 
@@ -33,16 +32,15 @@ func (b *Bot) statusCommand(ctx context.Context, m *models.Message, l lang) (han
 	return true, b.reply(ctx, m, statusBrief(l, s), nil)
 }
 
-// TellOwner sends the owner an alert through the delivery record, keyed by
-// its kind and the window it belongs to (the hour, or the month for the
-// audio thresholds): whoever sends it first sends it, a send that failed
-// is taken again by the next call that decides the same alert, and none
-// is sent twice. Without an owner it does nothing.
+// TellOwner sends the owner an alert once, as an outbox entry keyed by
+// its kind and window (the hour, or the month for the thresholds): a send
+// that failed is taken again by the next call that decides the same
+// alert. Without an owner it does nothing.
 func (b *Bot) TellOwner(ctx context.Context, a status.Alert, window time.Time) error {
 	if b.cfg.OwnerID == 0 {
 		return nil
 	}
-	k := botstate.Key{ChatID: b.cfg.OwnerID, MessageID: -window.Unix(), Part: "alert:" + string(a.Kind)}
+	k := ref{b.cfg.OwnerID, -window.Unix(), "alert:" + string(a.Kind)}
 	l := langOf(b.cfg.DefaultLanguage) // the installation's language: the owner set it
 	return b.postOnce(ctx, k, "", func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: b.cfg.OwnerID, Text: alertText(l, a)})

@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,14 +12,15 @@ import (
 
 	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
+	"transcriber/internal/outbox"
 )
 
-// Delivery: every message the bot posts goes through post (or postOnce),
-// which takes the delivery's record before the send and writes its outcome
+// Every message the bot posts goes through post (or postOnce): it takes
+// the message's outbox entry before the send and records the outcome
 // after, waits out Telegram's short 429s (withRetry), marks a chat that is
 // gone as blocked, and gives a Bot API error its errs kind (classify). A
 // job's result goes the same way in deliver.go, its calls bounded by the
-// delivery's lease rather than each by callTimeout (deliveryWindow).
+// entry's lease rather than each by callTimeout (deliveryWindow).
 
 // Parts of the deliveries the bot records for a Telegram message.
 const (
@@ -36,8 +38,22 @@ func (b *Bot) reply(ctx context.Context, m *models.Message, text string, markup 
 	})
 }
 
-func key(m *models.Message, part string) botstate.Key {
-	return botstate.Key{ChatID: m.Chat.ID, MessageID: int64(m.ID), Part: part}
+// ref names a message the bot posts: the part for Telegram message msg
+// of chat.
+type ref struct {
+	chat, msg int64
+	part      string
+}
+
+func key(m *models.Message, part string) ref { return ref{m.Chat.ID, int64(m.ID), part} }
+
+// key is r's outbox key: "<chat>/<message>/<part>" (botstate.ChatPrefix).
+func (r ref) key() string {
+	return botstate.ChatPrefix(r.chat) + strconv.FormatInt(r.msg, 10) + "/" + r.part
+}
+
+func (r ref) entry(jobID string) outbox.Entry {
+	return outbox.Entry{Kind: outbox.Telegram, Key: r.key(), JobID: jobID}
 }
 
 func replyTo(m *models.Message, text string) *bot.SendMessageParams {
@@ -48,55 +64,63 @@ func replyTo(m *models.Message, text string) *bot.SendMessageParams {
 	}
 }
 
-// errBusy: another call is sending the same delivery right now (Telegram
-// sent the update twice at once). The update is answered 5xx, so if that
-// call fails, the update comes back.
+// errBusy: another call is sending the same message (an update delivered
+// twice at once); answered 5xx, the update comes back if that call fails.
 var errBusy = errs.New(errs.Unavailable, "delivery_busy", "another call is sending this message")
 
-// postOnce sends a message for delivery k unless it was sent already, and
-// records the outcome. A chat gone (chatGone: the user blocked the bot,
-// the bot was kicked) is final for the chat; other failures leave the
-// delivery to the next delivery of the update and return the error.
-func (b *Bot) postOnce(ctx context.Context, k botstate.Key, jobID string, send func(context.Context) (*models.Message, error)) error {
-	_, err := b.post(ctx, k, jobID, send, nil)
+// postOnce sends message r unless it was sent already, and records the
+// outcome. A chat gone (chatGone: the user blocked the bot, the bot was
+// kicked) is final for the chat; other failures leave the message to the
+// update's next delivery and return the error.
+func (b *Bot) postOnce(ctx context.Context, r ref, jobID string, send func(context.Context) (*models.Message, error)) error {
+	_, err := b.post(ctx, r, jobID, send, nil)
 	return err
 }
 
 // post is postOnce that also reports whether this send found the chat
 // gone. stop, when not nil, then runs after the chat is marked blocked and
-// before the delivery is recorded abandoned: if it fails, the delivery is
-// left pending and the error returned, so the update comes again, sends
-// again, and meets the block again — a delivery abandoned for a block
-// always had its stop done.
-func (b *Bot) post(ctx context.Context, k botstate.Key, jobID string, send func(context.Context) (*models.Message, error), stop func(context.Context) error) (gone bool, err error) {
-	d, taken, err := b.State.Begin(ctx, k, jobID, b.Clock.Now(), b.cfg.DeliveryLease)
+// before the message is recorded failed: if it fails, the message is left
+// pending and the error returned, so the update comes again, sends again,
+// and meets the block again — a message failed for a block always had its
+// stop done.
+func (b *Bot) post(ctx context.Context, r ref, jobID string, send func(context.Context) (*models.Message, error), stop func(context.Context) error) (gone bool, err error) {
+	d, taken, err := b.Outbox.Begin(ctx, r.entry(jobID), b.Clock.Now(), b.cfg.DeliveryLease)
 	if err != nil {
 		return false, err
 	}
 	if !taken {
-		if d.State == botstate.Pending {
+		if d.State == outbox.Pending {
 			return false, errBusy
 		}
 		return false, nil
 	}
 	msg, err := withRetry(ctx, b, send)
 	if err == nil {
-		_, err = b.record(ctx, k, botstate.Outcome{State: botstate.Sent, SentID: int64(msg.ID)})
+		_, err = b.record(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: int64(msg.ID), Attempt: b.attempt(nil)})
 		return false, err
 	}
 	if chatGone(err) {
-		err = b.blocked(ctx, k, err, stop)
+		err = b.blocked(ctx, r.chat, d.Key, err, stop)
 		if err == nil {
 			return true, nil
 		}
 	}
-	// The update comes again: the delivery is free for it at once, and
+	// The update comes again: the message is free for it at once, and
 	// otherwise the sweep drops it after a while.
-	o := botstate.Outcome{State: botstate.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)}
-	if _, ferr := b.record(ctx, k, o); ferr != nil {
-		b.Log.WarnContext(ctx, "could not record a failed send", "error", ferr.Error())
+	o := outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck), Attempt: b.attempt(err)}
+	if _, ferr := b.record(ctx, d.Key, o); ferr != nil {
+		b.Log.WarnContext(ctx, "send not recorded", "error", ferr.Error())
 	}
 	return false, classify(err)
+}
+
+// attempt is a send made now that failed with err (nil: it did not).
+func (b *Bot) attempt(err error) *outbox.Attempt {
+	a := &outbox.Attempt{At: b.Clock.Now()}
+	if err != nil {
+		a.Error = errs.CodeOf(classify(err))
+	}
+	return a
 }
 
 // chatGone reports whether a send failed because the bot can no longer
@@ -121,11 +145,11 @@ func chatGone(err error) bool {
 }
 
 // blocked records that the chat blocked the bot (Telegram's answer was
-// why), runs stop (when not nil), and drops the delivery.
-func (b *Bot) blocked(ctx context.Context, k botstate.Key, why error, stop func(context.Context) error) error {
-	b.Log.InfoContext(ctx, "the bot is blocked in this chat; delivery stops", "chat_id", k.ChatID, "error", b.scrub(why.Error()))
+// why), runs stop (when not nil), and fails the message key.
+func (b *Bot) blocked(ctx context.Context, chat int64, key string, why error, stop func(context.Context) error) error {
+	b.Log.InfoContext(ctx, "bot blocked in chat", "chat_id", chat, "error", b.scrub(why.Error()))
 	now := b.Clock.Now()
-	if _, err := b.State.UpdateChat(ctx, k.ChatID, now, func(c *botstate.Chat) { c.BlockedAt = now }); err != nil {
+	if _, err := b.State.UpdateChat(ctx, chat, now, func(c *botstate.Chat) { c.BlockedAt = now }); err != nil {
 		return err
 	}
 	if stop != nil {
@@ -133,42 +157,35 @@ func (b *Bot) blocked(ctx context.Context, k botstate.Key, why error, stop func(
 			return err
 		}
 	}
-	_, err := b.record(ctx, k, botstate.Outcome{State: botstate.Abandoned})
+	_, err := b.record(ctx, key, outbox.Outcome{State: outbox.Failed})
 	return err
 }
 
-// recordTimeout bounds recording a send's outcome after the call's own
-// context has ended.
+// recordTimeout bounds recording a send's outcome after the call's
+// context ended.
 const recordTimeout = 5 * time.Second
 
 // record writes a send's outcome even when the call's context has ended
-// (a timeout, a cancelled request) after the send: unrecorded, a sent
-// message would be sent again once its lease ran out.
-func (b *Bot) record(ctx context.Context, k botstate.Key, o botstate.Outcome) (botstate.Delivery, error) {
+// after the send: unrecorded, a sent message is sent again after its lease.
+func (b *Bot) record(ctx context.Context, key string, o outbox.Outcome) (outbox.Entry, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	return b.State.Finish(rctx, k, o, b.Clock.Now())
+	return b.Outbox.Finish(rctx, outbox.Telegram, key, o, b.Clock.Now())
 }
 
 // callTimeout bounds one Bot API call outside a delivery's window
-// (deliveryWindow): on the webhook's path (the status message, a
-// command's answer, a file's download link), where the telegram function
-// has 60 s in all and no deadline to read, and for the bot's other calls.
-// An answer later than this is given up, and when the update comes again
-// its message is sent again: a slow Telegram can post one twice there.
+// (deliveryWindow), as on the webhook's path, where the function has 60 s
+// and no deadline to read. A later answer is given up and its message sent
+// again with the update: a slow Telegram can post one twice there.
 const callTimeout = 40 * time.Second
 
-// withRetry calls send, each call bounded by the bot's call timeout
-// (callTimeout), waiting out a 429 when Telegram asks for a pause short
-// enough, and never past the context's deadline.
+// withRetry is retry with each call bounded by callTimeout.
 func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
 	return retry(ctx, b, b.callTimeout, send)
 }
 
-// withRetryIn is withRetry for the calls of a delivery's window
-// (deliveryWindow): a call has no bound of its own and may take all that
-// is left of the window, so a slow answer is waited for, not given up and
-// sent again.
+// withRetryIn is retry within a delivery's window (deliveryWindow): a call
+// may take all that is left of it.
 func withRetryIn[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
 	return retry(ctx, b, 0, send)
 }
@@ -198,7 +215,7 @@ func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(co
 		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < wait+b.callTimeout {
 			return v, err // no time to wait and call again
 		}
-		b.Log.InfoContext(ctx, "Telegram asks to slow down; waiting", "retry_after_s", tooMany.RetryAfter)
+		b.Log.InfoContext(ctx, "telegram rate limit; waiting", "retry_after_s", tooMany.RetryAfter)
 		if serr := b.Sleep(ctx, wait); serr != nil {
 			return v, err
 		}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/botstate"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/telegram"
 	"transcriber/internal/telegram/telegramtest"
 	"transcriber/internal/telegram/tgconf"
@@ -158,22 +158,22 @@ func TestARefusedEditIntoADocumentSendsTheDocument(t *testing.T) {
 	require.Contains(t, h.tg.Messages(user)[0].Text, "file below")
 }
 
-// lossyState loses the record of a sent result while drop is set, as a
+// lossyOutbox loses the record of a sent result while drop is set, as a
 // sender stopped between the send and its record would.
-type lossyState struct {
-	botstate.Store
+type lossyOutbox struct {
+	outbox.Store
 	mu   sync.Mutex
 	drop bool
 }
 
-func (s *lossyState) Finish(ctx context.Context, k botstate.Key, o botstate.Outcome, now time.Time) (botstate.Delivery, error) {
+func (s *lossyOutbox) Finish(ctx context.Context, kind outbox.Kind, key string, o outbox.Outcome, now time.Time) (outbox.Entry, error) {
 	s.mu.Lock()
 	drop := s.drop
 	s.mu.Unlock()
-	if drop && k.Part == "result" && o.State == botstate.Sent {
-		return botstate.Delivery{}, errors.New("the sender stopped")
+	if drop && strings.HasSuffix(key, "/result") && o.State == outbox.Delivered {
+		return outbox.Entry{}, errors.New("the sender stopped")
 	}
-	return s.Store.Finish(ctx, k, o, now)
+	return s.Store.Finish(ctx, kind, key, o, now)
 }
 
 // The mark that a document may have been posted is written before the
@@ -182,17 +182,17 @@ func (s *lossyState) Finish(ctx context.Context, k botstate.Key, o botstate.Outc
 // sends the document again.
 func TestASenderStoppedAfterTheSendLeavesAnEditNotASecondDocument(t *testing.T) {
 	h := newHarness(t)
-	state := &lossyState{Store: h.state, drop: true}
+	box := &lossyOutbox{Store: h.box, drop: true}
 	var err error
-	h.bot, err = telegram.New(telegram.Deps{Jobs: h.jobs, State: state, Objects: h.obj, Clock: h.clk, Log: testLog(t)},
+	h.bot, err = telegram.New(telegram.Deps{Jobs: h.jobs, State: h.state, Outbox: box, Objects: h.obj, Clock: h.clk, Log: testLog(t)},
 		tgconf.Config{Token: telegramtest.Token, WebhookSecret: secret, APIURL: h.tg.URL, Allowed: tgconf.Allowed{Everyone: true}})
 	require.NoError(t, err)
 	h.server.Config.Handler = h.bot
 	j, status := h.voiceJob(1, 10, longText)
 	require.NoError(t, h.bot.Finished(h.ctx, j), "sent; its record lost")
-	state.mu.Lock()
-	state.drop = false
-	state.mu.Unlock()
+	box.mu.Lock()
+	box.drop = false
+	box.mu.Unlock()
 
 	h.clk.Advance(tgconf.DefaultDeliveryLease)
 	n, err := h.bot.Sweep(h.ctx)

@@ -32,7 +32,7 @@ func (h *harness) withCounters(c tgconf.Config) quota.Counters {
 	h.t.Cleanup(func() { _ = db.Close() })
 	counters := sqlite.NewCounters(db)
 	h.bot, err = telegram.New(telegram.Deps{
-		Jobs: h.jobs, State: h.state, Objects: h.obj, Counters: counters, Clock: h.clk, Log: testLog(h.t),
+		Jobs: h.jobs, State: h.state, Outbox: h.box, Objects: h.obj, Counters: counters, Clock: h.clk, Log: testLog(h.t),
 		Sleep: func(ctx context.Context, d time.Duration) error { h.clk.Advance(d); return ctx.Err() },
 	}, c)
 	require.NoError(h.t, err)

@@ -28,7 +28,7 @@ func (h *harness) rows() map[string]int {
 	require.NoError(h.t, err)
 	defer db.Close()
 	out := map[string]int{}
-	for _, table := range []string{"jobs", "telegram_chats", "telegram_deliveries", "counters"} {
+	for _, table := range []string{"jobs", "telegram_chats", "outbox", "counters"} {
 		var n int
 		require.NoError(h.t, db.QueryRowContext(h.ctx, "SELECT count(*) FROM "+table).Scan(&n))
 		out[table] = n
@@ -38,7 +38,7 @@ func (h *harness) rows() map[string]int {
 
 // nothingBut is rows with every table empty but those given.
 func nothingBut(counts map[string]int) map[string]int {
-	out := map[string]int{"jobs": 0, "telegram_chats": 0, "telegram_deliveries": 0, "counters": 0}
+	out := map[string]int{"jobs": 0, "telegram_chats": 0, "outbox": 0, "counters": 0}
 	for k, v := range counts {
 		out[k] = v
 	}
@@ -119,7 +119,7 @@ func TestAStrangerIsToldOnceADayAndLeavesOneRow(t *testing.T) {
 	require.Equal(t, fmt.Sprint(stranger), told[4].Params["chat_id"])
 	// One mark a day for the stranger; the rest is the allowed user's: their
 	// chat, two replies, their job with its status and result deliveries.
-	require.Equal(t, map[string]int{"counters": 2, "telegram_chats": 1, "telegram_deliveries": 4, "jobs": 1}, h.rows())
+	require.Equal(t, map[string]int{"counters": 2, "telegram_chats": 1, "outbox": 4, "jobs": 1}, h.rows())
 }
 
 // Twenty messages of one stranger handled at once (Telegram's webhook
@@ -192,7 +192,7 @@ func TestAStrangerInAGroupGetsNothingAndLeavesNothing(t *testing.T) {
 	after, err := h.state.Chat(h.ctx, grp)
 	require.NoError(t, err)
 	require.Equal(t, chat, after, "the group's settings are not written")
-	require.Equal(t, nothingBut(map[string]int{"telegram_chats": 1, "telegram_deliveries": 1}), h.rows(), "the member's /auto and its answer only")
+	require.Equal(t, nothingBut(map[string]int{"telegram_chats": 1, "outbox": 1}), h.rows(), "the member's /auto and its answer only")
 }
 
 // A refusal whose send fails for now gives the day's mark back: the
@@ -233,7 +233,7 @@ func TestARefusalTelegramRefusesIsNotTriedAgainThatDay(t *testing.T) {
 func TestWithoutCountersAStrangerIsToldNothing(t *testing.T) {
 	h := newHarness(t)
 	var err error
-	h.bot, err = telegram.New(telegram.Deps{Jobs: h.jobs, State: h.state, Objects: h.obj, Clock: h.clk, Log: testLog(t),
+	h.bot, err = telegram.New(telegram.Deps{Jobs: h.jobs, State: h.state, Outbox: h.box, Objects: h.obj, Clock: h.clk, Log: testLog(t),
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }},
 		tgconf.Config{Token: telegramtest.Token, WebhookSecret: secret, APIURL: h.tg.URL})
 	require.NoError(t, err)

@@ -4,8 +4,8 @@
 // through its Notifier when a job moves or ends.
 //
 // Intake is idempotent: a job is keyed by its (chat, message), and every
-// message the bot posts is a delivery recorded in botstate before and after
-// the send, so an update Telegram delivers again finds the job and the
+// message the bot posts is an outbox entry recorded before and after the
+// send, so an update Telegram delivers again finds the job and the
 // replies already made. The one exception is the answer to a user not
 // allowed, which is kept as one mark a day, not per message (strangers.go).
 // The webhook answers 200 only once the job is recorded and its file is in
@@ -45,6 +45,7 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/quota"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/telegram/tgconf"
@@ -63,6 +64,7 @@ type Objects interface {
 type Deps struct {
 	Jobs         job.Store
 	State        botstate.Store
+	Outbox       outbox.Store
 	Objects      Objects
 	Recognitions job.Deleter // for /forget
 	// Counters keeps what is counted against the limits (package spend):
@@ -118,8 +120,8 @@ func New(d Deps, cfg tgconf.Config) (*Bot, error) {
 	if cfg.Token == "" {
 		return nil, errs.New(errs.Invalid, "telegram_token_missing", "TELEGRAM_BOT_TOKEN is not set")
 	}
-	if d.Jobs == nil || d.State == nil || d.Objects == nil {
-		return nil, errors.New("telegram: jobs, state and objects are required")
+	if d.Jobs == nil || d.State == nil || d.Outbox == nil || d.Objects == nil {
+		return nil, errors.New("telegram: jobs, state, outbox and objects are required")
 	}
 	if d.Clock == nil {
 		d.Clock = clock.System()

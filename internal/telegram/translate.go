@@ -113,7 +113,7 @@ func (b *Bot) onTranslateButton(ctx context.Context, data string, chatID int64, 
 // sendTranslation posts done job j's transcript translated into lang, or
 // why it could not be, as a reply to the job's message: once.
 func (b *Bot) sendTranslation(ctx context.Context, j job.Job, chat botstate.Chat, lang string) error {
-	k := botstate.Key{ChatID: j.TelegramChatID, MessageID: j.TelegramMessageID, Part: partTranslation(lang)}
+	k := ref{j.TelegramChatID, j.TelegramMessageID, partTranslation(lang)}
 	l := chatLang(chat)
 	return b.postOnce(ctx, k, j.ID, func(ctx context.Context) (*models.Message, error) {
 		reply := &models.ReplyParameters{MessageID: int(j.TelegramMessageID), AllowSendingWithoutReply: true}

@@ -10,6 +10,7 @@ import (
 	"transcriber/internal/app"
 	"transcriber/internal/botstate"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/telegram"
 )
 
@@ -17,7 +18,7 @@ import (
 func Option(o *app.Options) { o.MakeBot = Make }
 
 // Make builds the bot on the App's core.
-func Make(a *app.App, state botstate.Store) (app.Bot, error) {
+func Make(a *app.App, state botstate.Store, box outbox.Store) (app.Bot, error) {
 	var st telegram.StatusReader
 	if a.Status != nil {
 		st = a.Status
@@ -29,6 +30,7 @@ func Make(a *app.App, state botstate.Store) (app.Bot, error) {
 	return telegram.New(telegram.Deps{
 		Jobs:         a.Store,
 		State:        state,
+		Outbox:       box,
 		Objects:      a.Objects,
 		Recognitions: a.Recognizer,
 		Counters:     a.Counters,

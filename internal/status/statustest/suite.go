@@ -18,10 +18,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/status"
 )
 
@@ -32,13 +31,9 @@ type Stores struct {
 		job.Store
 		status.Jobs
 	}
-	Bot interface {
-		botstate.Store
-		status.Deliveries
-	}
-	Callbacks interface {
-		callback.Store
-		status.Callbacks
+	Outbox interface {
+		outbox.Store
+		status.Outbox
 	}
 }
 
@@ -52,8 +47,7 @@ var Base = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func Run(t *testing.T, open Opener) {
 	t.Run("StateEntries", func(t *testing.T) { testStateEntries(t, open) })
 	t.Run("LatestInState", func(t *testing.T) { testLatestInState(t, open) })
-	t.Run("PendingDeliveries", func(t *testing.T) { testPendingDeliveries(t, open) })
-	t.Run("CallbacksInState", func(t *testing.T) { testCallbacksInState(t, open) })
+	t.Run("InState", func(t *testing.T) { testInState(t, open) })
 	t.Run("limits", func(t *testing.T) { testLimits(t, open) })
 }
 
@@ -179,93 +173,52 @@ func testLatestInState(t *testing.T, open Opener) {
 	require.Equal(t, "deleted", got[0].ErrorCode)
 }
 
-func testPendingDeliveries(t *testing.T, open Opener) {
+func testInState(t *testing.T, open Opener) {
 	e := newEnv(t, open)
-	key := func(msg int64, part string) botstate.Key { return botstate.Key{ChatID: 42, MessageID: msg, Part: part} }
-	now := Base
-	// Taken at now, due when its lease ends; scheduled an hour ahead; one
-	// pending again after a failed send; one sent; one abandoned.
-	_, _, err := e.Bot.Begin(e.ctx, key(1, "status"), "", now, time.Minute)
-	require.NoError(t, err)
-	_, err = e.Bot.Schedule(e.ctx, key(2, "result"), "", now.Add(time.Hour), now)
-	require.NoError(t, err)
-	_, _, err = e.Bot.Begin(e.ctx, key(3, "reply"), "", now, time.Minute)
-	require.NoError(t, err)
-	_, err = e.Bot.Finish(e.ctx, key(3, "reply"), botstate.Outcome{State: botstate.Pending, NextAt: now.Add(time.Second)}, now)
-	require.NoError(t, err)
-	for i, st := range []botstate.DeliveryState{botstate.Sent, botstate.Abandoned} {
-		k := key(int64(10+i), "reply")
-		_, _, err = e.Bot.Begin(e.ctx, k, "", now, time.Minute)
+	begin := func(kind outbox.Kind, key string, due time.Duration, o *outbox.Outcome) {
+		_, _, err := e.Outbox.Put(e.ctx, outbox.Entry{Kind: kind, Key: key}, Base.Add(due), Base)
 		require.NoError(t, err)
-		_, err = e.Bot.Finish(e.ctx, k, botstate.Outcome{State: st, SentID: 9}, now)
-		require.NoError(t, err)
-	}
-
-	got, err := e.Bot.PendingDeliveries(e.ctx, 10)
-	require.NoError(t, err)
-	var keys []botstate.Key
-	for _, d := range got {
-		keys = append(keys, d.Key)
-		require.Equal(t, botstate.Pending, d.State)
-	}
-	require.Equal(t, []botstate.Key{key(3, "reply"), key(1, "status"), key(2, "result")}, keys, "by next_at")
-	require.Equal(t, 1, got[0].Attempts)
-
-	got, err = e.Bot.PendingDeliveries(e.ctx, 1)
-	require.NoError(t, err)
-	require.Len(t, got, 1)
-	require.Equal(t, key(3, "reply"), got[0].Key)
-}
-
-func testCallbacksInState(t *testing.T, open Opener) {
-	e := newEnv(t, open)
-	register := func(id string, due time.Time) {
-		_, _, err := e.Callbacks.Register(e.ctx, callback.Delivery{JobID: id, URL: "https://hooks.example.com/x?id=" + id,
-			TokenHash: "h", WebhookID: "msg_" + id}, due, Base)
-		require.NoError(t, err)
-	}
-	finish := func(id string, o callback.Outcome, at time.Time) {
-		_, taken, err := e.Callbacks.Begin(e.ctx, id, at, time.Minute)
-		require.NoError(t, err)
-		require.True(t, taken)
-		_, err = e.Callbacks.Finish(e.ctx, id, o, at)
-		require.NoError(t, err)
-	}
-	const a, b, c, d = "01jd0m3y8k9q2r5t7v4w6x8z0a", "01jd0m3y8k9q2r5t7v4w6x8z0b", "01jd0m3y8k9q2r5t7v4w6x8z0c", "01jd0m3y8k9q2r5t7v4w6x8z0d"
-	register(a, Base.Add(2*time.Minute))
-	register(b, Base.Add(time.Minute))
-	register(c, Base.Add(3*time.Minute))
-	register(d, Base.Add(4*time.Minute))
-	attempt := &callback.Attempt{At: Base, Status: 503, Error: "status_503"}
-	finish(c, callback.Outcome{State: callback.Failed, Attempt: attempt}, Base)
-	finish(d, callback.Outcome{State: callback.Delivered, Attempt: &callback.Attempt{At: Base, Status: 200}}, Base)
-	finish(a, callback.Outcome{State: callback.Pending, NextAt: Base.Add(5 * time.Minute), Attempt: attempt}, Base)
-
-	jobIDs := func(ds []callback.Delivery) []string {
-		var out []string
-		for _, x := range ds {
-			out = append(out, x.JobID)
+		if o != nil {
+			_, taken, err := e.Outbox.Begin(e.ctx, outbox.Entry{Kind: kind, Key: key}, Base, time.Minute)
+			require.NoError(t, err)
+			require.True(t, taken)
+			_, err = e.Outbox.Finish(e.ctx, kind, key, *o, Base)
+			require.NoError(t, err)
 		}
-		return out
 	}
-	got, err := e.Callbacks.CallbacksInState(e.ctx, callback.Pending, time.Time{}, 10)
-	require.NoError(t, err)
-	require.Equal(t, []string{b, a}, jobIDs(got), "by next_at")
+	failed := &outbox.Attempt{At: Base, Status: 503, Error: "status_503"}
+	begin(outbox.Callback, "a", 2*time.Minute, &outbox.Outcome{State: outbox.Pending, NextAt: Base.Add(5 * time.Minute), Attempt: failed})
+	begin(outbox.Callback, "b", time.Minute, nil)
+	begin(outbox.Callback, "c", 3*time.Minute, &outbox.Outcome{State: outbox.Failed, Attempt: failed})
+	begin(outbox.Callback, "d", 4*time.Minute, &outbox.Outcome{State: outbox.Delivered, Attempt: &outbox.Attempt{At: Base, Status: 200}})
+	begin(outbox.Telegram, "42/1/status", 0, nil)
+	begin(outbox.Telegram, "42/2/result", time.Hour, nil)
+
+	read := func(kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]string, []outbox.Entry) {
+		t.Helper()
+		got, err := e.Outbox.InState(e.ctx, kind, state, since, limit)
+		require.NoError(t, err)
+		var keys []string
+		for _, x := range got {
+			require.Equal(t, kind, x.Kind)
+			require.Equal(t, state, x.State)
+			keys = append(keys, x.Key)
+		}
+		return keys, got
+	}
+	keys, got := read(outbox.Callback, outbox.Pending, time.Time{}, 10)
+	require.Equal(t, []string{"b", "a"}, keys, "by next_at, of its kind")
 	require.Equal(t, 1, got[1].Attempts)
 	require.Equal(t, "status_503", got[1].LastError)
-
-	got, err = e.Callbacks.CallbacksInState(e.ctx, callback.Pending, Base.Add(2*time.Minute), 10)
-	require.NoError(t, err)
-	require.Equal(t, []string{a}, jobIDs(got), "from since on")
-
-	got, err = e.Callbacks.CallbacksInState(e.ctx, callback.Pending, time.Time{}, 1)
-	require.NoError(t, err)
-	require.Equal(t, []string{b}, jobIDs(got), "at most limit")
-
-	got, err = e.Callbacks.CallbacksInState(e.ctx, callback.Failed, time.Time{}, 10)
-	require.NoError(t, err)
-	require.Equal(t, []string{c}, jobIDs(got))
+	keys, _ = read(outbox.Callback, outbox.Pending, Base.Add(2*time.Minute), 10)
+	require.Equal(t, []string{"a"}, keys, "from since on")
+	keys, _ = read(outbox.Callback, outbox.Pending, time.Time{}, 1)
+	require.Equal(t, []string{"b"}, keys, "at most limit")
+	keys, got = read(outbox.Callback, outbox.Failed, time.Time{}, 10)
+	require.Equal(t, []string{"c"}, keys)
 	require.Equal(t, 503, got[0].LastStatus)
+	keys, _ = read(outbox.Telegram, outbox.Pending, time.Time{}, 10)
+	require.Equal(t, []string{"42/1/status", "42/2/result"}, keys)
 }
 
 func testLimits(t *testing.T, open Opener) {
@@ -275,10 +228,8 @@ func testLimits(t *testing.T, open Opener) {
 		require.ErrorIs(t, err, status.ErrInvalid, "StateEntries %d", limit)
 		_, err = e.Jobs.LatestInState(e.ctx, job.Dead, time.Time{}, limit)
 		require.ErrorIs(t, err, status.ErrInvalid, "LatestInState %d", limit)
-		_, err = e.Bot.PendingDeliveries(e.ctx, limit)
-		require.ErrorIs(t, err, status.ErrInvalid, "PendingDeliveries %d", limit)
-		_, err = e.Callbacks.CallbacksInState(e.ctx, callback.Pending, time.Time{}, limit)
-		require.ErrorIs(t, err, status.ErrInvalid, "CallbacksInState %d", limit)
+		_, err = e.Outbox.InState(e.ctx, outbox.Callback, outbox.Pending, time.Time{}, limit)
+		require.ErrorIs(t, err, status.ErrInvalid, "InState %d", limit)
 	}
 	_, err := e.Jobs.StateEntries(e.ctx, job.Created, time.Time{}, status.MaxRead)
 	require.NoError(t, err, "MaxRead itself is allowed")

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 )
 
 // Agenda tells the timer when its earliest work is due (app.Agenda), in
@@ -17,10 +16,10 @@ type Agenda struct{ db *DB }
 
 func NewAgenda(db *DB) *Agenda { return &Agenda{db: db} }
 
-// NextWork counts a leased delivery or callback from its next_at: too
-// early, never too late.
+// NextWork counts a leased outbox entry from its next_at: too early,
+// never too late.
 func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, bool, error) {
-	args := []any{string(botstate.Pending), string(callback.Pending)}
+	args := []any{string(outbox.Telegram), string(outbox.Pending), string(outbox.Callback), string(outbox.Pending)}
 	jobs, jobArgs := nextDueQuery(states)
 	if jobs == "" {
 		jobs = `SELECT NULL`
@@ -28,8 +27,8 @@ func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, b
 	args = append(args, jobArgs...)
 	var at sql.NullString
 	err := a.db.sql.QueryRowContext(ctx, `SELECT MIN(t) FROM (
-		SELECT MIN(next_at) AS t FROM telegram_deliveries WHERE state = ?
-		UNION ALL SELECT MIN(next_at) FROM callbacks WHERE state = ?
+		SELECT MIN(next_at) AS t FROM outbox WHERE kind = ? AND state = ?
+		UNION ALL SELECT MIN(next_at) FROM outbox WHERE kind = ? AND state = ?
 		UNION ALL `+jobs+`)`, args...).Scan(&at)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due work: %w", translate(err))

@@ -3,16 +3,14 @@ package sqlite_test
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/store/sqlite"
 )
 
@@ -48,15 +46,14 @@ func TestAgendaFindsTheEarliestWorkOfEveryKind(t *testing.T) {
 	require.False(t, ok, "only the states asked for count")
 
 	// A callback due in 30 minutes comes first.
-	cbs := sqlite.NewCallbacks(db)
-	_, _, err = cbs.Register(ctx, callback.Delivery{JobID: "j1", URL: "https://hooks.example.com/cb",
-		TokenHash: strings.Repeat("a", 64), WebhookID: "msg_j1"}, now.Add(30*time.Minute), now)
+	box := sqlite.NewOutbox(db)
+	_, _, err = box.Put(ctx, outbox.Entry{Kind: outbox.Callback, Key: "j1"}, now.Add(30*time.Minute), now)
 	require.NoError(t, err)
 	at, _ = next()
 	require.Equal(t, now.Add(30*time.Minute), at)
 
-	// A Telegram delivery due in 5 minutes, earlier still.
-	_, err = sqlite.NewBotState(db).Schedule(ctx, botstate.Key{ChatID: 1, MessageID: 2, Part: "result"}, "j2", now.Add(5*time.Minute), now)
+	// A Telegram message due in 5 minutes, earlier still.
+	_, _, err = box.Put(ctx, outbox.Entry{Kind: outbox.Telegram, Key: "1/2/result"}, now.Add(5*time.Minute), now)
 	require.NoError(t, err)
 	at, _ = next()
 	require.Equal(t, now.Add(5*time.Minute), at)

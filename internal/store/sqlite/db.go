@@ -74,7 +74,7 @@ func OpenSet(ctx context.Context, path string, clk clock.Clock) (store.Set, erro
 		return store.Set{}, err
 	}
 	return store.NewSet(store.Set{Jobs: NewJobStore(db), Tokens: NewTokenStore(db), Bot: NewBotState(db), Counters: NewCounters(db),
-		Callbacks: NewCallbacks(db), Agenda: NewAgenda(db)}, db.Close), nil
+		Outbox: NewOutbox(db), Agenda: NewAgenda(db)}, db.Close), nil
 }
 
 func (db *DB) Close() error { return db.sql.Close() }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"transcriber/internal/botstate"
 	"transcriber/internal/job"
 )
 
@@ -55,35 +54,4 @@ func (s *JobStore) Remove(ctx context.Context, ids []string, before time.Time) (
 		return 0, fmt.Errorf("remove expired jobs: %w", err)
 	}
 	return n, nil
-}
-
-var _ botstate.Expirer = (*BotState)(nil)
-
-// deleteOldDeliveries deletes up to a limit of the Telegram deliveries
-// last written before a moment (the bot's rows, botstate.Store: one per
-// message the bot posted or refused), so they are kept JOB_RETENTION, as
-// YDB's TTL keeps them there. A scan of the table: the embedded store
-// serves one machine's bot.
-const deleteOldDeliveries = `DELETE FROM telegram_deliveries WHERE rowid IN
-	(SELECT rowid FROM telegram_deliveries WHERE updated_at < ? LIMIT ?)`
-
-// ExpireDeliveries deletes up to limit Telegram deliveries last written
-// before before (botstate.Expirer). A delivery is written at each take and
-// each outcome, so one last written a retention ago (at least a day:
-// pipeline.MinJobRetention) has long been settled, and Telegram sends an
-// update again for a day at most.
-func (s *BotState) ExpireDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
-	var n int64
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, deleteOldDeliveries, formatTime(before), limit)
-		if err != nil {
-			return translate(err)
-		}
-		n, err = res.RowsAffected()
-		return translate(err)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("expire deliveries: %w", err)
-	}
-	return int(n), nil
 }

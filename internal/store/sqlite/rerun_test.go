@@ -8,10 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/apitoken"
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/store/sqlite"
 )
 
@@ -151,56 +150,39 @@ func TestWritesWhoseAnswerIsLostRunAgainSafely(t *testing.T) {
 		require.Equal(t, 1, lost())
 	})
 
-	t.Run("bot deliveries: Begin's own take, Finish, ClaimDue's own claims", func(t *testing.T) {
+	t.Run("outbox: Put made by this call, Begin's own take, Finish counts its attempt once, ClaimDue's own claims", func(t *testing.T) {
 		db, _ := open(t)
-		st := sqlite.NewBotState(db)
-		k := botstate.Key{ChatID: 1, MessageID: 2, Part: "status"}
+		st := sqlite.NewOutbox(db)
+		cb := outbox.Entry{Kind: outbox.Callback, Key: "j1", JobID: "j1", Payload: "p"}
 		lose(t, db)
-		d, taken, err := st.Begin(ctx, k, "", now, time.Minute)
-		require.NoError(t, err)
-		require.True(t, taken, "not held by someone: this call took it, and sends")
-		require.Equal(t, 1, d.Attempts)
-
-		lost := sqlite.LoseAnswers(db, 1)
-		d, err = st.Finish(ctx, k, botstate.Outcome{State: botstate.Pending, NextAt: now.Add(time.Minute)}, now.Add(time.Second))
-		require.NoError(t, err)
-		require.Equal(t, botstate.Pending, d.State)
-		require.Equal(t, 1, lost())
-
-		lost = sqlite.LoseAnswers(db, 1)
-		due, err := st.ClaimDue(ctx, now.Add(2*time.Minute), time.Minute, 10)
-		require.NoError(t, err)
-		require.Len(t, due, 1, "the claim the first run made")
-		require.Equal(t, 2, due[0].Attempts)
-		require.Equal(t, 1, lost())
-	})
-
-	t.Run("callbacks: Register made by this call, Begin's own take, Finish counts its attempt once", func(t *testing.T) {
-		db, _ := open(t)
-		st := sqlite.NewCallbacks(db)
-		in := callback.Delivery{JobID: "j1", URL: "https://x.example.com/", TokenHash: "h", WebhookID: "msg_j1"}
-		lose(t, db)
-		_, created, err := st.Register(ctx, in, now, now)
+		_, created, err := st.Put(ctx, cb, now, now)
 		require.NoError(t, err)
 		require.True(t, created)
 
 		lost := sqlite.LoseAnswers(db, 1)
-		_, taken, err := st.Begin(ctx, "j1", now, time.Minute)
+		_, taken, err := st.Begin(ctx, cb, now, time.Minute)
 		require.NoError(t, err)
-		require.True(t, taken)
+		require.True(t, taken, "not held by someone: this call took it, and sends")
 		require.Equal(t, 1, lost())
 
 		lost = sqlite.LoseAnswers(db, 1)
-		d, err := st.Finish(ctx, "j1", callback.Outcome{State: callback.Pending, NextAt: now.Add(time.Minute),
-			Attempt: &callback.Attempt{At: now, Status: 503, Error: "status_not_2xx"}}, now.Add(time.Second))
+		d, err := st.Finish(ctx, cb.Kind, cb.Key, outbox.Outcome{State: outbox.Pending, NextAt: now.Add(time.Minute),
+			Attempt: &outbox.Attempt{At: now, Status: 503, Error: "status_not_2xx"}}, now.Add(time.Second))
 		require.NoError(t, err)
 		require.Equal(t, 1, d.Attempts, "one POST, counted once")
 		require.Equal(t, 1, lost())
 
+		msg := outbox.Entry{Kind: outbox.Telegram, Key: "1/2/status"}
 		lost = sqlite.LoseAnswers(db, 1)
-		due, err := st.ClaimDue(ctx, now.Add(2*time.Minute), time.Minute, 10)
+		_, taken, err = st.Begin(ctx, msg, now, time.Minute)
 		require.NoError(t, err)
-		require.Len(t, due, 1)
+		require.True(t, taken, "made and taken by this call")
+		require.Equal(t, 1, lost())
+
+		lost = sqlite.LoseAnswers(db, 1)
+		due, err := st.ClaimDue(ctx, outbox.Callback, now.Add(2*time.Minute), time.Minute, 10)
+		require.NoError(t, err)
+		require.Len(t, due, 1, "the claim the first run made")
 		require.Equal(t, 1, lost())
 	})
 

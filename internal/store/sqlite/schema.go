@@ -89,21 +89,6 @@ var steps = []string{
 		mode       TEXT    NOT NULL DEFAULT '',
 		features   TEXT    NOT NULL DEFAULT ''
 	);
-	CREATE TABLE IF NOT EXISTS telegram_deliveries (
-		chat_id     INTEGER NOT NULL,
-		message_id  INTEGER NOT NULL,
-		part        TEXT    NOT NULL,
-		job_id      TEXT    NOT NULL DEFAULT '',
-		state       TEXT    NOT NULL,
-		sent_id     INTEGER NOT NULL DEFAULT 0,
-		attempts    INTEGER NOT NULL,
-		next_at     TEXT    NOT NULL,
-		lease_until TEXT    NOT NULL,
-		updated_at  TEXT    NOT NULL,
-		PRIMARY KEY (chat_id, message_id, part)
-	);
-	CREATE INDEX IF NOT EXISTS telegram_deliveries_due ON telegram_deliveries (state, next_at, chat_id, message_id, part);
-
 	CREATE TABLE IF NOT EXISTS counters (
 		counter      TEXT    NOT NULL,
 		window_start TEXT    NOT NULL,
@@ -114,25 +99,27 @@ var steps = []string{
 	);
 	CREATE INDEX IF NOT EXISTS counters_expiry ON counters (expires_at);
 
-	CREATE TABLE IF NOT EXISTS callbacks (
-		job_id      TEXT    PRIMARY KEY,
-		url         TEXT    NOT NULL,
-		token_hash  TEXT    NOT NULL,
-		webhook_id  TEXT    NOT NULL,
+	CREATE TABLE IF NOT EXISTS outbox (
+		kind        TEXT    NOT NULL,
+		key         TEXT    NOT NULL,
+		job_id      TEXT    NOT NULL,
+		payload     TEXT    NOT NULL,
 		state       TEXT    NOT NULL,
+		sent_id     INTEGER NOT NULL,
 		attempts    INTEGER NOT NULL,
 		next_at     TEXT    NOT NULL,
 		lease_until TEXT    NOT NULL,
 		first_at    TEXT,
 		last_at     TEXT,
-		last_status INTEGER NOT NULL DEFAULT 0,
-		last_error  TEXT    NOT NULL DEFAULT '',
+		last_status INTEGER NOT NULL,
+		last_error  TEXT    NOT NULL,
 		created_at  TEXT    NOT NULL,
-		updated_at  TEXT    NOT NULL
+		updated_at  TEXT    NOT NULL,
+		PRIMARY KEY (kind, key)
 	);
-	CREATE INDEX IF NOT EXISTS callbacks_due ON callbacks (state, next_at, job_id);
-	CREATE TRIGGER IF NOT EXISTS callbacks_forget AFTER DELETE ON jobs
-	BEGIN DELETE FROM callbacks WHERE job_id = old.id; END;`,
+	CREATE INDEX IF NOT EXISTS outbox_due ON outbox (kind, state, next_at, key);
+	CREATE TRIGGER IF NOT EXISTS outbox_forget_callback AFTER DELETE ON jobs
+	BEGIN DELETE FROM outbox WHERE kind = 'callback' AND key = old.id; END;`,
 }
 
 // SchemaVersion is the number of schema steps this code knows.

@@ -14,6 +14,7 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 )
 
 func version(t *testing.T, db *DB) int {
@@ -100,7 +101,7 @@ func TestOpenCompletesAPartlyAppliedSchema(t *testing.T) {
 	c, err := bot.UpdateChat(ctx, -100123, now, func(c *botstate.Chat) { c.Language = "ru-RU" })
 	require.NoError(t, err)
 	require.Equal(t, "ru-RU", c.Language)
-	d, taken, err := bot.Begin(ctx, botstate.Key{ChatID: -100123, MessageID: 7, Part: "result"}, j.ID, now, time.Minute)
+	d, taken, err := NewOutbox(db).Begin(ctx, outbox.Entry{Kind: outbox.Telegram, Key: "-100123/7/result", JobID: j.ID}, now, time.Minute)
 	require.NoError(t, err)
 	require.True(t, taken)
 	require.Equal(t, j.ID, d.JobID)
@@ -133,10 +134,10 @@ func TestExpiredUsesTheEndedIndex(t *testing.T) {
 	require.NotContains(t, plan[0], "TEMP B-TREE")
 }
 
-// ClaimDue's selection reads telegram_deliveries_due in its order.
+// ClaimDue's selection reads outbox_due in its order.
 func TestClaimDueUsesTheDueIndex(t *testing.T) {
-	plan := queryPlan(t, selectDueDeliveries, "pending", "x", "x", 10)
-	require.Contains(t, plan[0], "USING INDEX telegram_deliveries_due (state=? AND next_at<?)")
+	plan := queryPlan(t, selectDue, "telegram", "pending", "x", "x", 10)
+	require.Contains(t, plan[0], "USING INDEX outbox_due (kind=? AND state=? AND next_at<?)")
 }
 
 func TestOpenRefusesANewerSchema(t *testing.T) {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/status"
 )
@@ -15,19 +13,13 @@ import (
 // order (TestStatusReadsUseTheirIndexes checks the plans).
 
 var (
-	_ status.Jobs       = (*JobStore)(nil)
-	_ status.Deliveries = (*BotState)(nil)
-	_ status.Callbacks  = (*Callbacks)(nil)
+	_ status.Jobs = (*JobStore)(nil)
 )
 
 const (
 	// selectStateEntries reads jobs_due alone: it holds every column named.
 	selectStateEntries = `SELECT id, next_run_at FROM jobs WHERE state = ? AND next_run_at >= ?
 		ORDER BY next_run_at, id LIMIT ?`
-	selectPendingDeliveries = selectDelivery + ` WHERE state = ?
-		ORDER BY next_at, chat_id, message_id, part LIMIT ?`
-	selectCallbacksInState = selectCallback + ` WHERE state = ? AND next_at >= ?
-		ORDER BY next_at, job_id LIMIT ?`
 )
 
 var selectLatestInState = selectJob + ` WHERE state = ? AND next_run_at >= ?
@@ -63,28 +55,6 @@ func (s *JobStore) LatestInState(ctx context.Context, state job.State, since tim
 	out, err := queryAll(ctx, s.db.sql, selectLatestInState, []any{string(state), formatTime(since), limit}, scanJob)
 	if err != nil {
 		return nil, fmt.Errorf("latest jobs in %s: %w", state, err)
-	}
-	return out, nil
-}
-
-func (s *BotState) PendingDeliveries(ctx context.Context, limit int) ([]botstate.Delivery, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s.db.sql, selectPendingDeliveries, []any{string(botstate.Pending), limit}, scanDelivery)
-	if err != nil {
-		return nil, fmt.Errorf("pending deliveries: %w", err)
-	}
-	return out, nil
-}
-
-func (s *Callbacks) CallbacksInState(ctx context.Context, state callback.State, since time.Time, limit int) ([]callback.Delivery, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s.db.sql, selectCallbacksInState, []any{string(state), formatTime(since), limit}, scanCallback)
-	if err != nil {
-		return nil, fmt.Errorf("callbacks in %s: %w", state, err)
 	}
 	return out, nil
 }

@@ -25,8 +25,7 @@ func TestStatusReadsUseTheirIndexes(t *testing.T) {
 	}{
 		{"StateEntries", selectStateEntries, []any{"created", "x", 10}, "USING COVERING INDEX jobs_due (state=? AND next_run_at>?)"},
 		{"LatestInState", selectLatestInState, []any{"dead", "x", 10}, "USING INDEX jobs_due (state=? AND next_run_at>?)"},
-		{"PendingDeliveries", selectPendingDeliveries, []any{"pending", 10}, "USING INDEX telegram_deliveries_due (state=?)"},
-		{"CallbacksInState", selectCallbacksInState, []any{"failed", "x", 10}, "USING INDEX callbacks_due (state=? AND next_at>?)"},
+		{"InState", selectInState, []any{"callback", "failed", "x", 10}, "USING INDEX outbox_due (kind=? AND state=? AND next_at>?)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.query, c.args...)

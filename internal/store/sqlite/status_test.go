@@ -11,6 +11,6 @@ import (
 func TestStatusContract(t *testing.T) {
 	statustest.Run(t, func(t *testing.T, clk clock.Clock) statustest.Stores {
 		db := openDB(t, clk)
-		return statustest.Stores{Jobs: sqlite.NewJobStore(db), Bot: sqlite.NewBotState(db), Callbacks: sqlite.NewCallbacks(db)}
+		return statustest.Stores{Jobs: sqlite.NewJobStore(db), Outbox: sqlite.NewOutbox(db)}
 	})
 }

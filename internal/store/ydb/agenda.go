@@ -7,9 +7,8 @@ import (
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 )
 
 // Agenda tells the timer when its earliest work is due (app.Agenda): one
@@ -18,8 +17,8 @@ type Agenda struct{ db *DB }
 
 func NewAgenda(db *DB) *Agenda { return &Agenda{db: db} }
 
-// NextWork counts a leased delivery or callback from its next_at: too
-// early, never too late.
+// NextWork counts a leased outbox entry from its next_at: too early,
+// never too late.
 func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, bool, error) {
 	var e earliest
 	err := a.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
@@ -27,10 +26,10 @@ func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, b
 		if err := e.jobs(ctx, a.db, tx, states); err != nil {
 			return err
 		}
-		if err := e.first(ctx, a.db, tx, selectNextDelivery, "next_at", nextDueParams(utf8(string(botstate.Pending)))); err != nil {
+		if err := e.first(ctx, a.db, tx, selectNextEntry, "next_at", nextEntryParams(outbox.Telegram)); err != nil {
 			return err
 		}
-		return e.first(ctx, a.db, tx, selectNextCallback, "next_at", nextDueParams(utf8(string(callback.Pending))))
+		return e.first(ctx, a.db, tx, selectNextEntry, "next_at", nextEntryParams(outbox.Callback))
 	})
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due work: %w", err)

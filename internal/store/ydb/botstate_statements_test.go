@@ -26,22 +26,16 @@ func TestEveryTableIsASchemaStep(t *testing.T) {
 	}
 	require.ElementsMatch(t, ddl, stepDDL)
 	require.Contains(t, steps[0].ddl, createTelegramChats)
-	require.Contains(t, steps[0].ddl, createTelegramDeliveries)
 	require.Equal(t, 1, SchemaVersion())
 
 	schema, errs := parseSchema(ddlOf(consts))
 	require.Empty(t, errs)
-	chats, deliveries := schema["telegram_chats"], schema["telegram_deliveries"]
+	chats := schema["telegram_chats"]
 	require.Equal(t, column{typ: "Int64", notNull: true}, chats.columns["chat_id"])
 	require.Len(t, chats.columns, 9)
 	require.Equal(t, column{typ: "Utf8"}, chats.columns["mode"])
 	require.Equal(t, column{typ: "Utf8"}, chats.columns["features"])
 	require.Equal(t, column{typ: "Timestamp"}, chats.columns["blocked_at"])
-	for _, key := range []string{"chat_id", "message_id", "part"} {
-		require.True(t, deliveries.columns[key].notNull, "key column %s is NOT NULL", key)
-	}
-	require.Len(t, deliveries.columns, 10)
-	require.True(t, deliveries.indexes["telegram_deliveries_due"])
 }
 
 // The agreement check catches drift in the bot's statements as it does in
@@ -53,64 +47,34 @@ func TestBotStateStatementsAgreementCatchesDrift(t *testing.T) {
 	ddl := ddlOf(consts)
 	schema, _ := parseSchema(ddl)
 	bound := boundParams()
-	for _, name := range []string{"selectChat", "upsertChat", "deleteChat", "insertDeliveries", "upsertDeliveries",
-		"selectDelivery", "selectDueDeliveries", "deleteChatDeliveries"} {
+	for _, name := range []string{"selectChat", "upsertChat", "deleteChat"} {
 		require.Empty(t, checkStatement(schema, consts[name], bound[name]), "%s as written agrees", name)
 	}
 
 	t.Run("a statement names a column the schema lacks", func(t *testing.T) {
 		for name, edit := range map[string][2]string{
-			"selectDueDeliveries":  {"lease_until <= $now", "lease_untl <= $now"},
-			"selectDelivery":       {"AND part = $part", "AND prt = $part"},
-			"upsertChat":           {"ui_lang, blocked_at", "uilang, blocked_at"},
-			"deleteChatDeliveries": {"WHERE chat_id", "WHERE chat"},
+			"upsertChat": {"ui_lang, blocked_at", "uilang, blocked_at"},
+			"deleteChat": {"WHERE chat_id", "WHERE chat"},
 		} {
 			altered := strings.Replace(consts[name], edit[0], edit[1], 1)
 			require.NotEqual(t, consts[name], altered, name)
 			errs := checkStatement(schema, altered, bound[name])
 			require.NotEmpty(t, errs, name)
 		}
-		altered := strings.Replace(consts["upsertDeliveries"], "SELECT chat_id, message_id, part, job_id, state, sent_id",
-			"SELECT chat_id, message_id, part, job, state, sent_id", 1)
-		require.NotEqual(t, consts["upsertDeliveries"], altered)
-		require.NotEmpty(t, checkStatement(schema, altered, bound["upsertDeliveries"]))
 	})
 
 	t.Run("the schema renames a column the statements use", func(t *testing.T) {
 		renamed := slices.Clone(ddl)
 		for i, d := range renamed {
-			renamed[i] = strings.Replace(d, "next_at     Timestamp", "due_at      Timestamp", 1)
-		}
-		altered, errs := parseSchema(renamed)
-		require.NotEmpty(t, errs, "the telegram_deliveries_due index names the old column")
-		require.Contains(t, fmt.Sprint(errs), "next_at")
-		for _, stmt := range []string{"selectDueDeliveries", "insertDeliveries", "upsertDeliveries", "selectDelivery"} {
-			require.NotEmpty(t, checkStatement(altered, consts[stmt], bound[stmt]), stmt)
-		}
-
-		renamed = slices.Clone(ddl)
-		for i, d := range renamed {
 			renamed[i] = strings.Replace(d, "ui_lang    Utf8", "ui_locale  Utf8", 1)
 		}
-		altered, _ = parseSchema(renamed)
+		altered, _ := parseSchema(renamed)
 		for _, stmt := range []string{"selectChat", "upsertChat"} {
 			require.NotEmpty(t, checkStatement(altered, consts[stmt], bound[stmt]), stmt)
 		}
 	})
 
 	t.Run("a column's type changes in the schema", func(t *testing.T) {
-		for old, typ := range map[string]string{
-			"attempts    Int32":     "attempts    Uint32",
-			"sent_id     Int64":     "sent_id     Uint64",
-			"lease_until Timestamp": "lease_until Datetime",
-		} {
-			retyped := slices.Clone(ddl)
-			for i, d := range retyped {
-				retyped[i] = strings.Replace(d, old, typ, 1)
-			}
-			altered, _ := parseSchema(retyped)
-			require.NotEmpty(t, checkStatement(altered, consts["upsertDeliveries"], bound["upsertDeliveries"]), old)
-		}
 		retyped := slices.Clone(ddl)
 		for i, d := range retyped {
 			retyped[i] = strings.Replace(d, "blocked_at Timestamp", "blocked_at Datetime", 1)
@@ -136,21 +100,18 @@ func TestBotStateStatementsAgreementCatchesDrift(t *testing.T) {
 	})
 
 	t.Run("the Go code binds another type than declared", func(t *testing.T) {
-		p := slices.Clone(bound["selectDueDeliveries"])
-		p[2] = param{"$limit", ydbtypes.Int64Value(10)}
-		require.NotEmpty(t, checkStatement(schema, consts["selectDueDeliveries"], p))
-
-		p = slices.Clone(bound["selectDelivery"])
+		p := slices.Clone(bound["selectChat"])
 		p[0] = param{"$chat_id", ydbtypes.Int32Value(1)}
-		require.NotEmpty(t, checkStatement(schema, consts["selectDelivery"], p))
+		require.NotEmpty(t, checkStatement(schema, consts["selectChat"], p))
 
 		p = slices.Clone(bound["upsertChat"])
 		p[5] = param{"$blocked_at", ydbtypes.TimestampValueFromTime(t0())} // not optional
 		require.NotEmpty(t, checkStatement(schema, consts["upsertChat"], p))
 
-		d := fullDelivery()
-		s := deliveryStruct(d)
-		fields, err := ydbtypes.StructFields(s)
+		s := entriesParams(fullEntry())[0].value
+		items, err := ydbtypes.ListItems(s)
+		require.NoError(t, err)
+		fields, err := ydbtypes.StructFields(items[0])
 		require.NoError(t, err)
 		var opts []ydbtypes.StructValueOption
 		for name, v := range fields {
@@ -159,12 +120,11 @@ func TestBotStateStatementsAgreementCatchesDrift(t *testing.T) {
 			}
 			opts = append(opts, ydbtypes.StructFieldValue(name, v))
 		}
-		p = params{{"$deliveries", ydbtypes.ListValue(ydbtypes.StructValue(opts...))}}
-		require.NotEmpty(t, checkStatement(schema, consts["upsertDeliveries"], p), "a struct field of another type")
+		p = params{{"$entries", ydbtypes.ListValue(ydbtypes.StructValue(opts...))}}
+		require.NotEmpty(t, checkStatement(schema, consts["upsertEntries"], p), "a struct field of another type")
 	})
 
 	t.Run("a parameter is declared but never bound", func(t *testing.T) {
-		require.NotEmpty(t, checkStatement(schema, consts["selectDelivery"], bound["selectDelivery"][:2]))
 		require.NotEmpty(t, checkStatement(schema, consts["deleteChat"], nil))
 		require.NotEmpty(t, checkStatement(schema, consts["upsertChat"], bound["upsertChat"][:6]))
 	})
@@ -180,14 +140,5 @@ func TestBotStateStatementsAgreementCatchesDrift(t *testing.T) {
 		errs := checkStatement(schema, altered, bound["upsertChat"])
 		require.NotEmpty(t, errs, "two Utf8 columns swapped")
 		require.Contains(t, fmt.Sprint(errs), "$format")
-
-		altered = strings.Replace(consts["upsertDeliveries"], "SELECT chat_id, message_id,", "SELECT message_id, chat_id,", 1)
-		require.NotEqual(t, consts["upsertDeliveries"], altered)
-		require.NotEmpty(t, checkStatement(schema, altered, bound["upsertDeliveries"]), "two Int64 columns swapped")
-	})
-
-	t.Run("a view of an index the table lacks", func(t *testing.T) {
-		altered := strings.Replace(consts["selectDueDeliveries"], "VIEW telegram_deliveries_due", "VIEW deliveries_due", 1)
-		require.NotEmpty(t, checkStatement(schema, altered, bound["selectDueDeliveries"]))
 	})
 }

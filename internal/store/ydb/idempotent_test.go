@@ -13,9 +13,9 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 )
 
 // recordingRunner stands for the driver's query client: it records the
@@ -50,13 +50,12 @@ var (
 func storeCalls(db *DB) (writes, reads map[string]func(context.Context) error) {
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	const id = "01JD0M3Y8K9Q2R5T7V4W6X8Z0A"
-	jobs, tokens, bot, cbs, counters, agenda := NewJobStore(db), NewTokenStore(db), NewBotState(db), NewCallbacks(db), NewCounters(db), NewAgenda(db)
+	jobs, tokens, bot, box, counters, agenda := NewJobStore(db), NewTokenStore(db), NewBotState(db), NewOutbox(db), NewCounters(db), NewAgenda(db)
 	api := job.Draft{Source: job.SourceAPI, OwnerID: "owner", UploadWindow: time.Hour}
 	keyed := api
 	keyed.IdempotencyKey = "k"
 	tok, _, _ := apitoken.New("ci", now)
-	k := botstate.Key{ChatID: 1, MessageID: 2, Part: "status"}
-	d := callback.Delivery{JobID: id, URL: "https://x.example.com/", TokenHash: "h", WebhookID: "msg_1"}
+	e := outbox.Entry{Kind: outbox.Telegram, Key: "1/2/status"}
 	lease := time.Minute
 	ignore := func(_ any, err error) error { return err }
 	ignore2 := func(_, _ any, err error) error { return err }
@@ -83,20 +82,14 @@ func storeCalls(db *DB) (writes, reads map[string]func(context.Context) error) {
 		"TokenStore.Revoke": func(ctx context.Context) error { return ignore(tokens.Revoke(ctx, tok.ID, now)) },
 
 		"BotState.UpdateChat": func(ctx context.Context) error { return ignore(bot.UpdateChat(ctx, 1, now, func(*botstate.Chat) {})) },
-		"BotState.Begin":      func(ctx context.Context) error { return ignore2(bot.Begin(ctx, k, "", now, lease)) },
-		"BotState.Schedule":   func(ctx context.Context) error { return ignore(bot.Schedule(ctx, k, "", now, now)) },
-		"BotState.Finish": func(ctx context.Context) error {
-			return ignore(bot.Finish(ctx, k, botstate.Outcome{State: botstate.Sent}, now))
-		},
-		"BotState.ClaimDue":   func(ctx context.Context) error { return ignore(bot.ClaimDue(ctx, now, lease, 10)) },
 		"BotState.ForgetChat": func(ctx context.Context) error { return bot.ForgetChat(ctx, 1) },
 
-		"Callbacks.Register": func(ctx context.Context) error { return ignore2(cbs.Register(ctx, d, now, now)) },
-		"Callbacks.Begin":    func(ctx context.Context) error { return ignore2(cbs.Begin(ctx, id, now, lease)) },
-		"Callbacks.Finish": func(ctx context.Context) error {
-			return ignore(cbs.Finish(ctx, id, callback.Outcome{State: callback.Delivered}, now))
+		"Outbox.Put":   func(ctx context.Context) error { return ignore2(box.Put(ctx, e, now, now)) },
+		"Outbox.Begin": func(ctx context.Context) error { return ignore2(box.Begin(ctx, e, now, lease)) },
+		"Outbox.Finish": func(ctx context.Context) error {
+			return ignore(box.Finish(ctx, e.Kind, e.Key, outbox.Outcome{State: outbox.Delivered}, now))
 		},
-		"Callbacks.ClaimDue": func(ctx context.Context) error { return ignore(cbs.ClaimDue(ctx, now, lease, 10)) },
+		"Outbox.ClaimDue": func(ctx context.Context) error { return ignore(box.ClaimDue(ctx, e.Kind, now, lease, 10)) },
 
 		"Counters.Reserve": func(ctx context.Context) error { return ignore2(counters.Reserve(ctx, "k", now, 1, 1)) },
 		"Counters.Release": func(ctx context.Context) error { return counters.Release(ctx, "k", now, 1) },
@@ -115,15 +108,13 @@ func storeCalls(db *DB) (writes, reads map[string]func(context.Context) error) {
 		"JobStore.LatestInState": func(ctx context.Context) error {
 			return ignore(jobs.LatestInState(ctx, job.Dead, now, 10))
 		},
-		"BotState.PendingDeliveries": func(ctx context.Context) error { return ignore(bot.PendingDeliveries(ctx, 10)) },
-		"Callbacks.CallbacksInState": func(ctx context.Context) error {
-			return ignore(cbs.CallbacksInState(ctx, callback.Failed, now, 10))
+		"Outbox.InState": func(ctx context.Context) error {
+			return ignore(box.InState(ctx, outbox.Callback, outbox.Failed, now, 10))
 		},
 		"TokenStore.ByHash": func(ctx context.Context) error { return ignore(tokens.ByHash(ctx, tok.Hash)) },
 		"TokenStore.List":   func(ctx context.Context) error { return ignore(tokens.List(ctx)) },
 		"BotState.Chat":     func(ctx context.Context) error { return ignore(bot.Chat(ctx, 1)) },
-		"BotState.Get":      func(ctx context.Context) error { return ignore(bot.Get(ctx, k)) },
-		"Callbacks.Get":     func(ctx context.Context) error { return ignore(cbs.Get(ctx, id)) },
+		"Outbox.Get":        func(ctx context.Context) error { return ignore(box.Get(ctx, e.Kind, e.Key)) },
 		"Counters.Used":     func(ctx context.Context) error { return ignore(counters.Used(ctx, "k", now)) },
 		"Counters.UsedMany": func(ctx context.Context) error { return ignore(counters.UsedMany(ctx, []string{"k"}, now)) },
 		"Agenda.NextWork":   func(ctx context.Context) error { return ignore2(agenda.NextWork(ctx, job.Ingest.From)) },
@@ -162,7 +153,7 @@ func TestEveryWriteIsMarkedIdempotent(t *testing.T) {
 	}
 
 	t.Run("every method of every store is listed, so a new write is checked", func(t *testing.T) {
-		for _, v := range []any{&JobStore{}, &TokenStore{}, &BotState{}, &Callbacks{}, &Counters{}, &Agenda{}} {
+		for _, v := range []any{&JobStore{}, &TokenStore{}, &BotState{}, &Outbox{}, &Counters{}, &Agenda{}} {
 			typ := reflect.TypeOf(v)
 			for i := 0; i < typ.NumMethod(); i++ {
 				name := typ.Elem().Name() + "." + typ.Method(i).Name

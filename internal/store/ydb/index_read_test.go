@@ -26,12 +26,10 @@ var (
 // indexFilters are the columns outside its index a statement may filter
 // on, and why: the rows the filter drops are read all the same.
 var indexFilters = map[string]map[string]string{
-	// A taken delivery keeps its next_at (botstate.ApplyClaim), so the
-	// lease test filters the range: held deliveries are read and dropped
+	// A taken entry keeps its next_at (outbox.ApplyClaim), so the lease
+	// test filters the range: held entries are read and dropped
 	// (docs/database.md, "Cost in request units").
-	"selectDueDeliveries": {"lease_until": "held deliveries stay in the due range"},
-	// The same holds for a callback (callback.ApplyClaim keeps next_at).
-	"selectDueCallbacks": {"lease_until": "held callbacks stay in the due range"},
+	"selectDueEntries": {"lease_until": "held entries stay in the due range"},
 	// A reuse key's rows are one recording's jobs of one payer: a few, of
 	// which the live and deleted are read and dropped.
 	"selectReusable": {"state": "a key's jobs not yet done are few", "deleted_at": "a deleted job's key is blanked with it"},
@@ -108,7 +106,7 @@ func TestIndexReadsFollowTheIndex(t *testing.T) {
 			require.Empty(t, checkIndexRead(schema, text, indexFilters[name]))
 		})
 	}
-	require.GreaterOrEqual(t, n, 5, "selectDueJobs, selectNextDue, listJobs, listJobsAfter, selectDueDeliveries, …")
+	require.GreaterOrEqual(t, n, 5, "selectDueJobs, selectNextDue, listJobs, listJobsAfter, selectDueEntries, …")
 	for name := range indexFilters {
 		require.Contains(t, consts, name, "indexFilters names a statement that is gone")
 	}
@@ -145,8 +143,8 @@ SELECT id FROM jobs VIEW jobs_due WHERE state = $state LIMIT 10`, "without ORDER
 		})
 	}
 	t.Run("the allowed filter is the only one allowed", func(t *testing.T) {
-		text := strings.Replace(consts["selectDueDeliveries"], "lease_until <= $now", "lease_until <= $now AND attempts > 0", 1)
-		errs := checkIndexRead(schema, text, indexFilters["selectDueDeliveries"])
+		text := strings.Replace(consts["selectDueEntries"], "lease_until <= $now", "lease_until <= $now AND attempts > 0", 1)
+		errs := checkIndexRead(schema, text, indexFilters["selectDueEntries"])
 		require.Contains(t, fmt.Sprint(errs), "WHERE tests attempts")
 	})
 }

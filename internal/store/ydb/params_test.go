@@ -42,9 +42,9 @@ func TestBadTimesAreRefused(t *testing.T) {
 			c.clear(&j)
 			refused(t, jobsParams(fullJob(), j), "$jobs[1]."+c.name+" is the zero time")
 		}
-		d := fullDelivery()
-		d.LeaseUntil = time.Time{}
-		refused(t, deliveriesParams(d), "lease_until")
+		e := fullEntry()
+		e.LeaseUntil = time.Time{}
+		refused(t, entriesParams(e), "lease_until")
 	})
 	t.Run("a time outside 1970 to 2105", func(t *testing.T) {
 		refused(t, dueParams(utf8("created"), time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC), 10), "$now is outside the range")

@@ -84,5 +84,5 @@ func OpenScratch(ctx context.Context, dsn string, clk clock.Clock, out io.Writer
 // set's Close closes the driver.
 func newSet(db *DB) store.Set {
 	return store.NewSet(store.Set{Jobs: NewJobStore(db), Tokens: NewTokenStore(db), Bot: NewBotState(db), Counters: NewCounters(db),
-		Callbacks: NewCallbacks(db), Agenda: NewAgenda(db)}, func() error { return db.Close(context.Background()) })
+		Outbox: NewOutbox(db), Agenda: NewAgenda(db)}, func() error { return db.Close(context.Background()) })
 }

@@ -29,7 +29,7 @@ type step struct {
 // needs a rule in migrate first (TestStepsRunAgain).
 var steps = []step{
 	{"tables", []string{createJobs, createSegments, createTelegramMessages, createIdempotencyKeys, createAPITokens,
-		createTelegramChats, createTelegramDeliveries, createCounters, createCallbacks}},
+		createTelegramChats, createCounters, createOutbox}},
 }
 
 var reCreateTable = regexp.MustCompile(`^CREATE TABLE (?:IF NOT EXISTS )?(\w+) \(`)
@@ -45,7 +45,7 @@ func ifNotExists(ddl string) string {
 
 // expiring are the tables whose rows expire JOB_RETENTION after a column;
 // NULL never expires (https://ydb.tech/docs/en/concepts/ttl): a live job.
-// A delivery is last written well before: Telegram resends an update for a
+// An outbox entry is last written well before: Telegram resends an update for a
 // day at most, the shortest retention (pipeline.MinJobRetention). counters
 // has a TTL of its own. A table added here changes ttlRecord, so the next
 // migrate sets its TTL.
@@ -54,8 +54,7 @@ var expiring = []struct{ table, column string }{
 	{"segments", "ended_at"},
 	{"telegram_messages", "created_at"},
 	{"idempotency_keys", "created_at"},
-	{"callbacks", "created_at"},
-	{"telegram_deliveries", "updated_at"},
+	{"outbox", "updated_at"},
 }
 
 // ttlInterval writes retention, at least a second (migrate checks), as an

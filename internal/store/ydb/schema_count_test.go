@@ -188,17 +188,18 @@ func TestMigrateNewDatabaseFitsTheQuota(t *testing.T) {
 	})
 }
 
-// Every table that grows with traffic expires, the Telegram deliveries
-// too; a TTL record naming fewer tables has them set at the next migrate.
+// Every table that grows with traffic expires, the outbox (the Telegram
+// deliveries, the callbacks) too; a TTL record naming fewer tables has
+// them set at the next migrate.
 func TestMigrateSetsTheTTLOfTheDeliveries(t *testing.T) {
 	m := migrated(t)
-	require.Equal(t, "P90D ON updated_at", m.tables["telegram_deliveries"])
+	require.Equal(t, "P90D ON updated_at", m.tables["outbox"])
 
-	m.ttl = "P90D: jobs.ended_at segments.ended_at telegram_messages.created_at idempotency_keys.created_at callbacks.created_at"
-	m.tables["telegram_deliveries"] = ""
+	m.ttl = "P90D: jobs.ended_at segments.ended_at telegram_messages.created_at idempotency_keys.created_at"
+	m.tables["outbox"] = ""
 	_, err := migrateMem(t, m, retention, nil)
 	require.NoError(t, err)
-	require.Equal(t, "P90D ON updated_at", m.tables["telegram_deliveries"])
+	require.Equal(t, "P90D ON updated_at", m.tables["outbox"])
 	want := ttlRecord(retention)
 	require.Equal(t, want, m.ttl)
 }

@@ -7,16 +7,12 @@ import (
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
-	"transcriber/internal/botstate"
-	"transcriber/internal/callback"
 	"transcriber/internal/job"
 	"transcriber/internal/status"
 )
 
 var (
-	_ status.Jobs       = (*JobStore)(nil)
-	_ status.Deliveries = (*BotState)(nil)
-	_ status.Callbacks  = (*Callbacks)(nil)
+	_ status.Jobs = (*JobStore)(nil)
 )
 
 // epoch is "since the beginning": a Timestamp cannot hold the zero time.
@@ -29,12 +25,8 @@ func sinceOrEpoch(t time.Time) time.Time {
 	return t
 }
 
-func rangeParams(state string, since time.Time, n int) params { // selectStateEntries, selectLatestInState, selectCallbacksInState
+func rangeParams(state string, since time.Time, n int) params { // selectStateEntries, selectLatestInState
 	return params{{"$state", utf8(state)}, {"$since", ts(sinceOrEpoch(since))}, {"$limit", uint64Param(n)}}
-}
-
-func pendingParams(n int) params { // selectPendingDeliveries
-	return params{{"$state", utf8(string(botstate.Pending))}, {"$limit", uint64Param(n)}}
 }
 
 // StateEntries sets only ID, State and NextRunAt: jobs_due alone is read.
@@ -63,28 +55,6 @@ func (s *JobStore) LatestInState(ctx context.Context, state job.State, since tim
 	out, err := readAll(ctx, s.db, selectLatestInState, rangeParams(string(state), since, limit), scanJob)
 	if err != nil {
 		return nil, fmt.Errorf("latest jobs in %s: %w", state, err)
-	}
-	return out, nil
-}
-
-func (s *BotState) PendingDeliveries(ctx context.Context, limit int) ([]botstate.Delivery, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	out, err := readAll(ctx, s.db, selectPendingDeliveries, pendingParams(limit), scanDelivery)
-	if err != nil {
-		return nil, fmt.Errorf("pending deliveries: %w", err)
-	}
-	return out, nil
-}
-
-func (s *Callbacks) CallbacksInState(ctx context.Context, state callback.State, since time.Time, limit int) ([]callback.Delivery, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	out, err := readAll(ctx, s.db, selectCallbacksInState, rangeParams(string(state), since, limit), scanCallback)
-	if err != nil {
-		return nil, fmt.Errorf("callbacks in %s: %w", state, err)
 	}
 	return out, nil
 }

@@ -24,21 +24,4 @@ FROM jobs VIEW jobs_due
 WHERE state = $state AND next_run_at >= $since
 ORDER BY state DESC, next_run_at DESC, id DESC
 LIMIT $limit`
-
-	selectPendingDeliveries = `DECLARE $state AS Utf8;
-DECLARE $limit AS Uint64;
-SELECT ` + deliveryColumns + `
-FROM telegram_deliveries VIEW telegram_deliveries_due
-WHERE state = $state
-ORDER BY state, next_at, chat_id, message_id, part
-LIMIT $limit`
-
-	selectCallbacksInState = `DECLARE $state AS Utf8;
-DECLARE $since AS Timestamp;
-DECLARE $limit AS Uint64;
-SELECT ` + callbackColumns + `
-FROM callbacks VIEW callbacks_due
-WHERE state = $state AND next_at >= $since
-ORDER BY state, next_at, job_id
-LIMIT $limit`
 )

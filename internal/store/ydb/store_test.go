@@ -15,13 +15,13 @@ import (
 	"transcriber/internal/apitoken/apitokentest"
 	"transcriber/internal/botstate"
 	"transcriber/internal/botstate/botstatetest"
-	"transcriber/internal/callback"
-	"transcriber/internal/callback/callbacktest"
 	"transcriber/internal/clock"
 	"transcriber/internal/errs"
 	"transcriber/internal/ident"
 	"transcriber/internal/job"
 	"transcriber/internal/job/jobstoretest"
+	"transcriber/internal/outbox"
+	"transcriber/internal/outbox/outboxtest"
 	"transcriber/internal/status/statustest"
 )
 
@@ -85,15 +85,16 @@ func TestJobStoreContract(t *testing.T) {
 
 func TestBotStateContract(t *testing.T) {
 	requireYDB(t)
-	botstatetest.Run(t, func(t *testing.T) botstate.Store {
-		return NewBotState(testDB(t, clock.NewFake(botstatetest.Base)))
+	botstatetest.Run(t, func(t *testing.T) (botstate.Store, outbox.Store) {
+		db := testDB(t, clock.NewFake(botstatetest.Base))
+		return NewBotState(db), NewOutbox(db)
 	})
 }
 
-func TestCallbackContract(t *testing.T) {
+func TestOutboxContract(t *testing.T) {
 	requireYDB(t)
-	callbacktest.Run(t, func(t *testing.T) callback.Store {
-		return NewCallbacks(testDB(t, clock.NewFake(callbacktest.Base)))
+	outboxtest.Run(t, func(t *testing.T) outbox.Store {
+		return NewOutbox(testDB(t, clock.NewFake(outboxtest.Base)))
 	})
 }
 
@@ -101,7 +102,7 @@ func TestStatusContract(t *testing.T) {
 	requireYDB(t)
 	statustest.Run(t, func(t *testing.T, clk clock.Clock) statustest.Stores {
 		db := testDB(t, clk)
-		return statustest.Stores{Jobs: NewJobStore(db), Bot: NewBotState(db), Callbacks: NewCallbacks(db)}
+		return statustest.Stores{Jobs: NewJobStore(db), Outbox: NewOutbox(db)}
 	})
 }
 

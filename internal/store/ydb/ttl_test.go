@@ -13,7 +13,7 @@ import (
 func TestTTLStatementsAgreeWithSchema(t *testing.T) {
 	schema, errs := parseSchema(ddlOf(statementConstants(t)))
 	require.Empty(t, errs)
-	require.Len(t, expiring, 6)
+	require.Len(t, expiring, 5)
 	for _, e := range expiring {
 		tb, ok := schema[e.table]
 		require.True(t, ok, "table %s", e.table)

@@ -144,7 +144,8 @@ func bound(ctx context.Context) (context.Context, context.CancelFunc) {
 // after an error that leaves its commit unknown ("conditionally
 // retryable", ydb-go-sdk v3.127.0 retry/mode.go), as on a connection that
 // died while the instance slept. Every write recognizes what a lost-answer
-// commit of its own wrote (job.Change, job.Claimed, quota.ReserveOnce, …).
+// commit of its own wrote (job.Change, job.Claimed, outbox.Same,
+// quota.ReserveOnce, …).
 func writeOptions() []query.DoTxOption {
 	return []query.DoTxOption{query.WithIdempotent(), lazyTx()}
 }

@@ -1,0 +1,211 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"transcriber/internal/outbox"
+	"transcriber/internal/status"
+)
+
+// Outbox keeps the outbox table. Every read-check-write is one write
+// transaction (DB.tx), as a job claim is.
+type Outbox struct{ db *DB }
+
+var (
+	_ outbox.Store  = (*Outbox)(nil)
+	_ status.Outbox = (*Outbox)(nil)
+)
+
+// NewOutbox returns the outbox of db.
+func NewOutbox(db *DB) *Outbox { return &Outbox{db: db} }
+
+// outboxColumns in the order scanEntry reads and entryValues writes them.
+const outboxColumns = `kind, key, job_id, payload, state, sent_id, attempts, next_at, lease_until, first_at, last_at,
+	last_status, last_error, created_at, updated_at`
+
+const (
+	selectEntry = `SELECT ` + outboxColumns + ` FROM outbox`
+	insertEntry = `INSERT INTO outbox (` + outboxColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	updateEntry = `UPDATE outbox SET (` + outboxColumns + `) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE kind = ? AND key = ?`
+	// selectDue is ClaimDue's selection, a range of outbox_due.
+	selectDue = selectEntry + ` WHERE kind = ? AND state = ? AND next_at <= ? AND lease_until <= ?
+		ORDER BY next_at, key LIMIT ?`
+	// selectInState is a kind's state's range of outbox_due from since.
+	selectInState = selectEntry + ` WHERE kind = ? AND state = ? AND next_at >= ? ORDER BY next_at, key LIMIT ?`
+)
+
+func scanEntry(r scanner) (outbox.Entry, error) {
+	var (
+		e                             outbox.Entry
+		next, lease, created, updated string
+		first, last                   sql.NullString
+	)
+	err := r.Scan(&e.Kind, &e.Key, &e.JobID, &e.Payload, &e.State, &e.SentID, &e.Attempts, &next, &lease, &first, &last,
+		&e.LastStatus, &e.LastError, &created, &updated)
+	if err != nil {
+		return outbox.Entry{}, err
+	}
+	var errT [6]error
+	e.NextAt, errT[0] = parseTime(next)
+	e.LeaseUntil, errT[1] = parseTime(lease)
+	e.FirstAt, errT[2] = parseNullTime(first)
+	e.LastAt, errT[3] = parseNullTime(last)
+	e.CreatedAt, errT[4] = parseTime(created)
+	e.UpdatedAt, errT[5] = parseTime(updated)
+	if err := errors.Join(errT[:]...); err != nil {
+		return outbox.Entry{}, fmt.Errorf("%s %s: %w", e.Kind, e.Key, err)
+	}
+	return e, nil
+}
+
+func entryValues(e outbox.Entry) []any {
+	return []any{string(e.Kind), e.Key, e.JobID, e.Payload, string(e.State), e.SentID, e.Attempts, formatTime(e.NextAt),
+		formatTime(e.LeaseUntil), nullTime(e.FirstAt), nullTime(e.LastAt), e.LastStatus, e.LastError,
+		formatTime(e.CreatedAt), formatTime(e.UpdatedAt)}
+}
+
+func getEntry(ctx context.Context, q queryer, kind outbox.Kind, key string) (outbox.Entry, bool, error) {
+	e, err := scanEntry(q.QueryRowContext(ctx, selectEntry+` WHERE kind = ? AND key = ?`, string(kind), key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return outbox.Entry{}, false, nil
+	}
+	if err != nil {
+		return outbox.Entry{}, false, translate(err)
+	}
+	return e, true, nil
+}
+
+// change is outbox.Change over one write transaction.
+func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
+	apply func(cur outbox.Entry, found bool) (outbox.Entry, bool, error),
+) (e outbox.Entry, wrote bool, err error) {
+	var mine *outbox.Entry // what an earlier run wrote, committed (DB.lose)
+	err = s.db.tx(ctx, func(tx *sql.Tx) error {
+		cur, found, err := getEntry(ctx, tx, kind, key)
+		if err != nil {
+			return err
+		}
+		if found && mine != nil && outbox.Same(cur, *mine) {
+			e, wrote = cur, true
+			return nil
+		}
+		if e, wrote, err = apply(cur, found); err != nil || !wrote {
+			return err
+		}
+		w := e
+		mine = &w
+		if found {
+			_, err = tx.ExecContext(ctx, updateEntry, append(entryValues(e), string(kind), key)...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertEntry, entryValues(e)...)
+		}
+		return translate(err)
+	})
+	return e, wrote, err
+}
+
+func (s *Outbox) Put(ctx context.Context, e outbox.Entry, at, now time.Time) (outbox.Entry, bool, error) {
+	return outbox.Change(s.change).Put(ctx, e, at, now)
+}
+
+func (s *Outbox) Begin(ctx context.Context, e outbox.Entry, now time.Time, lease time.Duration) (outbox.Entry, bool, error) {
+	return outbox.Change(s.change).Begin(ctx, e, now, lease)
+}
+
+func (s *Outbox) Finish(ctx context.Context, kind outbox.Kind, key string, o outbox.Outcome, now time.Time) (outbox.Entry, error) {
+	return outbox.Change(s.change).Finish(ctx, kind, key, o, now)
+}
+
+func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
+	if err := outbox.ValidateRef(kind, key); err != nil {
+		return outbox.Entry{}, fmt.Errorf("get %s: %w", kind, err)
+	}
+	e, found, err := getEntry(ctx, s.db.sql, kind, key)
+	if err == nil && !found {
+		err = outbox.ErrNotFound
+	}
+	if err != nil {
+		return outbox.Entry{}, fmt.Errorf("get %s %s: %w", kind, key, err)
+	}
+	return e, nil
+}
+
+// ClaimDue selects through outbox_due and writes in one write
+// transaction. A run after its own commit whose answer was lost (DB.lose)
+// keeps the claims still as it wrote them and selects only the rest.
+func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, lease time.Duration, limit int) ([]outbox.Entry, error) {
+	if err := outbox.ValidateClaim(kind, now, lease, limit); err != nil {
+		return nil, fmt.Errorf("claim due %s: %w", kind, err)
+	}
+	var claimed, wrote []outbox.Entry
+	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+		claimed = make([]outbox.Entry, 0, limit)
+		for _, w := range wrote {
+			cur, found, err := getEntry(ctx, tx, kind, w.Key)
+			if err != nil {
+				return err
+			}
+			if found && outbox.Same(cur, w) {
+				claimed = append(claimed, cur)
+			}
+		}
+		if len(claimed) == limit {
+			return nil
+		}
+		at := formatTime(now)
+		due, err := queryAll(ctx, tx, selectDue, []any{string(kind), string(outbox.Pending), at, at, limit - len(claimed)}, scanEntry)
+		if err != nil {
+			return err
+		}
+		for _, cur := range due {
+			e, err := outbox.ApplyClaim(cur, now, lease)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, updateEntry, append(entryValues(e), string(kind), e.Key)...); err != nil {
+				return translate(err)
+			}
+			claimed = append(claimed, e)
+		}
+		wrote = claimed
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim due %s: %w", kind, err)
+	}
+	return claimed, nil
+}
+
+func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error) {
+	if err := status.CheckRead(limit); err != nil {
+		return nil, err
+	}
+	out, err := queryAll(ctx, s.db.sql, selectInState, []any{string(kind), string(state), formatTime(since), limit}, scanEntry)
+	if err != nil {
+		return nil, fmt.Errorf("%s in %s: %w", kind, state, err)
+	}
+	return out, nil
+}
+
+// Expire is the embedded store's stand-in for YDB's TTL (outbox.Expirer):
+// a scan of the table, as the store serves one machine.
+func (s *Outbox) Expire(ctx context.Context, before time.Time, limit int) (int, error) {
+	var n int64
+	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE rowid IN
+			(SELECT rowid FROM outbox WHERE updated_at < ? LIMIT ?)`, formatTime(before), limit)
+		if err != nil {
+			return translate(err)
+		}
+		n, err = res.RowsAffected()
+		return translate(err)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expire outbox: %w", err)
+	}
+	return int(n), nil
+}
