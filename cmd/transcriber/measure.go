@@ -13,7 +13,6 @@ import (
 
 	"transcriber/internal/app"
 	"transcriber/internal/clock"
-	"transcriber/internal/loadsim"
 	"transcriber/internal/media/oggopus"
 	"transcriber/internal/speechkit"
 )
@@ -94,9 +93,9 @@ func measureSyncCmd(ctx context.Context, args []string, getenv func(string) stri
 	slices.Sort(took)
 	median := took[len(took)/2]
 	// The load model's assumption (docs/scale.md), which this measures.
-	model := loadsim.DefaultSyncFixed + time.Duration(float64(loadsim.DefaultSyncPerMinute)*audioTime.Minutes())
+	model := speechkit.DefaultSyncFixed + time.Duration(float64(speechkit.DefaultSyncPerMinute)*audioTime.Minutes())
 	fmt.Fprintf(stdout, "median: %s for %s of audio (the load model assumes %s: %s and %s a minute of audio); %d s billed in all\n",
-		fmtSeconds(median), fmtSeconds(audioTime), fmtSeconds(model), fmtSeconds(loadsim.DefaultSyncFixed), fmtSeconds(loadsim.DefaultSyncPerMinute), billed)
+		fmtSeconds(median), fmtSeconds(audioTime), fmtSeconds(model), fmtSeconds(speechkit.DefaultSyncFixed), fmtSeconds(speechkit.DefaultSyncPerMinute), billed)
 	return nil
 }
 
