@@ -9,7 +9,7 @@
 // synchronous endpoint of its own (SPEECHKIT_SYNC_URL).
 //
 // The object store checks requests as Object Storage does
-// (s3test.NewOnDisk): every request signed with the stack's own key, made
+// (s3local): every request signed with the stack's own key, made
 // at the first start and kept in DATA_DIR (StoreSecretFile, mode 0600);
 // presigned URLs until they expire; CORS only for the API's own origin and
 // Config.CORSOrigins.
@@ -37,7 +37,7 @@ import (
 	"transcriber/internal/app/withbot"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
-	"transcriber/internal/storage/s3/s3test"
+	"transcriber/internal/storage/s3/s3local"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
 	"transcriber/internal/trigger"
@@ -182,7 +182,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if acfg.Telegram.PublicURL == "" {
 		acfg.Telegram.PublicURL = apiURL
 	}
-	objects, err := s3test.NewOnDisk(Bucket, filepath.Join(cfg.DataDir, "objects"), s3test.Verify{
+	objects, err := s3local.New(Bucket, s3local.Options{
+		Dir:             filepath.Join(cfg.DataDir, "objects"),
 		AccessKeyID:     StoreKeyID,
 		SecretAccessKey: string(storeSecret),
 		// The upload page is served by the API, at the address its links

@@ -1,4 +1,4 @@
-package s3test
+package s3local
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,36 +20,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-
-	"transcriber/internal/clock"
-	"transcriber/internal/storage/s3"
 )
 
-// Verify makes a server check every request as Object Storage does (see the
-// package comment). AccessKeyID and SecretAccessKey are required.
-type Verify struct {
-	AccessKeyID     string
-	SecretAccessKey string
-	// Region is the region a credential's scope must name, default
-	// s3.DefaultRegion.
-	Region string
-	// AllowedOrigins are the browser origins (scheme://host[:port]) whose
-	// requests get CORS headers and whose preflights are allowed; "*"
-	// allows every origin. Empty: no browser page may call the store.
-	AllowedOrigins []string
-	// Clock is the server's clock, default clock.System(): the times
-	// requests are signed at and presigned URLs expire at are checked
-	// against it.
-	Clock clock.Clock
-}
-
-// Limits of what a verifying server accepts, S3's own.
+// S3's own limits.
 const (
-	// MaxPresignExpires is the longest X-Amz-Expires a presigned URL may
-	// carry: 7 days.
-	MaxPresignExpires = 7 * 24 * time.Hour
+	MaxPresignExpires = 7 * 24 * time.Hour // the longest X-Amz-Expires
 	// MaxClockSkew is how far a header-signed request's X-Amz-Date may be
-	// from the server's clock, and how far in the future a presigned URL's.
+	// from the server's clock, and a presigned URL's ahead of it.
 	MaxClockSkew = 15 * time.Minute
 )
 
@@ -60,48 +36,25 @@ const (
 	sigTerminator   = "aws4_request"
 	amzDateFormat   = "20060102T150405Z"
 	unsignedPayload = "UNSIGNED-PAYLOAD"
-	// memoryBody is the largest body with a signed hash that is held in
-	// memory while its hash is checked; a larger one goes to a temporary
-	// file.
-	memoryBody = 16 << 20
+	memoryBody      = 16 << 20 // a larger signed body is held in a temporary file while its hash is checked
 )
 
-// verifier checks requests against one key.
+// verifier checks requests against Options' key.
 type verifier struct {
-	keyID  string
+	Options
 	creds  aws.Credentials
-	region string
-	clock  clock.Clock
 	signer *v4.Signer
 }
 
-func newVerifier(v Verify) (*verifier, error) {
-	if v.AccessKeyID == "" || v.SecretAccessKey == "" {
-		return nil, errors.New("a verifying server needs an access key id and a secret access key")
-	}
-	if v.Region == "" {
-		v.Region = s3.DefaultRegion
-	}
-	if v.Clock == nil {
-		v.Clock = clock.System()
-	}
-	return &verifier{
-		keyID:  v.AccessKeyID,
-		creds:  aws.Credentials{AccessKeyID: v.AccessKeyID, SecretAccessKey: v.SecretAccessKey},
-		region: v.Region,
-		clock:  v.Clock,
-		signer: v4.NewSigner(),
-	}, nil
+func newVerifier(o Options) *verifier {
+	return &verifier{Options: o, creds: aws.Credentials{AccessKeyID: o.AccessKeyID, SecretAccessKey: o.SecretAccessKey}, signer: v4.NewSigner()}
 }
 
 // s3Error is a refusal in S3's terms.
 type s3Error struct {
-	Status  int
-	Code    string
-	Message string
+	Status        int
+	Code, Message string
 }
-
-func (e *s3Error) Error() string { return e.Code + ": " + e.Message }
 
 func refuse(status int, code, message string) *s3Error {
 	return &s3Error{Status: status, Code: code, Message: message}
@@ -113,9 +66,7 @@ var (
 		"The request signature we calculated does not match the signature you provided. Check your key and signing method.")
 	errKeyID = refuse(http.StatusForbidden, "InvalidAccessKeyId",
 		"The AWS Access Key Id you provided does not exist in our records.")
-	errExpired = refuse(http.StatusForbidden, "AccessDenied", "Request has expired")
-	// AWS S3's answer to a presigned URL dated ahead (Object Storage
-	// documents none; docs/configuration.md).
+	errExpired  = refuse(http.StatusForbidden, "AccessDenied", "Request has expired")
 	errNotYet   = refuse(http.StatusForbidden, "AccessDenied", "Request is not yet valid")
 	errSkewed   = refuse(http.StatusForbidden, "RequestTimeTooSkewed", "The difference between the request time and the current time is too large.")
 	errHashDiff = refuse(http.StatusBadRequest, "XAmzContentSHA256Mismatch",
@@ -179,10 +130,7 @@ func (v *verifier) check(r *http.Request) (string, *s3Error) {
 	}
 }
 
-// credential is a parsed Credential: key id and scope.
-type credential struct {
-	keyID, day, region, service, terminator string
-}
+type credential struct{ keyID, day, region, service, terminator string }
 
 func parseCredential(s string) (credential, bool) {
 	p := strings.Split(s, "/")
@@ -195,14 +143,14 @@ func parseCredential(s string) (credential, bool) {
 // checkScope checks the credential's key id and scope against the key and
 // the signing time; malformed is the error code for a malformed scope.
 func (v *verifier) checkScope(c credential, at time.Time, malformed string) *s3Error {
-	if c.keyID != v.keyID {
+	if c.keyID != v.AccessKeyID {
 		return errKeyID
 	}
 	switch {
 	case c.day != at.Format("20060102"):
 		return refuse(http.StatusBadRequest, malformed, "the credential's date is not the day the request was signed")
-	case c.region != v.region:
-		return refuse(http.StatusBadRequest, malformed, fmt.Sprintf("the region %q is wrong; expecting %q", c.region, v.region))
+	case c.region != v.Region:
+		return refuse(http.StatusBadRequest, malformed, fmt.Sprintf("the region %q is wrong; expecting %q", c.region, v.Region))
 	case c.service != sigService:
 		return refuse(http.StatusBadRequest, malformed, "the credential's service must be s3")
 	case c.terminator != sigTerminator:
@@ -246,7 +194,7 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	if e := v.checkScope(cred, at, malformed); e != nil {
 		return e
 	}
-	now := v.clock.Now()
+	now := v.Clock.Now()
 	if !now.Before(at.Add(time.Duration(secs) * time.Second)) {
 		return errExpired
 	}
@@ -271,7 +219,7 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 		}
 	}
 	req.URL.RawQuery = rest.Encode()
-	uri, _, err := v.signer.PresignHTTP(context.Background(), v.creds, req, unsignedPayload, sigService, v.region, at, signerOptions)
+	uri, _, err := v.signer.PresignHTTP(context.Background(), v.creds, req, unsignedPayload, sigService, v.Region, at, signerOptions)
 	if err != nil {
 		return errSignature
 	}
@@ -314,7 +262,7 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 	if e := v.checkScope(cred, at, malformed); e != nil {
 		return "", e
 	}
-	if d := v.clock.Now().Sub(at); d > MaxClockSkew || d < -MaxClockSkew {
+	if d := v.Clock.Now().Sub(at); d > MaxClockSkew || d < -MaxClockSkew {
 		return "", errSkewed
 	}
 	hash := r.Header.Get("X-Amz-Content-Sha256")
@@ -339,7 +287,7 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 
 	req := v.canonical(r, signed)
 	req.URL.RawQuery = r.URL.RawQuery
-	if err := v.signer.SignHTTP(context.Background(), v.creds, req, hash, sigService, v.region, at, signerOptions); err != nil {
+	if err := v.signer.SignHTTP(context.Background(), v.creds, req, hash, sigService, v.Region, at, signerOptions); err != nil {
 		return "", errSignature
 	}
 	_, got, _ := strings.Cut(req.Header.Get("Authorization"), "Signature=")
@@ -446,7 +394,7 @@ func checkBody(r *http.Request, payloadHash string) (cleanup func(), _ *s3Error)
 		}
 		held, n = bytes.NewReader(b), int64(len(b))
 	} else {
-		f, err := os.CreateTemp("", "s3test-body-*")
+		f, err := os.CreateTemp("", "s3local-body-*")
 		if err != nil {
 			return cleanup, refuse(http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 		}
