@@ -209,8 +209,7 @@ func (e *apiError) Error() string {
 	return b.String()
 }
 
-// ErrorCode and HTTPStatusCode are the SDK errors' methods, which the
-// retryer reads.
+// ErrorCode and HTTPStatusCode are what the SDK's retryer reads.
 func (e *apiError) ErrorCode() string   { return e.Code }
 func (e *apiError) HTTPStatusCode() int { return e.Status }
 

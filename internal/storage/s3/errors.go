@@ -97,24 +97,15 @@ const (
 	classChanged     // an ETag precondition failed
 )
 
-// The methods classify reads: apiError's, and the AWS SDK errors' the
-// tests still use.
-type (
-	codedError    interface{ ErrorCode() string }
-	statusError   interface{ HTTPStatusCode() int }
-	connectionErr interface{ ConnectionError() bool }
-)
-
 // classify sorts err. A missing bucket is a configuration to fix, like
 // refused keys, not the object's absence (which fails a job for good).
 func classify(err error) class {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return classUnavailable
 	}
-	var coded codedError
-	if errors.As(err, &coded) {
-		code := coded.ErrorCode()
-		switch {
+	var answer *apiError
+	if errors.As(err, &answer) {
+		switch code := answer.Code; {
 		case notFoundCodes[code]:
 			return classNotFound
 		case code == "NoSuchBucket":
@@ -126,10 +117,7 @@ func classify(err error) class {
 		case unavailableCodes[code], retryableCode(code):
 			return classUnavailable
 		}
-	}
-	var withStatus statusError
-	if errors.As(err, &withStatus) {
-		switch status := withStatus.HTTPStatusCode(); {
+		switch status := answer.Status; {
 		case status == http.StatusNotFound:
 			return classNotFound
 		case status == http.StatusPreconditionFailed:
@@ -140,10 +128,8 @@ func classify(err error) class {
 			return classUnavailable
 		}
 	}
-	var conn connectionErr
-	var netErr net.Error
-	if (errors.As(err, &conn) && conn.ConnectionError()) || errors.As(err, &netErr) ||
-		errors.Is(err, io.ErrUnexpectedEOF) {
+	var netErr net.Error // *url.Error is one: no answer
+	if errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return classUnavailable
 	}
 	return classOther
