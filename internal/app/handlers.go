@@ -145,13 +145,13 @@ func (a *App) idle(ctx context.Context) bool {
 	return true
 }
 
-var ErrNoBot = errs.New(errs.Unavailable, "telegram_not_configured",
+var errNoBot = errs.New(errs.Unavailable, "telegram_not_configured",
 	"the Telegram bot is not configured here (set TELEGRAM_BOT_TOKEN and TELEGRAM_WEBHOOK_SECRET)")
 
 // OnTelegram serves the webhook behind API Gateway: the telegram function.
 func (a *App) OnTelegram(ctx context.Context, ev *httpapi.GatewayRequest) (*httpapi.GatewayResponse, error) {
 	if a.Bot == nil {
-		return nil, ErrNoBot
+		return nil, errNoBot
 	}
 	return httpapi.ServeGateway(ctx, a.Bot, a.Log, ev)
 }
@@ -176,13 +176,6 @@ func (i *Instance) Get(ctx context.Context) (*App, error) {
 	}
 	i.app = a
 	return a, nil
-}
-
-// Set installs a ready App (tests, the local stack).
-func (i *Instance) Set(a *App) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	i.app = a
 }
 
 var ErrNoCloudStore = errs.New(errs.Unavailable, "job_store_missing",

@@ -39,7 +39,6 @@ import (
 type Options struct {
 	AccessKeyID     string // required, as is the secret: Config signs with them
 	SecretAccessKey string
-	Region          string // a credential's scope must name it; default s3.DefaultRegion
 	// AllowedOrigins get CORS headers for GET, HEAD and PUT; "*" allows
 	// every origin.
 	AllowedOrigins []string
@@ -69,9 +68,6 @@ type Server struct {
 func New(bucket string, o Options) (*Server, error) {
 	if o.AccessKeyID == "" || o.SecretAccessKey == "" {
 		return nil, errors.New("the object store needs an access key id and a secret access key")
-	}
-	if o.Region == "" {
-		o.Region = s3.DefaultRegion
 	}
 	if o.Clock == nil {
 		o.Clock = clock.System()
@@ -107,7 +103,7 @@ func New(bucket string, o Options) (*Server, error) {
 // server's key.
 func (s *Server) Config() s3.Config {
 	return s3.Config{
-		Endpoint: s.URL, Region: s.opt.Region, Bucket: s.Bucket, PathStyle: true,
+		Endpoint: s.URL, Region: s3.DefaultRegion, Bucket: s.Bucket, PathStyle: true,
 		AccessKeyID: s.opt.AccessKeyID, SecretAccessKey: s.opt.SecretAccessKey,
 	}
 }

@@ -20,6 +20,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"transcriber/internal/storage/s3"
 )
 
 // S3's own limits.
@@ -149,8 +151,8 @@ func (v *verifier) checkScope(c credential, at time.Time, malformed string) *s3E
 	switch {
 	case c.day != at.Format("20060102"):
 		return refuse(http.StatusBadRequest, malformed, "the credential's date is not the day the request was signed")
-	case c.region != v.Region:
-		return refuse(http.StatusBadRequest, malformed, fmt.Sprintf("the region %q is wrong; expecting %q", c.region, v.Region))
+	case c.region != s3.DefaultRegion:
+		return refuse(http.StatusBadRequest, malformed, fmt.Sprintf("the region %q is wrong; expecting %q", c.region, s3.DefaultRegion))
 	case c.service != sigService:
 		return refuse(http.StatusBadRequest, malformed, "the credential's service must be s3")
 	case c.terminator != sigTerminator:
@@ -219,7 +221,7 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 		}
 	}
 	req.URL.RawQuery = rest.Encode()
-	uri, _, err := v.signer.PresignHTTP(context.Background(), v.creds, req, unsignedPayload, sigService, v.Region, at, signerOptions)
+	uri, _, err := v.signer.PresignHTTP(context.Background(), v.creds, req, unsignedPayload, sigService, s3.DefaultRegion, at, signerOptions)
 	if err != nil {
 		return errSignature
 	}
@@ -287,7 +289,7 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 
 	req := v.canonical(r, signed)
 	req.URL.RawQuery = r.URL.RawQuery
-	if err := v.signer.SignHTTP(context.Background(), v.creds, req, hash, sigService, v.Region, at, signerOptions); err != nil {
+	if err := v.signer.SignHTTP(context.Background(), v.creds, req, hash, sigService, s3.DefaultRegion, at, signerOptions); err != nil {
 		return "", errSignature
 	}
 	_, got, _ := strings.Cut(req.Header.Get("Authorization"), "Signature=")
