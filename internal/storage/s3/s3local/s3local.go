@@ -1,18 +1,10 @@
-// Package s3local is the local stack's object store, and the tests': an S3
-// server (gofakes3) with one bucket, its objects in memory or as files on
-// disk, that checks every request as Object Storage does: AWS Signature
-// Version 4 in the Authorization header (X-Amz-Date within MaxClockSkew,
-// the payload hash signed and checked) or in a presigned URL's query (at
-// most MaxPresignExpires, refused once expired). The signature is
-// recomputed with the AWS SDK's signer over the request as received,
-// restricted to its signed headers, and compared in constant time. A
-// refusal is S3's XML error; docs/configuration.md lists every one
-// (TestEveryRefusalIsDocumented). CORS is answered as a bucket's CORS rule
-// does, for Options.AllowedOrigins only.
-//
-// Beyond gofakes3, a copy's x-amz-copy-source-if-match is honoured (412
-// PreconditionFailed), and OnCreate plays Object Storage's ObjectCreate
-// trigger.
+// Package s3local is the local stack's object store, and the tests': a
+// gofakes3 server with one bucket that checks every request as Object
+// Storage does (SigV4 in the header or a presigned query, recomputed with
+// the SDK's signer over the request as received), refusing with S3's XML
+// errors (docs/configuration.md lists them, TestEveryRefusalIsDocumented).
+// It adds CORS as a bucket rule answers it, x-amz-copy-source-if-match,
+// and OnCreate for the ObjectCreate trigger.
 package s3local
 
 import (
@@ -35,24 +27,17 @@ import (
 	"transcriber/internal/storage/s3"
 )
 
-// Options are a server's key, and what it allows.
+// Options are a server's key (required) and what it allows.
 type Options struct {
-	AccessKeyID     string // required, as is the secret: Config signs with them
+	AccessKeyID     string
 	SecretAccessKey string
-	// AllowedOrigins get CORS headers for GET, HEAD and PUT; "*" allows
-	// every origin.
-	AllowedOrigins []string
-	Clock          clock.Clock // what signing times and expiries are checked against; default clock.System()
-	// Dir keeps the objects as files (Dir/<bucket>/<key>) that outlive the
-	// process; empty: in memory.
-	Dir string
-	// Lenient (tests only) checks no signature and gives every origin
-	// CORS for every method.
-	Lenient bool
+	AllowedOrigins  []string    // get CORS for GET, HEAD and PUT; "*": all
+	Clock           clock.Clock // default clock.System()
+	Dir             string      // the objects as files under Dir; empty: in memory
+	Lenient         bool        // tests: no signature checked, CORS for all
 }
 
-// Server is an S3 server with one bucket. It does not listen: whoever
-// serves Handler sets URL.
+// Server does not listen: whoever serves Handler sets URL.
 type Server struct {
 	URL     string
 	Bucket  string
@@ -64,7 +49,6 @@ type Server struct {
 	hooks []func(bucket, key string, size int64)
 }
 
-// New returns a server for bucket, made if it does not exist.
 func New(bucket string, o Options) (*Server, error) {
 	if o.AccessKeyID == "" || o.SecretAccessKey == "" {
 		return nil, errors.New("the object store needs an access key id and a secret access key")
@@ -99,8 +83,6 @@ func New(bucket string, o Options) (*Server, error) {
 	return s, nil
 }
 
-// Config is a Store config for this server: path-style, at URL, with the
-// server's key.
 func (s *Server) Config() s3.Config {
 	return s3.Config{
 		Endpoint: s.URL, Region: s3.DefaultRegion, Bucket: s.Bucket, PathStyle: true,
@@ -108,21 +90,17 @@ func (s *Server) Config() s3.Config {
 	}
 }
 
-// Handler serves the S3 protocol, with verification, CORS and the OnCreate
-// hooks.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// OnCreate registers fn to run for every object created (a PUT, a copy or
-// a completed multipart upload; never a part or a failed request), in the
-// request's goroutine before the client sees the end of the answer: when
-// an upload returns, its hooks have run.
+// OnCreate runs fn for every object created (a PUT, a copy, a completed
+// multipart upload) before the client has the whole answer: when an
+// upload returns, its hooks have run.
 func (s *Server) OnCreate(fn func(bucket, key string, size int64)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.hooks = append(s.hooks, fn)
 }
 
-// Object is the content stored under key.
 func (s *Server) Object(key string) ([]byte, error) {
 	obj, err := s.backend.GetObject(s.Bucket, key, nil)
 	if err != nil {
@@ -132,7 +110,6 @@ func (s *Server) Object(key string) ([]byte, error) {
 	return io.ReadAll(obj.Contents)
 }
 
-// Keys lists the keys under prefix, in key order.
 func (s *Server) Keys(prefix string) ([]string, error) {
 	var keys []string
 	page := gofakes3.ListBucketPage{}
@@ -151,7 +128,6 @@ func (s *Server) Keys(prefix string) ([]string, error) {
 	}
 }
 
-// originIn allows the origins listed, or every origin if one is "*".
 func originIn(list []string) func(string) bool {
 	allowed := map[string]bool{}
 	for _, o := range list {
@@ -162,10 +138,9 @@ func originIn(list []string) func(string) bool {
 	return func(origin string) bool { return allowed["*"] || allowed[origin] }
 }
 
-// withCORS answers preflights itself: from an allowed origin for one of
-// methods, 200 with the Access-Control-* headers, any other 403. Other
-// requests from an allowed origin may read the answer and its ETag
-// (gofakes3 alone sets no Access-Control-Allow-Origin on them).
+// withCORS answers preflights itself (403 unless allowed), and lets
+// allowed origins read answers and their ETag, which gofakes3 alone does
+// not.
 func withCORS(allowed func(string) bool, methods string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -208,9 +183,8 @@ func listed(list, method string) bool {
 	return false
 }
 
-// watch runs the OnCreate hooks after a request that created an object,
-// and passes on only the first answer (gofakes3 writes an error after a GET
-// whose client went away mid-body: a superfluous WriteHeader).
+// watch runs the OnCreate hooks, and passes on only the first answer
+// (gofakes3 answers again after a GET whose client went away).
 func (s *Server) watch(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &firstAnswer{ResponseWriter: w}
@@ -233,9 +207,8 @@ func (s *Server) watch(next http.Handler) http.Handler {
 	})
 }
 
-// createsObject tells whether r, if it succeeds, creates an object, routed
-// as gofakes3 routes it: PUT /bucket/key with no sub-resource, or POST
-// /bucket/key?uploadId=… (CompleteMultipartUpload).
+// createsObject, routing as gofakes3 does: PUT /bucket/key without a
+// sub-resource, or POST /bucket/key?uploadId=….
 func createsObject(r *http.Request) (bucket, key string, ok bool) {
 	bucket, key, _ = strings.Cut(strings.Trim(r.URL.Path, "/"), "/")
 	if bucket == "" || key == "" {
@@ -252,7 +225,6 @@ func createsObject(r *http.Request) (bucket, key string, ok bool) {
 	return bucket, key, r.Method == http.MethodPut
 }
 
-// firstAnswer records the status written and drops a second answer.
 type firstAnswer struct {
 	http.ResponseWriter
 	code  int
@@ -281,10 +253,8 @@ func (r *firstAnswer) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the real writer.
 func (r *firstAnswer) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// preconditions refuses a copy whose x-amz-copy-source-if-match names
-// another ETag than the source's (gofakes3 copies without looking). A
-// conditional copy runs alone: no other write runs between its check and
-// its copy.
+// preconditions honours x-amz-copy-source-if-match, which gofakes3
+// ignores; a conditional copy runs alone between its check and its copy.
 func (s *Server) preconditions(next http.Handler) http.Handler {
 	var writes sync.RWMutex
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -321,8 +291,7 @@ func (s *Server) preconditions(next http.Handler) http.Handler {
 	})
 }
 
-// copySource parses x-amz-copy-source as gofakes3 does: [/]bucket/key, the
-// key URL-escaped, an optional ?versionId after it.
+// copySource parses [/]bucket/key[?versionId=…] as gofakes3 does.
 func copySource(source string) (bucket, key string, ok bool) {
 	bucket, rest, ok := strings.Cut(strings.TrimPrefix(source, "/"), "/")
 	if !ok || bucket == "" {
@@ -333,8 +302,7 @@ func copySource(source string) (bucket, key string, ok bool) {
 	return bucket, key, err == nil && key != ""
 }
 
-// etagMatches tells whether an If-Match list (comma-separated, quoted or
-// not, or *) names the object whose MD5 is hash.
+// etagMatches: an If-Match list (quoted or not, or *) names hash.
 func etagMatches(list string, hash []byte) bool {
 	etag := hex.EncodeToString(hash)
 	for _, t := range strings.Split(list, ",") {

@@ -24,12 +24,11 @@ import (
 	"transcriber/internal/storage/s3"
 )
 
-// S3's own limits.
+// S3's own limits: the longest X-Amz-Expires, and how far a request's
+// X-Amz-Date may be off (a presigned URL's only ahead).
 const (
-	MaxPresignExpires = 7 * 24 * time.Hour // the longest X-Amz-Expires
-	// MaxClockSkew is how far a header-signed request's X-Amz-Date may be
-	// from the server's clock, and a presigned URL's ahead of it.
-	MaxClockSkew = 15 * time.Minute
+	MaxPresignExpires = 7 * 24 * time.Hour
+	MaxClockSkew      = 15 * time.Minute
 )
 
 const (
@@ -41,7 +40,6 @@ const (
 	memoryBody      = 16 << 20 // a larger signed body is held in a temporary file while its hash is checked
 )
 
-// verifier checks requests against Options' key.
 type verifier struct {
 	Options
 	creds  aws.Credentials
@@ -52,7 +50,6 @@ func newVerifier(o Options) *verifier {
 	return &verifier{Options: o, creds: aws.Credentials{AccessKeyID: o.AccessKeyID, SecretAccessKey: o.SecretAccessKey}, signer: v4.NewSigner()}
 }
 
-// s3Error is a refusal in S3's terms.
 type s3Error struct {
 	Status        int
 	Code, Message string
@@ -75,7 +72,7 @@ var (
 		"The provided 'x-amz-content-sha256' header does not match what was computed.")
 )
 
-// writeError answers with S3's XML error document (no body for HEAD).
+// writeError answers S3's XML error (no body for HEAD).
 func writeError(w http.ResponseWriter, r *http.Request, e *s3Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/xml")
@@ -94,7 +91,6 @@ func writeError(w http.ResponseWriter, r *http.Request, e *s3Error) {
 	_, _ = w.Write(b)
 }
 
-// wrap lets through only the requests signed with the verifier's key.
 func (v *verifier) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		payloadHash, err := v.check(r)
@@ -114,8 +110,7 @@ func (v *verifier) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// check verifies r's signature, in its query or in its Authorization
-// header, and returns the payload hash it was signed with.
+// check verifies r's signature and returns its payload hash.
 func (v *verifier) check(r *http.Request) (string, *s3Error) {
 	q := r.URL.Query()
 	auth := r.Header.Get("Authorization")
@@ -142,8 +137,7 @@ func parseCredential(s string) (credential, bool) {
 	return credential{p[0], p[1], p[2], p[3], p[4]}, true
 }
 
-// checkScope checks the credential's key id and scope against the key and
-// the signing time; malformed is the error code for a malformed scope.
+// checkScope checks the key id and scope; malformed is the error code.
 func (v *verifier) checkScope(c credential, at time.Time, malformed string) *s3Error {
 	if c.keyID != v.AccessKeyID {
 		return errKeyID
@@ -161,7 +155,6 @@ func (v *verifier) checkScope(c credential, at time.Time, malformed string) *s3E
 	return nil
 }
 
-// checkQuery verifies a presigned request.
 func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	const malformed = "AuthorizationQueryParametersError"
 	param := func(name string) (string, *s3Error) {
@@ -207,8 +200,7 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	if e != nil {
 		return e
 	}
-	// A presigned request may carry its payload's hash unsigned, as S3's
-	// clients send it; nothing else of S3's own.
+	// A presigned request may carry its payload's hash unsigned.
 	if e := unsignedAmzHeaders(r, signed, "x-amz-content-sha256"); e != nil {
 		return e
 	}
@@ -232,8 +224,6 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	return nil
 }
 
-// checkHeader verifies a request signed in its Authorization header and
-// returns its payload hash.
 func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) {
 	const malformed = "AuthorizationHeaderMalformed"
 	rest, ok := strings.CutPrefix(auth, sigAlgorithm+" ")
@@ -299,18 +289,15 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 	return hash, nil
 }
 
-// signerOptions sign as S3 does: the path as sent, not escaped again, and
-// every signed header kept a header.
+// signerOptions sign as S3 does: the path as sent, headers not hoisted.
 func signerOptions(o *v4.SignerOptions) {
 	o.DisableURIPathEscaping = true
 	o.DisableHeaderHoisting = true
 }
 
-// unsignedAmzHeaders refuses a request carrying an x-amz-* header its
-// signature does not cover, but those allowed, as S3 does ("There were
-// headers present in the request which were not signed"): such a header
-// changes what the request does — x-amz-copy-source turns a presigned PUT
-// of one key into a copy of any other.
+// unsignedAmzHeaders refuses an x-amz-* header the signature does not
+// cover, as S3 does: x-amz-copy-source would turn a presigned PUT into a
+// copy of any key.
 func unsignedAmzHeaders(r *http.Request, signed []string, allowed ...string) *s3Error {
 	var extra []string
 	for name := range r.Header {
@@ -341,11 +328,9 @@ func signedHeaders(names, malformed string) ([]string, *s3Error) {
 	return list, nil
 }
 
-// canonical is the request the signature must have been made over: r's
-// method, path and host, and of r's headers only the signed ones, with
-// the values r carries. The signer adds content-length when the length is
-// more than zero, so an unsigned length, or a signed one r does not carry,
-// makes a different signature.
+// canonical is r restricted to its signed headers. The signer adds a
+// positive content-length, so an unsigned length, or a signed one r does
+// not carry, makes another signature.
 func (v *verifier) canonical(r *http.Request, signed []string) *http.Request {
 	req := &http.Request{
 		Method: r.Method,
@@ -367,7 +352,6 @@ func (v *verifier) canonical(r *http.Request, signed []string) *http.Request {
 	return req
 }
 
-// sameSignature compares in constant time.
 func sameSignature(computed, given string) bool {
 	return computed != "" && hmac.Equal([]byte(computed), []byte(given))
 }
@@ -380,10 +364,8 @@ func isSHA256Hex(s string) bool {
 	return err == nil && s == strings.ToLower(s)
 }
 
-// checkBody reads r's body whole, checks its SHA-256 against the signed
-// payload hash, and gives r the body again to read: the store writes an
-// object as it reads it, so a body must be checked before it gets there.
-// cleanup removes what held the body.
+// checkBody checks the body's SHA-256 before the store, which writes as it
+// reads, gets it; cleanup removes what held it.
 func checkBody(r *http.Request, payloadHash string) (cleanup func(), _ *s3Error) {
 	cleanup = func() {}
 	sum := sha256.New()
