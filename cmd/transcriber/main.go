@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -153,12 +154,7 @@ func migrateCmd(ctx context.Context, args []string, getenv func(string) string, 
 	return migrateYDB(ctx, dsn, retention, stdout)
 }
 
-func dataDir(getenv func(string) string) string {
-	if d := getenv("DATA_DIR"); d != "" {
-		return d
-	}
-	return "data"
-}
+func dataDir(getenv func(string) string) string { return cmp.Or(getenv("DATA_DIR"), "data") }
 
 const DBFile = "transcriber.db"
 

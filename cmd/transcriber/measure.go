@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -49,13 +50,7 @@ func measureSyncCmd(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	language := *lang
-	if language == "" {
-		language = cfg.Pipeline.DefaultLanguage
-	}
-	if language == "" {
-		language = speechkit.DefaultLanguage
-	}
+	language := cmp.Or(*lang, cfg.Pipeline.DefaultLanguage, speechkit.DefaultLanguage)
 	if !speechkit.ValidLanguage(language) || language == speechkit.AutoLanguage {
 		return usageError(fmt.Sprintf("measure-sync --lang: %q is not a language the synchronous API takes", language))
 	}

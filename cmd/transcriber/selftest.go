@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -170,10 +171,7 @@ func parseSelftest(args []string, getenv func(string) string) (selftestOptions, 
 		if o.botToken = getenv("TELEGRAM_BOT_TOKEN"); o.botToken == "" {
 			return o, errors.New("selftest --bot needs the bot's token in TELEGRAM_BOT_TOKEN")
 		}
-		if o.botAPI = getenv("TELEGRAM_API_URL"); o.botAPI == "" {
-			o.botAPI = tgconf.DefaultAPIURL
-		}
-		o.botAPI = strings.TrimRight(o.botAPI, "/")
+		o.botAPI = strings.TrimRight(cmp.Or(getenv("TELEGRAM_API_URL"), tgconf.DefaultAPIURL), "/")
 	}
 	return o, nil
 }
@@ -284,11 +282,7 @@ func checkLine(c checkResult) string {
 	if !c.OK {
 		verdict = "FAIL"
 	}
-	fig := c.figure
-	if fig == "" {
-		fig = "—"
-	}
-	return fmt.Sprintf("%s %-17s %11s  %s", verdict, c.Name, fig, c.Detail)
+	return fmt.Sprintf("%s %-17s %11s  %s", verdict, c.Name, cmp.Or(c.figure, "—"), c.Detail)
 }
 
 func skipped(name, why string) checkResult {
@@ -490,11 +484,7 @@ func (s *selftest) createAndUpload(ctx context.Context, priority string) (jobSta
 	s.jobs = append(s.jobs, j.ID)
 	s.mu.Unlock()
 
-	method := j.Upload.Method
-	if method == "" {
-		method = http.MethodPut
-	}
-	put, err := http.NewRequestWithContext(ctx, method, j.Upload.URL, bytes.NewReader(s.o.audioBytes))
+	put, err := http.NewRequestWithContext(ctx, cmp.Or(j.Upload.Method, http.MethodPut), j.Upload.URL, bytes.NewReader(s.o.audioBytes))
 	if err != nil {
 		return j, time.Time{}, fmt.Errorf("job %s: its upload URL is not a URL", j.ID)
 	}
@@ -624,12 +614,7 @@ func (s *selftest) recognized(ctx context.Context, name, id string, putAt time.T
 	return finish(true, "job %s done (%s), %d of %d expected words in its transcript", id, orUnknown(j.Recognition), got, want)
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
+func orUnknown(s string) string { return cmp.Or(s, "unknown") }
 
 // stuckHint says where to look for a job still in state at the end.
 func stuckHint(state string) string {

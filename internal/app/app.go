@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -158,12 +159,8 @@ func New(cfg Config, opt Options) (*App, error) {
 		tg := &a.Config.Telegram
 		tg.ValidLanguage = speechkit.ValidLanguage
 		tg.Summaries = cfg.Pipeline.SummaryModel != ""
-		if tg.DefaultLanguage == "" {
-			tg.DefaultLanguage = cfg.Pipeline.DefaultLanguage
-		}
-		if tg.MaxSourceBytes == 0 {
-			tg.MaxSourceBytes = cfg.Pipeline.MaxSourceBytes
-		}
+		tg.DefaultLanguage = cmp.Or(tg.DefaultLanguage, cfg.Pipeline.DefaultLanguage)
+		tg.MaxSourceBytes = cmp.Or(tg.MaxSourceBytes, cfg.Pipeline.MaxSourceBytes)
 		if a.Bot, err = opt.MakeBot(a, st.Bot); err != nil {
 			return nil, err
 		}
@@ -203,9 +200,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		if len(api.UploadLinkSecret) == 0 {
 			api.UploadLinkSecret = cfg.Telegram.UploadLinkSecret
 		}
-		if api.DefaultLanguage == "" {
-			api.DefaultLanguage = cfg.Pipeline.DefaultLanguage
-		}
+		api.DefaultLanguage = cmp.Or(api.DefaultLanguage, cfg.Pipeline.DefaultLanguage)
 		deps := httpapi.Deps{
 			Jobs: st.Jobs, Tokens: st.Tokens, Objects: objects, Recognitions: rec, Counters: st.Counters, Clock: clk, Log: log,
 		}

@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -175,12 +176,7 @@ type envReader struct {
 	errs []error
 }
 
-func (r *envReader) str(name, def string) string {
-	if v := r.get(name); v != "" {
-		return v
-	}
-	return def
-}
+func (r *envReader) str(name, def string) string { return cmp.Or(r.get(name), def) }
 
 // secret reads a secret of at least minLen bytes, never echoed.
 func (r *envReader) secret(name string, minLen int) []byte {

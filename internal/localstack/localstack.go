@@ -7,6 +7,7 @@
 package localstack
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -28,6 +29,7 @@ import (
 	"transcriber/internal/app/withbot"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/speechkit"
 	"transcriber/internal/storage/s3/s3local"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
@@ -150,9 +152,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 
 	acfg := withQuickRecognition(cfg.App)
 	apiURL := "http://" + apiLis.Addr().String()
-	if acfg.Telegram.PublicURL == "" {
-		acfg.Telegram.PublicURL = apiURL
-	}
+	acfg.Telegram.PublicURL = cmp.Or(acfg.Telegram.PublicURL, apiURL)
 	objects, err := s3local.New(Bucket, s3local.Options{
 		Dir:             filepath.Join(cfg.DataDir, "objects"),
 		AccessKeyID:     StoreKeyID,
@@ -301,21 +301,11 @@ func originOf(raw string) string {
 }
 
 func withDefaults(c Config) Config {
-	if c.HTTPAddr == "" {
-		c.HTTPAddr = "127.0.0.1:8080"
-	}
-	if c.S3Addr == "" {
-		c.S3Addr = "127.0.0.1:8081"
-	}
-	if c.DataDir == "" {
-		c.DataDir = "data"
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = 5 * time.Second
-	}
-	if c.Shutdown == 0 {
-		c.Shutdown = 10 * time.Second
-	}
+	c.HTTPAddr = cmp.Or(c.HTTPAddr, "127.0.0.1:8080")
+	c.S3Addr = cmp.Or(c.S3Addr, "127.0.0.1:8081")
+	c.DataDir = cmp.Or(c.DataDir, "data")
+	c.PollInterval = cmp.Or(c.PollInterval, 5*time.Second)
+	c.Shutdown = cmp.Or(c.Shutdown, 10*time.Second)
 	if c.IngestWorkers <= 0 {
 		c.IngestWorkers = DefaultIngestWorkers
 	}
@@ -329,7 +319,7 @@ func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens
 		fmt.Fprintf(out, "  resumed: %d jobs the last run held when it stopped; they go on now\n", tookBack)
 	}
 	if recognitionConfigured(a.Config) {
-		fmt.Fprintf(out, "  recognition: SpeechKit at %s (audio sent inline)\n", endpointOrDefault(a.Config.SpeechKit.Endpoint))
+		fmt.Fprintf(out, "  recognition: SpeechKit at %s (audio sent inline)\n", cmp.Or(a.Config.SpeechKit.Endpoint, speechkit.DefaultEndpoint))
 	} else {
 		fmt.Fprintln(out, "  recognition: NOT CONFIGURED — set SPEECHKIT_API_KEY (and SPEECHKIT_FOLDER_ID) to transcribe; until then jobs fail with recognition_not_configured")
 	}
@@ -367,13 +357,6 @@ func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens
 	fmt.Fprintf(out, "  token:   %s   (made for local use; shown only now)\n", secret)
 	fmt.Fprintf(out, "  callback secret: %s   (verifies the callbacks of this token's jobs; shown only now)\n", tok.CallbackSecret)
 	return nil
-}
-
-func endpointOrDefault(e string) string {
-	if e == "" {
-		return "stt.api.cloud.yandex.net:443"
-	}
-	return e
 }
 
 // The local object store's key id, and the files under the data directory

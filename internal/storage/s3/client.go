@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -227,16 +228,9 @@ func readError(resp *http.Response) *apiError {
 	var doc errorDocument
 	if len(body) > 0 && xml.Unmarshal(body, &doc) == nil && doc.XMLName.Local == "Error" {
 		e.Code, e.Message = strings.TrimSpace(doc.Code), strings.TrimSpace(doc.Message)
-		if doc.RequestID != "" {
-			e.RequestID = doc.RequestID
-		}
+		e.RequestID = cmp.Or(doc.RequestID, e.RequestID)
 	}
-	if e.Code == "" {
-		e.Code = strings.ReplaceAll(http.StatusText(resp.StatusCode), " ", "")
-	}
-	if e.Code == "" {
-		e.Code = "UnknownError"
-	}
+	e.Code = cmp.Or(e.Code, strings.ReplaceAll(http.StatusText(resp.StatusCode), " ", ""), "UnknownError")
 	return e
 }
 

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -63,14 +64,11 @@ func (s *Store) Put(ctx context.Context, key string, body []byte, contentType st
 }
 
 func (s *Store) putObject(ctx context.Context, key string, body []byte, contentType string) error {
-	if contentType == "" {
-		contentType = defaultContentType
-	}
 	return s.do(ctx, &request{
 		method: http.MethodPut,
 		key:    key,
 		query:  url.Values{"x-id": {"PutObject"}},
-		header: http.Header{"Content-Type": {contentType}},
+		header: http.Header{"Content-Type": {cmp.Or(contentType, defaultContentType)}},
 		body:   body,
 	})
 }

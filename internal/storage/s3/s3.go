@@ -24,6 +24,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -177,17 +178,12 @@ func virtualHosted(bucket string, endpoint *url.URL, pathStyle bool) bool {
 }
 
 func withDefaults(cfg Config) (Config, error) {
-	if cfg.Endpoint == "" {
-		cfg.Endpoint = DefaultEndpoint
-	}
-	endpoint, err := cleanEndpoint(cfg.Endpoint)
+	endpoint, err := cleanEndpoint(cmp.Or(cfg.Endpoint, DefaultEndpoint))
 	if err != nil {
 		return cfg, err
 	}
 	cfg.Endpoint = endpoint
-	if cfg.Region == "" {
-		cfg.Region = DefaultRegion
-	}
+	cfg.Region = cmp.Or(cfg.Region, DefaultRegion)
 	if cfg.Bucket == "" {
 		return cfg, errors.New("s3: bucket is required")
 	}
