@@ -19,9 +19,8 @@ pkg=./cmd/transcriber
 # STD_ROOTS are the standard packages of the binary that no other of its
 # standard packages imports: building them builds all the standard library
 # it needs (TestBuildLocalStdRoots keeps the list whole).
-STD_ROOTS="container/heap database/sql embed encoding/base32 encoding/xml go/token hash/fnv
-html/template io/ioutil log/slog net/http/httptest net/http/httputil os/exec os/signal os/user
-runtime/pprof testing"
+STD_ROOTS="database/sql embed encoding/base32 encoding/xml flag go/token hash/fnv html/template
+io/ioutil log/slog net/http/httputil os/exec os/signal os/user runtime/debug runtime/pprof"
 
 start=$(date +%s)
 if GOPROXY=off $GO list -deps "$pkg" >/dev/null 2>&1; then

@@ -173,3 +173,22 @@ func TestBuildStartsSQLiteEarly(t *testing.T) {
 		require.Less(t, at("modernc.org/sqlite/lib"), at(sdk), "modernc.org/sqlite/lib comes after %s", sdk)
 	}
 }
+
+// No test code in the binary: no testing, no …test package, no load
+// model.
+func TestBinaryLinksNoTestCode(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go command")
+	}
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "./cmd/transcriber")
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		p, std, _ := strings.Cut(line, " ")
+		last := p[strings.LastIndex(p, "/")+1:]
+		test := p == "testing" || strings.HasPrefix(p, "testing/") || last == "httptest" || last == "iotest" ||
+			(std == "false" && strings.HasSuffix(last, "test")) || strings.HasSuffix(p, "/loadsim")
+		require.False(t, test, "the binary links %s", p)
+	}
+}

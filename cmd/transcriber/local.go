@@ -13,7 +13,6 @@ import (
 	"transcriber/internal/localstack"
 )
 
-// local runs the whole service on this machine until ctx ends (Ctrl-C).
 func local(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := app.FromEnv(getenv)
 	if err != nil {
@@ -43,8 +42,7 @@ func local(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	return localstack.Run(ctx, lc, stdout)
 }
 
-// corsOrigins parses CORS_ALLOWED_ORIGINS for the local object store:
-// origins (scheme://host[:port]) separated by commas, or "*".
+// corsOrigins parses CORS_ALLOWED_ORIGINS: origins separated by commas, or "*".
 func corsOrigins(v string) ([]string, error) {
 	var list []string
 	for _, o := range strings.Split(v, ",") {

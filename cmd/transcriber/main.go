@@ -1,22 +1,10 @@
 // Command transcriber runs the service on one machine and does its admin
-// work.
-//
-//	transcriber local            run the whole service locally
-//	transcriber migrate [flags]  create or update the job store (YDB, or the embedded one under DATA_DIR)
-//	transcriber token …          issue, list and revoke API tokens
-//	transcriber status [--json]  how the service is doing: jobs waiting and why, failures, quotas
-//	transcriber measure-sync [--runs N] [--lang L] FILE
-//	                             time SpeechKit's synchronous answers to a voice note
-//	transcriber selftest --api URL --token TOKEN [flags]
-//	                             prove a running installation works with real jobs
-//
-// Every command refuses a flag or an argument it does not know: a typo
-// must not run the command as if it were not there.
-//
-// Configuration comes from the environment only; see docs/configuration.md.
+// work (usage below). Every command refuses a flag or argument it does not
+// know: a typo must not run as if it were not there.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -28,12 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	// The embedded store's driver, also imported by store/sqlite. Named
-	// here, before transcriber/internal/app in the sorted imports, so that
-	// go build, which starts the packages ready to build in the order of
-	// its depth-first walk of the imports, starts SQLite's long chain
-	// (modernc.org/libc, then modernc.org/sqlite/lib, the largest package)
-	// first: last, it ran alone on one core for the final third of a cold
+	// Imported here, first in go build's depth-first walk, so SQLite's long
+	// chain starts first instead of running alone at the end of a cold
 	// build (TestBuildStartsSQLiteEarly).
 	_ "modernc.org/sqlite"
 
@@ -134,13 +118,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return usageError(fmt.Sprintf("unknown command %q", args[0]))
 }
 
-// usageError is a usage error that says what was wrong and shows the
-// commands.
 func usageError(msg string) error {
 	return fmt.Errorf("%w: %s\n\n%s", errUsage, msg, usage)
 }
 
-// migrateCmd runs `transcriber migrate [--plan] [--timeout D]`.
 func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -175,15 +156,8 @@ func migrateCmd(ctx context.Context, args []string, getenv func(string) string, 
 	return migrateYDB(ctx, dsn, retention, stdout)
 }
 
-// dataDir is where the local stack keeps its files: DATA_DIR, or ./data.
-func dataDir(getenv func(string) string) string {
-	if d := getenv("DATA_DIR"); d != "" {
-		return d
-	}
-	return "data"
-}
+func dataDir(getenv func(string) string) string { return cmp.Or(getenv("DATA_DIR"), "data") }
 
-// DBFile is the embedded job store's file name under the data directory.
 const DBFile = "transcriber.db"
 
 func migrate(ctx context.Context, dir string, stdout io.Writer) error {
@@ -202,18 +176,15 @@ func migrate(ctx context.Context, dir string, stdout io.Writer) error {
 	return err
 }
 
-// openYDB opens the database at dsn with the credentials of the YDB_*
-// variables of ydb-go-sdk-auth-environ (docs/configuration.md).
+// openYDB opens dsn with the YDB_* variables' credentials.
 func openYDB(ctx context.Context, dsn string) (*ydb.DB, error) {
 	openCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return ydb.Open(openCtx, dsn, clock.System())
 }
 
-// migrateYDB applies the YDB schema and sets the TTL of the expiring
-// tables to retention (ydb.Migrate: a changed JOB_RETENTION takes effect
-// at the next migrate), saying on stdout when it waits for the database's
-// quota of schema operations.
+// migrateYDB applies the schema and sets the expiring tables' TTL to
+// retention, saying when it waits for the schema operations quota.
 func migrateYDB(ctx context.Context, dsn string, retention time.Duration, stdout io.Writer) error {
 	db, err := openYDB(ctx, dsn)
 	if err != nil {
@@ -231,10 +202,8 @@ func migrateYDB(ctx context.Context, dsn string, retention time.Duration, stdout
 	return err
 }
 
-// planYDB prints the schema operations migrate would run on the database
-// at dsn, or on a new database when dsn is "", one a line, then how many.
-// It changes nothing; what it reads of a database (the list of tables, a
-// table's description) counts against the quota all the same.
+// planYDB prints the schema operations migrate would run at dsn (a new
+// database when ""), changing nothing; its reads count against the quota.
 func planYDB(ctx context.Context, dsn string, retention time.Duration, stdout io.Writer) error {
 	o := ydb.MigrateOptions{Retention: retention, Out: stdout}
 	var db *ydb.DB

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -13,21 +14,15 @@ import (
 
 	"transcriber/internal/app"
 	"transcriber/internal/clock"
-	"transcriber/internal/loadsim"
 	"transcriber/internal/media/oggopus"
 	"transcriber/internal/speechkit"
 )
 
-// The most requests measure-sync sends: each is billed.
-const maxMeasureRuns = 10
+const maxMeasureRuns = 10 // each request is billed
 
-// measureSyncCmd runs `transcriber measure-sync [--runs N] [--lang L]
-// FILE`: it sends FILE, a plain mono Ogg Opus recording of at most 30 s
-// (a voice note), to SpeechKit's synchronous API as the service would,
-// runs times one after another, and prints how long each answer took and
-// what it billed, then the median beside the load model's assumption. It
-// is how an installation learns the one figure of docs/scale.md no
-// document gives: each request is billed as any recognition.
+// measureSyncCmd times SpeechKit's synchronous answers to a voice note, as
+// the service sends it, beside the load model's assumption: the one
+// figure of docs/scale.md no document gives.
 func measureSyncCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("measure-sync", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -55,13 +50,7 @@ func measureSyncCmd(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	language := *lang
-	if language == "" {
-		language = cfg.Pipeline.DefaultLanguage
-	}
-	if language == "" {
-		language = speechkit.DefaultLanguage
-	}
+	language := cmp.Or(*lang, cfg.Pipeline.DefaultLanguage, speechkit.DefaultLanguage)
 	if !speechkit.ValidLanguage(language) || language == speechkit.AutoLanguage {
 		return usageError(fmt.Sprintf("measure-sync --lang: %q is not a language the synchronous API takes", language))
 	}
@@ -93,16 +82,14 @@ func measureSyncCmd(ctx context.Context, args []string, getenv func(string) stri
 	}
 	slices.Sort(took)
 	median := took[len(took)/2]
-	// The load model's assumption (docs/scale.md), which this measures.
-	model := loadsim.DefaultSyncFixed + time.Duration(float64(loadsim.DefaultSyncPerMinute)*audioTime.Minutes())
+	model := speechkit.DefaultSyncFixed + time.Duration(float64(speechkit.DefaultSyncPerMinute)*audioTime.Minutes())
 	fmt.Fprintf(stdout, "median: %s for %s of audio (the load model assumes %s: %s and %s a minute of audio); %d s billed in all\n",
-		fmtSeconds(median), fmtSeconds(audioTime), fmtSeconds(model), fmtSeconds(loadsim.DefaultSyncFixed), fmtSeconds(loadsim.DefaultSyncPerMinute), billed)
+		fmtSeconds(median), fmtSeconds(audioTime), fmtSeconds(model), fmtSeconds(speechkit.DefaultSyncFixed), fmtSeconds(speechkit.DefaultSyncPerMinute), billed)
 	return nil
 }
 
-// readVoice reads the file at path and checks it is what the service
-// sends to synchronous recognition as it is: a plain Ogg Opus file of one
-// channel (oggopus.Check), at most 1 MB and 30 s.
+// readVoice checks the file is what the service sends synchronously as it
+// is: plain mono Ogg Opus (oggopus.Check), at most 1 MB and 30 s.
 func readVoice(path string) ([]byte, oggopus.Whole, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -129,5 +116,4 @@ func readVoice(path string) ([]byte, oggopus.Whole, error) {
 	return audio, w, nil
 }
 
-// fmtSeconds is d in seconds to the hundredth.
 func fmtSeconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -23,9 +24,8 @@ import (
 	"transcriber/internal/telegram/tgconf"
 )
 
-// The bundled sample: 4.6 s of English speech, mono Ogg Opus (10 KB),
-// short enough for synchronous recognition. Made with espeak-ng 1.51 and
-// ffmpeg 5.1 (Debian 12):
+// The bundled sample, 4.6 s of English (10 KB), made with espeak-ng 1.51
+// and ffmpeg 5.1:
 //
 //	espeak-ng -v en-us -s 140 -w s.wav "$(cat sample.txt)"
 //	ffmpeg -i s.wav -ac 1 -ar 48000 -c:a libopus -b:a 16k -application voip \
@@ -37,27 +37,19 @@ var (
 	sampleText string
 )
 
-// sampleLanguage is the bundled sample's language.
-const sampleLanguage = "en-US"
-
-// Defaults of the selftest.
 const (
+	sampleLanguage         = "en-US"
 	defaultSelftestTimeout = 5 * time.Minute
-	// A job's state is read first after selftestPollFirst, then at twice
-	// the pause each time, up to selftestPollMax: a figure is that
-	// precise.
-	selftestPollFirst = 50 * time.Millisecond
-	selftestPollMax   = time.Second
-	// selftestRequestTimeout bounds one HTTP request.
+	// A job is read after 50 ms, then at twice the pause up to 1 s: a
+	// figure is that precise.
+	selftestPollFirst      = 50 * time.Millisecond
+	selftestPollMax        = time.Second
 	selftestRequestTimeout = 30 * time.Second
-	// minWordShare is the share of the expected words a transcript must
-	// hold, in percent.
-	minWordShare = 60
-	// maxAnswerBytes bounds what is read of an answer.
-	maxAnswerBytes = 1 << 20
+	minWordShare           = 60 // % of the expected words a transcript must hold
+	maxAnswerBytes         = 1 << 20
 )
 
-// The checks, in the order they run and print.
+// The checks, in the order they run.
 const (
 	checkAPI      = "api"
 	checkUpload   = "upload"
@@ -73,29 +65,21 @@ const selftestUsage = `usage: transcriber selftest --api URL --token TOKEN [--au
                            [--timeout 5m] [--bot] [--store] [--json]
        transcriber selftest --store [--timeout 5m] [--json]`
 
-// selftestOptions are the command line of `transcriber selftest`.
 type selftestOptions struct {
-	api, token    string
-	audio, expect string
-	lang          string
-	timeout       time.Duration
-	bot, json     bool
-	// store runs the store probe in a scratch directory of the database
-	// openScratch opens (YDB_CONNECTION_STRING's).
-	store       bool
-	openScratch scratchOpener
-	// audioBytes and filename are the recording sent, read before any
-	// check runs.
-	audioBytes []byte
-	filename   string
-	// botToken and botAPI are TELEGRAM_BOT_TOKEN and TELEGRAM_API_URL,
-	// with --bot.
-	botToken, botAPI string
+	api, token       string
+	audio, expect    string
+	lang             string
+	timeout          time.Duration
+	bot, json        bool
+	store            bool          // the store probe, in a scratch directory openScratch opens
+	openScratch      scratchOpener // YDB_CONNECTION_STRING's
+	audioBytes       []byte        // the recording sent, read before any check
+	filename         string
+	botToken, botAPI string // with --bot: TELEGRAM_BOT_TOKEN, TELEGRAM_API_URL
 }
 
-// selftestCmd runs `transcriber selftest`: real jobs through the public
-// API of a running installation, each check a line (or, with --json, one
-// object); an error when a check failed.
+// selftestCmd runs real jobs through a running installation's public API,
+// each check a line (or, with --json, one object).
 func selftestCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	o, err := parseSelftest(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
@@ -133,8 +117,6 @@ func selftestUsageError(msg string) error {
 	return fmt.Errorf("%w: %s\n%s", errUsage, msg, selftestUsage)
 }
 
-// parseSelftest reads the command line and what it names (the audio file,
-// the bot's token), refusing anything it does not know.
 func parseSelftest(args []string, getenv func(string) string) (selftestOptions, error) {
 	var o selftestOptions
 	fs := flag.NewFlagSet("selftest", flag.ContinueOnError)
@@ -202,16 +184,13 @@ func parseSelftest(args []string, getenv func(string) string) (selftestOptions, 
 		if o.botToken = getenv("TELEGRAM_BOT_TOKEN"); o.botToken == "" {
 			return o, errors.New("selftest --bot needs the bot's token in TELEGRAM_BOT_TOKEN")
 		}
-		if o.botAPI = getenv("TELEGRAM_API_URL"); o.botAPI == "" {
-			o.botAPI = tgconf.DefaultAPIURL
-		}
-		o.botAPI = strings.TrimRight(o.botAPI, "/")
+		o.botAPI = strings.TrimRight(cmp.Or(getenv("TELEGRAM_API_URL"), tgconf.DefaultAPIURL), "/")
 	}
 	return o, nil
 }
 
-// apiBase is the installation's address without a trailing slash: an
-// http or https URL with a host and nothing after it but a path.
+// apiBase is an http(s) URL with a host and at most a path, without a
+// trailing slash.
 func apiBase(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
@@ -220,18 +199,14 @@ func apiBase(raw string) (string, error) {
 	return u.String(), nil
 }
 
-// checkResult is one check's outcome.
 type checkResult struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Ms     int64  `json:"ms"`
 	Detail string `json:"detail"`
-	// figure is what the line shows as the check's figure: its ms, or a
-	// count; "" for none.
-	figure string
+	figure string // the line's figure: its ms, or a count; "" for none
 }
 
-// selftestReport is what --json prints.
 type selftestReport struct {
 	OK     bool          `json:"ok"`
 	Checks []checkResult `json:"checks"`
@@ -239,7 +214,6 @@ type selftestReport struct {
 	Store []storecheck.Call `json:"store,omitempty"`
 }
 
-// selftest is one run.
 type selftest struct {
 	o      selftestOptions
 	client *http.Client
@@ -252,16 +226,14 @@ type selftest struct {
 func newSelftest(o selftestOptions) *selftest {
 	return &selftest{o: o, clk: clock.System(), client: &http.Client{
 		Timeout: selftestRequestTimeout,
-		// A redirect is answered, not followed: X-Api-Key would go along
-		// to wherever it points.
+		// Not followed: X-Api-Key would go along.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
 
-// run runs the checks in order, printing each one's line as it ends
-// (unless --json), and returns them all. A check that cannot run because
-// an earlier one failed is a failure that says so; cleanup runs whatever
-// happened, within the last part of the run's time kept for it.
+// run runs the checks in order, printing each line as it ends. A check
+// that cannot run for an earlier one's failure fails and says so; cleanup
+// always runs, in the last part of the run's time.
 func (s *selftest) run(ctx context.Context, stdout io.Writer) selftestReport {
 	start := s.clk.Now()
 	reserve := min(20*time.Second, s.o.timeout/4)
@@ -332,26 +304,19 @@ func (s *selftest) run(ctx context.Context, stdout io.Writer) selftestReport {
 	return rep
 }
 
-// checkLine is a check's line: PASS or FAIL, its name, its figure, what
-// it found.
 func checkLine(c checkResult) string {
 	verdict := "PASS"
 	if !c.OK {
 		verdict = "FAIL"
 	}
-	fig := c.figure
-	if fig == "" {
-		fig = "—"
-	}
-	return fmt.Sprintf("%s %-17s %11s  %s", verdict, c.Name, fig, c.Detail)
+	return fmt.Sprintf("%s %-17s %11s  %s", verdict, c.Name, cmp.Or(c.figure, "—"), c.Detail)
 }
 
 func skipped(name, why string) checkResult {
 	return checkResult{Name: name, Detail: "skipped: " + why}
 }
 
-// scrub takes the API token and the bot's token out of text that may
-// carry an answer's words: an answer may echo what it was sent.
+// scrub takes the tokens out of a detail: an answer may echo them.
 func (s *selftest) scrub(text string) string {
 	secrets := []string{s.o.token, s.o.botToken}
 	if _, after, ok := strings.Cut(s.o.botToken, ":"); ok {
@@ -369,6 +334,16 @@ func (s *selftest) since(t time.Time) int64 { return s.clk.Now().Sub(t).Millisec
 
 func msFigure(ms int64) string { return fmt.Sprintf("%d ms", ms) }
 
+// done is c, begun at start, ended: ok, with its ms (its figure unless it
+// has one) and what it found.
+func (s *selftest) done(c checkResult, start time.Time, ok bool, format string, a ...any) checkResult {
+	c.OK, c.Ms, c.Detail = ok, s.since(start), fmt.Sprintf(format, a...)
+	if c.figure == "" {
+		c.figure = msFigure(c.Ms)
+	}
+	return c
+}
+
 // How a request names its caller.
 type auth int
 
@@ -378,14 +353,12 @@ const (
 	bearer       // Authorization: Bearer
 )
 
-// answer is an HTTP answer, read whole (up to maxAnswerBytes).
 type answer struct {
 	status int
 	body   []byte
 }
 
-// problem is an error answer as one phrase: the status and the API's error
-// code and message when it has them.
+// problem is "HTTP status", with the API's error code and message if any.
 func (a answer) problem() string {
 	var e struct {
 		Error struct{ Code, Message string } `json:"error"`
@@ -396,7 +369,6 @@ func (a answer) problem() string {
 	return fmt.Sprintf("HTTP %d", a.status)
 }
 
-// call makes one request to the API.
 func (s *selftest) call(ctx context.Context, method, path string, body []byte, who auth) (answer, error) {
 	var rd io.Reader
 	if body != nil {
@@ -418,8 +390,7 @@ func (s *selftest) call(ctx context.Context, method, path string, body []byte, w
 	return s.send(req)
 }
 
-// send makes a request and reads its answer. Its error says what failed
-// without the URL, which may carry a signature or a token.
+// send's error leaves out the URL, which may carry a signature or token.
 func (s *selftest) send(req *http.Request) (answer, error) {
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -433,7 +404,6 @@ func (s *selftest) send(req *http.Request) (answer, error) {
 	return answer{status: resp.StatusCode, body: b}, nil
 }
 
-// errOutOfTime: the run's time ran out.
 var errOutOfTime = errors.New("the run's time ran out")
 
 func netProblem(ctx context.Context, err error) error {
@@ -447,17 +417,13 @@ func netProblem(ctx context.Context, err error) error {
 	return errors.New(err.Error())
 }
 
-// checkAPI: the health route answers, a request without a token is
-// refused, the token is taken. Whether Authorization: Bearer also passes
-// (behind API Gateway it may not) is said, not judged.
+// checkAPI: /healthz answers, no token is refused, the token is taken.
+// Whether Authorization: Bearer passes (behind API Gateway it may not) is
+// said, not judged.
 func (s *selftest) checkAPI(ctx context.Context) checkResult {
 	start := s.clk.Now()
-	c := checkResult{Name: checkAPI}
 	fail := func(format string, a ...any) checkResult {
-		c.Ms = s.since(start)
-		c.figure = msFigure(c.Ms)
-		c.Detail = fmt.Sprintf(format, a...)
-		return c
+		return s.done(checkResult{Name: checkAPI}, start, false, format, a...)
 	}
 	a, err := s.call(ctx, http.MethodGet, "/healthz", nil, noToken)
 	if err != nil {
@@ -490,11 +456,7 @@ func (s *selftest) checkAPI(ctx context.Context) checkResult {
 		}
 		bearerNote = "Authorization: Bearer is not (" + status + "): clients send X-Api-Key"
 	}
-	c.OK = true
-	c.Ms = s.since(start)
-	c.figure = msFigure(c.Ms)
-	c.Detail = "healthz ok; 401 without a token; the token is taken as X-Api-Key; " + bearerNote
-	return c
+	return s.done(checkResult{Name: checkAPI}, start, true, "healthz ok; 401 without a token; the token is taken as X-Api-Key; %s", bearerNote)
 }
 
 // jobState is what the checks read of a job.
@@ -517,9 +479,8 @@ func (j jobState) ended() bool {
 	return j.State == "done" || j.State == "failed" || j.State == "dead"
 }
 
-// createRequest is POST /v1/jobs's body for a job of the recording. Its
-// jobs are made with "reuse": false: each must reach SpeechKit, not be
-// answered from an earlier run's transcript of the same sample.
+// createRequest is POST /v1/jobs's body, "reuse": false: each job must
+// reach SpeechKit, not an earlier run's transcript.
 func (s *selftest) createRequest(priority string) map[string]any {
 	req := map[string]any{"filename": s.o.filename, "size_bytes": len(s.o.audioBytes), "reuse": false}
 	if s.o.lang != "" {
@@ -531,8 +492,8 @@ func (s *selftest) createRequest(priority string) map[string]any {
 	return req
 }
 
-// createAndUpload makes a job of the recording and PUTs the recording to
-// its presigned URL; it returns the job and when the PUT ended.
+// createAndUpload makes a job and PUTs the recording; it returns the job
+// and when the PUT ended.
 func (s *selftest) createAndUpload(ctx context.Context, priority string) (jobState, time.Time, error) {
 	body, err := json.Marshal(s.createRequest(priority))
 	if err != nil {
@@ -550,11 +511,7 @@ func (s *selftest) createAndUpload(ctx context.Context, priority string) (jobSta
 	s.jobs = append(s.jobs, j.ID)
 	s.mu.Unlock()
 
-	method := j.Upload.Method
-	if method == "" {
-		method = http.MethodPut
-	}
-	put, err := http.NewRequestWithContext(ctx, method, j.Upload.URL, bytes.NewReader(s.o.audioBytes))
+	put, err := http.NewRequestWithContext(ctx, cmp.Or(j.Upload.Method, http.MethodPut), j.Upload.URL, bytes.NewReader(s.o.audioBytes))
 	if err != nil {
 		return j, time.Time{}, fmt.Errorf("job %s: its upload URL is not a URL", j.ID)
 	}
@@ -572,7 +529,6 @@ func (s *selftest) createAndUpload(ctx context.Context, priority string) (jobSta
 	return j, s.clk.Now(), nil
 }
 
-// job reads a job's state.
 func (s *selftest) job(ctx context.Context, id string) (jobState, error) {
 	a, err := s.call(ctx, http.MethodGet, "/v1/jobs/"+id, nil, apiKey)
 	if err != nil {
@@ -585,9 +541,8 @@ func (s *selftest) job(ctx context.Context, id string) (jobState, error) {
 	return j, nil
 }
 
-// waitFor reads the job until done says so, or the run's time runs out;
-// it returns the last state read. A read that fails is tried again: a
-// moment's 503 is not the check's failure.
+// waitFor reads the job until done or out of time, and returns the last
+// state read; a failed read (a moment's 503) is tried again.
 func (s *selftest) waitFor(ctx context.Context, id string, done func(jobState) bool) (jobState, error) {
 	var last jobState
 	var lastErr error
@@ -610,18 +565,12 @@ func (s *selftest) waitFor(ctx context.Context, id string, done func(jobState) b
 	}
 }
 
-// checkUpload: a job, its file PUT to the presigned URL, and the job
-// leaves awaiting_upload: the storage's trigger ran ingest. Its figure is
-// the time from the job's creation to then.
+// checkUpload: a job, its file PUT, and the job leaves awaiting_upload
+// (the trigger ran ingest); timed from the job's creation.
 func (s *selftest) checkUpload(ctx context.Context) (checkResult, string, time.Time) {
 	start := s.clk.Now()
-	c := checkResult{Name: checkUpload}
 	finish := func(ok bool, format string, a ...any) checkResult {
-		c.OK = ok
-		c.Ms = s.since(start)
-		c.figure = msFigure(c.Ms)
-		c.Detail = fmt.Sprintf(format, a...)
-		return c
+		return s.done(checkResult{Name: checkUpload}, start, ok, format, a...)
 	}
 	made, putAt, err := s.createAndUpload(ctx, "")
 	if err != nil {
@@ -640,32 +589,22 @@ func (s *selftest) checkUpload(ctx context.Context) (checkResult, string, time.T
 	return finish(true, "job %s is %s", id, j.State), id, putAt
 }
 
-// checkSync: the same recording as a fast job ends done, recognized
-// synchronously, with the expected words. Its figure is the time from its
-// upload to the transcript in hand.
+// checkSync: the recording as a fast job, recognized synchronously.
 func (s *selftest) checkSync(ctx context.Context) checkResult {
 	start := s.clk.Now()
 	j, putAt, err := s.createAndUpload(ctx, "fast")
 	if err != nil {
-		ms := s.since(start)
-		return checkResult{Name: checkSync, Ms: ms, figure: msFigure(ms), Detail: err.Error()}
+		return s.done(checkResult{Name: checkSync}, start, false, "%s", err)
 	}
 	return s.recognized(ctx, checkSync, j.ID, putAt)
 }
 
-// recognized waits for a job to end and judges it: done, at least
-// minWordShare % of the expected words in its transcript, and, for
-// recognition-sync, recognized synchronously. Its figure is the time from
-// the job's upload to its transcript in hand. recognition-async is the
-// upload check's job, a normal one.
+// recognized waits for a job to end and judges it: done, minWordShare of
+// the expected words, and for recognition-sync synchronously; timed from
+// the upload to the transcript in hand.
 func (s *selftest) recognized(ctx context.Context, name, id string, putAt time.Time) checkResult {
-	c := checkResult{Name: name}
 	finish := func(ok bool, format string, a ...any) checkResult {
-		c.OK = ok
-		c.Ms = s.since(putAt)
-		c.figure = msFigure(c.Ms)
-		c.Detail = fmt.Sprintf(format, a...)
-		return c
+		return s.done(checkResult{Name: name}, putAt, ok, format, a...)
 	}
 	j, err := s.waitFor(ctx, id, jobState.ended)
 	if err != nil {
@@ -702,16 +641,9 @@ func (s *selftest) recognized(ctx context.Context, name, id string, putAt time.T
 	return finish(true, "job %s done (%s), %d of %d expected words in its transcript", id, orUnknown(j.Recognition), got, want)
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
+func orUnknown(s string) string { return cmp.Or(s, "unknown") }
 
-// stuckHint says where to look for a job still in state when the run's
-// time ran out. A job whose step failed and waits to be tried again stays
-// in its state; transcriber status says what the oldest job waits for.
+// stuckHint says where to look for a job still in state at the end.
 func stuckHint(state string) string {
 	switch state {
 	case "created":
@@ -728,7 +660,6 @@ func stuckHint(state string) string {
 	return "look at the ingest and poll functions' logs under the job id"
 }
 
-// failureHint says where to look for a job that ended with code.
 func failureHint(code string) string {
 	switch code {
 	case "speechkit_access_denied":
@@ -745,15 +676,13 @@ func failureHint(code string) string {
 	return "look at the ingest and poll functions' logs under the job id"
 }
 
-// words are text's words, lower-cased, ё as е, split at anything that is
-// not a letter or a digit.
+// words are text's words, lower-cased, ё as е.
 func words(text string) []string {
 	text = strings.ReplaceAll(strings.ToLower(text), "ё", "е")
 	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
-// heard counts the expected words the transcript holds, each heard word
-// counted once, and returns it with the number of expected words.
+// heard counts the expected words the transcript holds, each heard once.
 func heard(transcript, expected string) (got, want int) {
 	have := map[string]int{}
 	for _, w := range words(transcript) {
@@ -778,21 +707,12 @@ func clip(text string, n int) string {
 	return text
 }
 
-// checkWebhook asks Telegram about the bot's webhook: it must be this
-// installation's, with no delivery error. Its figure is the updates
-// waiting.
+// checkWebhook: the bot's webhook is this installation's, with no
+// delivery error; its figure is the updates waiting.
 func (s *selftest) checkWebhook(ctx context.Context) checkResult {
 	start := s.clk.Now()
 	c := checkResult{Name: checkWebhook}
-	finish := func(ok bool, format string, a ...any) checkResult {
-		c.OK = ok
-		c.Ms = s.since(start)
-		if c.figure == "" {
-			c.figure = msFigure(c.Ms)
-		}
-		c.Detail = fmt.Sprintf(format, a...)
-		return c
-	}
+	finish := func(ok bool, format string, a ...any) checkResult { return s.done(c, start, ok, format, a...) }
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.o.botAPI+"/bot"+s.o.botToken+"/getWebhookInfo", nil)
 	if err != nil {
 		return finish(false, "TELEGRAM_API_URL is not a URL")
@@ -840,7 +760,7 @@ func (s *selftest) checkWebhook(ctx context.Context) checkResult {
 	return finish(true, "the webhook is %s, no delivery error, %d updates wait", w.URL, w.PendingUpdateCount)
 }
 
-// cleanup deletes the run's jobs, with their files and recognitions.
+// cleanup deletes the run's jobs.
 func (s *selftest) cleanup(ctx context.Context) checkResult {
 	start := s.clk.Now()
 	s.mu.Lock()

@@ -17,9 +17,6 @@ import (
 	"transcriber/internal/store"
 )
 
-// statusCmd runs `transcriber status [--json]`: the owner's view of the
-// service (package status), read from YDB when YDB_CONNECTION_STRING is
-// set, else from the embedded store under DATA_DIR, which must exist.
 func statusCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -34,7 +31,6 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if fs.NArg() > 0 {
 		return usageError(fmt.Sprintf("status takes only --json (got %q too)", fs.Args()))
 	}
-	// The service's own settings say what its windows and limits are.
 	cfg, err := app.FromEnv(getenv)
 	if err != nil {
 		return err
@@ -58,10 +54,8 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 	return printStatus(stdout, s)
 }
 
-// printStatus writes s for people, one fact a line.
 func printStatus(w io.Writer, s status.Status) error {
 	var b strings.Builder
-	// row writes one line; a fact of several lines names itself once.
 	row := func(label, text string) {
 		if label != "" {
 			label += ":"
@@ -140,7 +134,6 @@ func printStatus(w io.Writer, s status.Status) error {
 	return err
 }
 
-// countList is "awaiting_upload 2, created 0, …".
 func countList(cs []status.Count) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
@@ -164,7 +157,6 @@ func jobsWait(n int, over bool) string {
 	return more(n, over) + " jobs wait"
 }
 
-// waitsFor says in words what a job waits for.
 func waitsFor(w status.Waiting, at func(time.Time) string) string {
 	switch w.For {
 	case status.ForUpload:

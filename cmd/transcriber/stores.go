@@ -17,20 +17,16 @@ import (
 
 // Whether withStores may create the embedded store.
 const (
-	makeStore     = true  // token create: a store where none is, as migrate would
-	existingStore = false // status, token list, revoke: only a store that exists
+	makeStore     = true  // token create, as migrate would
+	existingStore = false // status, token list, revoke
 )
 
-// withStores opens the service's stores — YDB's when
-// YDB_CONNECTION_STRING is set (the cloud's), else the embedded ones under
-// the data directory — runs fn on them, and closes them. Unless create is
-// set, a missing embedded store is an error naming where it was looked
-// for: opening it would make an empty one and answer as if the service
-// were idle and had no tokens.
+// withStores runs fn on YDB's stores when YDB_CONNECTION_STRING is set,
+// else the embedded ones under the data directory. Unless create, a
+// missing embedded store is an error: an empty one would answer as if the
+// service were idle and had no tokens.
 func withStores(ctx context.Context, getenv func(string) string, create bool, fn func(store.Set) error) (err error) {
 	if dsn := getenv("YDB_CONNECTION_STRING"); dsn != "" {
-		// The credentials of the YDB_* variables of ydb-go-sdk-auth-environ
-		// (docs/configuration.md).
 		openCtx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		stores, err := ydb.OpenSet(openCtx, dsn, clock.System())
@@ -62,8 +58,7 @@ func withStores(ctx context.Context, getenv func(string) string, create bool, fn
 	return fn(stores)
 }
 
-// storeExists reports, as an error for people, that the embedded store
-// path under the data directory dir does not exist.
+// storeExists tells people where the store was looked for, if it is not.
 func storeExists(dir, path string) error {
 	_, err := os.Stat(path)
 	if err == nil {

@@ -26,8 +26,6 @@ create makes that store if it does not exist yet, as migrate would; list and
 revoke refuse to run without it, so a wrong DATA_DIR is not mistaken for a
 store with no tokens.`
 
-// tokenCmd runs `transcriber token …`: the API tokens in the embedded store
-// under DATA_DIR.
 func tokenCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return tokenUsageError("token needs a subcommand")
@@ -53,12 +51,10 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 			return tokenUsageError("token revoke takes one token id")
 		}
 		id := args[1]
-		if strings.HasPrefix(id, "-") {
-			// No token id starts with "-": this is a flag revoke does not take.
+		if strings.HasPrefix(id, "-") { // no id starts with "-"
 			return tokenUsageError(fmt.Sprintf("token revoke takes no flags (got %q)", id))
 		}
-		if apitoken.LooksLikeSecret(id) {
-			// Not echoed: it is a live credential, and this line may end up in a log.
+		if apitoken.LooksLikeSecret(id) { // not echoed: a live credential
 			return tokenUsageError("that is a token's secret, not its id; `transcriber token list` shows the ids")
 		}
 		return withStores(ctx, getenv, existingStore, func(st store.Set) error {
@@ -74,13 +70,10 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 	return tokenUsageError(fmt.Sprintf("unknown token subcommand %q", args[0]))
 }
 
-// tokenUsageError is a usage error that names what was wrong and shows the
-// token commands.
 func tokenUsageError(msg string) error {
 	return fmt.Errorf("%w: %s\n%s", errUsage, msg, tokenUsage)
 }
 
-// parseCreate reads `--name NAME` (or `--name=NAME`) and nothing else.
 func parseCreate(args []string) (string, error) {
 	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

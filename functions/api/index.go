@@ -14,10 +14,9 @@ import (
 
 var instance = app.Instance{Build: app.CloudBuild(os.Getenv, app.NoMedia)}
 
-// Handler answers one API Gateway request (payload format 1.0). The call's
-// deadline is set first, so the instance's start on its first call (the
-// job store opened) and the request share the function's timeout, and
-// the answer is given before the platform stops the call.
+// Handler answers one API Gateway request (payload format 1.0). The
+// deadline comes first: the instance's start and the request share the
+// function's timeout, and the answer comes before the platform stops it.
 func Handler(ctx context.Context, ev *httpapi.GatewayRequest) (*httpapi.GatewayResponse, error) {
 	ctx, cancel := httpapi.CallContext(ctx, clock.System().Now())
 	defer cancel()

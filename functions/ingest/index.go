@@ -14,13 +14,12 @@ import (
 
 var instance = app.Instance{Build: app.CloudBuild(os.Getenv, withbot.Option)}
 
-// Response is what the function answers the trigger.
 type Response struct {
 	StatusCode int `json:"statusCode"`
 }
 
-// Handler handles one batch of Object Storage events. An error makes the
-// trigger deliver the batch again, which is safe: handling is idempotent.
+// Handler handles a batch of events; on error the trigger delivers it
+// again, which is safe: handling is idempotent.
 func Handler(ctx context.Context, ev *trigger.ObjectEvent) (*Response, error) {
 	a, err := instance.Get(ctx)
 	if err != nil {

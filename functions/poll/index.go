@@ -14,12 +14,10 @@ import (
 
 var instance = app.Instance{Build: app.CloudBuild(os.Getenv, withbot.Option)}
 
-// Response is what the function answers the trigger.
 type Response struct {
 	StatusCode int `json:"statusCode"`
 }
 
-// Handler handles one timer call.
 func Handler(ctx context.Context, ev *trigger.TimerEvent) (*Response, error) {
 	a, err := instance.Get(ctx)
 	if err != nil {

@@ -9,9 +9,8 @@ import (
 	"transcriber/internal/app"
 )
 
-// main runs the handler once on an event read from standard input, with the
-// configuration from the environment. The platform builds with the ycf tag
-// and never sees this file.
+// main runs the handler on one event from stdin; the platform builds with
+// the ycf tag and never sees it.
 func main() {
 	os.Exit(app.RunOnce(context.Background(), os.Stdin, os.Stdout, os.Stderr, Handler))
 }

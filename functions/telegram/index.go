@@ -15,8 +15,7 @@ import (
 
 var instance = app.Instance{Build: app.CloudBuild(os.Getenv, app.NoMedia, withbot.Option)}
 
-// Handler answers one webhook request from Telegram, passed on by API
-// Gateway (payload format 1.0).
+// Handler answers one webhook request passed on by API Gateway.
 func Handler(ctx context.Context, ev *httpapi.GatewayRequest) (*httpapi.GatewayResponse, error) {
 	a, err := instance.Get(ctx)
 	if err != nil {

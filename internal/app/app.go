@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,33 +31,24 @@ import (
 	"transcriber/internal/translation"
 )
 
-// App is one instance's service: its clients are made once and reused by
-// every call.
+// App is one instance's service, its clients made once.
 type App struct {
-	Config     Config
-	Log        *slog.Logger
-	Store      job.Store
-	Objects    *s3.Store
-	Recognizer pipeline.Recognizer
-	// Translations translates transcripts; nil without a translator (no
-	// SpeechKit credentials: the local stack without them).
-	Translations *translation.Service
+	Config       Config
+	Log          *slog.Logger
+	Store        job.Store
+	Objects      *s3.Store
+	Recognizer   pipeline.Recognizer
+	Translations *translation.Service // nil without SpeechKit credentials
 	Pipeline     *pipeline.Pipeline
-	// API is the HTTP API; nil when no token store was given.
-	API *httpapi.API
-	// Bot is the Telegram bot; nil without TELEGRAM_BOT_TOKEN, a bot
-	// state store or Options.MakeBot.
-	Bot Bot
-	// Status reads the service's state for the owner (/status and the
-	// alerts); nil when the job store cannot read it.
-	Status *status.Reader
-	// alertAsked is the window of status.CheckEvery this instance last
-	// asked whether to decide the owner's alerts in (alertOwner).
+	API          *httpapi.API // nil without a token store
+	// Bot is nil without TELEGRAM_BOT_TOKEN, a bot state store or
+	// Options.MakeBot.
+	Bot    Bot
+	Status *status.Reader // nil when the job store cannot read it
+	// alertAsked is the status.CheckEvery window alertOwner last asked in.
 	alertMu    sync.Mutex
 	alertAsked time.Time
-	// Counters keeps the usage counters (Options.Stores, spread); nil
-	// counts nothing.
-	Counters quota.Counters
+	Counters   quota.Counters // nil counts nothing
 	// Callbacks sends the signed callbacks of API jobs; nil without an
 	// outbox or a token store.
 	Callbacks *callback.Sender
@@ -67,35 +59,27 @@ type App struct {
 	// expirer is the outbox where its entries do not expire by themselves
 	// (the embedded store); nil otherwise.
 	expirer outbox.Expirer
-	// Clock and Sleep are the instance's time, for what is built on it.
-	Clock clock.Clock
-	Sleep func(ctx context.Context, d time.Duration) error
+	Clock   clock.Clock
+	Sleep   func(ctx context.Context, d time.Duration) error
 
 	closers []func() error
 }
 
-// Options are what the caller supplies beyond the configuration: the
-// stores (embedded locally, YDB in the cloud) and, for tests, the clock and
-// the sleeper.
+// Options are what the caller supplies beyond the configuration.
 type Options struct {
-	// Stores are the stores of one database, made by store.NewSet (the
-	// backends' OpenSet): its counters spread. Jobs is required; without
-	// Tokens there is no API, without Bot no bot, without Counters nothing
-	// is counted, and Outbox with Tokens makes App.Callbacks. The caller
-	// closes them.
+	// Stores are one database's, made by store.NewSet (counters spread),
+	// closed by the caller. Jobs is required; without Tokens there is no
+	// API, without Bot no bot; Outbox with Tokens makes App.Callbacks.
 	Stores store.Set
-	// CallbackClient replaces the client callbacks are sent with
-	// (callback.Client of the configuration): tests.
+	// CallbackClient replaces callback.Client (tests).
 	CallbackClient *http.Client
-	// MakeBot builds the bot on the App's core (internal/app/withbot): a
-	// function without a bot leaves it nil and never compiles the Bot API
-	// client. It is called with TELEGRAM_BOT_TOKEN set and Stores.Bot given.
+	// MakeBot builds the bot (internal/app/withbot): a function that leaves
+	// it nil never compiles the Bot API client.
 	MakeBot func(a *App, state botstate.Store, box outbox.Store) (Bot, error)
-	// Recognizer replaces the SpeechKit client built from the
-	// configuration (the local stack without credentials).
+	// Recognizer replaces SpeechKit's client (the local stack without
+	// credentials).
 	Recognizer pipeline.Recognizer
-	// WithoutMedia builds no media tools: for a function that never
-	// converts (api), whose package ships no ffmpeg.
+	// WithoutMedia: the api function, which ships no ffmpeg.
 	WithoutMedia bool
 	Notifier     pipeline.Notifier
 	Clock        clock.Clock
@@ -103,14 +87,12 @@ type Options struct {
 	Sleep        func(ctx context.Context, d time.Duration) error
 }
 
-// NewLogger returns the service's logger: JSON lines on stderr, which Cloud
-// Logging reads (level and msg).
+// NewLogger logs JSON lines on stderr, which Cloud Logging reads.
 func NewLogger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// New builds the service. No network call is made: clients connect on first
-// use.
+// New builds the service without a network call.
 func New(cfg Config, opt Options) (*App, error) {
 	st := opt.Stores
 	if st.Jobs == nil {
@@ -142,7 +124,6 @@ func New(cfg Config, opt Options) (*App, error) {
 			return nil, fmt.Errorf("speechkit: %w", err)
 		}
 		rec, closers = client, append(closers, client.Close)
-		// Translate takes SpeechKit's credentials, and shares its IAM token.
 		tr, err := translate.New(translate.Config{URL: cfg.TranslateURL, Insecure: cfg.SpeechKit.Insecure,
 			Credentials: client.Authorizer(), Clock: clk, Sleep: opt.Sleep, Log: log})
 		if err != nil {
@@ -156,8 +137,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		if err != nil {
 			return nil, fmt.Errorf("media tools: %w", err)
 		}
-		// ffmpeg may read only the storage's own URLs: the origin of every
-		// URL the store makes, path-style or virtual-hosted alike.
+		// ffmpeg may read only the storage's own URLs.
 		mediaCfg := cfg.Media
 		mediaCfg.InputOrigin, err = ffmpeg.OriginOf(objects.Origin())
 		if err != nil {
@@ -180,12 +160,8 @@ func New(cfg Config, opt Options) (*App, error) {
 		tg := &a.Config.Telegram
 		tg.ValidLanguage = speechkit.ValidLanguage
 		tg.Summaries = cfg.Pipeline.SummaryModel != ""
-		if tg.DefaultLanguage == "" {
-			tg.DefaultLanguage = cfg.Pipeline.DefaultLanguage
-		}
-		if tg.MaxSourceBytes == 0 {
-			tg.MaxSourceBytes = cfg.Pipeline.MaxSourceBytes
-		}
+		tg.DefaultLanguage = cmp.Or(tg.DefaultLanguage, cfg.Pipeline.DefaultLanguage)
+		tg.MaxSourceBytes = cmp.Or(tg.MaxSourceBytes, cfg.Pipeline.MaxSourceBytes)
 		if a.Bot, err = opt.MakeBot(a, st.Bot, st.Outbox); err != nil {
 			return nil, err
 		}
@@ -206,8 +182,6 @@ func New(cfg Config, opt Options) (*App, error) {
 	}
 	cfg.Pipeline.Counters = st.Counters
 	cfg.Pipeline.SyncMaxDuration = cfg.SyncMaxDuration
-	// SpeechKit's client answers short recordings synchronously too; a
-	// recognizer given instead does when it can.
 	syncRec, _ := rec.(pipeline.SyncRecognizer)
 	a.Pipeline = pipeline.New(pipeline.Deps{
 		Store:          st.Jobs,
@@ -227,9 +201,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		if len(api.UploadLinkSecret) == 0 {
 			api.UploadLinkSecret = cfg.Telegram.UploadLinkSecret
 		}
-		if api.DefaultLanguage == "" {
-			api.DefaultLanguage = cfg.Pipeline.DefaultLanguage
-		}
+		api.DefaultLanguage = cmp.Or(api.DefaultLanguage, cfg.Pipeline.DefaultLanguage)
 		deps := httpapi.Deps{
 			Jobs: st.Jobs, Tokens: st.Tokens, Objects: objects, Recognitions: rec, Counters: st.Counters, Clock: clk, Log: log,
 		}
@@ -247,10 +219,8 @@ func New(cfg Config, opt Options) (*App, error) {
 	return a, nil
 }
 
-// warnOpenSpend says at start that a bot open to everyone with no monthly
-// cap has its spend bounded only per user: anyone on Telegram may use
-// LIMIT_AUDIO_PER_DAY of recognition a day, and nothing bounds how many
-// do (docs/deploy.md).
+// warnOpenSpend warns of a bot open to everyone without a monthly cap:
+// only each user's day is bounded (docs/deploy.md).
 func warnOpenSpend(log *slog.Logger, cfg Config) {
 	if !cfg.Telegram.Allowed.Everyone || cfg.Limits.AudioPerMonth > 0 || cfg.Limits.BudgetPerMonth > 0 {
 		return
@@ -259,19 +229,15 @@ func warnOpenSpend(log *slog.Logger, cfg Config) {
 		"limit_audio_per_day", cfg.Limits.AudioPerDay.String(), "limit_active_jobs", cfg.Limits.ActiveJobs)
 }
 
-// Bot is the Telegram bot as the App uses it: the webhook, the pipeline's
-// notifier, and the delivery sweep the timer runs.
+// Bot is the Telegram bot: the webhook, a notifier, the timer's sweep.
 type Bot interface {
 	http.Handler
 	pipeline.Notifier
 	Sweep(ctx context.Context) (int, error)
-	// TellOwner sends the owner an alert of window (the hour or month it
-	// belongs to), once.
+	// TellOwner sends the owner an alert of window, once.
 	TellOwner(ctx context.Context, a status.Alert, window time.Time) error
 }
 
-// StatusConfig is what the owner's status needs of the service's
-// settings: its windows and limits.
 func StatusConfig(cfg Config) status.Config {
 	return status.Config{
 		Windows:        statusWindows(cfg.Pipeline),
@@ -282,9 +248,8 @@ func StatusConfig(cfg Config) status.Config {
 	}
 }
 
-// StatusReader is the reader of the service's state over the stores s
-// (the App's, transcriber status), or nil when its job store cannot read
-// it.
+// StatusReader reads the service's state over s; nil when its job store
+// cannot.
 func StatusReader(cfg Config, s store.Set) *status.Reader {
 	jobs, ok := s.Jobs.(status.Jobs)
 	if !ok {
@@ -297,7 +262,6 @@ func StatusReader(cfg Config, s store.Set) *status.Reader {
 	return r
 }
 
-// notifiers tells each of its notifiers in turn.
 type notifiers []pipeline.Notifier
 
 func (ns notifiers) Moved(ctx context.Context, j job.Job) error {
@@ -316,7 +280,6 @@ func (ns notifiers) Finished(ctx context.Context, j job.Job) error {
 	return errors.Join(all...)
 }
 
-// Close releases the instance's connections.
 func (a *App) Close() error {
 	var errs []error
 	for _, c := range a.closers {
@@ -325,43 +288,34 @@ func (a *App) Close() error {
 	return errors.Join(errs...)
 }
 
-// ErrRecognitionNotConfigured is how a job fails where no recognizer is
-// configured: the local stack started without SpeechKit credentials.
 var ErrRecognitionNotConfigured = errs.New(errs.Permanent, "recognition_not_configured",
 	"speech recognition is not configured on this installation (set SPEECHKIT_API_KEY)")
 
-// Unconfigured is the recognizer of an installation without one: every
-// submission fails the job, plainly, and nothing is invented.
+// Unconfigured is the recognizer of the local stack without SpeechKit
+// credentials: every job fails ErrRecognitionNotConfigured.
 type Unconfigured struct{}
 
-// Submit fails with ErrRecognitionNotConfigured.
 func (Unconfigured) Submit(context.Context, speechkit.Request) (string, error) {
 	return "", ErrRecognitionNotConfigured
 }
 
-// Check fails with ErrRecognitionNotConfigured.
 func (Unconfigured) Check(context.Context, string) (bool, error) {
 	return false, ErrRecognitionNotConfigured
 }
 
-// Result fails with ErrRecognitionNotConfigured.
 func (Unconfigured) Result(context.Context, string) (transcript.Transcript, error) {
 	return transcript.Transcript{}, ErrRecognitionNotConfigured
 }
 
-// Delete has nothing to delete.
 func (Unconfigured) Delete(context.Context, string) error { return nil }
 
-// RecognizeSync fails with ErrRecognitionNotConfigured.
 func (Unconfigured) RecognizeSync(context.Context, speechkit.SyncRequest) (speechkit.SyncResult, error) {
 	return speechkit.SyncResult{}, ErrRecognitionNotConfigured
 }
 
-// errNoMedia is what a pipeline without media tools answers; only a
-// function built WithoutMedia has one, and it never runs ingest.
+// errNoMedia: only the api function is WithoutMedia, and it never ingests.
 var errNoMedia = errs.New(errs.Internal, "media_tools_missing", "this function has no media tools")
 
-// noMedia is the media of an App built WithoutMedia.
 type noMedia struct{}
 
 func (noMedia) Probe(context.Context, string) (ffmpeg.Probe, error) {

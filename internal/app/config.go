@@ -1,10 +1,10 @@
-// Package app wires the service together once per instance: configuration
-// from the environment, the adapters, and the use cases. The functions, the
-// local stack and the end-to-end tests all build the service through here,
-// so they run the same code.
+// Package app wires the service once per instance: configuration from the
+// environment, the adapters and the use cases. The functions, the local
+// stack and the end-to-end tests all build it here.
 package app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,36 +24,26 @@ import (
 	"transcriber/internal/uploadlink"
 )
 
-// Config is everything the service is told from outside. Each variable and
-// its default is in docs/configuration.md.
+// Config is everything the service is told from outside
+// (docs/configuration.md).
 type Config struct {
 	S3        s3.Config
 	SpeechKit speechkit.Config
-	// SyncMaxDuration is the longest recording recognized synchronously
-	// (SPEECHKIT_SYNC_MAX_DURATION): at most speechkit.MaxSyncDuration,
-	// which it is by default; 0 turns synchronous recognition off. The
-	// pipeline and the bot take it from here.
-	SyncMaxDuration time.Duration
-	// TranslateURL is Yandex Translate's translate method (TRANSLATE_URL),
-	// called with the SpeechKit credentials (package translate).
-	TranslateURL string
-	// Binaries and the media limits.
+	// SyncMaxDuration (SPEECHKIT_SYNC_MAX_DURATION, at most and by default
+	// speechkit.MaxSyncDuration; 0: off).
+	SyncMaxDuration                   time.Duration
+	TranslateURL                      string
 	FFmpegPath, FFprobePath, TaskRoot string
 	Media                             ffmpeg.Config
 	Pipeline                          pipeline.Config
 	API                               httpapi.Config
-	// Telegram is the bot's configuration; the bot runs only where
-	// TELEGRAM_BOT_TOKEN is set.
-	Telegram tgconf.Config
-	// Limits are the spend limits (package spend), given to the pipeline,
-	// the API and the bot.
-	Limits   spend.Limits
-	LogLevel slog.Level
+	Telegram                          tgconf.Config
+	Limits                            spend.Limits // given to the pipeline, the API and the bot
+	LogLevel                          slog.Level
 }
 
-// FromEnv reads the configuration through getenv (os.Getenv in an
-// entrypoint). It reports every malformed variable at once, never echoing a
-// secret's value.
+// FromEnv reads the configuration, reporting every malformed variable at
+// once and never echoing a secret.
 func FromEnv(getenv func(string) string) (Config, error) {
 	r := envReader{get: getenv}
 	c := Config{
@@ -115,8 +105,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if owner, err := tgconf.ParseOwnerID(r.get("TELEGRAM_OWNER_ID")); err != nil {
 		r.errs = append(r.errs, err)
-	} else if owner != 0 {
-		// The owner may use the bot whatever the allow-list says.
+	} else if owner != 0 { // the owner may use the bot whatever the allow-list says
 		c.Telegram.OwnerID = owner
 		if !c.Telegram.Allowed.Everyone && c.Telegram.Allowed.Users != nil { // nil: the list was refused above
 			c.Telegram.Allowed.Users[owner] = true
@@ -141,8 +130,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if u := c.Telegram.PublicURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
 		r.errs = append(r.errs, errors.New("PUBLIC_URL: want an http(s) URL such as https://d5d….apigw.yandexcloud.net"))
 	}
-	// A job's pieces all go at once: its recognitions in flight are as
-	// many as its pieces may be.
+	// A job's pieces all go at once.
 	c.Pipeline.JobInFlight = c.Media.MaxPieces
 	seg := c.Media.SegmentLength
 	if seg == 0 {
@@ -157,11 +145,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		c.Pipeline.ReuseScope, c.Telegram.ReuseScope = scope, scope
 	}
 	c.Limits = spend.Limits{
-		AudioPerDay:   r.limitDuration("LIMIT_AUDIO_PER_DAY", spend.DefaultAudioPerDay, limitAudio),
-		AudioPerMonth: r.limitDuration("LIMIT_AUDIO_PER_MONTH", 0, limitAudio),
-		ActiveJobs:    r.count("LIMIT_ACTIVE_JOBS", spend.DefaultActiveJobs, 0, spend.MaxActiveJobs, "0 (no limit)"),
-		Exempt:        r.userIDs("LIMIT_EXEMPT_USERS"),
-		// Zero or unset: no budget.
+		AudioPerDay:       r.limitDuration("LIMIT_AUDIO_PER_DAY", spend.DefaultAudioPerDay, limitAudio),
+		AudioPerMonth:     r.limitDuration("LIMIT_AUDIO_PER_MONTH", 0, limitAudio),
+		ActiveJobs:        r.count("LIMIT_ACTIVE_JOBS", spend.DefaultActiveJobs, 0, spend.MaxActiveJobs, "0 (no limit)"),
+		Exempt:            r.userIDs("LIMIT_EXEMPT_USERS"),
 		BudgetPerMonth:    r.rubles("LIMIT_BUDGET_PER_MONTH", 0),
 		TranslationPerDay: int64(r.count("LIMIT_TRANSLATION_PER_DAY", spend.DefaultTranslationPerDay, 0, 1_000_000_000, "0 (no limit)")),
 		Prices: spend.Prices{
@@ -172,9 +159,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			TranslationPerMillion: r.rubles("PRICE_TRANSLATION_PER_MILLION_CHARS", spend.DefaultPrices.TranslationPerMillion),
 		},
 	}
-	// A payer's unfinished jobs are counted over the longest a job can
-	// stay unfinished: the longest of the API's and the bot's upload
-	// windows, and what follows it (spend.JobLife).
+	// Unfinished jobs are counted over the longest one can stay so.
 	tg := c.Telegram.WithDefaults()
 	c.Limits.JobLife = spend.JobLife(max(c.API.UploadWindow(), tg.DownloadWindow, tg.LinkWindow))
 	c.Pipeline.Limits, c.API.Limits, c.Telegram.Limits = c.Limits, c.Limits, c.Limits
@@ -191,15 +176,9 @@ type envReader struct {
 	errs []error
 }
 
-func (r *envReader) str(name, def string) string {
-	if v := r.get(name); v != "" {
-		return v
-	}
-	return def
-}
+func (r *envReader) str(name, def string) string { return cmp.Or(r.get(name), def) }
 
-// secret reads a secret of at least minLen bytes; its value is never
-// echoed.
+// secret reads a secret of at least minLen bytes, never echoed.
 func (r *envReader) secret(name string, minLen int) []byte {
 	v := r.get(name)
 	if v == "" {
@@ -249,9 +228,8 @@ func (r *envReader) boolean(name string, def bool) bool {
 	return b
 }
 
-// JobRetention reads JOB_RETENTION as FromEnv does (its range, and 0 or
-// empty for pipeline.DefaultJobRetention), for the commands that need only
-// it (transcriber migrate sets it as YDB's TTL).
+// JobRetention reads JOB_RETENTION as FromEnv does, default applied, for
+// transcriber migrate (YDB's TTL).
 func JobRetention(getenv func(string) string) (time.Duration, error) {
 	r := envReader{get: getenv}
 	d := r.duration("JOB_RETENTION", limitJobRetention)
@@ -264,9 +242,8 @@ func JobRetention(getenv func(string) string) (time.Duration, error) {
 	return d, nil
 }
 
-// requestsPerHour reads a quota of requests an hour: 0 turns pacing off;
-// empty is SpeechKit's own quota (pipeline.DefaultRequestsPerHour); 1 is
-// refused, since fixed windows cannot keep a single request an hour.
+// requestsPerHour: 0 turns pacing off; 1 is refused, which fixed windows
+// cannot keep.
 func (r *envReader) requestsPerHour(name string) int {
 	v := r.get(name)
 	if v == "" {
@@ -280,9 +257,7 @@ func (r *envReader) requestsPerHour(name string) int {
 	return n
 }
 
-// limitDuration reads an audio limit within b: empty is def, 0 is no
-// limit.
-// rubles reads a decimal amount of rubles into µ₽ (spend.ParseRubles).
+// rubles reads rubles into µ₽.
 func (r *envReader) rubles(name string, def int64) int64 {
 	v := r.get(name)
 	if v == "" {
@@ -296,6 +271,7 @@ func (r *envReader) rubles(name string, def int64) int64 {
 	return n
 }
 
+// limitDuration reads a limit within b: empty is def, 0 no limit.
 func (r *envReader) limitDuration(name string, def time.Duration, b bounds) time.Duration {
 	v := r.get(name)
 	if v == "" {
@@ -310,8 +286,7 @@ func (r *envReader) limitDuration(name string, def time.Duration, b bounds) time
 	return def
 }
 
-// count reads a whole number from lo to hi; empty is def. zero says what
-// 0 means when lo is 0, for the error.
+// count reads a number from lo to hi; zero says what 0 means when lo is 0.
 func (r *envReader) count(name string, def, lo, hi int, zero string) int {
 	v := r.get(name)
 	if v == "" {
@@ -329,16 +304,14 @@ func (r *envReader) count(name string, def, lo, hi int, zero string) int {
 	return n
 }
 
-// maxPieces is the largest MAX_PIECES taken: 100 pieces of one recording
-// are a fifth of SpeechKit's 500 requests an hour.
-const maxPieces = 100
+// The largest MAX_PIECES (a fifth of 500 requests an hour) and
+// MAX_RECOGNITIONS_IN_FLIGHT (past it, the checks outrun 5 a second many
+// times over).
+const (
+	maxPieces   = 100
+	maxInFlight = 10_000
+)
 
-// maxInFlight is the largest MAX_RECOGNITIONS_IN_FLIGHT taken: past it,
-// checking each recognition once a minute would take more than SpeechKit's
-// 5 checks a second many times over.
-const maxInFlight = 10_000
-
-// userIDs reads Telegram user ids separated by commas.
 func (r *envReader) userIDs(name string) map[int64]bool {
 	ids := map[int64]bool{}
 	for _, f := range r.list(name) {
@@ -352,45 +325,25 @@ func (r *envReader) userIDs(name string) map[int64]bool {
 	return ids
 }
 
-// bounds is the range a duration setting must fall in, and why: a value
-// outside it cannot work, so the service refuses to start with it rather
-// than fail on every request (docs/settings.md lists each range).
+// bounds is a duration setting's range, and why max: outside it the
+// service refuses to start (docs/settings.md gives each one's reasons).
 type bounds struct {
 	min, max time.Duration
-	why      string // why max is the limit
+	why      string
 }
 
-// The ranges of the duration settings. Empty or 0 takes the default.
+// The ranges of the duration settings; empty or 0 takes the default.
 var (
-	// A presigned URL lives at most 7 days (SigV4), and a minute is the
-	// least in which anyone starts an upload.
 	limitUploadURLTTL = bounds{time.Minute, s3.MaxPresignTTL, "the longest a presigned URL can live (SigV4)"}
-	// The ingest function has about half a CPU: about 95× real time, half
-	// the 190× measured on two cores, and cutting into pieces adds a level
-	// pass of 0.15 of a conversion. 12 h then takes about 8.7 min, inside
-	// the function's 10-minute limit; 24 h would take about 17.
-	limitMaxDuration = bounds{time.Second, 12 * time.Hour, "the longest recording one ingest call can convert within its 10-minute limit"}
-	// SpeechKit takes at most 4 h per file; a piece under a minute would
-	// make a 6-hour recording hundreds of recognitions.
-	limitSegmentLength = bounds{time.Minute, 4 * time.Hour, "SpeechKit's limit of 4 hours per file"}
-	// A piece is at most what SpeechKit takes in one file; under a
-	// minute, a recording would be more pieces than MAX_PIECES allows.
-	limitPieceLength = bounds{time.Minute, 4 * time.Hour, "SpeechKit's limit of 4 hours per file"}
-	// Cutting starts past a minute at the least; past the longest
-	// recording the service takes, it never starts.
-	limitParallelFrom = bounds{time.Minute, 12 * time.Hour, "the longest recording the service can take"}
-	// A poll call runs inside the function's timeout (at most 10 min on
-	// Cloud Functions) and needs a few seconds to do anything.
-	limitPollFor = bounds{5 * time.Second, 10 * time.Minute, "the longest a function call may run on Cloud Functions"}
-	// A row must outlive its Telegram deliveries (pipeline.MinJobRetention);
-	// ten years is past any purpose of keeping a job's row.
-	limitJobRetention = bounds{pipeline.MinJobRetention, 10 * 365 * 24 * time.Hour, "ten years, past any purpose of keeping a job's row"}
-	// SpeechKit's synchronous recognition takes at most 30 s of audio; a
-	// second is the least a recording lasts that anyone sends.
+	// 12 h converts in about 8.7 min on the ingest function's half CPU.
+	limitMaxDuration     = bounds{time.Second, 12 * time.Hour, "the longest recording one ingest call can convert within its 10-minute limit"}
+	limitSegmentLength   = bounds{time.Minute, 4 * time.Hour, "SpeechKit's limit of 4 hours per file"}
+	limitPieceLength     = bounds{time.Minute, 4 * time.Hour, "SpeechKit's limit of 4 hours per file"}
+	limitParallelFrom    = bounds{time.Minute, 12 * time.Hour, "the longest recording the service can take"}
+	limitPollFor         = bounds{5 * time.Second, 10 * time.Minute, "the longest a function call may run on Cloud Functions"}
+	limitJobRetention    = bounds{pipeline.MinJobRetention, 10 * 365 * 24 * time.Hour, "ten years, past any purpose of keeping a job's row"}
 	limitSyncMaxDuration = bounds{time.Second, speechkit.MaxSyncDuration, "SpeechKit's limit of 30 seconds for synchronous recognition"}
-	// An audio limit counts whole seconds; a million hours is past what
-	// any installation recognizes in a month.
-	limitAudio = bounds{time.Second, 1_000_000 * time.Hour, "a million hours, past what any installation recognizes"}
+	limitAudio           = bounds{time.Second, 1_000_000 * time.Hour, "a million hours, past what any installation recognizes"}
 )
 
 // duration reads a duration within b; empty or 0 is 0 (the default).

@@ -77,14 +77,12 @@ func (a *App) expireOutbox(ctx context.Context) {
 	}
 }
 
-// alertOwner decides the owner's alerts and sends them through the bot,
-// in idle calls too: an instance asks once in each status.CheckEvery
-// (a counter write), and one call in each reads the status (Gate.Check),
-// each alert goes once in its window through the outbox,
-// and is recorded as sent (Gate.Take) once the owner has it, so Decide
-// does not return it again. Without a bot, an owner, counters or a
-// status reader it does nothing. Failures are logged: the next check
-// tries again.
+// alertOwner sends the owner's alerts through the bot, idle calls too: an
+// instance asks once a status.CheckEvery window, one call in each reads
+// the status (Gate.Check), each alert goes once in its window through the
+// outbox, and one the owner has is recorded
+// (Gate.Take) so Decide does not return it again. A failure waits for the
+// next window.
 func (a *App) alertOwner(ctx context.Context) {
 	if a.Bot == nil || a.Config.Telegram.OwnerID == 0 || a.Counters == nil || a.Status == nil {
 		return
@@ -97,83 +95,75 @@ func (a *App) alertOwner(ctx context.Context) {
 	a.alertAsked = window
 	a.alertMu.Unlock()
 	if asked {
-		return // this instance asked in this window already
+		return
 	}
 	if ok, err := gate.Check(ctx, now); err != nil || !ok {
 		if err != nil {
-			a.Log.WarnContext(ctx, "could not decide the owner's alerts", "error", err.Error())
+			a.Log.WarnContext(ctx, "alert check failed", "error", err.Error())
 		}
 		return
 	}
 	s, err := a.Status.Read(ctx, now)
 	if err != nil {
-		a.Log.WarnContext(ctx, "could not read the status for the owner's alerts", "error", err.Error())
+		a.Log.WarnContext(ctx, "alert status read failed", "error", err.Error())
 		return
 	}
 	sent, err := gate.Sent(ctx, now)
 	if err != nil {
-		a.Log.WarnContext(ctx, "could not read which alerts were sent", "error", err.Error())
+		a.Log.WarnContext(ctx, "sent alerts read failed", "error", err.Error())
 		return
 	}
 	for _, al := range status.Decide(s, sent, now) {
 		if err := a.Bot.TellOwner(ctx, al, status.WindowOf(al.Kind, s.At)); err != nil {
-			a.Log.WarnContext(ctx, "could not send the owner an alert", "kind", string(al.Kind), "error", err.Error())
+			a.Log.WarnContext(ctx, "alert send failed", "kind", string(al.Kind), "error", err.Error())
 			continue
 		}
 		if _, err := gate.Take(ctx, al.Kind, s.At); err != nil {
-			a.Log.WarnContext(ctx, "could not record an alert as sent", "kind", string(al.Kind), "error", err.Error())
+			a.Log.WarnContext(ctx, "alert record failed", "kind", string(al.Kind), "error", err.Error())
 		}
-		a.Log.InfoContext(ctx, "alert sent to the owner", "kind", string(al.Kind))
+		a.Log.InfoContext(ctx, "alert sent", "kind", string(al.Kind))
 	}
 }
 
-// idle reports whether the timer's call has nothing to do: by the agenda,
-// no job, delivery or callback falls due before the poll would stop
-// looking. It then does the housekeeping a poll does (expiry, where the
-// store does not expire rows itself) and nothing else: one read. Without
-// an agenda, or when it cannot be read, the call goes on as usual and
-// each part reads for itself.
+// idle reports whether, by the agenda (one read), nothing falls due before
+// the poll would stop looking; it then only housekeeps. Without a readable
+// agenda each part of the call reads for itself.
 func (a *App) idle(ctx context.Context) bool {
 	if a.Agenda == nil {
 		return false
 	}
 	at, ok, err := a.Agenda.NextWork(ctx, pipeline.SweptStates())
 	if err != nil {
-		a.Log.WarnContext(ctx, "could not read when the next work is due; looking at everything", "error", err.Error())
+		a.Log.WarnContext(ctx, "agenda read failed", "error", err.Error())
 		return false
 	}
 	if ok && at.Before(a.Clock.Now().Add(a.Pipeline.PollFor())) {
 		return false
 	}
 	a.Pipeline.Housekeep(ctx)
-	a.Log.DebugContext(ctx, "nothing due in this call", "next_due", at)
+	a.Log.DebugContext(ctx, "nothing due", "next_due", at)
 	return true
 }
 
-// ErrNoBot: the telegram function was called where the bot is not
-// configured.
-var ErrNoBot = errs.New(errs.Unavailable, "telegram_not_configured",
+var errNoBot = errs.New(errs.Unavailable, "telegram_not_configured",
 	"the Telegram bot is not configured here (set TELEGRAM_BOT_TOKEN and TELEGRAM_WEBHOOK_SECRET)")
 
-// OnTelegram serves an API Gateway request to the Telegram webhook: the
-// telegram function.
+// OnTelegram serves the webhook behind API Gateway: the telegram function.
 func (a *App) OnTelegram(ctx context.Context, ev *httpapi.GatewayRequest) (*httpapi.GatewayResponse, error) {
 	if a.Bot == nil {
-		return nil, ErrNoBot
+		return nil, errNoBot
 	}
 	return httpapi.ServeGateway(ctx, a.Bot, a.Log, ev)
 }
 
-// Instance holds one function instance's App, built on the first call and
-// kept for the next ones. A failed build is not kept: the next call tries
-// again.
+// Instance is a function instance's App, built on the first call that
+// succeeds.
 type Instance struct {
 	mu    sync.Mutex
 	app   *App
 	Build func(ctx context.Context) (*App, error)
 }
 
-// Get returns the instance's App, building it if needed.
 func (i *Instance) Get(ctx context.Context) (*App, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
@@ -188,35 +178,20 @@ func (i *Instance) Get(ctx context.Context) (*App, error) {
 	return a, nil
 }
 
-// Set installs a ready App (tests, the local stack).
-func (i *Instance) Set(a *App) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	i.app = a
-}
-
-// ErrNoCloudStore: a function was started without YDB_CONNECTION_STRING.
-// It fails loudly at its first call rather than run without state.
 var ErrNoCloudStore = errs.New(errs.Unavailable, "job_store_missing",
 	"YDB_CONNECTION_STRING is not set: the functions keep their jobs in YDB")
 
-// ErrSQLiteInCloud: STORE=sqlite in a function. The embedded store is a
-// file on one machine; the functions' instances share nothing but YDB.
+// ErrSQLiteInCloud: the embedded store is a file on one machine; the
+// functions' instances share nothing but YDB.
 var ErrSQLiteInCloud = errs.New(errs.Invalid, "store_sqlite_in_cloud",
 	"STORE=sqlite is for the local stack (make run); the functions need STORE=ydb (the default)")
 
-// YDBOpenTimeout bounds opening the YDB driver on an instance's first call.
 const YDBOpenTimeout = 10 * time.Second
 
-// CloudStores open the stores the functions use in the cloud: YDB
-// (STORE=ydb, the default) at YDB_CONNECTION_STRING, by ydb.OpenSet. Inside
-// Cloud Functions (LAMBDA_TASK_ROOT set) the driver authenticates as the
-// function's service account through the metadata service; elsewhere (a
-// function run by hand against a local YDB) from the YDB_* variables of
-// ydb-go-sdk-auth-environ. It is called once per instance, from
-// Instance.Get: the driver is opened lazily, with a background context and
-// YDBOpenTimeout (the driver outlives the call that opened it), reused by
-// every later call, and opened anew on the next call if opening failed.
+// CloudStores opens YDB at YDB_CONNECTION_STRING, as the function's
+// service account inside Cloud Functions (LAMBDA_TASK_ROOT set), else from
+// the YDB_* variables. The driver outlives the call that opens it, so it
+// gets a context of its own.
 func CloudStores(ctx context.Context, getenv func(string) string) (store.Set, error) {
 	switch kind := getenv("STORE"); kind {
 	case "", "ydb":
@@ -243,8 +218,7 @@ func CloudStores(ctx context.Context, getenv func(string) string) (store.Set, er
 	return set, nil
 }
 
-// CloudBuild is how a function builds its App: configuration from getenv
-// (os.Getenv) and the cloud job store.
+// CloudBuild builds a function's App from getenv and the cloud stores.
 func CloudBuild(getenv func(string) string, tune ...func(*Options)) func(ctx context.Context) (*App, error) {
 	return func(ctx context.Context) (*App, error) {
 		cfg, err := FromEnv(getenv)
@@ -263,6 +237,5 @@ func CloudBuild(getenv func(string) string, tune ...func(*Options)) func(ctx con
 	}
 }
 
-// NoMedia is the CloudBuild option of a function that never converts
-// audio (api): its package ships no ffmpeg, so none is looked for.
+// NoMedia is the option of the api function, which ships no ffmpeg.
 func NoMedia(o *Options) { o.WithoutMedia = true }

@@ -7,9 +7,9 @@ import (
 	"io"
 )
 
-// RunOnce decodes one event from in, calls a function's handler with it and
-// writes the answer to out: how a function's local main (built without the
-// ycf tag) runs it as the platform would. It returns the exit code.
+// RunOnce runs a function's handler on one JSON event from in, as the
+// platform would (a function's main without the ycf tag), and returns the
+// exit code.
 func RunOnce[E, R any](ctx context.Context, in io.Reader, out, errOut io.Writer, handler func(context.Context, *E) (R, error)) int {
 	var ev E
 	if err := json.NewDecoder(in).Decode(&ev); err != nil {

@@ -6,10 +6,8 @@ import (
 	"transcriber/internal/status"
 )
 
-// statusWindows are the windows the pipeline of p counts in, for the
-// status to read: the admission's request windows (not paced: the
-// default quota's window, which a refusal by the recognizer waits out,
-// with no limit), and its in-flight window.
+// statusWindows are the windows p's admission counts in; unpaced, the
+// default quota's, with no limit.
 func statusWindows(p pipeline.Config) status.Windows {
 	perHour := p.RequestsPerHour
 	paced := perHour > 0

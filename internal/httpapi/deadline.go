@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"time"
 
 	"transcriber/internal/errs"
@@ -64,7 +63,7 @@ func (a *API) within(w http.ResponseWriter, r *http.Request, serve func(http.Res
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
-	rec := httptest.NewRecorder()
+	rec := newRecorder()
 	done := make(chan any, 1)
 	go func() {
 		defer func() { done <- recover() }()
@@ -86,12 +85,11 @@ func (a *API) within(w http.ResponseWriter, r *http.Request, serve func(http.Res
 }
 
 // copyRecorded writes what rec recorded to w.
-func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
-	res := rec.Result() // the headers as they were when the status was written
+func copyRecorded(w http.ResponseWriter, rec *recorder) {
 	h := w.Header()
-	for k, vs := range res.Header {
+	for k, vs := range rec.sent() {
 		h[k] = vs
 	}
-	w.WriteHeader(res.StatusCode)
+	w.WriteHeader(rec.Code)
 	_, _ = w.Write(rec.Body.Bytes())
 }

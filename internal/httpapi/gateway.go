@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -63,7 +62,7 @@ func (a *API) Gateway(ctx context.Context, ev *GatewayRequest) (*GatewayResponse
 // net/http would serve the request: how a function behind API Gateway runs
 // a plain HTTP handler (the API, the Telegram webhook).
 func ServeGateway(ctx context.Context, h http.Handler, log *slog.Logger, ev *GatewayRequest) (*GatewayResponse, error) {
-	rec := httptest.NewRecorder()
+	rec := newRecorder()
 	if ev == nil {
 		ev = &GatewayRequest{}
 	}
@@ -95,8 +94,9 @@ func NotReady(ctx context.Context, log *slog.Logger, err error) *GatewayResponse
 
 // errorResponse is err answered in the one error shape.
 func errorResponse(ctx context.Context, log *slog.Logger, err error) *GatewayResponse {
-	rec := httptest.NewRecorder()
-	writeError(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), log, err)
+	rec := newRecorder()
+	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+	writeError(rec, r, log, err)
 	return response(rec)
 }
 
@@ -198,7 +198,7 @@ func gatewayHeaders(h http.Header) http.Header {
 	return out
 }
 
-func response(rec *httptest.ResponseRecorder) *GatewayResponse {
+func response(rec *recorder) *GatewayResponse {
 	out := &GatewayResponse{StatusCode: rec.Code, Headers: map[string]string{}}
 	for k, vs := range gatewayHeaders(rec.Header()) {
 		if len(vs) == 1 {

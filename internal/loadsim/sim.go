@@ -53,16 +53,6 @@ type Recording struct {
 	Voice    bool
 }
 
-// The model's synchronous service time, by default: SpeechKit documents
-// none for its synchronous API [U], so the model takes asynchronous
-// recognition's 10 s a minute of audio ([C] for that API) and 300 ms for
-// the request's round trip. `transcriber measure-sync` measures the real
-// one on an installation.
-const (
-	DefaultSyncPerMinute = 10 * time.Second
-	DefaultSyncFixed     = 300 * time.Millisecond
-)
-
 // Config is an installation and its load. Zero fields take the
 // platform's defaults (see Defaults).
 type Config struct {
@@ -155,8 +145,8 @@ func (c Config) Defaults() Config {
 	set(&c.PerMinute, 10*time.Second)
 	set(&c.Fixed, 3*time.Second)
 	set(&c.SyncMaxDuration, speechkit.MaxSyncDuration)
-	set(&c.SyncPerMinute, DefaultSyncPerMinute)
-	set(&c.SyncFixed, DefaultSyncFixed)
+	set(&c.SyncPerMinute, speechkit.DefaultSyncPerMinute)
+	set(&c.SyncFixed, speechkit.DefaultSyncFixed)
 	if c.SyncPerSecond == 0 {
 		c.SyncPerSecond = speechkit.SyncRequestsPerSecond
 	}

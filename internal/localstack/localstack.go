@@ -1,21 +1,13 @@
-// Package localstack runs the whole service in one process on one machine:
-// the same handlers as in the cloud, with embedded stand-ins only where a
-// cloud service has no local form — an S3 server with its objects on disk
-// that plays the ObjectCreate trigger (for sources/ only, as the cloud
-// trigger's prefix does), the SQLite job store, and a ticker that plays the
-// timer. Recognition goes to SpeechKit when credentials are given; without
-// them the stack says so and jobs fail with that reason. A stand-in for
-// SpeechKit (SPEECHKIT_ENDPOINT) gets short recordings only at a
-// synchronous endpoint of its own (SPEECHKIT_SYNC_URL).
-//
-// The object store checks requests as Object Storage does
-// (s3test.NewOnDisk): every request signed with the stack's own key, made
-// at the first start and kept in DATA_DIR (StoreSecretFile, mode 0600);
-// presigned URLs until they expire; CORS only for the API's own origin and
-// Config.CORSOrigins.
+// Package localstack runs the whole service in one process: the cloud's
+// handlers, with stand-ins where a cloud service has no local form: the
+// s3local object store (its objects on disk, its key made at the first
+// start in StoreSecretFile) playing the ObjectCreate trigger for sources/,
+// the SQLite job store, and a ticker for the timer. Without SpeechKit
+// credentials jobs fail recognition_not_configured.
 package localstack
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -37,7 +29,8 @@ import (
 	"transcriber/internal/app/withbot"
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
-	"transcriber/internal/storage/s3/s3test"
+	"transcriber/internal/speechkit"
+	"transcriber/internal/storage/s3/s3local"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/telegram"
 	"transcriber/internal/trigger"
@@ -51,57 +44,42 @@ type Config struct {
 	S3Addr       string        // LOCAL_S3_ADDR: the object store (default 127.0.0.1:8081)
 	DataDir      string        // DATA_DIR: the job store and the objects (default ./data)
 	PollInterval time.Duration // POLL_INTERVAL: how often the timer fires (default 5s)
-	// IngestWorkers is how many uploads are converted and recognized at
-	// once, as a few function instances would (default
-	// DefaultIngestWorkers); each upload is accepted before it waits for
-	// one.
+	// IngestWorkers convert and recognize uploads at once, as function
+	// instances would (default DefaultIngestWorkers); an upload is
+	// accepted before it waits for one.
 	IngestWorkers int
-	// Shutdown is how long in-flight work may run on after Ctrl-C before
-	// it is stopped and its claims released (default 10s).
-	Shutdown time.Duration
-	// TelegramPoll takes the bot's updates by long polling (getUpdates)
-	// instead of waiting for them at the webhook route (TELEGRAM_POLL): a
-	// real bot from a machine without a public URL.
+	Shutdown      time.Duration // how long work in hand runs on after Ctrl-C (default 10s)
+	// TelegramPoll takes the bot's updates by getUpdates (TELEGRAM_POLL): a
+	// machine without a public URL.
 	TelegramPoll bool
-	// CORSOrigins are the browser origins, besides the API's own (which
-	// serves the upload page), allowed to call the object store
-	// (CORS_ALLOWED_ORIGINS); "*" allows every origin.
+	// CORSOrigins may call the object store besides the API's own
+	// (CORS_ALLOWED_ORIGINS); "*" allows all.
 	CORSOrigins []string
-	// Log is where the stack logs; default JSON lines on stderr at
-	// App.LogLevel.
-	Log *slog.Logger
+	Log         *slog.Logger // default JSON lines on stderr
 }
 
-// DefaultIngestWorkers is how many uploads the stack works on at once: a
-// conversion is one ffmpeg process, and four keep a laptop's cores busy
-// while the recognitions of the ones before wait.
+// DefaultIngestWorkers: four ffmpeg processes keep a laptop's cores busy.
 const DefaultIngestWorkers = 4
 
-// Bucket is the local object store's one bucket.
-const Bucket = "transcriber"
+const (
+	Bucket = "transcriber" // the local object store's one bucket
+	DBFile = "transcriber.db"
+)
 
-// DBFile is the job store's file under the data directory.
-const DBFile = "transcriber.db"
-
-// recognitionConfigured tells whether SpeechKit can be called: with an API
-// key, or at an endpoint given explicitly (a scripted server in tests). The
-// metadata service's IAM token exists only inside the cloud.
+// recognitionConfigured: an API key or an explicit endpoint (a stand-in);
+// the metadata service's IAM token exists only in the cloud.
 func recognitionConfigured(c app.Config) bool {
 	return c.SpeechKit.APIKey != "" || c.SpeechKit.Endpoint != ""
 }
 
-// standInWithoutSync tells whether SPEECHKIT_ENDPOINT names a stand-in
-// for SpeechKit while SPEECHKIT_SYNC_URL names none: short recordings
-// would then go to SpeechKit's own synchronous endpoint, with whatever key
-// the stand-in takes.
+// standInWithoutSync: SPEECHKIT_ENDPOINT names a stand-in but
+// SPEECHKIT_SYNC_URL none, so short recordings would reach SpeechKit.
 func standInWithoutSync(c app.Config) bool {
 	return c.SpeechKit.Endpoint != "" && c.SpeechKit.SyncURL == ""
 }
 
-// withQuickRecognition is c with synchronous recognition as the stack runs
-// it: as configured, but off where a stand-in has no synchronous endpoint
-// of its own (standInWithoutSync), so audio meant for a stand-in never
-// reaches SpeechKit.
+// withQuickRecognition turns synchronous recognition off for
+// standInWithoutSync.
 func withQuickRecognition(c app.Config) app.Config {
 	if standInWithoutSync(c) {
 		c.SyncMaxDuration = 0
@@ -109,7 +87,6 @@ func withQuickRecognition(c app.Config) app.Config {
 	return c
 }
 
-// quickLine is what the stack says at start of synchronous recognition.
 func quickLine(c app.Config) string {
 	switch {
 	case !recognitionConfigured(c):
@@ -122,17 +99,13 @@ func quickLine(c app.Config) string {
 	return fmt.Sprintf("  quick recognition: recordings up to %s in one request to %s", c.SyncMaxDuration, c.SpeechKit.SyncEndpoint())
 }
 
-// claimTaker takes back the claims on a store (the embedded job store's
-// TakeBackClaims).
 type claimTaker interface {
 	TakeBackClaims(ctx context.Context) (int, error)
 }
 
-// Run runs the stack until ctx ends, then shuts down cleanly. It writes
-// where everything is to out.
+// Run runs the stack until ctx ends, telling out where everything is.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	cfg = withDefaults(cfg)
-	// The start names the data directory whole, wherever it was started.
 	if abs, err := filepath.Abs(cfg.DataDir); err == nil {
 		cfg.DataDir = abs
 	}
@@ -148,8 +121,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 	defer stores.Close()
-	// The stack is the only worker on its store: every claim there now is
-	// its own from a run that did not settle it (a kill, a crash).
+	// The stack is its store's only worker: every claim is from a run that
+	// was killed.
 	taker, ok := stores.Jobs.(claimTaker)
 	if !ok {
 		return fmt.Errorf("the job store cannot take back claims")
@@ -159,7 +132,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 	if tookBack > 0 {
-		log.Info("took back the claims the last run left; their jobs go on", "jobs", tookBack)
+		log.Info("claims taken back", "jobs", tookBack)
 	}
 
 	storeSecret, err := localSecret(filepath.Join(cfg.DataDir, StoreSecretFile))
@@ -179,14 +152,12 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 
 	acfg := withQuickRecognition(cfg.App)
 	apiURL := "http://" + apiLis.Addr().String()
-	if acfg.Telegram.PublicURL == "" {
-		acfg.Telegram.PublicURL = apiURL
-	}
-	objects, err := s3test.NewOnDisk(Bucket, filepath.Join(cfg.DataDir, "objects"), s3test.Verify{
+	acfg.Telegram.PublicURL = cmp.Or(acfg.Telegram.PublicURL, apiURL)
+	objects, err := s3local.New(Bucket, s3local.Options{
+		Dir:             filepath.Join(cfg.DataDir, "objects"),
 		AccessKeyID:     StoreKeyID,
 		SecretAccessKey: string(storeSecret),
-		// The upload page is served by the API, at the address its links
-		// point to.
+		// The API serves the upload page.
 		AllowedOrigins: append([]string{apiURL, originOf(acfg.Telegram.PublicURL)}, cfg.CORSOrigins...),
 	})
 	if err != nil {
@@ -201,14 +172,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 			return err
 		}
 	}
-	// SpeechKit cannot read a local object store: the audio goes in the
-	// request (up to pipeline.DefaultMaxInlineBytes).
+	// SpeechKit cannot read a local object store.
 	acfg.Pipeline.InlineAudio = true
 	if acfg.Pipeline.PollFor == 0 {
 		acfg.Pipeline.PollFor = cfg.PollInterval
 	}
-	// The counters pace submissions to SpeechKit's request quota, which a
-	// local stack shares with every other user of the same account.
 	opt := app.Options{Stores: stores, Log: log}
 	withbot.Option(&opt)
 	if !recognitionConfigured(acfg) {
@@ -221,23 +189,18 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	defer a.Close()
 
-	// Work runs on its own context, so Ctrl-C first stops new work and lets
-	// the work in hand finish for a while.
+	// Ctrl-C stops new work first; the work in hand has cfg.Shutdown.
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
-	// Uploads are accepted one after another as their events come (a few
-	// store calls each), then wait for one of the workers that convert and
-	// recognize: a job whose file arrived says so while the workers are
-	// busy.
+	// An upload is accepted as its event comes, then waits for a worker.
 	events, accepted := newQueue(), newQueue()
 	objects.OnCreate(sourceEvents(events))
 
-	// An upload whose event was not handled before the last stop is found
-	// again: every source is offered to ingest, which ignores the jobs past
-	// it (one store read each).
+	// Events the last run did not handle: every source goes to ingest,
+	// which ignores jobs past it.
 	sources, err := objects.Keys("sources/")
 	if err != nil {
-		log.Warn("could not list the uploads to resume", "error", err.Error())
+		log.Warn("source listing failed", "error", err.Error())
 	}
 	for _, key := range sources {
 		events.push(objectEvent(Bucket, key))
@@ -266,28 +229,28 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		go func() {
 			defer workers.Done()
 			if err := poller.LongPoll(ctx); err != nil {
-				log.Error("Telegram long polling stopped", "error", err.Error())
+				log.Error("long polling stopped", "error", err.Error())
 			}
 		}()
 	}
 
 	if err := announce(ctx, out, cfg, a, stores.Tokens, apiURL, objects.URL, tookBack); err != nil {
-		log.Error("could not make a local token", "error", err.Error())
+		log.Error("local token failed", "error", err.Error())
 	}
 
 	<-ctx.Done()
 	fmt.Fprintln(out, "shutting down: finishing the work in hand")
-	// No new jobs; the object store stays up while the work in hand uses it.
+	// The object store stays up while the work in hand uses it.
 	quick, cancelQuick := context.WithTimeout(context.Background(), time.Second)
 	_ = apiSrv.Shutdown(quick)
 	cancelQuick()
-	events.close() // queued events are still handled; later ones are found again at the next start
+	events.close() // queued events are still handled, later ones at the next start
 	finished := make(chan struct{})
 	go func() { workers.Wait(); close(finished) }()
 	select {
 	case <-finished:
 	case <-time.After(cfg.Shutdown):
-		stopWork() // the work still running stops, and records the end of its attempt
+		stopWork() // the work still running records the end of its attempt
 		<-finished
 	}
 	quick, cancelQuick = context.WithTimeout(context.Background(), time.Second)
@@ -298,16 +261,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	return nil
 }
 
-// newServer serves h, with net/http's own complaints (a panic, a
-// superfluous WriteHeader) logged through log as JSON lines like the rest,
-// not as plain text on stderr.
+// newServer serves h, net/http's own complaints logged through log.
 func newServer(h http.Handler, log *slog.Logger) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 }
 
-// router sends the webhook's POSTs to the bot and every other request to
-// the API, which answers it whatever its path: no second mux, so nothing
-// here cleans a path or redirects.
+// router sends the webhook's POSTs to the bot, the rest to the API: no mux
+// that would clean a path or redirect.
 func router(api, bot http.Handler) http.Handler {
 	if bot == nil {
 		return api
@@ -321,9 +281,8 @@ func router(api, bot http.Handler) http.Handler {
 	})
 }
 
-// sourceEvents hands the trigger's events for uploads to q: objects
-// created under sources/ only, like the cloud trigger's prefix filter (the
-// stack's own audio/ and results/ objects start nothing).
+// sourceEvents queues objects created under sources/, as the cloud
+// trigger's prefix filter does.
 func sourceEvents(q *queue) func(bucket, key string, size int64) {
 	prefix := job.SourceKey("")
 	return func(bucket, key string, _ int64) {
@@ -333,7 +292,6 @@ func sourceEvents(q *queue) func(bucket, key string, size int64) {
 	}
 }
 
-// originOf is the scheme://host[:port] of a URL, or "" if it has none.
 func originOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" || u.Host == "" {
@@ -343,36 +301,25 @@ func originOf(raw string) string {
 }
 
 func withDefaults(c Config) Config {
-	if c.HTTPAddr == "" {
-		c.HTTPAddr = "127.0.0.1:8080"
-	}
-	if c.S3Addr == "" {
-		c.S3Addr = "127.0.0.1:8081"
-	}
-	if c.DataDir == "" {
-		c.DataDir = "data"
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = 5 * time.Second
-	}
-	if c.Shutdown == 0 {
-		c.Shutdown = 10 * time.Second
-	}
+	c.HTTPAddr = cmp.Or(c.HTTPAddr, "127.0.0.1:8080")
+	c.S3Addr = cmp.Or(c.S3Addr, "127.0.0.1:8081")
+	c.DataDir = cmp.Or(c.DataDir, "data")
+	c.PollInterval = cmp.Or(c.PollInterval, 5*time.Second)
+	c.Shutdown = cmp.Or(c.Shutdown, 10*time.Second)
 	if c.IngestWorkers <= 0 {
 		c.IngestWorkers = DefaultIngestWorkers
 	}
 	return c
 }
 
-// announce tells where everything is, and hands out a token on the first
-// start (the secret is shown only then).
+// announce tells where everything is, and makes a token at the first start.
 func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens apitoken.Store, api, s3url string, tookBack int) error {
 	fmt.Fprintf(out, "transcriber is running\n  api:     %s\n  objects: %s (bucket %s)\n  data:    %s\n", api, s3url, Bucket, cfg.DataDir)
 	if tookBack > 0 {
 		fmt.Fprintf(out, "  resumed: %d jobs the last run held when it stopped; they go on now\n", tookBack)
 	}
 	if recognitionConfigured(a.Config) {
-		fmt.Fprintf(out, "  recognition: SpeechKit at %s (audio sent inline)\n", endpointOrDefault(a.Config.SpeechKit.Endpoint))
+		fmt.Fprintf(out, "  recognition: SpeechKit at %s (audio sent inline)\n", cmp.Or(a.Config.SpeechKit.Endpoint, speechkit.DefaultEndpoint))
 	} else {
 		fmt.Fprintln(out, "  recognition: NOT CONFIGURED — set SPEECHKIT_API_KEY (and SPEECHKIT_FOLDER_ID) to transcribe; until then jobs fail with recognition_not_configured")
 	}
@@ -412,27 +359,15 @@ func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens
 	return nil
 }
 
-func endpointOrDefault(e string) string {
-	if e == "" {
-		return "stt.api.cloud.yandex.net:443"
-	}
-	return e
-}
+// The local object store's key id, and the files under the data directory
+// (mode 0600) that keep its secret and the upload links' across restarts.
+const (
+	StoreKeyID      = "transcriber-local"
+	StoreSecretFile = "object-store.secret"
+	LinkSecretFile  = "upload-link.secret"
+)
 
-// StoreKeyID is the access key id of the local object store's key; its
-// secret is kept in StoreSecretFile.
-const StoreKeyID = "transcriber-local"
-
-// StoreSecretFile keeps the local object store's secret access key under
-// the data directory (mode 0600), made at the first start: only the stack
-// signs requests and URLs with it.
-const StoreSecretFile = "object-store.secret"
-
-// LinkSecretFile keeps the local stack's upload link secret under the data
-// directory, so links stay valid across restarts.
-const LinkSecretFile = "upload-link.secret"
-
-// localSecret reads the secret kept at path, making one on the first start.
+// localSecret reads the secret kept at path, making one the first time.
 func localSecret(path string) ([]byte, error) {
 	if b, err := os.ReadFile(path); err == nil && len(b) >= uploadlink.MinSecretLen {
 		return b, nil
@@ -448,7 +383,6 @@ func localSecret(path string) ([]byte, error) {
 	return secret, nil
 }
 
-// objectEvent is the ObjectCreate event Object Storage's trigger sends.
 func objectEvent(bucket, key string) *trigger.ObjectEvent {
 	var ev trigger.ObjectEvent
 	var m trigger.ObjectMessage
@@ -461,9 +395,8 @@ func objectEvent(bucket, key string) *trigger.ObjectEvent {
 	return &ev
 }
 
-// acceptLoop accepts each upload as its event comes (Pipeline.Accept: its
-// job says created at once), then hands the event on to the ingest
-// workers; once events is closed and drained, it closes accepted.
+// acceptLoop accepts each upload (its job says created at once) and hands
+// it to the ingest workers.
 func acceptLoop(ctx context.Context, a *app.App, events, accepted *queue) {
 	defer accepted.close()
 	for {
@@ -473,16 +406,14 @@ func acceptLoop(ctx context.Context, a *app.App, events, accepted *queue) {
 		}
 		for _, m := range ev.Messages {
 			if err := a.Pipeline.Accept(ctx, m.Details.ObjectID); err != nil {
-				a.Log.Warn("accepting an upload failed; its ingest tries again", "error", err.Error())
+				a.Log.Warn("accept failed", "error", err.Error())
 			}
 		}
 		accepted.push(ev)
 	}
 }
 
-// ingestLoop hands each upload's event to the ingest handler, as a
-// trigger hands it to one of the function's instances; IngestWorkers of
-// them run at once.
+// ingestLoop is one ingest function instance.
 func ingestLoop(ctx context.Context, a *app.App, q *queue) {
 	for {
 		ev, ok := q.pop()
@@ -490,13 +421,13 @@ func ingestLoop(ctx context.Context, a *app.App, q *queue) {
 			return
 		}
 		if err := a.OnObjects(ctx, ev); err != nil {
-			a.Log.Warn("ingest event failed; the poll sweep will take the job", "error", err.Error())
+			a.Log.Warn("ingest failed", "error", err.Error())
 		}
 	}
 }
 
-// pollLoop plays the timer: one poll call at a time, every interval, until
-// stop ends; a call in progress then runs on under work.
+// pollLoop plays the timer until stop ends; a call in progress runs on
+// under work.
 func pollLoop(stop, work context.Context, a *app.App, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -512,7 +443,7 @@ func pollLoop(stop, work context.Context, a *app.App, every time.Duration) {
 	}
 }
 
-// queue is an unbounded FIFO of events: an upload never waits for ingest.
+// queue is an unbounded FIFO: an upload never waits for ingest.
 type queue struct {
 	mu     sync.Mutex
 	cond   *sync.Cond

@@ -1,7 +1,5 @@
-// Package withbot adds the Telegram bot to an App: the option the telegram,
-// ingest and poll functions and the local stack pass to app.CloudBuild or
-// app.New. It is apart from internal/app so that the api function, which
-// has no bot, does not compile the Bot API client.
+// Package withbot adds the Telegram bot to an App, apart from internal/app
+// so that the api function does not compile the Bot API client.
 package withbot
 
 import (
@@ -14,10 +12,8 @@ import (
 	"transcriber/internal/telegram"
 )
 
-// Option makes the App build its bot where TELEGRAM_BOT_TOKEN is set.
 func Option(o *app.Options) { o.MakeBot = Make }
 
-// Make builds the bot on the App's core.
 func Make(a *app.App, state botstate.Store, box outbox.Store) (app.Bot, error) {
 	var st telegram.StatusReader
 	if a.Status != nil {
@@ -43,8 +39,7 @@ func Make(a *app.App, state botstate.Store, box outbox.Store) (app.Bot, error) {
 	}, a.Config.Telegram)
 }
 
-// reuser is the App's pipeline as the bot's Reuser: the pipeline is made
-// after the bot, which is one of its notifiers.
+// reuser reads a.Pipeline late: it is made after the bot, its notifier.
 type reuser struct{ a *app.App }
 
 func (r reuser) Reuse(ctx context.Context, j job.Job) (bool, error) {

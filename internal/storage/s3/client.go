@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,26 +21,16 @@ import (
 )
 
 const (
-	// expectContinueOver is the body size from which a request asks for
-	// "100 Continue" first, so a refused request does not send its body
-	// (the SDK's threshold).
-	expectContinueOver = 2 << 20
-	// errorBodyLimit is the most of an error answer's body read.
-	errorBodyLimit = 64 << 10
-	// userAgent names the client in the store's logs.
-	userAgent = "transcriber-s3"
+	expectContinueOver = 2 << 20 // a larger body waits for "100 Continue" (the SDK's threshold)
+	errorBodyLimit     = 64 << 10
+	userAgent          = "transcriber-s3"
 )
 
-// Retries: which errors are worth another attempt, and how long to wait
-// before it, are the SDK's standard retryer's (aws/retry): its status
-// codes (500, 502, 503, 504), its timeout and throttling error codes, its
-// rules for broken and refused connections, and its jittered exponential
-// backoff up to 20 s. To them are added 429 and the error codes S3
-// documents as worth a retry, and a connection that broke mid-answer.
-// The retryer's retry quota (a token bucket for a long-lived client) is
-// not used: a Store makes at most MaxAttempts tries per request.
+// Retries are the SDK's standard retryer's (aws/retry: 500, 502-504,
+// timeout and throttling codes, broken connections, jittered backoff up to
+// 20 s), plus 429, S3's retryable codes and a connection broken
+// mid-answer; without its retry quota: MaxAttempts bounds a request.
 var (
-	// retryCodes are the error codes retried besides the retryer's.
 	retryCodes = map[string]struct{}{"InternalError": {}, "ServiceUnavailable": {}}
 	retryables = retry.IsErrorRetryables(slices.Concat(retry.DefaultRetryables, []retry.IsErrorRetryable{
 		retry.RetryableHTTPStatusCode{Codes: map[int]struct{}{http.StatusTooManyRequests: {}}},
@@ -54,8 +45,8 @@ var (
 	backoffDelay = retry.NewExponentialJitterBackoff(retry.DefaultMaxBackoff)
 )
 
-// request is one S3 request on one object of the Store's bucket. do builds
-// and signs a new http.Request from it for each attempt.
+// request is one S3 request on one object, built and signed anew for each
+// attempt.
 type request struct {
 	method string
 	key    string
@@ -63,19 +54,14 @@ type request struct {
 	header http.Header // signed with the rest
 	body   []byte      // sent as is, hashed for the signature; nil for none
 
-	// open makes send return a successful answer with its body unread
-	// (Get); Store.open sets it.
-	open bool
-	// read, if set, reads a successful answer (do closes its body after).
-	// Its error counts as the attempt's: a 200 whose body is an S3 error
-	// document is retried like any other error.
+	open bool // send returns a successful answer unread (Get)
+	// read reads a successful answer; its error is the attempt's, so a 200
+	// holding an S3 error document is retried.
 	read func(*http.Response) error
 }
 
-// do sends rq, up to the Store's MaxAttempts times while the error is worth
-// a retry and ctx lasts, and reads a successful answer with rq.read. An
-// answer other than 2xx is an *apiError. Transport errors are *url.Error,
-// which quote the URL: the bucket and the key, never a signature (requests
+// do sends rq, retried while worth it and ctx lasts. A non-2xx answer is an
+// *apiError; a transport error quotes the URL, never a signature (requests
 // are signed in headers).
 func (s *Store) do(ctx context.Context, rq *request) error {
 	resp, err := s.send(ctx, rq)
@@ -85,14 +71,12 @@ func (s *Store) do(ctx context.Context, rq *request) error {
 	return err
 }
 
-// open is do for a request whose answer's body the caller reads (and
-// closes).
+// open is do whose caller reads and closes the answer's body.
 func (s *Store) open(ctx context.Context, rq *request) (*http.Response, error) {
 	rq.open = true
 	return s.send(ctx, rq)
 }
 
-// send is do's loop; it returns the answer only with rq.open.
 func (s *Store) send(ctx context.Context, rq *request) (*http.Response, error) {
 	hash := emptySHA256
 	if len(rq.body) > 0 {
@@ -113,7 +97,6 @@ func (s *Store) send(ctx context.Context, rq *request) (*http.Response, error) {
 	}
 }
 
-// attempt sends rq once.
 func (s *Store) attempt(ctx context.Context, rq *request, payloadHash string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, rq.method, s.objectURL(rq.key, rq.query).String(), nil)
 	if err != nil {
@@ -122,7 +105,6 @@ func (s *Store) attempt(ctx context.Context, rq *request, payloadHash string) (*
 	for name, values := range rq.header {
 		req.Header[name] = append([]string(nil), values...)
 	}
-	// The SDK's choice: no transparent gzip, so a body is the object's bytes.
 	req.Header.Set("Accept-Encoding", "identity")
 	var guard *bodyGuard
 	if len(rq.body) > 0 {
@@ -141,9 +123,7 @@ func (s *Store) attempt(ctx context.Context, rq *request, payloadHash string) (*
 
 	resp, err := s.http.Do(req)
 	if guard != nil {
-		// The transport may still hold the body after Do returns; rq.body
-		// may be a part buffer about to be refilled.
-		guard.revoke()
+		guard.revoke() // the transport may still hold rq.body, a part buffer about to be refilled
 	}
 	if err != nil {
 		return nil, err
@@ -164,15 +144,13 @@ func (s *Store) attempt(ctx context.Context, rq *request, payloadHash string) (*
 	return nil, nil
 }
 
-// closeBody drains a little of what is left (so the connection can be
-// reused) and closes the body.
+// closeBody drains a little (so the connection is reused) and closes.
 func closeBody(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, errorBodyLimit))
 	_ = resp.Body.Close()
 }
 
-// objectURL is key's URL on the endpoint, virtual-hosted or path style,
-// with its segments escaped as S3 signs them.
+// objectURL is key's URL, its segments escaped as S3 signs them.
 func (s *Store) objectURL(key string, query url.Values) *url.URL {
 	u := &url.URL{Scheme: s.scheme, Host: s.host, Path: "/" + key, RawPath: "/" + escapeKey(key)}
 	if s.virtualHost {
@@ -187,9 +165,8 @@ func (s *Store) objectURL(key string, query url.Values) *url.URL {
 	return u
 }
 
-// backoff is the pause after the attempt-th attempt failed: the SDK's
-// standard retryer's, a random duration below 2^attempt seconds, and
-// retry.DefaultMaxBackoff (20 s) once that would pass it.
+// backoff is the SDK's pause after the attempt-th failure: random below
+// 2^attempt s, at most 20 s.
 func backoff(attempt int) time.Duration {
 	d, err := backoffDelay.BackoffDelay(attempt, nil)
 	if err != nil { // no randomness to be had: wait the longest
@@ -198,13 +175,11 @@ func backoff(attempt int) time.Duration {
 	return d
 }
 
-// retryable tells whether another attempt may get another answer.
 func retryable(err error) bool {
 	return retryables.IsErrorRetryable(err).Bool()
 }
 
-// retryableCode tells whether an S3 error code is worth another attempt:
-// a timeout or throttling code, or one of retryCodes.
+// retryableCode: a timeout or throttling code, or one of retryCodes.
 func retryableCode(code string) bool {
 	_, timeout := retry.DefaultRetryableErrorCodes[code]
 	_, throttling := retry.DefaultThrottleErrorCodes[code]
@@ -212,10 +187,8 @@ func retryableCode(code string) bool {
 	return timeout || throttling || ours
 }
 
-// apiError is the store's answer to a request that failed: its status and
-// S3's error code and message. A HEAD answer has no body, so its code is
-// the status's name without spaces ("NotFound", "Forbidden"), as the SDK
-// named it.
+// apiError is a failed answer. A HEAD answer has no body: its code is the
+// status's name without spaces ("NotFound"), as the SDK named it.
 type apiError struct {
 	Status    int
 	Code      string
@@ -237,8 +210,7 @@ func (e *apiError) Error() string {
 	return b.String()
 }
 
-// ErrorCode and HTTPStatusCode are how classify reads an answer (the SDK's
-// errors have the same methods).
+// ErrorCode and HTTPStatusCode are what the SDK's retryer reads.
 func (e *apiError) ErrorCode() string   { return e.Code }
 func (e *apiError) HTTPStatusCode() int { return e.Status }
 
@@ -250,31 +222,21 @@ type errorDocument struct {
 	RequestID string `xml:"RequestId"`
 }
 
-// readError reads a failed answer's body into an *apiError.
 func readError(resp *http.Response) *apiError {
 	e := &apiError{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Amz-Request-Id")}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 	var doc errorDocument
 	if len(body) > 0 && xml.Unmarshal(body, &doc) == nil && doc.XMLName.Local == "Error" {
 		e.Code, e.Message = strings.TrimSpace(doc.Code), strings.TrimSpace(doc.Message)
-		if doc.RequestID != "" {
-			e.RequestID = doc.RequestID
-		}
+		e.RequestID = cmp.Or(doc.RequestID, e.RequestID)
 	}
-	if e.Code == "" {
-		e.Code = strings.ReplaceAll(http.StatusText(resp.StatusCode), " ", "")
-	}
-	if e.Code == "" {
-		e.Code = "UnknownError"
-	}
+	e.Code = cmp.Or(e.Code, strings.ReplaceAll(http.StatusText(resp.StatusCode), " ", ""), "UnknownError")
 	return e
 }
 
-// errBodyRevoked is what a request body reads once its request is over.
 var errBodyRevoked = errors.New("s3: request body read after its request ended")
 
-// bodyGuard hands out readers of one buffer until it is revoked; after
-// that they fail, and none is reading the buffer any more.
+// bodyGuard hands out readers of one buffer that fail once it is revoked.
 type bodyGuard struct {
 	mu      sync.Mutex
 	revoked bool

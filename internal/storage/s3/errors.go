@@ -11,16 +11,13 @@ import (
 	"transcriber/internal/errs"
 )
 
-// CodeChanged is the code of an error about an object that changed while
-// it was read (a failed ETag precondition): callers that check an object
-// themselves give it too.
+// CodeChanged: an object changed while it was read (a failed ETag
+// precondition); callers that check an object themselves give it too.
 const (
 	CodeChanged = "storage_object_changed"
 	MsgChanged  = "the file changed in storage while it was being read; it will be read again"
 )
 
-// The codes of the errors a Store returns (the package comment lists them
-// with their kinds).
 const (
 	codeNotFound      = "object_not_found"
 	codeUnavailable   = "storage_unavailable"
@@ -32,8 +29,7 @@ const (
 	codeChanged       = CodeChanged
 )
 
-// The messages: fixed sentences, fit for a person, that never quote the
-// store, a key, the bucket or a URL.
+// The messages never quote the store, a key, the bucket or a URL.
 const (
 	msgNotFound      = "the file was not found in storage"
 	msgUnavailable   = "file storage is unavailable; try again later"
@@ -43,8 +39,6 @@ const (
 	msgChanged       = MsgChanged
 )
 
-// S3 error codes by what they mean to us. A HEAD answer has no body, so its
-// code is the status's name ("NotFound", "Forbidden"; see apiError).
 var (
 	notFoundCodes = map[string]bool{"NoSuchKey": true, "NotFound": true}
 	deniedCodes   = map[string]bool{
@@ -56,22 +50,17 @@ var (
 		"InternalError": true, "ServiceUnavailable": true, "SlowDown": true,
 		"RequestTimeout": true, "RequestTimeTooSkewed": true, "OperationAborted": true,
 		"TooManyRequests": true,
-		// A 404 about the upload, not the object: something aborted our
-		// multipart upload; uploading again may pass.
-		"NoSuchUpload": true,
+		"NoSuchUpload":    true, // our multipart upload was aborted; uploading again may pass
 	}
 )
 
-// Outage reports whether err says the object store is unavailable to
-// every caller (a 5xx, throttling, a time-out, no answer), not that this
-// object or these credentials are wrong.
+// Outage reports whether the store is unavailable to every caller (5xx,
+// throttling, a time-out, no answer), not this object or these keys wrong.
 func Outage(err error) bool { return errs.CodeOf(err) == codeUnavailable }
 
-// translate classifies an error from operation op ("head", "upload", …) as
-// an errs.Error. The error, which may hold the request URL or the store's
-// message, goes only into the cause, prefixed with op for the logs; the
-// Message is fixed. An error that is already classified (a reader's, given
-// to Upload) keeps its kind, code and message.
+// translate classifies an error of operation op ("head", "upload", …); the
+// error, which may hold a URL, goes only into the cause. An errs.Error (a
+// reader's, given to Upload) keeps its classification.
 func translate(err error, op string) error {
 	if err == nil {
 		return nil
@@ -97,38 +86,26 @@ func translate(err error, op string) error {
 	}
 }
 
-// class is what an error means to us; translate turns it into an
-// errs.Error.
 type class uint8
 
 const (
-	classOther       class = iota // a bug or an answer we do not expect
-	classNotFound                 // the object is not there
-	classDenied                   // our keys or the bucket policy refuse us
-	classNoBucket                 // the configured bucket is not there
-	classUnavailable              // may pass by itself: throttling, 5xx, network
-	classChanged                  // a precondition on the object's ETag failed: it was replaced
+	classOther class = iota
+	classNotFound
+	classDenied
+	classNoBucket
+	classUnavailable // may pass by itself
+	classChanged     // an ETag precondition failed
 )
 
-// The methods classify reads an error by: the store's answer (apiError) has
-// them, and so have the AWS SDK's errors, whose shapes the tests still use.
-type (
-	codedError    interface{ ErrorCode() string }
-	statusError   interface{ HTTPStatusCode() int }
-	connectionErr interface{ ConnectionError() bool }
-)
-
-// classify sorts err into a class. A missing bucket is not the object's
-// absence (NotFound would fail a job for good) but a configuration to fix,
-// like refused keys: both become Unavailable with codes of their own.
+// classify sorts err. A missing bucket is a configuration to fix, like
+// refused keys, not the object's absence (which fails a job for good).
 func classify(err error) class {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return classUnavailable
 	}
-	var coded codedError
-	if errors.As(err, &coded) {
-		code := coded.ErrorCode()
-		switch {
+	var answer *apiError
+	if errors.As(err, &answer) {
+		switch code := answer.Code; {
 		case notFoundCodes[code]:
 			return classNotFound
 		case code == "NoSuchBucket":
@@ -140,12 +117,7 @@ func classify(err error) class {
 		case unavailableCodes[code], retryableCode(code):
 			return classUnavailable
 		}
-	}
-	// A request that got no answer has no status (or 0), so the status
-	// decides only when there is one.
-	var withStatus statusError
-	if errors.As(err, &withStatus) {
-		switch status := withStatus.HTTPStatusCode(); {
+		switch status := answer.Status; {
 		case status == http.StatusNotFound:
 			return classNotFound
 		case status == http.StatusPreconditionFailed:
@@ -156,12 +128,8 @@ func classify(err error) class {
 			return classUnavailable
 		}
 	}
-	// No answer from the store: the request could not be sent, or the
-	// connection broke, or timed out.
-	var conn connectionErr
-	var netErr net.Error
-	if (errors.As(err, &conn) && conn.ConnectionError()) || errors.As(err, &netErr) ||
-		errors.Is(err, io.ErrUnexpectedEOF) {
+	var netErr net.Error // *url.Error is one: no answer
+	if errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return classUnavailable
 	}
 	return classOther

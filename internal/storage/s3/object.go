@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -18,16 +19,13 @@ import (
 type ObjectInfo struct {
 	Size        int64
 	ContentType string
-	// ETag names the object's content as the store answered it, quotes
-	// included: Copy's ifMatch takes it as it is.
-	ETag string
+	ETag        string // as answered, quotes included: Copy's ifMatch takes it
 }
 
-// defaultContentType is what a PUT without a type says it sends (the SDK
-// sent it too), so the store does not guess.
+// defaultContentType keeps the store from guessing (the SDK sent it too).
 const defaultContentType = "application/octet-stream"
 
-// Head returns the object's size and type. A missing object is errs.NotFound.
+// Head returns the object's size, type and ETag; missing is errs.NotFound.
 func (s *Store) Head(ctx context.Context, key string) (ObjectInfo, error) {
 	if err := checkKey(key); err != nil {
 		return ObjectInfo{}, err
@@ -65,29 +63,19 @@ func (s *Store) Put(ctx context.Context, key string, body []byte, contentType st
 	return nil
 }
 
-// putObject stores body under key in one PUT.
 func (s *Store) putObject(ctx context.Context, key string, body []byte, contentType string) error {
-	if contentType == "" {
-		contentType = defaultContentType
-	}
 	return s.do(ctx, &request{
 		method: http.MethodPut,
 		key:    key,
 		query:  url.Values{"x-id": {"PutObject"}},
-		header: http.Header{"Content-Type": {contentType}},
+		header: http.Header{"Content-Type": {cmp.Or(contentType, defaultContentType)}},
 		body:   body,
 	})
 }
 
-// Copy makes dst a copy of src inside the bucket, on the store's side: no
-// byte passes through this process. With ifMatch (an ETag as Head returns
-// it) the store copies only if src still has that ETag, so what is copied
-// is exactly what was looked at; otherwise the error has the code
-// storage_object_changed (errs.Unavailable: look again and retry). A
-// missing src is errs.NotFound.
-//
-// S3 may answer a copy with 200 and an error document in the body, when the
-// copy failed after the answer began; that is read as the error it is.
+// Copy makes dst a copy of src on the store's side. With ifMatch (Head's
+// ETag) it copies only what was looked at, else fails storage_object_changed
+// (errs.Unavailable: look again). A missing src is errs.NotFound.
 func (s *Store) Copy(ctx context.Context, src, dst, ifMatch string) error {
 	if err := checkKey(src); err != nil {
 		return err
@@ -109,8 +97,8 @@ func (s *Store) Copy(ctx context.Context, src, dst, ifMatch string) error {
 	return translate(err, "copy")
 }
 
-// readCopyResult reads a copy's 200 answer: a CopyObjectResult, or an
-// Error document for a copy that failed once the answer had begun.
+// readCopyResult reads a copy's 200 answer, which holds an Error document
+// when the copy failed once the answer had begun.
 func readCopyResult(resp *http.Response) error {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 	if err != nil {
@@ -124,8 +112,7 @@ func readCopyResult(resp *http.Response) error {
 }
 
 // Get opens the object for reading; the caller closes it. A missing object
-// is errs.NotFound. A failure while reading is classified like any other
-// (usually errs.Unavailable).
+// is errs.NotFound; read errors are classified too.
 func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
@@ -141,7 +128,7 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	return &objectReader{body: resp.Body}, nil
 }
 
-// Delete removes the object. Deleting a missing object is not an error.
+// Delete removes the object; a missing one is no error.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	if err := checkKey(key); err != nil {
 		return err
@@ -157,8 +144,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// checkKey refuses an empty key, which would make a request on the bucket
-// itself.
+// checkKey refuses an empty key: a request on the bucket itself.
 func checkKey(key string) error {
 	if key == "" {
 		return errs.New(errs.Internal, codeFailed, "an object needs a key")
@@ -166,7 +152,6 @@ func checkKey(key string) error {
 	return nil
 }
 
-// objectReader classifies errors met while reading an object's body.
 type objectReader struct {
 	body io.ReadCloser
 }

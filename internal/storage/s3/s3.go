@@ -1,34 +1,18 @@
-// Package s3 is the Object Storage adapter: uploads, downloads, presigned
-// URLs and object metadata on Yandex Object Storage through its S3 API.
+// Package s3 is the Object Storage adapter: a thin S3 client on net/http
+// for the few operations the service uses (object.go, presign.go),
+// multipart uploads (upload.go), retries and S3's XML errors (client.go).
+// From aws-sdk-go-v2 it takes only the core module (sign.go): the SigV4
+// signer, the standard retryer and S3's path escaping; the SDK's S3 client
+// took a fifth of a function's plugin build (docs/architecture.md, "Build
+// budget"). testdata/signatures.json holds the earlier hand-written
+// signer's output, which the SDK's must match byte for byte.
 //
-// It is a thin S3 client on net/http: the few S3 operations the service
-// uses (object.go, presign.go), multipart uploads (upload.go), and requests
-// with retries and S3's XML error answers (client.go). From aws-sdk-go-v2
-// it takes only what its core module and smithy-go hold (sign.go): the
-// SigV4 signer (aws/signer/v4, set up as the SDK's S3 client sets it up),
-// the standard retryer's rules and backoff (aws/retry) and S3's path
-// escaping; a function's plugin build pays a few seconds for them. It does
-// not use the SDK's S3 client (service/s3), whose compilation alone took
-// about a fifth of a function's plugin build (docs/architecture.md, "Build
-// budget"). S3's XML error answers are read with encoding/xml into one
-// struct: smithy-go's helper for them does the same but drops the request
-// id and does not check the root element, which tells a copy's late error
-// from its result. testdata/signatures.json holds the Authorization headers
-// and presigned URLs of the package's earlier, hand-written signer: the
-// tests check the SDK's signer gives the same bytes.
+// No checksums beyond SigV4's payload SHA-256: S3-compatible stores often
+// refuse the CRC32 headers recent SDKs add.
 //
-// The client is configured by hand: static keys, an explicit endpoint and
-// region, no checksums beyond the SHA-256 of each payload that SigV4 signs
-// (S3-compatible stores often reject the CRC32 headers recent SDKs add), and
-// a fixed number of attempts per request with jittered exponential backoff.
-//
-// Every error a Store returns is classified through the errs vocabulary by
-// one function, translate. The errs.Error Message is always one of a few
-// fixed sentences: transport errors carry full URLs (bucket and key) and
-// the store's answers quote keys, so they go only into the wrapped cause,
-// which is for logs. No error text ever holds a signature or the secret key:
-// requests are signed in headers, which errors do not quote, and a
-// presigned URL is never sent by the Store. The codes are:
+// translate classifies every error. Its Message is one of a few fixed
+// sentences; URLs and keys go only into the wrapped cause (for logs), and
+// no error holds a signature or the secret:
 //
 //	object_not_found       errs.NotFound     the object (or its bucket, on HEAD) does not exist
 //	storage_unavailable    errs.Unavailable  throttling, 5xx, timeouts, broken connections
@@ -40,6 +24,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -54,27 +39,18 @@ import (
 	"transcriber/internal/clock"
 )
 
-// Defaults and limits. docs/settings.md lists them with their reasons.
+// Defaults and limits; docs/settings.md gives their reasons.
 const (
-	// DefaultEndpoint is Yandex Object Storage's S3 endpoint.
 	DefaultEndpoint = "https://storage.yandexcloud.net"
-	// DefaultRegion is the only region Yandex Object Storage signs for.
-	DefaultRegion = "ru-central1"
-	// DefaultPartSize is the multipart part size: big enough that a 1 GiB
-	// upload takes 128 requests, small enough that a 128 MB function holds
-	// its buffers with room to spare.
-	DefaultPartSize int64 = 8 << 20
-	// MinPartSize is S3's smallest part (all parts but the last).
-	MinPartSize int64 = 5 << 20
-	// maxParts is the most parts one multipart upload may have (S3 and
-	// Yandex).
-	maxParts = 10_000
-	// DefaultConcurrency is how many parts are uploaded at once.
-	DefaultConcurrency = 2
-	// DefaultMaxAttempts is how many times a Store tries one request (the
-	// first try included) before the error reaches the caller: the AWS
-	// SDKs' standard, enough for a blip; longer outages are the job retry
-	// policy's business (internal/job), which waits minutes, not seconds.
+	DefaultRegion   = "ru-central1" // the only region Object Storage signs for
+	// DefaultPartSize: a 1 GiB upload is 128 requests, and a 128 MB
+	// function holds the buffers with room to spare.
+	DefaultPartSize    int64 = 8 << 20
+	MinPartSize        int64 = 5 << 20 // S3's smallest part but the last
+	maxParts                 = 10_000
+	DefaultConcurrency       = 2 // parts uploaded at once
+	// DefaultMaxAttempts, the first try included, is the AWS SDKs'
+	// standard: enough for a blip; outages are the job retry policy's.
 	DefaultMaxAttempts = 3
 )
 
@@ -85,34 +61,27 @@ type Config struct {
 	Bucket          string
 	AccessKeyID     string // a static key: presigned URLs need one
 	SecretAccessKey string
-	PathStyle       bool // path-style addressing (needed for the in-process server)
+	PathStyle       bool // host/bucket/key (the local store)
 
-	// PartSize is the multipart part size, default DefaultPartSize, at least
-	// MinPartSize. It also caps an upload at 10 000 parts: 78 GiB at 8 MiB.
+	// PartSize (at least MinPartSize) also caps an upload at 10 000 parts:
+	// 78 GiB at 8 MiB.
 	PartSize int64
-	// Concurrency is how many parts Upload sends at once, default
-	// DefaultConcurrency. Each Upload in flight holds at most Concurrency+1
-	// part buffers (the parts being sent and the one being read): with the
-	// defaults 24 MiB, none of it kept once the upload is over.
-	// BenchmarkUploadMemory measures it.
+	// Concurrency: an Upload holds at most Concurrency+1 part buffers, 24
+	// MiB with the defaults (BenchmarkUploadMemory).
 	Concurrency int
-	// MaxAttempts is how many times a Store tries one request, default
-	// DefaultMaxAttempts (3); 1 turns retries off. Retried are answers of
-	// 500, 502, 503, 504 and 429, throttling and timeout error codes, and
-	// requests that got no answer, unless ctx ended.
+	// MaxAttempts per request; 1 turns retries off. Retried: 429, 500,
+	// 502-504, throttling and timeout codes, no answer (unless ctx ended).
 	MaxAttempts int
 
-	// Clock gives the signing time and ExpiresAt of presigned URLs; default
-	// clock.System(). The Store's own requests are signed with the real
-	// time whatever Clock says: the store refuses a request more than 15
-	// minutes off (RequestTimeTooSkewed), and a test's fake clock would be.
+	// Clock signs presigned URLs and gives their ExpiresAt. Requests are
+	// signed with the real time whatever it says: the store refuses one 15
+	// minutes off (RequestTimeTooSkewed).
 	Clock      clock.Clock
-	HTTPClient *http.Client // optional; default a client of the Store's own (see New)
+	HTTPClient *http.Client // default: the Store's own (see New)
 }
 
-// Store reads and writes objects in one bucket. It is safe for concurrent
-// use; make one per process and keep it: it holds one HTTP client and its
-// connections.
+// Store reads and writes objects in one bucket, safe for concurrent use;
+// one per process keeps its connections.
 type Store struct {
 	http        *http.Client
 	signer      signer
@@ -127,27 +96,15 @@ type Store struct {
 	concurrency int
 	maxAttempts int
 
-	// sleep waits between attempts; tests replace it.
-	sleep func(ctx context.Context, d time.Duration) error
-	// onUploadDone, if set, learns how many part buffers an Upload made
-	// (tests check the memory bound).
-	onUploadDone func(buffers int)
+	sleep        func(ctx context.Context, d time.Duration) error // between attempts; tests replace it
+	onUploadDone func(buffers int)                                // tests: the part buffers an Upload made
 }
 
-// bucketName is S3's rule for bucket names (Yandex's too), loosened only in
-// not checking for IP-address-looking names.
+// bucketName is S3's rule for bucket names, but for IP-address-like ones.
 var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 
-// New checks cfg, fills in its defaults and builds the client. It makes no
-// network call, so a wrong key or bucket shows up on first use, as
-// storage_access_denied or storage_bucket_missing.
-//
-// Without Config.HTTPClient the Store makes its own, with the SDK's
-// transport settings: proxy from the environment, 30 s to connect, 10 s for
-// TLS (1.2 at least), up to 10 idle connections to the store kept 90 s,
-// HTTP/2 when the store offers it. It follows no redirect: S3 redirects
-// only a request sent to the wrong region or host, an error to surface, not
-// to follow with a signature made for another host.
+// New checks cfg and builds the client without a network call: a wrong key
+// or bucket shows on first use.
 func New(cfg Config) (*Store, error) {
 	cfg, err := withDefaults(cfg)
 	if err != nil {
@@ -155,7 +112,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil { // cleanEndpoint parsed it already
-		return nil, fmt.Errorf("s3: endpoint %q: %w", cfg.Endpoint, err)
+		return nil, err
 	}
 	client := cfg.HTTPClient
 	if client == nil {
@@ -179,6 +136,9 @@ func New(cfg Config) (*Store, error) {
 	return st, nil
 }
 
+// defaultHTTPClient has the SDK's transport settings, and follows no
+// redirect: S3 redirects only a request sent to the wrong region or host,
+// an error to surface, not to follow with a signature for another host.
 func defaultHTTPClient() *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
@@ -192,17 +152,13 @@ func defaultHTTPClient() *http.Client {
 			ExpectContinueTimeout: time.Second,
 			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
 		},
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
 // virtualHosted tells whether requests go to bucket.host/key, as the SDK
-// decides with a custom endpoint: not when PathStyle asks for path style,
-// not when the endpoint's host is an IP address, and with a dotted bucket
-// name only over plain HTTP (a dotted name breaks the TLS certificate's
-// wildcard).
+// decides: not with PathStyle or an IP host, and with a dotted bucket only
+// over plain HTTP (it breaks the certificate's wildcard).
 func virtualHosted(bucket string, endpoint *url.URL, pathStyle bool) bool {
 	if pathStyle || net.ParseIP(endpoint.Hostname()) != nil {
 		return false
@@ -222,17 +178,12 @@ func virtualHosted(bucket string, endpoint *url.URL, pathStyle bool) bool {
 }
 
 func withDefaults(cfg Config) (Config, error) {
-	if cfg.Endpoint == "" {
-		cfg.Endpoint = DefaultEndpoint
-	}
-	endpoint, err := cleanEndpoint(cfg.Endpoint)
+	endpoint, err := cleanEndpoint(cmp.Or(cfg.Endpoint, DefaultEndpoint))
 	if err != nil {
 		return cfg, err
 	}
 	cfg.Endpoint = endpoint
-	if cfg.Region == "" {
-		cfg.Region = DefaultRegion
-	}
+	cfg.Region = cmp.Or(cfg.Region, DefaultRegion)
 	if cfg.Bucket == "" {
 		return cfg, errors.New("s3: bucket is required")
 	}
@@ -266,8 +217,7 @@ func withDefaults(cfg Config) (Config, error) {
 	return cfg, nil
 }
 
-// cleanEndpoint accepts scheme://host[:port] with an optional trailing slash:
-// a path would be silently dropped from requests and then missing from URI.
+// cleanEndpoint accepts scheme://host[:port][/]: a path would be dropped.
 func cleanEndpoint(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -280,21 +230,17 @@ func cleanEndpoint(raw string) (string, error) {
 	return u.Scheme + "://" + u.Host, nil
 }
 
-// Origin is scheme://host of every URL the Store makes for an object,
-// presigned ones included: the endpoint, with the bucket in the host when
-// addressing is virtual-hosted.
+// Origin is scheme://host of every object URL the Store makes, presigned
+// ones included.
 func (s *Store) Origin() string {
 	u := s.objectURL("k", nil)
 	return u.Scheme + "://" + u.Host
 }
 
-// Bucket returns the bucket the Store works in.
 func (s *Store) Bucket() string { return s.bucket }
 
-// URI returns the object's https URL on the endpoint in path style,
-// endpoint/bucket/key, whatever PathStyle says: the form SpeechKit's
-// RecognizeFile takes as uri. Each key segment is escaped; the slashes
-// between them are kept.
+// URI is the object's path-style URL whatever PathStyle says: the form
+// SpeechKit's RecognizeFile takes.
 func (s *Store) URI(key string) string {
 	segs := strings.Split(key, "/")
 	for i, seg := range segs {

@@ -6,47 +6,26 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/errs"
 )
 
-// secretURL stands for what SDK errors carry: the request URL with the
-// bucket, the key and, for presigned requests, the signature.
+// secretURL stands for what errors may carry: the bucket, the key and, for
+// presigned requests, the signature.
 const secretURL = "https://storage.yandexcloud.net/secret-bucket/jobs/secret-key?X-Amz-Signature=abc"
 
-// sdkErr builds an error shaped like the SDK's: an operation error around a
-// response error with status around an API error with code, all of it
-// quoting secretURL.
+// sdkErr is the store's answer with status and code, quoting secretURL.
 func sdkErr(status int, code string) error {
-	inner := fmt.Errorf("request to %s failed", secretURL)
-	if code != "" {
-		inner = &smithy.GenericAPIError{Code: code, Message: "about " + secretURL}
-	}
-	resp := &smithyhttp.Response{Response: &http.Response{StatusCode: status, Header: http.Header{}}}
-	return &smithy.OperationError{
-		ServiceID:     "S3",
-		OperationName: "GetObject",
-		Err: &retry.MaxAttemptsError{Attempt: 3, Err: &awshttp.ResponseError{
-			ResponseError: &smithyhttp.ResponseError{Response: resp, Err: inner},
-		}},
-	}
+	return fmt.Errorf("request to %s: %w", secretURL, &apiError{Status: status, Code: code, Message: "about " + secretURL})
 }
 
-func sendErr(err error) error {
-	resp := &smithyhttp.Response{Response: &http.Response{StatusCode: 0, Header: http.Header{}}}
-	return &smithy.OperationError{ServiceID: "S3", OperationName: "HeadObject", Err: &awshttp.ResponseError{
-		ResponseError: &smithyhttp.ResponseError{Response: resp, Err: &smithyhttp.RequestSendError{Err: err}},
-	}}
-}
+// sendErr is a request that got no answer, as net/http returns it.
+func sendErr(err error) error { return &url.Error{Op: "Head", URL: secretURL, Err: err} }
 
 type timeoutErr struct{}
 

@@ -14,24 +14,17 @@ import (
 	"time"
 )
 
-// abortTimeout bounds the clean-up of a failed multipart upload, which runs
-// on a fresh context (see Upload).
 const abortTimeout = 10 * time.Second
 
-// Upload streams r to key and returns the number of bytes stored. It reads
-// r once, in parts of Config.PartSize, and sends up to Config.Concurrency
-// parts at once, so memory stays bounded whatever r's length (see
-// Config.Concurrency). A stream of at most one part is sent with one PUT,
-// so an empty r makes an empty object. On error nothing is left behind: the
-// multipart upload is aborted, even when ctx was cancelled (always with a
-// fresh context of its own, for up to 10 s). An error from r itself keeps
-// its classification if it has one.
+// Upload streams r to key in parts of PartSize, Concurrency at once, and
+// returns the bytes stored; at most one part is one PUT (an empty r an
+// empty object). On error the multipart upload is aborted on a fresh
+// context, even when ctx was cancelled; r's own errors keep their
+// classification.
 func (s *Store) Upload(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
 	if err := checkKey(key); err != nil {
 		return 0, err
 	}
-	// The part buffers live as long as the upload: none is kept idle
-	// between uploads, where the memory is ffmpeg's.
 	bufs := &partBuffers{size: s.partSize}
 	if s.onUploadDone != nil {
 		defer func() { s.onUploadDone(bufs.made) }()
@@ -43,8 +36,7 @@ func (s *Store) Upload(ctx context.Context, key string, r io.Reader, contentType
 	}
 	var second []byte
 	var m int
-	if !eof {
-		// A full first part: the upload is multipart unless nothing follows.
+	if !eof { // multipart unless nothing follows
 		second = bufs.get()
 		if m, eof, err = readPart(r, second); err != nil {
 			return 0, translate(err, "upload")
@@ -73,14 +65,13 @@ func (s *Store) Upload(ctx context.Context, key string, r io.Reader, contentType
 	return total, nil
 }
 
-// partBuffers hands out the part buffers of one upload, making a new one
-// only when none is free: the upload's reading and sending bound how many
-// are out at once (Concurrency+1).
+// partBuffers are one upload's part buffers, none kept after it (the
+// memory is ffmpeg's then); a new one is made only when none is free.
 type partBuffers struct {
 	size int64
 	mu   sync.Mutex
 	free [][]byte
-	made int // buffers allocated
+	made int
 }
 
 func (p *partBuffers) get() []byte {
@@ -101,9 +92,8 @@ func (p *partBuffers) put(b []byte) {
 	p.free = append(p.free, b)
 }
 
-// readPart fills b from r. eof tells that r ended after the n bytes read
-// (a full b with eof false may still be all there is); an error other than
-// io.EOF is r's, wrapped.
+// readPart fills b from r; eof: r ended after the n bytes (a full b
+// without eof may still be all there is).
 func readPart(r io.Reader, b []byte) (n int, eof bool, err error) {
 	for n < len(b) {
 		var k int
@@ -119,20 +109,17 @@ func readPart(r io.Reader, b []byte) (n int, eof bool, err error) {
 	return n, false, nil
 }
 
-// filledPart is a part buffer holding n bytes of the stream.
 type filledPart struct {
 	buf []byte
 	n   int
 }
 
-// completedPart is a part the store has, for CompleteMultipartUpload.
 type completedPart struct {
 	XMLName    xml.Name `xml:"Part"`
 	ETag       string   `xml:"ETag"`
 	PartNumber int      `xml:"PartNumber"`
 }
 
-// multipartUpload sends the parts of one multipart upload.
 type multipartUpload struct {
 	store *Store
 	bufs  *partBuffers
@@ -144,10 +131,9 @@ type multipartUpload struct {
 	completed []completedPart
 }
 
-// run sends ready (read already) and then the rest of r as parts numbered
-// from 1, at most Concurrency at once, reading the next part while they go.
-// eof tells that r has nothing after ready. It returns the bytes sent, or
-// the first error met (r's, a part's, or ctx's).
+// run sends ready and then the rest of r as parts 1, 2, …, Concurrency at
+// once, reading the next while they go; eof: nothing follows ready. It
+// returns the bytes sent or the first error.
 func (u *multipartUpload) run(ctx context.Context, r io.Reader, ready []filledPart, eof bool) (int64, error) {
 	s := u.store
 	ctx, cancel := context.WithCancel(ctx)
@@ -229,8 +215,6 @@ func (u *multipartUpload) run(ctx context.Context, r io.Reader, ready []filledPa
 	return total, nil
 }
 
-// initiate starts a multipart upload (CreateMultipartUpload) and returns
-// its id.
 func (s *Store) initiate(ctx context.Context, key, contentType string) (string, error) {
 	rq := &request{method: http.MethodPost, key: key, query: url.Values{"uploads": {""}}}
 	if contentType != "" {
@@ -256,7 +240,6 @@ func (s *Store) initiate(ctx context.Context, key, contentType string) (string, 
 	return id, nil
 }
 
-// uploadPart sends one part and returns its ETag.
 func (s *Store) uploadPart(ctx context.Context, key, uploadID string, num int, data []byte) (string, error) {
 	var etag string
 	err := s.do(ctx, &request{
@@ -280,8 +263,6 @@ func (s *Store) uploadPart(ctx context.Context, key, uploadID string, num int, d
 	return etag, err
 }
 
-// complete ends a multipart upload (CompleteMultipartUpload) with parts, in
-// order.
 func (s *Store) complete(ctx context.Context, key, uploadID string, parts []completedPart) error {
 	body, err := xml.Marshal(struct {
 		XMLName xml.Name        `xml:"http://s3.amazonaws.com/doc/2006-03-01/ CompleteMultipartUpload"`
@@ -297,20 +278,18 @@ func (s *Store) complete(ctx context.Context, key, uploadID string, parts []comp
 		header: http.Header{"Content-Type": {"application/xml"}},
 		body:   body,
 		read: func(resp *http.Response) error {
-			// S3 may answer 200 and then report a failure in the body.
 			var out struct{}
 			return decodeResult(resp, "CompleteMultipartUploadResult", &out)
 		},
 	})
 }
 
-// abort ends a multipart upload and drops its parts, on a fresh context:
-// ctx may be what failed the upload.
+// abort drops a multipart upload on a fresh context: ctx may be what
+// failed it.
 func (s *Store) abort(ctx context.Context, key, uploadID string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
 	defer cancel()
-	// Best effort: a lifecycle rule for incomplete multipart uploads is the
-	// backstop, and the caller's error is the upload's, not this one's.
+	// Best effort: a lifecycle rule is the backstop.
 	_ = s.do(ctx, &request{
 		method: http.MethodDelete,
 		key:    key,
@@ -318,9 +297,8 @@ func (s *Store) abort(ctx context.Context, key, uploadID string) {
 	})
 }
 
-// decodeResult decodes a successful answer's XML body, whose root element
-// must be want; a root of Error is S3 reporting a failure with a 200, and
-// becomes an *apiError.
+// decodeResult decodes a 200's XML body rooted at want; a root of Error
+// (S3 failing after the 200) is an *apiError.
 func decodeResult(resp *http.Response, want string, out any) error {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 	if err != nil {

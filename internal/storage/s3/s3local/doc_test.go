@@ -1,4 +1,4 @@
-package s3test_test
+package s3local_test
 
 import (
 	"go/ast"

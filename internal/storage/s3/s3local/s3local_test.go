@@ -1,4 +1,4 @@
-package s3test_test
+package s3local_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/storage/s3"
+	"transcriber/internal/storage/s3/s3local"
 	"transcriber/internal/storage/s3/s3test"
 )
 
@@ -24,7 +25,9 @@ type event struct {
 	Size        int64
 }
 
-func record(srv *s3test.Server) func() []event {
+func record(srv interface {
+	OnCreate(func(bucket, key string, size int64))
+}) func() []event {
 	var mu sync.Mutex
 	var got []event
 	srv.OnCreate(func(bucket, key string, size int64) {
@@ -175,20 +178,17 @@ func TestStoreOnServer(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	srv, err := s3test.New("")
+	srv, err := s3local.New("local-media", testKey())
 	require.NoError(t, err)
-	require.Equal(t, s3test.DefaultBucket, srv.Bucket)
-
-	srv, err = s3test.New("local-media")
-	require.NoError(t, err)
-	require.Equal(t, "local-media", srv.Bucket)
-	require.Zero(t, srv.PendingUploads(t), "the bucket exists")
 	require.Equal(t, "local-media", srv.Config().Bucket)
+	keys, err := srv.Keys("")
+	require.NoError(t, err, "the bucket exists")
+	require.Empty(t, keys)
 }
 
 // testKey is a verifying server's key in tests.
-func testKey() s3test.Verify {
-	return s3test.Verify{AccessKeyID: "test-key-id", SecretAccessKey: "test-secret-access-key"}
+func testKey() s3local.Options {
+	return s3local.Options{AccessKeyID: "test-key-id", SecretAccessKey: "test-secret-access-key"}
 }
 
 // brokenWriter is a client gone mid-answer: every Write fails. It notes

@@ -1,4 +1,4 @@
-package s3test_test
+package s3local_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/storage/s3"
-	"transcriber/internal/storage/s3/s3test"
+	"transcriber/internal/storage/s3/s3local"
 )
 
 // Objects on disk outlive the server: a second server on the same
@@ -18,8 +18,10 @@ import (
 func TestOnDiskObjectsOutliveTheServer(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "objects")
 	ctx := context.Background()
-	start := func() (*s3.Store, *s3test.Server) {
-		srv, err := s3test.NewOnDisk("local", dir, testKey())
+	start := func() (*s3.Store, *s3local.Server) {
+		o := testKey()
+		o.Dir = dir
+		srv, err := s3local.New("local", o)
 		require.NoError(t, err)
 		hs := httptest.NewServer(srv.Handler())
 		t.Cleanup(hs.Close)

@@ -1,4 +1,4 @@
-package s3test_test
+package s3local_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/storage/s3"
+	"transcriber/internal/storage/s3/s3local"
 	"transcriber/internal/storage/s3/s3test"
 )
 
@@ -75,7 +76,8 @@ func TestBrowserUploadFromAnotherOrigin(t *testing.T) {
 func TestOnDiskServerAnswersPreflights(t *testing.T) {
 	v := testKey()
 	v.AllowedOrigins = []string{"http://localhost:8080", "https://app.example/"}
-	srv, err := s3test.NewOnDisk("local", t.TempDir(), v)
+	v.Dir = t.TempDir()
+	srv, err := s3local.New("local", v)
 	require.NoError(t, err)
 	preflight := func(origin, method string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodOptions, "/local/sources/x", nil)

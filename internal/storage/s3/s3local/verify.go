@@ -1,4 +1,4 @@
-package s3test
+package s3local
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,36 +21,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
-	"transcriber/internal/clock"
 	"transcriber/internal/storage/s3"
 )
 
-// Verify makes a server check every request as Object Storage does (see the
-// package comment). AccessKeyID and SecretAccessKey are required.
-type Verify struct {
-	AccessKeyID     string
-	SecretAccessKey string
-	// Region is the region a credential's scope must name, default
-	// s3.DefaultRegion.
-	Region string
-	// AllowedOrigins are the browser origins (scheme://host[:port]) whose
-	// requests get CORS headers and whose preflights are allowed; "*"
-	// allows every origin. Empty: no browser page may call the store.
-	AllowedOrigins []string
-	// Clock is the server's clock, default clock.System(): the times
-	// requests are signed at and presigned URLs expire at are checked
-	// against it.
-	Clock clock.Clock
-}
-
-// Limits of what a verifying server accepts, S3's own.
+// S3's own limits: the longest X-Amz-Expires, and how far a request's
+// X-Amz-Date may be off (a presigned URL's only ahead).
 const (
-	// MaxPresignExpires is the longest X-Amz-Expires a presigned URL may
-	// carry: 7 days.
 	MaxPresignExpires = 7 * 24 * time.Hour
-	// MaxClockSkew is how far a header-signed request's X-Amz-Date may be
-	// from the server's clock, and how far in the future a presigned URL's.
-	MaxClockSkew = 15 * time.Minute
+	MaxClockSkew      = 15 * time.Minute
 )
 
 const (
@@ -60,48 +37,23 @@ const (
 	sigTerminator   = "aws4_request"
 	amzDateFormat   = "20060102T150405Z"
 	unsignedPayload = "UNSIGNED-PAYLOAD"
-	// memoryBody is the largest body with a signed hash that is held in
-	// memory while its hash is checked; a larger one goes to a temporary
-	// file.
-	memoryBody = 16 << 20
+	memoryBody      = 16 << 20 // a larger signed body is held in a temporary file while its hash is checked
 )
 
-// verifier checks requests against one key.
 type verifier struct {
-	keyID  string
+	Options
 	creds  aws.Credentials
-	region string
-	clock  clock.Clock
 	signer *v4.Signer
 }
 
-func newVerifier(v Verify) (*verifier, error) {
-	if v.AccessKeyID == "" || v.SecretAccessKey == "" {
-		return nil, errors.New("a verifying server needs an access key id and a secret access key")
-	}
-	if v.Region == "" {
-		v.Region = s3.DefaultRegion
-	}
-	if v.Clock == nil {
-		v.Clock = clock.System()
-	}
-	return &verifier{
-		keyID:  v.AccessKeyID,
-		creds:  aws.Credentials{AccessKeyID: v.AccessKeyID, SecretAccessKey: v.SecretAccessKey},
-		region: v.Region,
-		clock:  v.Clock,
-		signer: v4.NewSigner(),
-	}, nil
+func newVerifier(o Options) *verifier {
+	return &verifier{Options: o, creds: aws.Credentials{AccessKeyID: o.AccessKeyID, SecretAccessKey: o.SecretAccessKey}, signer: v4.NewSigner()}
 }
 
-// s3Error is a refusal in S3's terms.
 type s3Error struct {
-	Status  int
-	Code    string
-	Message string
+	Status        int
+	Code, Message string
 }
-
-func (e *s3Error) Error() string { return e.Code + ": " + e.Message }
 
 func refuse(status int, code, message string) *s3Error {
 	return &s3Error{Status: status, Code: code, Message: message}
@@ -113,16 +65,14 @@ var (
 		"The request signature we calculated does not match the signature you provided. Check your key and signing method.")
 	errKeyID = refuse(http.StatusForbidden, "InvalidAccessKeyId",
 		"The AWS Access Key Id you provided does not exist in our records.")
-	errExpired = refuse(http.StatusForbidden, "AccessDenied", "Request has expired")
-	// AWS S3's answer to a presigned URL dated ahead (Object Storage
-	// documents none; docs/configuration.md).
+	errExpired  = refuse(http.StatusForbidden, "AccessDenied", "Request has expired")
 	errNotYet   = refuse(http.StatusForbidden, "AccessDenied", "Request is not yet valid")
 	errSkewed   = refuse(http.StatusForbidden, "RequestTimeTooSkewed", "The difference between the request time and the current time is too large.")
 	errHashDiff = refuse(http.StatusBadRequest, "XAmzContentSHA256Mismatch",
 		"The provided 'x-amz-content-sha256' header does not match what was computed.")
 )
 
-// writeError answers with S3's XML error document (no body for HEAD).
+// writeError answers S3's XML error (no body for HEAD).
 func writeError(w http.ResponseWriter, r *http.Request, e *s3Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/xml")
@@ -141,7 +91,6 @@ func writeError(w http.ResponseWriter, r *http.Request, e *s3Error) {
 	_, _ = w.Write(b)
 }
 
-// wrap lets through only the requests signed with the verifier's key.
 func (v *verifier) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		payloadHash, err := v.check(r)
@@ -161,8 +110,7 @@ func (v *verifier) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// check verifies r's signature, in its query or in its Authorization
-// header, and returns the payload hash it was signed with.
+// check verifies r's signature and returns its payload hash.
 func (v *verifier) check(r *http.Request) (string, *s3Error) {
 	q := r.URL.Query()
 	auth := r.Header.Get("Authorization")
@@ -179,10 +127,7 @@ func (v *verifier) check(r *http.Request) (string, *s3Error) {
 	}
 }
 
-// credential is a parsed Credential: key id and scope.
-type credential struct {
-	keyID, day, region, service, terminator string
-}
+type credential struct{ keyID, day, region, service, terminator string }
 
 func parseCredential(s string) (credential, bool) {
 	p := strings.Split(s, "/")
@@ -192,17 +137,16 @@ func parseCredential(s string) (credential, bool) {
 	return credential{p[0], p[1], p[2], p[3], p[4]}, true
 }
 
-// checkScope checks the credential's key id and scope against the key and
-// the signing time; malformed is the error code for a malformed scope.
+// checkScope checks the key id and scope; malformed is the error code.
 func (v *verifier) checkScope(c credential, at time.Time, malformed string) *s3Error {
-	if c.keyID != v.keyID {
+	if c.keyID != v.AccessKeyID {
 		return errKeyID
 	}
 	switch {
 	case c.day != at.Format("20060102"):
 		return refuse(http.StatusBadRequest, malformed, "the credential's date is not the day the request was signed")
-	case c.region != v.region:
-		return refuse(http.StatusBadRequest, malformed, fmt.Sprintf("the region %q is wrong; expecting %q", c.region, v.region))
+	case c.region != s3.DefaultRegion:
+		return refuse(http.StatusBadRequest, malformed, fmt.Sprintf("the region %q is wrong; expecting %q", c.region, s3.DefaultRegion))
 	case c.service != sigService:
 		return refuse(http.StatusBadRequest, malformed, "the credential's service must be s3")
 	case c.terminator != sigTerminator:
@@ -211,7 +155,6 @@ func (v *verifier) checkScope(c credential, at time.Time, malformed string) *s3E
 	return nil
 }
 
-// checkQuery verifies a presigned request.
 func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	const malformed = "AuthorizationQueryParametersError"
 	param := func(name string) (string, *s3Error) {
@@ -246,7 +189,7 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	if e := v.checkScope(cred, at, malformed); e != nil {
 		return e
 	}
-	now := v.clock.Now()
+	now := v.Clock.Now()
 	if !now.Before(at.Add(time.Duration(secs) * time.Second)) {
 		return errExpired
 	}
@@ -257,8 +200,7 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	if e != nil {
 		return e
 	}
-	// A presigned request may carry its payload's hash unsigned, as S3's
-	// clients send it; nothing else of S3's own.
+	// A presigned request may carry its payload's hash unsigned.
 	if e := unsignedAmzHeaders(r, signed, "x-amz-content-sha256"); e != nil {
 		return e
 	}
@@ -271,7 +213,7 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 		}
 	}
 	req.URL.RawQuery = rest.Encode()
-	uri, _, err := v.signer.PresignHTTP(context.Background(), v.creds, req, unsignedPayload, sigService, v.region, at, signerOptions)
+	uri, _, err := v.signer.PresignHTTP(context.Background(), v.creds, req, unsignedPayload, sigService, s3.DefaultRegion, at, signerOptions)
 	if err != nil {
 		return errSignature
 	}
@@ -282,8 +224,6 @@ func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	return nil
 }
 
-// checkHeader verifies a request signed in its Authorization header and
-// returns its payload hash.
 func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) {
 	const malformed = "AuthorizationHeaderMalformed"
 	rest, ok := strings.CutPrefix(auth, sigAlgorithm+" ")
@@ -314,7 +254,7 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 	if e := v.checkScope(cred, at, malformed); e != nil {
 		return "", e
 	}
-	if d := v.clock.Now().Sub(at); d > MaxClockSkew || d < -MaxClockSkew {
+	if d := v.Clock.Now().Sub(at); d > MaxClockSkew || d < -MaxClockSkew {
 		return "", errSkewed
 	}
 	hash := r.Header.Get("X-Amz-Content-Sha256")
@@ -339,7 +279,7 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 
 	req := v.canonical(r, signed)
 	req.URL.RawQuery = r.URL.RawQuery
-	if err := v.signer.SignHTTP(context.Background(), v.creds, req, hash, sigService, v.region, at, signerOptions); err != nil {
+	if err := v.signer.SignHTTP(context.Background(), v.creds, req, hash, sigService, s3.DefaultRegion, at, signerOptions); err != nil {
 		return "", errSignature
 	}
 	_, got, _ := strings.Cut(req.Header.Get("Authorization"), "Signature=")
@@ -349,18 +289,15 @@ func (v *verifier) checkHeader(r *http.Request, auth string) (string, *s3Error) 
 	return hash, nil
 }
 
-// signerOptions sign as S3 does: the path as sent, not escaped again, and
-// every signed header kept a header.
+// signerOptions sign as S3 does: the path as sent, headers not hoisted.
 func signerOptions(o *v4.SignerOptions) {
 	o.DisableURIPathEscaping = true
 	o.DisableHeaderHoisting = true
 }
 
-// unsignedAmzHeaders refuses a request carrying an x-amz-* header its
-// signature does not cover, but those allowed, as S3 does ("There were
-// headers present in the request which were not signed"): such a header
-// changes what the request does — x-amz-copy-source turns a presigned PUT
-// of one key into a copy of any other.
+// unsignedAmzHeaders refuses an x-amz-* header the signature does not
+// cover, as S3 does: x-amz-copy-source would turn a presigned PUT into a
+// copy of any key.
 func unsignedAmzHeaders(r *http.Request, signed []string, allowed ...string) *s3Error {
 	var extra []string
 	for name := range r.Header {
@@ -391,11 +328,9 @@ func signedHeaders(names, malformed string) ([]string, *s3Error) {
 	return list, nil
 }
 
-// canonical is the request the signature must have been made over: r's
-// method, path and host, and of r's headers only the signed ones, with
-// the values r carries. The signer adds content-length when the length is
-// more than zero, so an unsigned length, or a signed one r does not carry,
-// makes a different signature.
+// canonical is r restricted to its signed headers. The signer adds a
+// positive content-length, so an unsigned length, or a signed one r does
+// not carry, makes another signature.
 func (v *verifier) canonical(r *http.Request, signed []string) *http.Request {
 	req := &http.Request{
 		Method: r.Method,
@@ -417,7 +352,6 @@ func (v *verifier) canonical(r *http.Request, signed []string) *http.Request {
 	return req
 }
 
-// sameSignature compares in constant time.
 func sameSignature(computed, given string) bool {
 	return computed != "" && hmac.Equal([]byte(computed), []byte(given))
 }
@@ -430,10 +364,8 @@ func isSHA256Hex(s string) bool {
 	return err == nil && s == strings.ToLower(s)
 }
 
-// checkBody reads r's body whole, checks its SHA-256 against the signed
-// payload hash, and gives r the body again to read: the store writes an
-// object as it reads it, so a body must be checked before it gets there.
-// cleanup removes what held the body.
+// checkBody checks the body's SHA-256 before the store, which writes as it
+// reads, gets it; cleanup removes what held it.
 func checkBody(r *http.Request, payloadHash string) (cleanup func(), _ *s3Error) {
 	cleanup = func() {}
 	sum := sha256.New()
@@ -446,7 +378,7 @@ func checkBody(r *http.Request, payloadHash string) (cleanup func(), _ *s3Error)
 		}
 		held, n = bytes.NewReader(b), int64(len(b))
 	} else {
-		f, err := os.CreateTemp("", "s3test-body-*")
+		f, err := os.CreateTemp("", "s3local-body-*")
 		if err != nil {
 			return cleanup, refuse(http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 		}

@@ -1,4 +1,4 @@
-package s3test_test
+package s3local_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 
 	"transcriber/internal/clock"
 	"transcriber/internal/storage/s3"
+	"transcriber/internal/storage/s3/s3local"
 	"transcriber/internal/storage/s3/s3test"
 )
 
@@ -412,7 +413,7 @@ func TestVerifyingServerCORS(t *testing.T) {
 
 // A verifying server needs a key.
 func TestVerifyingServerNeedsAKey(t *testing.T) {
-	_, err := s3test.NewOnDisk("local", t.TempDir(), s3test.Verify{AccessKeyID: "id"})
+	_, err := s3local.New("local", s3local.Options{AccessKeyID: "id"})
 	require.Error(t, err)
 }
 
