@@ -142,7 +142,7 @@ func (c *Client) attempt(ctx context.Context, texts []string, target, source str
 }
 
 // refusal classifies an answer other than 200; a retryable one waits its
-// Retry-After (past maxRetryAfter: no retry) or the backoff (0).
+// Retry-After (past DefaultMaxRetryAfter: no retry) or the backoff (0).
 func (c *Client) refusal(resp *http.Response, texts []string) ([]translation, time.Duration, error) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorAnswer))
 	var a errorAnswer
@@ -158,22 +158,22 @@ func (c *Client) refusal(resp *http.Response, texts []string) ([]translation, ti
 	switch {
 	case !retry:
 		return nil, -1, err
-	case e.hasRetry && e.retryAfter > maxRetryAfter:
+	case e.hasRetry && e.retryAfter > DefaultMaxRetryAfter:
 		return nil, -1, err
 	case e.hasRetry:
 		return nil, e.retryAfter, err
 	default:
-		return nil, 0, err // the caller's backoff
+		return nil, 0, err // the backoff
 	}
 }
 
 // backoffAfter is the wait after the nth failed attempt.
 func backoffAfter(n int) time.Duration {
-	d := backoff
-	for i := 1; i < n && d < maxBackoff; i++ {
+	d := DefaultBackoff
+	for i := 1; i < n && d < DefaultMaxBackoff; i++ {
 		d *= 2
 	}
-	return min(d, maxBackoff)
+	return min(d, DefaultMaxBackoff)
 }
 
 // notSent: no connection was made, so the API never saw the request.

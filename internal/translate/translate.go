@@ -23,18 +23,16 @@ import (
 // DefaultURL is the translate method (translate/api-ref/Translation/translate.md).
 const DefaultURL = "https://translate.api.cloud.yandex.net/translate/v2/translate"
 
+// Request bounds (docs/settings.md): no response time is documented, and
+// 10,000 characters are a few pages; the backoff starts at a second since
+// the request quota is per second; a longer Retry-After ends the call
+// (RetryAfter) rather than hold a function's time.
 const (
-	// requestTimeout bounds one request; none is documented, and 10,000
-	// characters are a few pages.
-	requestTimeout     = 30 * time.Second
-	DefaultMaxAttempts = 4
-	// backoff doubles from a second (the request quota is per second) up to
-	// maxBackoff, when there is no Retry-After.
-	backoff    = time.Second
-	maxBackoff = 8 * time.Second
-	// maxRetryAfter is the longest Retry-After waited; a longer one ends the
-	// call (RetryAfter) rather than hold a function's time.
-	maxRetryAfter = 30 * time.Second
+	DefaultTimeout       = 30 * time.Second
+	DefaultMaxAttempts   = 4
+	DefaultBackoff       = time.Second
+	DefaultMaxBackoff    = 8 * time.Second
+	DefaultMaxRetryAfter = 30 * time.Second
 )
 
 // Credentials authorize a request (speechkit.Authorizer, shared with SpeechKit).
@@ -114,7 +112,7 @@ func New(cfg Config) (*Client, error) {
 	if pacer == nil {
 		pacer = NewPacer(DefaultQuota, cfg.Clock, cfg.Sleep)
 	}
-	return &Client{cfg: cfg, creds: creds, http: speechkit.NewHTTPClient(requestTimeout), pacer: pacer}, nil
+	return &Client{cfg: cfg, creds: creds, http: speechkit.NewHTTPClient(DefaultTimeout), pacer: pacer}, nil
 }
 
 // Result is what a call translated and what it cost.
