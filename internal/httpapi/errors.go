@@ -22,20 +22,16 @@ var statusByKind = map[errs.Kind]int{
 	errs.Internal:     http.StatusInternalServerError,
 }
 
-// statusByCode refines the table for errors whose code says more than
-// their kind.
+// statusByCode refines statusByKind by code.
 var statusByCode = map[string]int{
-	codeBodyTooLarge:     http.StatusRequestEntityTooLarge,
-	codeMethodNotAllowed: http.StatusMethodNotAllowed,
-	codeUnsupportedType:  http.StatusUnsupportedMediaType,
-	codeGone:             http.StatusGone,
-	codeExpired:          http.StatusGone,
-	// A caller at its limit of unfinished jobs: "too many requests" in
-	// the sense of RFC 6585, with a Retry-After.
+	codeBodyTooLarge:        http.StatusRequestEntityTooLarge,
+	codeMethodNotAllowed:    http.StatusMethodNotAllowed,
+	codeUnsupportedType:     http.StatusUnsupportedMediaType,
+	codeGone:                http.StatusGone,
+	codeExpired:             http.StatusGone,
 	spend.CodeTooManyActive: http.StatusTooManyRequests,
 }
 
-// The API's own error codes.
 const (
 	codeBodyTooLarge     = "body_too_large"
 	codeMethodNotAllowed = "method_not_allowed"
@@ -47,7 +43,6 @@ const (
 	codeRouteNotFound    = "not_found"
 )
 
-// StatusOf returns the HTTP status of err.
 func StatusOf(err error) int {
 	if s, ok := statusByCode[errs.CodeOf(err)]; ok {
 		return s
@@ -62,8 +57,8 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// writeError answers with the one error shape. Text fit for people only:
-// an unknown error is logged in full and shown as a generic message.
+// writeError answers the one error shape; an unknown error is logged in
+// full and shown as a generic message.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	status := StatusOf(err)
 	var body errorBody
