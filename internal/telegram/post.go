@@ -192,7 +192,7 @@ func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(co
 		if wait <= 0 {
 			wait = time.Second
 		}
-		if wait > b.cfg.MaxRetryWait {
+		if wait > maxRetryWait {
 			return v, err
 		}
 		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < wait+b.callTimeout {
