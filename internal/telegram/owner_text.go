@@ -10,11 +10,9 @@ import (
 	"transcriber/internal/status"
 )
 
-// The owner's words: the alerts and the short status /status answers.
-// Codes and ids stay as the service writes them, so the owner can look
-// them up (docs/api.md lists the codes).
+// The owner's alerts and /status; codes and ids stay as written, to look
+// up in docs/api.md.
 
-// alertText is the alert's message.
 func alertText(l lang, a status.Alert) string {
 	r := l == ru
 	switch a.Kind {
@@ -84,8 +82,6 @@ func alertText(l lang, a status.Alert) string {
 	return string(a.Kind)
 }
 
-// statusBrief is the status in a few lines: what /status answers the
-// owner.
 func statusBrief(l lang, s status.Status) string {
 	var b strings.Builder
 	line := func(t text, a ...any) { b.WriteString(t.f(l, a...) + "\n") }
@@ -158,7 +154,6 @@ func statusBrief(l lang, s status.Status) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// reasonText is what a live job waits for, in a few words.
 var reasonText = map[status.Reason]text{
 	status.ForUpload:      {"waits for its upload", "ждёт загрузки"},
 	status.ForStep:        {"being worked on", "в работе"},
@@ -169,7 +164,6 @@ var reasonText = map[status.Reason]text{
 	status.ForTurn:        {"waits for its turn", "ждёт очереди"},
 }
 
-// countEN is n, or "Over n" when the count stopped at a cap.
 func countEN(n int, over bool) string {
 	if over {
 		return fmt.Sprintf("Over %d", n)
@@ -195,8 +189,6 @@ func jobsHaveEN(n int, over bool) string {
 	return countEN(n, over) + " jobs have"
 }
 
-// jobsWaitRU is "1 задание ждёт", "3 задания ждут", "5 заданий ждут",
-// "Больше 1000 заданий ждут".
 func jobsWaitRU(n int, over bool) string {
 	if over {
 		return fmt.Sprintf("Больше %d %s ждут", n, pluralRU(n, "задания", "заданий", "заданий"))
@@ -205,8 +197,7 @@ func jobsWaitRU(n int, over bool) string {
 	return fmt.Sprintf("%d %s %s", n, pluralRU(n, "задание", "задания", "заданий"), verb)
 }
 
-// pluralRU picks the Russian form for n: one (1, 21, …), few (2–4, 22–24,
-// …), many (the rest, 11–14 included).
+// pluralRU picks the form for n: one (1, 21), few (2–4, 22–24), many.
 func pluralRU(n int, one, few, many string) string {
 	n %= 100
 	if n >= 11 && n <= 14 {

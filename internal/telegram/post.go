@@ -13,14 +13,10 @@ import (
 	"transcriber/internal/errs"
 )
 
-// Delivery: every message the bot posts goes through post (or postOnce),
-// which takes the delivery's record before the send and writes its outcome
-// after, waits out Telegram's short 429s (withRetry), marks a chat that is
-// gone as blocked, and gives a Bot API error its errs kind (classify). A
-// job's result goes the same way in deliver.go, its calls bounded by the
-// delivery's lease rather than each by callTimeout (deliveryWindow).
+// Every message goes through post: the delivery recorded before and after
+// the send, short 429s waited out, a gone chat marked blocked.
 
-// Parts of the deliveries the bot records for a Telegram message.
+// Parts of a message's deliveries.
 const (
 	partStatus = "status" // the status message, edited as the job moves
 	partResult = "result" // the transcript or the failure
@@ -48,9 +44,8 @@ func replyTo(m *models.Message, text string) *bot.SendMessageParams {
 	}
 }
 
-// errBusy: another call is sending the same delivery right now (Telegram
-// sent the update twice at once). The update is answered 5xx, so if that
-// call fails, the update comes back.
+// errBusy: another call sends the delivery now (the update came twice at
+// once); a 5xx brings the update back if that call fails.
 var errBusy = errs.New(errs.Unavailable, "delivery_busy", "another call is sending this message")
 
 // postOnce sends a message for delivery k unless it was sent already, and
@@ -99,16 +94,10 @@ func (b *Bot) post(ctx context.Context, k botstate.Key, jobID string, send func(
 	return false, classify(err)
 }
 
-// chatGone reports whether a send failed because the bot can no longer
-// post to the chat at all, so nothing made for it can reach it. Telegram
-// publishes no list of its error texts; the ones met in practice (collected
-// at github.com/TelegramBotAPI/errors) are every 403 — "Forbidden: bot was
-// blocked by the user", "Forbidden: user is deactivated", "Forbidden: bot
-// was kicked from the group chat", "Forbidden: bot is not a member of the
-// supergroup chat", "Forbidden: bot can't initiate conversation with a
-// user" — and the 400s "Bad Request: chat not found" and "Bad Request:
-// group chat was deactivated". A group that became a supergroup is not
-// gone: it answers a MigrateError, which classify handles.
+// chatGone: the bot can no longer post to the chat: every 403 (blocked,
+// kicked, deactivated…) and the 400s "chat not found" and "group chat was
+// deactivated", as met at github.com/TelegramBotAPI/errors (no list is
+// published). A group become a supergroup is a MigrateError instead.
 func chatGone(err error) bool {
 	if errors.Is(err, bot.ErrorForbidden) {
 		return true
@@ -150,32 +139,24 @@ func (b *Bot) record(ctx context.Context, k botstate.Key, o botstate.Outcome) (b
 	return b.State.Finish(rctx, k, o, b.Clock.Now())
 }
 
-// callTimeout bounds one Bot API call outside a delivery's window
-// (deliveryWindow): on the webhook's path (the status message, a
-// command's answer, a file's download link), where the telegram function
-// has 60 s in all and no deadline to read, and for the bot's other calls.
-// An answer later than this is given up, and when the update comes again
-// its message is sent again: a slow Telegram can post one twice there.
+// callTimeout bounds a Bot API call outside a delivery's window, as on the
+// webhook's path (60 s in all, no deadline to read); a later answer is
+// given up, so a slow Telegram can post a message twice there.
 const callTimeout = 40 * time.Second
 
-// withRetry calls send, each call bounded by the bot's call timeout
-// (callTimeout), waiting out a 429 when Telegram asks for a pause short
-// enough, and never past the context's deadline.
+// withRetry calls send within callTimeout, waiting out a short 429.
 func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
 	return retry(ctx, b, b.callTimeout, send)
 }
 
-// withRetryIn is withRetry for the calls of a delivery's window
-// (deliveryWindow): a call has no bound of its own and may take all that
-// is left of the window, so a slow answer is waited for, not given up and
-// sent again.
+// withRetryIn is withRetry in a delivery's window, which a call may take
+// all of: a slow answer is waited for, not sent again.
 func withRetryIn[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
 	return retry(ctx, b, 0, send)
 }
 
-// retry calls send, each call bounded by limit when it is positive,
-// waiting out a 429 when Telegram asks for a pause short enough and the
-// context's deadline leaves the time to wait and call again.
+// retry calls send, each within limit if positive, waiting out a 429 that
+// is short enough and leaves time before the deadline to call again.
 func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(context.Context) (T, error)) (T, error) {
 	for i := 0; ; i++ {
 		cctx, cancel := ctx, context.CancelFunc(func() {})
@@ -198,15 +179,14 @@ func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(co
 		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < wait+b.callTimeout {
 			return v, err // no time to wait and call again
 		}
-		b.Log.InfoContext(ctx, "Telegram asks to slow down; waiting", "retry_after_s", tooMany.RetryAfter)
+		b.Log.InfoContext(ctx, "telegram rate limited", "retry_after_s", tooMany.RetryAfter)
 		if serr := b.Sleep(ctx, wait); serr != nil {
 			return v, err
 		}
 	}
 }
 
-// classify gives a Bot API error its errs kind: what Telegram refuses
-// (400, 403, 404) is permanent, the rest may pass.
+// classify: what Telegram refuses (400, 403, 404) is permanent, the rest may pass.
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -219,8 +199,6 @@ func classify(err error) error {
 	case errors.As(err, &tooMany):
 		return errs.Wrap(err, errs.Unavailable, "telegram_rate_limited", "Telegram asked to slow down")
 	case errors.As(err, &migrated):
-		// The group became a supergroup with another id; the old one takes
-		// no more messages.
 		return errs.Wrap(err, errs.Permanent, "telegram_chat_migrated", "the group moved to a new chat id")
 	case errors.Is(err, bot.ErrorBadRequest), errors.Is(err, bot.ErrorForbidden), errors.Is(err, bot.ErrorNotFound), errors.Is(err, bot.ErrorUnauthorized):
 		return errs.Wrap(err, errs.Permanent, "telegram_refused", "Telegram refused the request")
