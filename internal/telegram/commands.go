@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -190,14 +191,7 @@ func (b *Bot) formatsCommand(ctx context.Context, m *models.Message, arg string,
 	return b.reply(ctx, m, txtFormats.f(l, formatOf(chat)), &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{row}})
 }
 
-func validFormat(f string) bool {
-	for _, v := range docFormats {
-		if f == v {
-			return true
-		}
-	}
-	return false
-}
+func validFormat(f string) bool { return slices.Contains(docFormats, f) }
 
 func formatOf(c botstate.Chat) string {
 	if validFormat(c.Format) {
