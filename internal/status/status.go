@@ -9,12 +9,12 @@
 package status
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -278,64 +278,39 @@ func (r Reader) Read(ctx context.Context, now time.Time) (Status, error) {
 	return s, nil
 }
 
-func liveStates() []job.State {
-	var out []job.State
-	for _, st := range job.States {
-		if !st.Terminal() {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// oldestLive is the lowest id seen: ids are made in creation order.
-type oldestLive struct{ id string }
-
-func (o *oldestLive) see(id string) {
-	if o.id == "" || id < o.id {
-		o.id = id
-	}
-}
-
 // readJobs counts the live states and the last Span's final ones, with
-// the failed and dead jobs' codes.
+// the failed and dead jobs' codes; the oldest live job has the lowest id.
 func (r Reader) readJobs(ctx context.Context, s *Status) error {
 	limit := r.Config.limit()
-	var oldest oldestLive
-	for _, st := range liveStates() {
-		got, err := r.Jobs.StateEntries(ctx, st, time.Time{}, limit+1)
-		if err != nil {
-			return err
-		}
-		c := count(st, len(got), limit)
-		for _, j := range got[:c.Jobs] {
-			oldest.see(j.ID)
-		}
-		s.Live = append(s.Live, c)
-	}
-	if oldest.id != "" {
-		s.Oldest = &Waiting{JobID: oldest.id}
-	}
 	byCode := map[Failure]int{}
-	for _, st := range job.States {
-		if !st.Terminal() {
-			continue
+	for _, st := range job.States { // the live states first
+		var got []job.Job
+		var err error
+		switch {
+		case !st.Terminal():
+			got, err = r.Jobs.StateEntries(ctx, st, time.Time{}, limit+1)
+		case st == job.Done: // only the count: the index alone answers it
+			got, err = r.Jobs.StateEntries(ctx, st, s.EndedSince, limit+1)
+		default:
+			got, err = r.Jobs.LatestInState(ctx, st, s.EndedSince, limit+1)
 		}
-		if st == job.Done {
-			// only the count: the index alone answers it
-			got, err := r.Jobs.StateEntries(ctx, st, s.EndedSince, limit+1)
-			if err != nil {
-				return err
-			}
-			s.Ended = append(s.Ended, count(st, len(got), limit))
-			continue
-		}
-		got, err := r.Jobs.LatestInState(ctx, st, s.EndedSince, limit+1)
 		if err != nil {
 			return err
 		}
 		c := count(st, len(got), limit)
+		if !st.Terminal() {
+			s.Live = append(s.Live, c)
+			for _, j := range got[:c.Jobs] {
+				if s.Oldest == nil || j.ID < s.Oldest.JobID {
+					s.Oldest = &Waiting{JobID: j.ID}
+				}
+			}
+			continue
+		}
 		s.Ended = append(s.Ended, c)
+		if st == job.Done {
+			continue
+		}
 		for _, j := range got[:c.Jobs] {
 			byCode[Failure{State: st, Code: j.ErrorCode}]++
 			if st == job.Dead && len(s.Dead) < LatestDead {
@@ -347,15 +322,8 @@ func (r Reader) readJobs(ctx context.Context, s *Status) error {
 		f.Jobs = n
 		s.Failures = append(s.Failures, f)
 	}
-	sort.Slice(s.Failures, func(i, k int) bool {
-		a, b := s.Failures[i], s.Failures[k]
-		if a.Jobs != b.Jobs {
-			return a.Jobs > b.Jobs
-		}
-		if a.State != b.State {
-			return a.State < b.State
-		}
-		return a.Code < b.Code
+	slices.SortFunc(s.Failures, func(a, b Failure) int {
+		return cmp.Or(cmp.Compare(b.Jobs, a.Jobs), cmp.Compare(a.State, b.State), cmp.Compare(a.Code, b.Code))
 	})
 	return nil
 }
@@ -457,15 +425,11 @@ func (r Reader) readOldest(ctx context.Context, s *Status) error {
 		return nil
 	}
 	j, err := r.Jobs.Get(ctx, s.Oldest.JobID)
-	if errs.Is(err, errs.NotFound) {
-		s.Oldest = nil // gone since it was counted
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errs.Is(err, errs.NotFound) {
 		return err
 	}
-	if j.State.Terminal() {
-		s.Oldest = nil // ended since it was counted
+	if err != nil || j.State.Terminal() {
+		s.Oldest = nil // gone or ended since it was counted
 		return nil
 	}
 	s.Oldest = &Waiting{JobID: j.ID, State: j.State, CreatedAt: j.CreatedAt, For: r.reasonOf(j, s.At),
@@ -500,10 +464,7 @@ func (r Reader) reasonOf(j job.Job, now time.Time) Reason {
 // ends there by chance once in hundreds.
 func (r Reader) putOffByQuota(j job.Job) bool {
 	w := r.Config.Windows.Request(j.NextRunAt)
-	if w.End.IsZero() {
-		return false
-	}
-	return j.NextRunAt.Sub(w.Start) < quotaSlack
+	return !w.End.IsZero() && j.NextRunAt.Sub(w.Start) < quotaSlack
 }
 
 const quotaSlack = time.Second
@@ -639,12 +600,8 @@ func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 	for _, e := range hosts {
 		c.Endpoints = append(c.Endpoints, *e)
 	}
-	sort.Slice(c.Endpoints, func(i, k int) bool {
-		a, b := c.Endpoints[i], c.Endpoints[k]
-		if a.Failures != b.Failures {
-			return a.Failures > b.Failures
-		}
-		return a.Host < b.Host
+	slices.SortFunc(c.Endpoints, func(a, b Endpoint) int {
+		return cmp.Or(cmp.Compare(b.Failures, a.Failures), cmp.Compare(a.Host, b.Host))
 	})
 	s.Callbacks = c
 	return nil
