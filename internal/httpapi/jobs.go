@@ -20,6 +20,7 @@ import (
 	"transcriber/internal/spend"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/transcript"
+	"transcriber/internal/translation"
 )
 
 // createRequest is the body of POST /v1/jobs.
@@ -40,7 +41,6 @@ const codeBadFilename = "bad_filename"
 var (
 	errIdemReuse        = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
 	errTooLarge         = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
-	errNoTranslation    = errs.New(errs.Invalid, "translation_unavailable", "translation is not set up on this installation")
 	errBadLanguage      = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
 	errBadPriority      = errs.New(errs.Invalid, "job_invalid", `priority must be "normal", "deferred" or "fast"`)
 	errNoSummaries      = errs.New(errs.Invalid, "summary_unavailable", "summaries are not set up on this installation")
@@ -338,7 +338,7 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 	name := j.ID + "." + string(f)
 	if lang := r.URL.Query().Get("translate_to"); lang != "" {
 		if a.Translations == nil {
-			return errNoTranslation
+			return translation.ErrOff
 		}
 		if t, err = a.Translations.Of(r.Context(), j, t, lang); err != nil {
 			return err

@@ -33,12 +33,6 @@ var DefaultQuota = Quota{RequestsPerSecond: 20, CharsPerHour: 1_000_000, MaxWait
 // first moment both windows have room and sleeps until then; a cancelled
 // wait keeps its place (erring towards fewer requests).
 func NewPacer(q Quota, c clock.Clock, sleep func(context.Context, time.Duration) error) Pacer {
-	if c == nil {
-		c = clock.System()
-	}
-	if sleep == nil {
-		sleep = clock.Sleep
-	}
 	return &windowPacer{q: q, clock: c, sleep: sleep}
 }
 
