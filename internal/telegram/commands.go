@@ -100,6 +100,14 @@ func (b *Bot) usageCommand(ctx context.Context, m *models.Message, l lang) error
 	return b.reply(ctx, m, usageText(l, u), nil)
 }
 
+// set changes the chat's settings and replies text.
+func (b *Bot) set(ctx context.Context, m *models.Message, change func(*botstate.Chat), text string) error {
+	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), change); err != nil {
+		return err
+	}
+	return b.reply(ctx, m, text, nil)
+}
+
 func (b *Bot) helpText(l lang) string {
 	return txtHelp.f(l, humanBytes(maxDownloadBytes), humanBytes(b.cfg.MaxSourceBytes), b.cfg.DefaultLanguage)
 }
@@ -118,13 +126,11 @@ func (b *Bot) langCommand(ctx context.Context, m *models.Message, arg string, ch
 		// quoted in part, so the reply fits a message
 		return b.reply(ctx, m, txtLangBad.f(l, clip(arg, 32)), nil)
 	}
-	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Language = arg }); err != nil {
-		return err
-	}
+	shown := arg
 	if arg == "" {
-		arg = b.cfg.DefaultLanguage
+		shown = b.cfg.DefaultLanguage
 	}
-	return b.reply(ctx, m, txtLangSet.f(l, arg), nil)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Language = arg }, txtLangSet.f(l, shown))
 }
 
 func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
@@ -139,10 +145,7 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 	if p == job.PriorityNormal {
 		mode = "" // the default
 	}
-	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Mode = mode }); err != nil {
-		return err
-	}
-	return b.reply(ctx, m, txtModeSet.f(l, modeName(p, l)), nil)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Mode = mode }, txtModeSet.f(l, modeName(p, l)))
 }
 
 // featureCommand shows or sets /speakers or /summary.
@@ -164,10 +167,7 @@ func (b *Bot) featureCommand(ctx context.Context, m *models.Message, arg string,
 	if on && feature == botstate.FeatureSummary && !b.cfg.Summaries {
 		return b.reply(ctx, m, txtNoSummaries.in(l), nil)
 	}
-	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Features = c.WithFeature(feature, on) }); err != nil {
-		return err
-	}
-	return b.reply(ctx, m, txtFeatureSet.f(l, name.in(l), state(on)), nil)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Features = c.WithFeature(feature, on) }, txtFeatureSet.f(l, name.in(l), state(on)))
 }
 
 func priorityOf(c botstate.Chat) job.Priority {
@@ -179,10 +179,7 @@ func priorityOf(c botstate.Chat) job.Priority {
 
 func (b *Bot) formatsCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
 	if f := strings.ToLower(arg); validFormat(f) {
-		if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Format = f }); err != nil {
-			return err
-		}
-		return b.reply(ctx, m, txtFormatSet.f(l, f), nil)
+		return b.set(ctx, m, func(c *botstate.Chat) { c.Format = f }, txtFormatSet.f(l, f))
 	}
 	row := make([]models.InlineKeyboardButton, 0, len(docFormats))
 	for _, f := range docFormats {
@@ -224,15 +221,11 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	}
 	answer := func() { answerWith("") }
 	msg := q.Message.Message
-	if msg == nil {
-		answer()
-		return nil // too old to touch
-	}
-	l := langOf(q.From.LanguageCode)
-	if !b.cfg.Allowed.Allows(q.From.ID) {
+	if msg == nil || !b.cfg.Allowed.Allows(q.From.ID) { // nil: too old to touch
 		answer()
 		return nil
 	}
+	l := langOf(q.From.LanguageCode)
 	forget, asker, isForget := parseForget(q.Data)
 	if isForget && asker != q.From.ID {
 		// Only the asker may answer; a button without one only in the
@@ -294,22 +287,16 @@ func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 			return n, err
 		}
 		for _, j := range page.Jobs {
-			if j.Deleted() {
-				// deleted before deletion forgot the sender: forget it now
-				if _, err := b.Jobs.Delete(ctx, j.ID); err != nil && !errors.Is(err, job.ErrNotFound) {
-					return n, err
-				}
-				continue
-			}
+			// one deleted before deletion forgot the sender is forgotten now
 			d, err := b.Jobs.Delete(ctx, j.ID)
-			if errors.Is(err, job.ErrNotFound) {
+			if errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()) {
 				continue
 			}
 			if err != nil {
 				return n, err
 			}
 			spend.Deleted(ctx, b.Counters, b.cfg.Limits, j, d, b.Log)
-			job.Purge(ctx, b.Objects, b.recognitions(), b.Log, d)
+			job.Purge(ctx, b.Objects, b.Recognitions, b.Log, d)
 			n++
 		}
 		if page.Next == "" {
@@ -322,13 +309,6 @@ func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 	}
 	b.Log.InfoContext(ctx, "chat forgotten", "chat_id", chatID, "jobs", n)
 	return n, nil
-}
-
-func (b *Bot) recognitions() job.Deleter {
-	if b.Recognitions == nil {
-		return noRecognitions{}
-	}
-	return b.Recognitions
 }
 
 type noRecognitions struct{}

@@ -109,6 +109,9 @@ func New(d Deps, cfg tgconf.Config) (*Bot, error) {
 	if d.Sleep == nil {
 		d.Sleep = clock.Sleep
 	}
+	if d.Recognitions == nil {
+		d.Recognitions = noRecognitions{}
+	}
 	b := &Bot{Deps: d, cfg: cfg, callTimeout: callTimeout}
 	api, err := bot.New(cfg.Token,
 		bot.WithSkipGetMe(),

@@ -63,13 +63,11 @@ func (b *Bot) translateCommand(ctx context.Context, m *models.Message, arg strin
 	default:
 		arg = translation.Code(arg)
 	}
-	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Features = c.WithTranslate(arg) }); err != nil {
-		return err
+	text := txtTranslateOff.in(l)
+	if arg != "" {
+		text = txtTranslateIs.f(l, arg)
 	}
-	if arg == "" {
-		return b.reply(ctx, m, txtTranslateOff.in(l), nil)
-	}
-	return b.reply(ctx, m, txtTranslateIs.f(l, arg), nil)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Features = c.WithTranslate(arg) }, text)
 }
 
 // onTranslateButton takes a press for a done job of the chat.
