@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,21 +153,14 @@ func New(d Deps, cfg Config) *API {
 	}
 	a := &API{Deps: d, cfg: cfg.withDefaults(), mux: http.NewServeMux()}
 	byPath := map[string][]Route{}
-	var paths []string
 	for _, rt := range Routes {
-		if _, ok := byPath[rt.Path]; !ok {
-			paths = append(paths, rt.Path)
-		}
 		byPath[rt.Path] = append(byPath[rt.Path], rt)
 	}
-	for _, p := range paths {
-		routes := byPath[p]
+	for p, routes := range byPath {
 		// methods are matched here, so a wrong one gets the JSON error shape
 		a.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { a.dispatch(w, r, routes) })
 	}
-	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, a.Log, errs.New(errs.NotFound, codeRouteNotFound, "no such route"))
-	})
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { writeError(w, r, a.Log, errNoRoute) })
 	return a
 }
 
@@ -176,7 +170,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if p := r.URL.Path; p == "" || path.Clean(p) != p {
 		// rather than the mux's HTML redirect to the clean path
-		writeError(w, r, a.Log, errs.New(errs.NotFound, codeRouteNotFound, "no such route"))
+		writeError(w, r, a.Log, errNoRoute)
 		return
 	}
 	a.mux.ServeHTTP(w, r)
@@ -241,11 +235,7 @@ func (a *API) cors(w http.ResponseWriter, r *http.Request) bool {
 	if origin == "" || len(a.cfg.CORSOrigins) == 0 {
 		return false
 	}
-	allowed := false
-	for _, o := range a.cfg.CORSOrigins {
-		allowed = allowed || o == "*" || o == origin
-	}
-	if !allowed {
+	if !slices.Contains(a.cfg.CORSOrigins, "*") && !slices.Contains(a.cfg.CORSOrigins, origin) {
 		return false
 	}
 	h := w.Header()

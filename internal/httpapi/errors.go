@@ -11,6 +11,8 @@ import (
 	"transcriber/internal/spend"
 )
 
+var errNoRoute = errs.New(errs.NotFound, codeRouteNotFound, "no such route")
+
 // statusByKind is the one table from the error vocabulary to HTTP status.
 var statusByKind = map[errs.Kind]int{
 	errs.NotFound:     http.StatusNotFound,

@@ -36,8 +36,6 @@ var (
 )
 
 var (
-	errLinkNotFound    = job.ErrNotFound
-	errLinksOff        = errs.New(errs.NotFound, codeRouteNotFound, "no such route")
 	errLinkDeleted     = errs.New(errs.Conflict, "job_deleted", "the job was deleted; send the file to the bot again")
 	errLinkExpired     = errs.New(errs.Conflict, "link_expired", "this upload link has expired; send the file to the bot again")
 	errAlreadyUploaded = errs.New(errs.Conflict, "already_uploaded", "the file was already uploaded; this link now shows only the job's progress")
@@ -50,25 +48,22 @@ const uploadMissing = "upload_missing"
 // checked in constant time before the store is read.
 func (a *API) linkedJob(r *http.Request) (job.Job, error) {
 	if len(a.cfg.UploadLinkSecret) == 0 {
-		return job.Job{}, errLinksOff
+		return job.Job{}, errNoRoute
 	}
 	id := r.PathValue("id")
 	if !uploadlink.Valid(a.cfg.UploadLinkSecret, id, r.URL.Query().Get("t")) {
-		return job.Job{}, errLinkNotFound
+		return job.Job{}, job.ErrNotFound
 	}
 	canon, err := job.ParseID(id)
 	if err != nil {
-		return job.Job{}, errLinkNotFound
+		return job.Job{}, job.ErrNotFound
 	}
 	j, err := a.Jobs.Get(r.Context(), canon)
-	if errs.Is(err, errs.NotFound) {
-		return job.Job{}, errLinkNotFound
-	}
-	if err != nil {
+	switch {
+	case errs.Is(err, errs.NotFound) || (err == nil && j.Source != job.SourceTelegram):
+		return job.Job{}, job.ErrNotFound
+	case err != nil:
 		return job.Job{}, err
-	}
-	if j.Source != job.SourceTelegram {
-		return job.Job{}, errLinkNotFound
 	}
 	return j, nil
 }
