@@ -14,7 +14,6 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/transcript"
-	"transcriber/internal/translation"
 )
 
 // /translate <lang> sends every transcript of the chat translated; a button
@@ -40,10 +39,20 @@ func translateButton(j job.Job, l lang, into string) models.ReplyMarkup {
 // /translate or t is in it already.
 func (b *Bot) buttonFor(j job.Job, t transcript.Transcript, chat botstate.Chat) models.ReplyMarkup {
 	into := string(chatLang(chat))
-	if b.Translations == nil || chat.TranslateTo() != "" || chat.UILang == "" || translation.Code(t.Language) == into {
+	if b.Translations == nil || chat.TranslateTo() != "" || chat.UILang == "" || codeOf(t.Language) == into {
 		return nil
 	}
 	return translateButton(j, chatLang(chat), into)
+}
+
+// codeOf is translation.Code, which the bot cannot import without the
+// recognizer's gRPC client (app's TestStatusAndTheBotStayOffGRPC).
+func codeOf(lang string) string {
+	lang = strings.ToLower(strings.TrimSpace(lang))
+	if i := strings.IndexAny(lang, "-_"); i > 0 {
+		return lang[:i]
+	}
+	return lang
 }
 
 func (b *Bot) translateCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
@@ -61,7 +70,7 @@ func (b *Bot) translateCommand(ctx context.Context, m *models.Message, arg strin
 	case len(arg) > 8 || strings.Trim(arg, "abcdefghijklmnopqrstuvwxyz-") != "":
 		return b.reply(ctx, m, txtTranslateBad.f(l, clip(arg, 16)), nil)
 	default:
-		arg = translation.Code(arg)
+		arg = codeOf(arg)
 	}
 	text := txtTranslateOff.in(l)
 	if arg != "" {
@@ -86,7 +95,7 @@ func (b *Bot) onTranslateButton(ctx context.Context, data string, chatID int64, 
 	if err != nil {
 		return err
 	}
-	return b.sendTranslation(ctx, j, chat, translation.Code(into))
+	return b.sendTranslation(ctx, j, chat, codeOf(into))
 }
 
 // sendTranslation replies once with j's transcript in lang, or why not.
