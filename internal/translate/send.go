@@ -92,12 +92,9 @@ func (c *Client) attempt(ctx context.Context, texts []string, target, source str
 	if err != nil {
 		return nil, -1, errs.Wrap(err, errs.Unavailable, codeAuthUnavailable, msgUnavailable)
 	}
-	body, err := json.Marshal(request{
+	body, _ := json.Marshal(request{ // strings only: it cannot fail
 		FolderID: folder, Texts: texts, TargetLanguageCode: target, SourceLanguageCode: source, Format: "PLAIN_TEXT",
 	})
-	if err != nil {
-		return nil, -1, errs.Wrap(errors.New("encode the request"), errs.Internal, codeInternal, "")
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, -1, errs.Wrap(errors.New(c.clean(err.Error(), texts)), errs.Internal, codeInternal, "")
