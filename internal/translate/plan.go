@@ -185,13 +185,11 @@ func boundary(s string, room int) (cut, next int) {
 			mark(cutSentence, end, runEnd(s, end))
 		}
 	}
+	best := -1 // failing a cut in the second half, the last
 	for kind := 0; kind < cutKinds; kind++ {
 		if last[kind] > 0 && last[kind] >= room/2 {
 			return last[kind], lastNext[kind]
 		}
-	}
-	best := -1
-	for kind := 0; kind < cutKinds; kind++ {
 		if last[kind] > 0 && (best < 0 || last[kind] > last[best]) {
 			best = kind
 		}
@@ -220,42 +218,15 @@ func joins(r rune) bool {
 }
 
 // runEnd is the end of the whitespace run that holds byte i of s.
-func runEnd(s string, i int) int {
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsSpace(r) {
-			break
-		}
-		i += size
-	}
-	return i
-}
+func runEnd(s string, i int) int { return len(s) - len(strings.TrimLeftFunc(s[i:], unicode.IsSpace)) }
 
-func sentenceEnd(r rune) bool {
-	switch r {
-	case '.', '!', '?', '…':
-		return true
-	}
-	return fullStop(r)
-}
+func sentenceEnd(r rune) bool { return strings.ContainsRune(".!?…", r) || fullStop(r) }
 
 // fullStop ends a sentence without whitespace after it (Chinese, Japanese).
-func fullStop(r rune) bool {
-	switch r {
-	case '。', '！', '？', '｡':
-		return true
-	}
-	return false
-}
+func fullStop(r rune) bool { return strings.ContainsRune("。！？｡", r) }
 
 // closing may stand between a sentence's end and the whitespace after it.
-func closing(r rune) bool {
-	switch r {
-	case '"', '\'', ')', ']', '»', '”', '’', '」', '』', '）':
-		return true
-	}
-	return false
-}
+func closing(r rune) bool { return strings.ContainsRune("\"')]»”’」』）", r) }
 
 // assembly puts the translated pieces back together, text by text.
 type assembly struct {
