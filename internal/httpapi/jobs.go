@@ -159,12 +159,10 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	if req.CallbackURL != "" && a.Callbacks == nil {
 		return errNoCallbacks
 	}
-	payer := spend.API(caller.ID)
-	key := r.Header.Get("Idempotency-Key")
 	d := job.Draft{
 		Source:         job.SourceAPI,
 		OwnerID:        caller.ID,
-		ChargedTo:      payer,
+		ChargedTo:      spend.API(caller.ID),
 		Language:       req.Language,
 		Priority:       req.Priority,
 		Speakers:       req.Speakers,
@@ -173,7 +171,7 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		Filename:       req.Filename,
 		SizeBytes:      req.SizeBytes,
 		ContentType:    req.ContentType,
-		IdempotencyKey: key,
+		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 		UploadWindow:   a.cfg.UploadWindow(),
 	}
 	j, created, err := a.create(r.Context(), d)
@@ -185,6 +183,12 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		j.Features.NoReuse != d.NoReuse) {
 		return errIdemReuse
 	}
+	fail := func(err error) error {
+		if created {
+			a.discard(r.Context(), j)
+		}
+		return err
+	}
 	v := a.view(j)
 	if req.CallbackURL != "" {
 		cb, err := a.Callbacks.Register(r.Context(), j, caller, req.CallbackURL)
@@ -192,20 +196,14 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 			err = errIdemReuse
 		}
 		if err != nil {
-			if created {
-				a.discard(r.Context(), j)
-			}
-			return err
+			return fail(err)
 		}
 		v.Callback = callbackOf(cb)
 	}
 	if j.State == job.AwaitingUpload && !j.Deleted() {
 		put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), j.SizeBytes, j.ContentType, a.cfg.UploadURLTTL)
 		if err != nil {
-			if created {
-				a.discard(r.Context(), j)
-			}
-			return err
+			return fail(err)
 		}
 		v.Upload = &uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}
 	}
