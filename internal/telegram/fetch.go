@@ -66,7 +66,7 @@ func (b *Bot) fetch(ctx context.Context, j job.Job, med media, f *models.File) e
 	if err != nil {
 		return errs.New(errs.Internal, "telegram_download", "the file's download link could not be made")
 	}
-	resp, err := b.HTTPClient.Do(req)
+	resp, err := b.http.Do(req)
 	if err != nil {
 		return errs.New(errs.Unavailable, "telegram_download", "the file could not be downloaded from Telegram: "+b.scrub(unwrapURL(err)))
 	}

@@ -83,7 +83,7 @@ func (b *Bot) getUpdates(ctx context.Context, offset int64) ([]*models.Update, e
 		return nil, errs.New(errs.Invalid, "telegram_api_url", "TELEGRAM_API_URL is not a URL")
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := b.HTTPClient.Do(req)
+	resp, err := b.http.Do(req)
 	if err != nil {
 		return nil, errs.New(errs.Unavailable, "telegram_unavailable", "getUpdates: "+b.scrub(unwrapURL(err)))
 	}

@@ -67,7 +67,6 @@ type Deps struct {
 	Reuser       Reuser
 	Clock        clock.Clock
 	Log          *slog.Logger
-	HTTPClient   *http.Client // no overall timeout: calls are bounded by their context
 	Sleep        func(ctx context.Context, d time.Duration) error
 }
 
@@ -81,6 +80,7 @@ type Bot struct {
 	Deps
 	cfg         tgconf.Config
 	api         *bot.Bot
+	http        *http.Client  // no overall timeout: calls are bounded by their context
 	callTimeout time.Duration // callTimeout, shorter in tests
 	me          struct {
 		sync.Mutex
@@ -103,21 +103,18 @@ func New(d Deps, cfg tgconf.Config) (*Bot, error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	if d.HTTPClient == nil {
-		d.HTTPClient = &http.Client{}
-	}
 	if d.Sleep == nil {
 		d.Sleep = clock.Sleep
 	}
 	if d.Recognitions == nil {
 		d.Recognitions = noRecognitions{}
 	}
-	b := &Bot{Deps: d, cfg: cfg, callTimeout: callTimeout}
+	b := &Bot{Deps: d, cfg: cfg, http: &http.Client{}, callTimeout: callTimeout}
 	api, err := bot.New(cfg.Token,
 		bot.WithSkipGetMe(),
 		bot.WithServerURL(strings.TrimRight(cfg.APIURL, "/")),
 		bot.WithNotAsyncHandlers(),
-		bot.WithHTTPClient(time.Minute, d.HTTPClient),
+		bot.WithHTTPClient(time.Minute, b.http),
 		bot.WithDefaultHandler(b.handle),
 		bot.WithErrorsHandler(func(err error) {
 			d.Log.Warn("telegram client", "error", b.scrub(err.Error()))
@@ -130,10 +127,7 @@ func New(d Deps, cfg tgconf.Config) (*Bot, error) {
 	return b, nil
 }
 
-func (b *Bot) scrub(s string) string {
-	if b.cfg.Token == "" {
-		return s
-	}
+func (b *Bot) scrub(s string) string { // New refuses an empty token
 	return strings.ReplaceAll(s, b.cfg.Token, "<token>")
 }
 
