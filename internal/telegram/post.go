@@ -99,14 +99,9 @@ func (b *Bot) post(ctx context.Context, k botstate.Key, jobID string, send func(
 // deactivated", as met at github.com/TelegramBotAPI/errors (no list is
 // published). A group become a supergroup is a MigrateError instead.
 func chatGone(err error) bool {
-	if errors.Is(err, bot.ErrorForbidden) {
-		return true
-	}
-	if !errors.Is(err, bot.ErrorBadRequest) {
-		return false
-	}
 	msg := strings.ToLower(err.Error())
-	return strings.Contains(msg, "chat not found") || strings.Contains(msg, "group chat was deactivated")
+	return errors.Is(err, bot.ErrorForbidden) || errors.Is(err, bot.ErrorBadRequest) &&
+		(strings.Contains(msg, "chat not found") || strings.Contains(msg, "group chat was deactivated"))
 }
 
 // blocked records that the chat blocked the bot (Telegram's answer was
