@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -65,15 +64,6 @@ func (e *apiError) Error() string {
 		s += fmt.Sprintf("; retry after %s", e.retryAfter)
 	}
 	return s
-}
-
-// RetryAfter is the Retry-After of the answer that ended the call with err.
-func RetryAfter(err error) (time.Duration, bool) {
-	var e *apiError
-	if errors.As(err, &e) && e.hasRetry {
-		return e.retryAfter, true
-	}
-	return 0, false
 }
 
 // classify maps an answer other than 200 to errs (docs/platform.md,

@@ -26,7 +26,7 @@ const DefaultURL = "https://translate.api.cloud.yandex.net/translate/v2/translat
 // Request bounds (docs/settings.md): no response time is documented, and
 // 10,000 characters are a few pages; the backoff starts at a second since
 // the request quota is per second; a longer Retry-After ends the call
-// (RetryAfter) rather than hold a function's time.
+// (its error says the wait) rather than hold a function's time.
 const (
 	DefaultTimeout       = 30 * time.Second
 	DefaultMaxAttempts   = 4
@@ -46,11 +46,9 @@ type Credentials interface {
 
 // Config says where Translate is and how to reach it; zero fields take defaults.
 type Config struct {
-	URL      string // default DefaultURL; http only with Insecure
-	Insecure bool
-	// Credentials authorize the requests; nil: made from APIKey.
-	Credentials Credentials
-	APIKey      string
+	URL         string // default DefaultURL; http only with Insecure
+	Insecure    bool
+	Credentials Credentials // required
 	Clock       clock.Clock
 	Sleep       func(ctx context.Context, d time.Duration) error
 	Pacer       Pacer // default NewPacer(DefaultQuota, Clock, Sleep)
@@ -100,19 +98,14 @@ func New(cfg Config) (*Client, error) {
 	if err := CheckURL(cfg.URL, cfg.Insecure); err != nil {
 		return nil, err
 	}
-	creds := cfg.Credentials
-	if creds == nil {
-		a, err := speechkit.NewAuthorizer(cfg.APIKey, "", "", cfg.Clock)
-		if err != nil {
-			return nil, err
-		}
-		creds = a
+	if cfg.Credentials == nil {
+		return nil, errors.New("translate: no credentials")
 	}
 	pacer := cfg.Pacer
 	if pacer == nil {
 		pacer = NewPacer(DefaultQuota, cfg.Clock, cfg.Sleep)
 	}
-	return &Client{cfg: cfg, creds: creds, http: speechkit.NewHTTPClient(DefaultTimeout), pacer: pacer}, nil
+	return &Client{cfg: cfg, creds: cfg.Credentials, http: speechkit.NewHTTPClient(DefaultTimeout), pacer: pacer}, nil
 }
 
 // Result is what a call translated and what it cost.

@@ -271,7 +271,7 @@ func TestIAMTokenSharedWithSpeechKit(t *testing.T) {
 	t.Cleanup(meta.Close)
 	auth, err := speechkit.NewAuthorizer("", "b1gfolder", meta.URL, clock.NewFake(t0))
 	require.NoError(t, err)
-	h := start(t, func(c *translate.Config) { c.APIKey, c.Credentials = "", auth })
+	h := start(t, func(c *translate.Config) { c.Credentials = auth })
 	h.srv.AcceptToken("t1.iam-token-1")
 	h.srv.Script(func(c translatetest.Call) translatetest.Plan {
 		if c.Texts[0] == "refuse" {
@@ -372,9 +372,7 @@ func TestRetries(t *testing.T) {
 		requireErr(t, err, errs.Unavailable, translate.CodeQuota)
 		require.Len(t, h.srv.Calls(), 1)
 		require.Empty(t, h.ft.slept())
-		wait, ok := translate.RetryAfter(err)
-		require.True(t, ok)
-		require.Equal(t, 2*time.Minute, wait)
+		require.Contains(t, err.Error(), "retry after 2m0s", "the wait asked for")
 	})
 
 	t.Run("400 is not retried", func(t *testing.T) {
@@ -465,7 +463,7 @@ func TestLanguages(t *testing.T) {
 
 func TestSecretsAndTextsNeverInErrorsOrLogs(t *testing.T) {
 	t.Run("a wrong key echoed by the API", func(t *testing.T) {
-		h := start(t, func(c *translate.Config) { c.APIKey = "AQVNwrong-key-value" })
+		h := start(t, func(c *translate.Config) { c.Credentials = translatetest.KeyCredentials("AQVNwrong-key-value") })
 
 		_, err := h.c.Translate(context.Background(), []string{"hello"}, "de", "")
 
@@ -644,9 +642,12 @@ func TestURL(t *testing.T) {
 			require.NotContains(t, err.Error(), bad)
 		}
 	}
-	_, err := translate.New(translate.Config{URL: "http://translate.example/", APIKey: "k"})
+	key := translatetest.KeyCredentials("k")
+	_, err := translate.New(translate.Config{URL: "http://translate.example/", Credentials: key})
 	require.Error(t, err)
-	c, err := translate.New(translate.Config{APIKey: "k"})
+	_, err = translate.New(translate.Config{})
+	require.ErrorContains(t, err, "no credentials")
+	c, err := translate.New(translate.Config{Credentials: key})
 	require.NoError(t, err, "the default URL")
 	require.NotNil(t, c)
 }
