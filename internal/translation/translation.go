@@ -6,10 +6,9 @@
 package translation
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -75,8 +74,7 @@ func (s *Service) Of(ctx context.Context, j job.Job, t transcript.Transcript, la
 	}
 	texts := textsOf(t)
 	_, chars := translate.Estimate(texts)
-	now := s.Clock.Now()
-	res, err := spend.ReserveTranslation(ctx, s.Counters, s.Limits, j.ChargedTo, chars, now)
+	res, err := spend.ReserveTranslation(ctx, s.Counters, s.Limits, j.ChargedTo, chars, s.Clock.Now())
 	if err != nil {
 		return transcript.Transcript{}, err
 	}
@@ -114,19 +112,12 @@ func (s *Service) settle(ctx context.Context, j job.Job, res spend.Translating, 
 func textsOf(t transcript.Transcript) []string {
 	texts := make([]string, 0, len(t.Utterances)+1)
 	for _, u := range t.Utterances {
-		texts = append(texts, utteranceText(u))
+		texts = append(texts, cmp.Or(u.Normal, u.Text))
 	}
 	if t.Summary != nil {
 		texts = append(texts, t.Summary.Text)
 	}
 	return texts
-}
-
-func utteranceText(u transcript.Utterance) string {
-	if u.Normal != "" {
-		return u.Normal
-	}
-	return u.Text
 }
 
 func withTexts(t transcript.Transcript, texts []string, lang string) transcript.Transcript {
@@ -164,9 +155,9 @@ func (s *Service) kept(ctx context.Context, j job.Job) (map[string]transcript.Tr
 // keep writes the job's translations; of two written at once one may be
 // lost and translated again (a call more, never a wrong text).
 func (s *Service) keep(ctx context.Context, j job.Job, kept map[string]transcript.Transcript) error {
-	var b bytes.Buffer
-	if err := json.NewEncoder(&b).Encode(kept); err != nil {
-		return errors.Join(errors.New("encode translations"), err)
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return fmt.Errorf("encode translations: %w", err)
 	}
-	return s.Objects.Put(ctx, job.TranslationsKey(j.ID), b.Bytes(), "application/json")
+	return s.Objects.Put(ctx, job.TranslationsKey(j.ID), b, "application/json")
 }
