@@ -53,19 +53,14 @@ func StatusOf(err error) int {
 }
 
 type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error errorView `json:"error"`
 }
 
 // writeError answers the one error shape; an unknown error is logged in
 // full and shown as a generic message.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	status := StatusOf(err)
-	var body errorBody
-	body.Error.Code = errs.CodeOf(err)
-	body.Error.Message = errs.MessageOf(err)
+	body := errorBody{errorView{Code: errs.CodeOf(err), Message: errs.MessageOf(err)}}
 	if status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", routeOf(r), "status", status, "error", err.Error())
 	} else {
