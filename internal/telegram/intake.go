@@ -162,13 +162,13 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 			return err
 		}
 	}
-	tooBig := med.Size > maxDownloadBytes || med.TooBig
+	byLink := med.Size > maxDownloadBytes || med.TooBig
 	switch {
 	case med.Size > b.cfg.MaxSourceBytes:
 		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
 			return b.api.SendMessage(ctx, replyTo(m, txtTooLarge.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxSourceBytes))))
 		})
-	case tooBig && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == ""):
+	case byLink && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == ""):
 		text := txtNoLinkUnsized.f(l, humanBytes(maxDownloadBytes))
 		if med.Size > 0 {
 			text = txtNoLink.f(l, humanBytes(med.Size), humanBytes(maxDownloadBytes))
@@ -177,8 +177,6 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 			return b.api.SendMessage(ctx, replyTo(m, text))
 		})
 	}
-	chargedTo := spend.Telegram(payer)
-	byLink := tooBig
 	window := b.cfg.DownloadWindow
 	if byLink {
 		window = b.cfg.LinkWindow
@@ -186,7 +184,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	d := job.Draft{
 		Source:            job.SourceTelegram,
 		OwnerID:           ownerID(m.Chat.ID),
-		ChargedTo:         chargedTo,
+		ChargedTo:         spend.Telegram(payer),
 		Language:          chat.Language,
 		Speakers:          chat.Has(botstate.FeatureSpeakers),
 		Summary:           chat.Has(botstate.FeatureSummary) && b.cfg.Summaries,
