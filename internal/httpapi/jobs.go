@@ -42,6 +42,7 @@ var (
 	errIdemReuse        = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
 	errTooLarge         = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
 	errBadLanguage      = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
+	errBadContentType   = errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
 	errBadPriority      = errs.New(errs.Invalid, "job_invalid", `priority must be "normal", "deferred" or "fast"`)
 	errNoSummaries      = errs.New(errs.Invalid, "summary_unavailable", "summaries are not set up on this installation")
 	errNoCallbackSecret = errs.New(errs.Invalid, "token_without_callback_secret",
@@ -99,13 +100,8 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 		return req, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
 	case req.SizeBytes > s3.MaxPutSize:
 		return req, errTooLarge
-	case len(req.ContentType) > 255 || strings.ContainsAny(req.ContentType, "\r\n"):
-		return req, errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
-	}
-	if req.ContentType != "" {
-		if _, _, err := mime.ParseMediaType(req.ContentType); err != nil {
-			return req, errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
-		}
+	case req.ContentType != "" && (len(req.ContentType) > 255 || strings.ContainsAny(req.ContentType, "\r\n") || !isMediaType(req.ContentType)):
+		return req, errBadContentType
 	}
 	if req.Language == "" {
 		req.Language = cfg.DefaultLanguage
@@ -129,6 +125,8 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 	}
 	return req, nil
 }
+
+func isMediaType(ct string) bool { _, _, err := mime.ParseMediaType(ct); return err == nil }
 
 // jsonProblem says what is wrong with a body in words, without echoing it.
 func jsonProblem(err error) string {

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -196,10 +195,8 @@ func (a *API) decodeUploadLink(r *http.Request) (uploadLinkRequest, error) {
 	if req.SizeBytes <= 0 {
 		return req, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
 	}
-	if req.ContentType != "" {
-		if _, _, err := mime.ParseMediaType(req.ContentType); err != nil || len(req.ContentType) > 255 {
-			return req, errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
-		}
+	if req.ContentType != "" && (!isMediaType(req.ContentType) || len(req.ContentType) > 255) {
+		return req, errBadContentType
 	}
 	return req, nil
 }
