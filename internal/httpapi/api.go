@@ -43,9 +43,8 @@ type Callbacks interface {
 	Get(ctx context.Context, jobID string) (callback.Delivery, error)
 }
 
-// Deps are the API's collaborators. Nil Counters count nothing (no limit
-// of unfinished jobs); nil Callbacks refuse callback_url, nil Translations
-// translate_to.
+// Deps: nil Counters count nothing; nil Callbacks refuse callback_url,
+// nil Translations translate_to.
 type Deps struct {
 	Jobs         job.Store
 	Tokens       apitoken.Store
@@ -63,8 +62,7 @@ type Translations interface {
 	Of(ctx context.Context, j job.Job, t transcript.Transcript, lang string) (transcript.Transcript, error)
 }
 
-// Config holds the API's settings (docs/settings.md); zero fields take
-// defaults.
+// Config holds the API's settings (docs/settings.md); zero takes the default.
 type Config struct {
 	UploadURLTTL    time.Duration
 	DefaultLanguage string
@@ -112,7 +110,6 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// API serves the routes.
 type API struct {
 	Deps
 	cfg Config
@@ -128,7 +125,6 @@ type Route struct {
 	handler func(a *API, w http.ResponseWriter, r *http.Request, caller apitoken.Token) error
 }
 
-// Routes is the routing table.
 var Routes = []Route{
 	{Method: http.MethodGet, Path: "/healthz", handler: (*API).health},
 	{Method: http.MethodPost, Path: "/v1/jobs", Auth: true, handler: (*API).createJob},

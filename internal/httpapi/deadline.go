@@ -21,8 +21,7 @@ const (
 	DefaultRequestTimeout = FunctionTimeout - AnswerMargin
 )
 
-// errTimedOut is a 503 with Retry-After: what was slow (a store
-// reconnecting after the instance slept) may pass.
+// errTimedOut is a 503 with Retry-After: a slow store may recover.
 var errTimedOut = errs.New(errs.Unavailable, "request_timeout", "the request took too long; try again")
 
 // CallContext bounds one call of the api function, its start included:

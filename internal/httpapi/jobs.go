@@ -23,7 +23,6 @@ import (
 	"transcriber/internal/translation"
 )
 
-// createRequest is the body of POST /v1/jobs.
 type createRequest struct {
 	Filename    string       `json:"filename"`
 	SizeBytes   int64        `json:"size_bytes"`
@@ -51,7 +50,6 @@ var (
 	errExpired     = errs.New(errs.NotFound, codeExpired, "the transcript has expired: it is kept for a limited time after the job is done, and is no longer available")
 )
 
-// readBody reads a JSON request's body within the limit.
 func (a *API) readBody(r *http.Request) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -69,7 +67,7 @@ func (a *API) readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decodeJSON decodes body, one object of known fields, into v.
+// decodeJSON decodes one object of known fields.
 func decodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
