@@ -46,10 +46,6 @@ type GatewayResponse struct {
 
 const codeBadGatewayEvent = "bad_gateway_event"
 
-func (a *API) Gateway(ctx context.Context, ev *GatewayRequest) (*GatewayResponse, error) {
-	return ServeGateway(ctx, a, a.Log, ev)
-}
-
 // ServeGateway serves an API Gateway event with a plain HTTP handler (the
 // API, the Telegram webhook).
 func ServeGateway(ctx context.Context, h http.Handler, log *slog.Logger, ev *GatewayRequest) (*GatewayResponse, error) {
