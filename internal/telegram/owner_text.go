@@ -26,7 +26,7 @@ func alertText(l lang, a status.Alert) string {
 		if l == ru {
 			return fmt.Sprintf("%s квоты запросов распознавания уже %s.", jobsWaitRU(a.Jobs, a.JobsMore), waited)
 		}
-		return fmt.Sprintf("%s waited for the recognizer's request quota for %s.", jobsHaveEN(a.Jobs, a.JobsMore), waited)
+		return fmt.Sprintf("%s waited for the recognizer's request quota for %s.", jobsEN(a.Jobs, a.JobsMore, "has", "have"), waited)
 	case status.AlertAudio80:
 		return text{"This month's audio passed 80 %% of its limit: %s of %s.", "Аудио за месяц превысило 80 %% лимита: %s из %s."}.f(l,
 			humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.LimitSeconds))
@@ -139,29 +139,22 @@ var reasonText = map[status.Reason]text{
 	status.ForTurn:        {"waits for its turn", "ждёт очереди"},
 }
 
-func countEN(n int, over bool) string {
-	if over {
-		return fmt.Sprintf("Over %d", n)
+// jobsEN is "1 job waits", "3 jobs wait", "Over 1000 jobs wait".
+func jobsEN(n int, over bool, one, many string) string {
+	switch {
+	case over:
+		return fmt.Sprintf("Over %d jobs %s", n, many)
+	case n == 1:
+		return "1 job " + one
 	}
-	return fmt.Sprint(n)
+	return fmt.Sprintf("%d jobs %s", n, many)
 }
 
-// jobsWait is "3 jobs wait", in Russian "3 задания ждут".
 func jobsWait(l lang, n int, over bool) string {
 	if l == ru {
 		return jobsWaitRU(n, over)
 	}
-	if n == 1 && !over {
-		return "1 job waits"
-	}
-	return countEN(n, over) + " jobs wait"
-}
-
-func jobsHaveEN(n int, over bool) string {
-	if n == 1 && !over {
-		return "1 job has"
-	}
-	return countEN(n, over) + " jobs have"
+	return jobsEN(n, over, "waits", "wait")
 }
 
 func jobsWaitRU(n int, over bool) string {
