@@ -24,5 +24,5 @@ func Handler(ctx context.Context, ev *httpapi.GatewayRequest) (*httpapi.GatewayR
 	if err != nil {
 		return httpapi.NotReady(ctx, slog.Default(), err), nil
 	}
-	return a.API.Gateway(ctx, ev)
+	return httpapi.ServeGateway(ctx, a.API, a.Log, ev)
 }

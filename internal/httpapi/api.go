@@ -1,7 +1,6 @@
 // Package httpapi is the HTTP API: jobs with presigned uploads, their
-// transcripts, and deletion, for any HTTP client. One routing table serves
-// the API Gateway events of the api function (Gateway) and plain net/http
-// (the local stack, the tests).
+// transcripts, and deletion. One routing table serves API Gateway events
+// (Gateway) and plain net/http.
 package httpapi
 
 import (
@@ -10,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,111 +24,76 @@ import (
 	"transcriber/internal/transcript"
 )
 
-// Objects is the object storage the API signs uploads for, reads
-// transcripts from and deletes files in. Missing objects are errs.NotFound.
+// Objects is the object storage; missing objects are errs.NotFound.
 type Objects interface {
 	PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (s3.Presigned, error)
 	Get(ctx context.Context, key string) (io.ReadCloser, error)
 	Delete(ctx context.Context, key string) error
 }
 
-// Recognitions deletes a job's recognitions at the recognizer.
 type Recognitions interface {
 	Delete(ctx context.Context, operationID string) error
 }
 
-// Callbacks keeps the callbacks of jobs made with a callback_url
-// (callback.Sender).
+// Callbacks keeps the jobs' callbacks (callback.Sender).
 type Callbacks interface {
-	// Register records job j's callback to url, made by tok; a job's first
-	// registration is kept, and returned as stored.
+	// Register records j's callback; a job's first registration is kept
+	// and returned as stored.
 	Register(ctx context.Context, j job.Job, tok apitoken.Token, url string) (callback.Delivery, error)
-	// Get returns a job's callback: outbox.ErrNotFound when it has none.
 	Get(ctx context.Context, jobID string) (callback.Delivery, error)
 }
 
-// Deps are the API's collaborators.
+// Deps: nil Counters count nothing; nil Callbacks refuse callback_url,
+// nil Translations translate_to.
 type Deps struct {
 	Jobs         job.Store
 	Tokens       apitoken.Store
 	Objects      Objects
 	Recognitions Recognitions
-	// Counters keeps what is counted against the limits (package spend):
-	// the caller's unfinished jobs, which POST /v1/jobs counts, and the
-	// audio, which GET /v1/usage reads. Nil counts nothing: no limit of
-	// unfinished jobs, and no audio used.
-	Counters quota.Counters
-	// Callbacks keeps job callbacks; nil refuses a callback_url.
-	Callbacks Callbacks
-	// Translations translates transcripts (package translation); nil
-	// refuses translate_to.
+	Counters     quota.Counters
+	Callbacks    Callbacks
 	Translations Translations
 	Clock        clock.Clock
 	Log          *slog.Logger
 }
 
-// Translations gives a done job's transcript in another language,
-// translated once and kept (translation.Service.Of).
+// Translations is translation.Service.
 type Translations interface {
 	Of(ctx context.Context, j job.Job, t transcript.Transcript, lang string) (transcript.Transcript, error)
 }
 
-// Config holds the API's numbers and switches; see docs/settings.md.
+// Config holds the API's settings (docs/settings.md); zero takes the default.
 type Config struct {
-	// UploadURLTTL is how long a presigned upload URL stays valid.
-	UploadURLTTL time.Duration
-	// UploadGrace is how long after the URL expires an upload may still be
-	// arriving (a PUT started in time runs on); then the job is swept.
-	UploadGrace time.Duration
-	// MaxSourceBytes is the largest file a job takes: the single-PUT limit.
-	MaxSourceBytes int64
-	// DefaultLanguage is a job's language when the request names none.
+	UploadURLTTL    time.Duration
 	DefaultLanguage string
-	// ValidLanguage tells the recognizer's languages.
-	ValidLanguage func(string) bool
-	// MaxBodyBytes bounds a request body.
-	MaxBodyBytes int64
-	// CORSOrigins are the browser origins allowed to call the API; "*"
-	// allows any. Empty: no CORS headers.
-	CORSOrigins []string
-	// UploadLinkSecret keys the one-time upload links the Telegram bot
-	// hands out for files too large for it (package uploadlink). Empty:
-	// the upload page's routes answer 404.
+	ValidLanguage   func(string) bool // the recognizer's languages
+	MaxBodyBytes    int64
+	CORSOrigins     []string // "*": any; none: no CORS headers
+	// UploadLinkSecret keys the bot's upload links (package uploadlink);
+	// empty: the upload page's routes answer 404.
 	UploadLinkSecret []byte
-	// Summaries says whether jobs may ask for a summary: a summary model is
-	// configured (SUMMARY_MODEL_URI). Without one, "summary": true is
-	// answered 400 summary_unavailable.
-	Summaries bool
-	// Limits are the spend limits (package spend): a caller with
-	// Limits.ActiveJobs unfinished jobs (counted in Counters) is answered
-	// 429 too_many_active_jobs, and GET /v1/usage shows them.
-	Limits spend.Limits
-	// CallbackAllowPrivate (CALLBACK_ALLOW_PRIVATE) lets a callback_url
-	// be http and name any address: for local use and tests only.
+	Summaries        bool // a summary model is configured
+	Limits           spend.Limits
+	// CallbackAllowPrivate lets a callback_url be http to any address:
+	// local use and tests only.
 	CallbackAllowPrivate bool
-	// RequestTimeout is the longest a request's work runs before the API
-	// answers 503 request_timeout (within, deadline.go); a deadline the
-	// request's context has already (CallContext, in the api function)
-	// ends it sooner. 0: DefaultRequestTimeout.
+	// RequestTimeout bounds a request's work before 503 request_timeout
+	// (deadline.go); 0: DefaultRequestTimeout.
 	RequestTimeout time.Duration
 }
 
-// UploadWindow is how long a job waits for its file: the upload URL's
-// lifetime and the grace after it.
+// uploadGrace is how long after the URL expires a PUT started in time may
+// still be arriving before the sweep.
+const uploadGrace = 2 * time.Hour
+
+// UploadWindow is how long a job waits for its file.
 func (c Config) UploadWindow() time.Duration {
-	d := c.withDefaults()
-	return d.UploadURLTTL + d.UploadGrace
+	return c.withDefaults().UploadURLTTL + uploadGrace
 }
 
 func (c Config) withDefaults() Config {
 	if c.UploadURLTTL == 0 {
 		c.UploadURLTTL = 15 * time.Minute
-	}
-	if c.UploadGrace == 0 {
-		c.UploadGrace = 2 * time.Hour
-	}
-	if c.MaxSourceBytes == 0 {
-		c.MaxSourceBytes = s3.MaxPutSize
 	}
 	if c.DefaultLanguage == "" {
 		c.DefaultLanguage = "ru-RU"
@@ -145,15 +110,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// API serves the routes.
 type API struct {
 	Deps
 	cfg Config
 	mux *http.ServeMux
 }
 
-// Route is one line of the routing table; the OpenAPI document lists the
-// same lines (a test keeps them equal).
+// Route is one line of the routing table, which a test holds equal to
+// the OpenAPI document.
 type Route struct {
 	Method  string
 	Path    string // net/http pattern syntax, which is OpenAPI's: /v1/jobs/{id}
@@ -161,7 +125,6 @@ type Route struct {
 	handler func(a *API, w http.ResponseWriter, r *http.Request, caller apitoken.Token) error
 }
 
-// Routes is the routing table.
 var Routes = []Route{
 	{Method: http.MethodGet, Path: "/healthz", handler: (*API).health},
 	{Method: http.MethodPost, Path: "/v1/jobs", Auth: true, handler: (*API).createJob},
@@ -171,14 +134,12 @@ var Routes = []Route{
 	{Method: http.MethodGet, Path: "/v1/jobs/{id}/transcript", Auth: true, handler: (*API).transcript},
 	{Method: http.MethodGet, Path: "/v1/jobs/{id}/summary", Auth: true, handler: (*API).summary},
 	{Method: http.MethodGet, Path: "/v1/usage", Auth: true, handler: (*API).usage},
-	// The upload page for a Telegram file too large for the bot: the
-	// link's token is the credential (upload_page.go).
+	// the bot's upload page: the link's token is the credential
 	{Method: http.MethodGet, Path: "/upload/{id}", handler: (*API).uploadPage},
 	{Method: http.MethodPost, Path: "/upload/{id}", handler: (*API).signUpload},
 	{Method: http.MethodGet, Path: "/upload/{id}/status", handler: (*API).uploadStatus},
 }
 
-// New returns the API.
 func New(d Deps, cfg Config) *API {
 	if d.Clock == nil {
 		d.Clock = clock.System()
@@ -188,34 +149,24 @@ func New(d Deps, cfg Config) *API {
 	}
 	a := &API{Deps: d, cfg: cfg.withDefaults(), mux: http.NewServeMux()}
 	byPath := map[string][]Route{}
-	var paths []string
 	for _, rt := range Routes {
-		if _, ok := byPath[rt.Path]; !ok {
-			paths = append(paths, rt.Path)
-		}
 		byPath[rt.Path] = append(byPath[rt.Path], rt)
 	}
-	for _, p := range paths {
-		routes := byPath[p]
-		// Methods are matched here, not by the mux, so a wrong method gets
-		// the JSON error shape like every other error.
+	for p, routes := range byPath {
+		// methods are matched here, so a wrong one gets the JSON error shape
 		a.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { a.dispatch(w, r, routes) })
 	}
-	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, a.Log, errs.New(errs.NotFound, codeRouteNotFound, "no such route"))
-	})
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { writeError(w, r, a.Log, errNoRoute) })
 	return a
 }
 
-// ServeHTTP answers a request.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.cors(w, r) {
 		return
 	}
 	if p := r.URL.Path; p == "" || path.Clean(p) != p {
-		// The mux would redirect to the clean path in HTML; no route of
-		// ours needs that, so it is not found, in the one error shape.
-		writeError(w, r, a.Log, errs.New(errs.NotFound, codeRouteNotFound, "no such route"))
+		// rather than the mux's HTML redirect to the clean path
+		writeError(w, r, a.Log, errNoRoute)
 		return
 	}
 	a.mux.ServeHTTP(w, r)
@@ -247,8 +198,8 @@ func (a *API) dispatch(w http.ResponseWriter, r *http.Request, routes []Route) {
 	writeError(w, r, a.Log, errs.New(errs.Invalid, codeMethodNotAllowed, "this route does not take "+r.Method))
 }
 
-// authenticate reads the caller's token from "Authorization: Bearer …" or,
-// since a gateway may not pass Authorization on, "X-Api-Key: …".
+// authenticate reads "Authorization: Bearer …", or "X-Api-Key: …" since a
+// gateway may not pass Authorization on.
 func (a *API) authenticate(r *http.Request) (apitoken.Token, error) {
 	secret := r.Header.Get("X-Api-Key")
 	if h := r.Header.Get("Authorization"); h != "" {
@@ -273,18 +224,14 @@ func routeOf(r *http.Request) string {
 	return "unmatched"
 }
 
-// cors sets the CORS headers for an allowed origin and answers a
-// preflight; it reports whether the request was answered.
+// cors sets the headers for an allowed origin and reports whether it
+// answered a preflight.
 func (a *API) cors(w http.ResponseWriter, r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" || len(a.cfg.CORSOrigins) == 0 {
 		return false
 	}
-	allowed := false
-	for _, o := range a.cfg.CORSOrigins {
-		allowed = allowed || o == "*" || o == origin
-	}
-	if !allowed {
+	if !slices.Contains(a.cfg.CORSOrigins, "*") && !slices.Contains(a.cfg.CORSOrigins, origin) {
 		return false
 	}
 	h := w.Header()

@@ -162,7 +162,7 @@ func TestGatewayRequestGetsWhatTheCallHasLeft(t *testing.T) {
 	ctx, cancel := httpapi.CallContext(context.Background(),
 		clock.System().Now().Add(-(httpapi.FunctionTimeout - httpapi.AnswerMargin)))
 	defer cancel()
-	got, err := h.api.Gateway(ctx, event(t, `{"version": "1.0", "path": "/v1/jobs/01JD0000000000000000000000", "httpMethod": "GET",
+	got, err := httpapi.ServeGateway(ctx, h.api, h.api.Log, event(t, `{"version": "1.0", "path": "/v1/jobs/01JD0000000000000000000000", "httpMethod": "GET",
 		"headers": {"X-Api-Key": "`+secret+`"}}`))
 	require.NoError(t, err)
 	openapitest.Gateway(t, event(t, `{"path": "/v1/jobs/01JD0000000000000000000000", "httpMethod": "GET"}`), got)

@@ -11,6 +11,8 @@ import (
 	"transcriber/internal/spend"
 )
 
+var errNoRoute = errs.New(errs.NotFound, codeRouteNotFound, "no such route")
+
 // statusByKind is the one table from the error vocabulary to HTTP status.
 var statusByKind = map[errs.Kind]int{
 	errs.NotFound:     http.StatusNotFound,
@@ -22,20 +24,16 @@ var statusByKind = map[errs.Kind]int{
 	errs.Internal:     http.StatusInternalServerError,
 }
 
-// statusByCode refines the table for errors whose code says more than
-// their kind.
+// statusByCode refines statusByKind by code.
 var statusByCode = map[string]int{
-	codeBodyTooLarge:     http.StatusRequestEntityTooLarge,
-	codeMethodNotAllowed: http.StatusMethodNotAllowed,
-	codeUnsupportedType:  http.StatusUnsupportedMediaType,
-	codeGone:             http.StatusGone,
-	codeExpired:          http.StatusGone,
-	// A caller at its limit of unfinished jobs: "too many requests" in
-	// the sense of RFC 6585, with a Retry-After.
+	codeBodyTooLarge:        http.StatusRequestEntityTooLarge,
+	codeMethodNotAllowed:    http.StatusMethodNotAllowed,
+	codeUnsupportedType:     http.StatusUnsupportedMediaType,
+	codeGone:                http.StatusGone,
+	codeExpired:             http.StatusGone,
 	spend.CodeTooManyActive: http.StatusTooManyRequests,
 }
 
-// The API's own error codes.
 const (
 	codeBodyTooLarge     = "body_too_large"
 	codeMethodNotAllowed = "method_not_allowed"
@@ -47,7 +45,6 @@ const (
 	codeRouteNotFound    = "not_found"
 )
 
-// StatusOf returns the HTTP status of err.
 func StatusOf(err error) int {
 	if s, ok := statusByCode[errs.CodeOf(err)]; ok {
 		return s
@@ -56,19 +53,14 @@ func StatusOf(err error) int {
 }
 
 type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error errorView `json:"error"`
 }
 
-// writeError answers with the one error shape. Text fit for people only:
-// an unknown error is logged in full and shown as a generic message.
+// writeError answers the one error shape; an unknown error is logged in
+// full and shown as a generic message.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	status := StatusOf(err)
-	var body errorBody
-	body.Error.Code = errs.CodeOf(err)
-	body.Error.Message = errs.MessageOf(err)
+	body := errorBody{errorView{Code: errs.CodeOf(err), Message: errs.MessageOf(err)}}
 	if status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", routeOf(r), "status", status, "error", err.Error())
 	} else {

@@ -8,6 +8,7 @@ import (
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/storage/s3"
 )
 
 // FuzzParseCreate: whatever the body, decoding answers a request that keeps
@@ -34,7 +35,7 @@ func FuzzParseCreate(f *testing.F) {
 			strings.IndexFunc(req.Filename, job.UnsafeFilenameRune) >= 0 {
 			t.Fatalf("accepted filename %q", req.Filename)
 		}
-		if req.SizeBytes <= 0 || req.SizeBytes > cfg.MaxSourceBytes {
+		if req.SizeBytes <= 0 || req.SizeBytes > s3.MaxPutSize {
 			t.Fatalf("accepted size %d", req.SizeBytes)
 		}
 		if !cfg.ValidLanguage(req.Language) {

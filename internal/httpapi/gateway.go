@@ -13,13 +13,9 @@ import (
 	"transcriber/internal/errs"
 )
 
-// GatewayRequest is a request as API Gateway hands it to a function in
-// payload format 1.0, the format the gateway's specification asks for
-// (docs/openapi.yaml): path is the request's own path; resource is the
-// specification's template for it (/v1/jobs/{id}), with the values in
-// pathParameters, which the routes find again from the path, so neither is
-// read. Format 0.1 puts the request's path in url and the template in path;
-// an event with url is refused rather than routed by a template.
+// GatewayRequest is API Gateway's payload format 1.0 (docs/openapi.yaml);
+// resource and pathParameters are not read, the routes find them in path.
+// Format 0.1 (the path in url, a template in path) is refused.
 type GatewayRequest struct {
 	Version                         string              `json:"version"`
 	HTTPMethod                      string              `json:"httpMethod"`
@@ -39,7 +35,6 @@ type GatewayRequest struct {
 	} `json:"requestContext"`
 }
 
-// GatewayResponse is the function's answer to API Gateway.
 type GatewayResponse struct {
 	StatusCode        int                 `json:"statusCode"`
 	Headers           map[string]string   `json:"headers"`
@@ -48,19 +43,10 @@ type GatewayResponse struct {
 	IsBase64Encoded   bool                `json:"isBase64Encoded"`
 }
 
-// codeBadGatewayEvent is the error code of an event the adapter cannot
-// turn into a request.
 const codeBadGatewayEvent = "bad_gateway_event"
 
-// Gateway serves an API Gateway event with the same routes the local stack
-// serves over net/http.
-func (a *API) Gateway(ctx context.Context, ev *GatewayRequest) (*GatewayResponse, error) {
-	return ServeGateway(ctx, a, a.Log, ev)
-}
-
-// ServeGateway serves an API Gateway event (payload format 1.0) with h, as
-// net/http would serve the request: how a function behind API Gateway runs
-// a plain HTTP handler (the API, the Telegram webhook).
+// ServeGateway serves an API Gateway event with a plain HTTP handler (the
+// API, the Telegram webhook).
 func ServeGateway(ctx context.Context, h http.Handler, log *slog.Logger, ev *GatewayRequest) (*GatewayResponse, error) {
 	rec := newRecorder()
 	if ev == nil {
@@ -74,25 +60,17 @@ func ServeGateway(ctx context.Context, h http.Handler, log *slog.Logger, ev *Gat
 	return response(rec), nil
 }
 
-// codeNotReady is the error of a call the function could not get ready
-// for, other than an unavailable dependency: its configuration.
-const codeNotReady = "function_not_ready"
-
-// NotReady is the answer to an event the function could not get ready
-// for (its configuration refused, its job store not opened), in the one
-// error shape, with err logged to log: an unavailable dependency is 503
-// with Retry-After, anything else 500, the deployment's fault and not
-// the caller's. Returned as the function's error instead, it would reach
-// the client as the gateway's own answer, with nothing to say when to
-// retry.
+// NotReady answers an event the function could not get ready for (its
+// configuration, its store) in the one error shape: 503 with Retry-After
+// for an unavailable dependency, else 500. As the function's error it
+// would reach the client as the gateway's answer, with no Retry-After.
 func NotReady(ctx context.Context, log *slog.Logger, err error) *GatewayResponse {
 	if !errs.Is(err, errs.Unavailable) {
-		err = errs.Wrap(err, errs.Internal, codeNotReady, "")
+		err = errs.Wrap(err, errs.Internal, "function_not_ready", "")
 	}
 	return errorResponse(ctx, log, err)
 }
 
-// errorResponse is err answered in the one error shape.
 func errorResponse(ctx context.Context, log *slog.Logger, err error) *GatewayResponse {
 	rec := newRecorder()
 	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
@@ -103,8 +81,7 @@ func errorResponse(ctx context.Context, log *slog.Logger, err error) *GatewayRes
 func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 	bad := func(msg string) error { return errs.New(errs.Invalid, codeBadGatewayEvent, msg) }
 	if ev.URL != "" {
-		// The gateway's integration is not payload_format_version 1.0: a
-		// fault of the deployment, not of the caller.
+		// the deployment's fault, not the caller's
 		return nil, errs.Wrap(errors.New("an API Gateway event of payload format 0.1 (it has url)"),
 			errs.Internal, codeBadGatewayEvent, "the gateway is misconfigured")
 	}
@@ -128,7 +105,7 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 	if err != nil {
 		return nil, bad("the event's method is malformed")
 	}
-	// Set, not parsed from text: a path like "//x" would read as a host.
+	// set, not parsed: "//x" would read as a host
 	r.URL = &url.URL{Path: path, RawQuery: ev.query()}
 	r.RequestURI = r.URL.RequestURI()
 	for k, vs := range ev.MultiValueHeaders {
@@ -141,8 +118,7 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	// net/http keeps the host apart from the headers: the gateway's
-	// domain, which the bot's upload links point to.
+	// the gateway's domain, which the bot's upload links point to
 	r.Host = r.Header.Get("Host")
 	r.Header.Del("Host")
 	r.ContentLength = int64(len(body))
@@ -150,7 +126,6 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 	return r, nil
 }
 
-// query is the request's query from the event's parameter maps.
 func (ev *GatewayRequest) query() string {
 	q := url.Values{}
 	for k, vs := range ev.MultiValueQueryStringParameters {
@@ -166,13 +141,9 @@ func (ev *GatewayRequest) query() string {
 	return q.Encode()
 }
 
-// Response headers Cloud Functions refuse: a function's answer carrying
-// one is turned into an error (502) instead of being sent (docs/platform.md,
-// "HTTP invocation"). The challenges of 401 and 407 are information a
-// client can use (RFC 9110 has a 401 carry WWW-Authenticate), so they
-// leave under an X- name; Transfer-Encoding and Via describe connections
-// and hops, which the platform makes itself once the answer is a JSON
-// document, so they are dropped.
+// Response headers Cloud Functions turn into a 502 (docs/platform.md,
+// "HTTP invocation"): the 401 and 407 challenges, of use to a client, leave
+// under an X- name; the hop headers, the platform's own, are dropped.
 var (
 	renamedResponseHeaders = map[string]string{
 		"Www-Authenticate":   "X-Www-Authenticate",
@@ -181,8 +152,6 @@ var (
 	droppedResponseHeaders = map[string]bool{"Transfer-Encoding": true, "Via": true}
 )
 
-// gatewayHeaders is h as the platform takes it: canonical names, without
-// the headers it refuses (renamed or dropped).
 func gatewayHeaders(h http.Header) http.Header {
 	out := http.Header{}
 	for k, vs := range h {

@@ -105,7 +105,7 @@ func TestGatewayAnswersCarryNoForbiddenHeader(t *testing.T) {
 			ev := &httpapi.GatewayRequest{
 				Version: "1.0", HTTPMethod: rq.method, Path: path, QueryStringParameters: rq.query, Headers: rq.header,
 			}
-			resp, err := rq.api.Gateway(context.Background(), ev)
+			resp, err := httpapi.ServeGateway(context.Background(), rq.api, rq.api.Log, ev)
 			require.NoError(t, err, what)
 			if rq.method == rt.Method {
 				require.NoError(t, doc.Check(req, local.Code, local.Header(), local.Body.Bytes()), what)

@@ -18,7 +18,7 @@ import (
 // and checks the answer against the OpenAPI document.
 func (h *harness) gateway(ev *httpapi.GatewayRequest) *httpapi.GatewayResponse {
 	h.t.Helper()
-	resp, err := h.api.Gateway(context.Background(), ev)
+	resp, err := httpapi.ServeGateway(context.Background(), h.api, h.api.Log, ev)
 	require.NoError(h.t, err)
 	openapitest.Gateway(h.t, ev, resp)
 	return resp
@@ -91,7 +91,7 @@ func TestGatewayEventsReachTheSameRoutes(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, broken.StatusCode)
 	require.Contains(t, broken.Body, `"code":"bad_gateway_event"`)
 
-	empty, err := h.api.Gateway(ctx, nil)
+	empty, err := httpapi.ServeGateway(ctx, h.api, h.api.Log, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusBadRequest, empty.StatusCode)
 }

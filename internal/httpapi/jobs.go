@@ -19,83 +19,73 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 	"transcriber/internal/spend"
+	"transcriber/internal/storage/s3"
 	"transcriber/internal/transcript"
+	"transcriber/internal/translation"
 )
 
-// createRequest is the body of POST /v1/jobs.
 type createRequest struct {
-	Filename    string `json:"filename"`
-	SizeBytes   int64  `json:"size_bytes"`
-	ContentType string `json:"content_type,omitempty"`
-	Language    string `json:"language,omitempty"`
-	// Priority is "normal" (the default), "deferred" (SpeechKit's cheaper
-	// deferred mode, done within a day) or "fast" (synchronous
-	// recognition when the recording is short enough).
-	Priority job.Priority `json:"priority,omitempty"`
-	// Speakers asks for who spoke in every format (job.Features.Speakers).
-	Speakers bool `json:"speakers,omitempty"`
-	// Summary asks for a summary of the recording (job.Features.Summary).
-	Summary bool `json:"summary,omitempty"`
-	// CallbackURL is where the service POSTs a signed callback when the
-	// job ends (package callback).
-	CallbackURL string `json:"callback_url,omitempty"`
-	// Reuse false asks for a fresh recognition even when an earlier job
-	// of the same recording could lend its transcript (job.Features.NoReuse).
-	Reuse *bool `json:"reuse,omitempty"`
+	Filename    string       `json:"filename"`
+	SizeBytes   int64        `json:"size_bytes"`
+	ContentType string       `json:"content_type,omitempty"`
+	Language    string       `json:"language,omitempty"`
+	Priority    job.Priority `json:"priority,omitempty"` // "" is normal
+	Speakers    bool         `json:"speakers,omitempty"`
+	Summary     bool         `json:"summary,omitempty"`
+	CallbackURL string       `json:"callback_url,omitempty"`
+	Reuse       *bool        `json:"reuse,omitempty"` // false: job.Features.NoReuse
 }
 
-// codeBadFilename: the filename is empty, too long, not UTF-8, or has a
-// character that changes how it is shown (job.UnsafeFilenameRune).
 const codeBadFilename = "bad_filename"
 
 var (
-	errIdemReuse = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
-	errTooLarge  = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
-	// errNoTranslation: translate_to where no translator is configured.
-	errNoTranslation = errs.New(errs.Invalid, "translation_unavailable", "translation is not set up on this installation")
-	errBadLanguage   = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
-	errBadPriority   = errs.New(errs.Invalid, "job_invalid", `priority must be "normal", "deferred" or "fast"`)
-	errNoSummaries   = errs.New(errs.Invalid, "summary_unavailable", "summaries are not set up on this installation")
-	// errNoCallbackSecret: the token was made before callbacks, so there
-	// is no secret to sign them with.
+	errIdemReuse        = errs.New(errs.Conflict, "idempotency_key_reused", "this Idempotency-Key was used for a different request")
+	errTooLarge         = errs.New(errs.Invalid, "too_large", "the file is larger than the service takes")
+	errBadLanguage      = errs.New(errs.Invalid, "unknown_language", "the language is not one the recognizer knows")
+	errBadContentType   = errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
+	errBadPriority      = errs.New(errs.Invalid, "job_invalid", `priority must be "normal", "deferred" or "fast"`)
+	errNoSummaries      = errs.New(errs.Invalid, "summary_unavailable", "summaries are not set up on this installation")
 	errNoCallbackSecret = errs.New(errs.Invalid, "token_without_callback_secret",
 		"this API token has no callback secret (it was made before callbacks existed): make a new token to use callback_url")
 	errNoCallbacks = errs.New(errs.Unavailable, "callbacks_unavailable", "callbacks are not available on this installation")
-	// errExpired: the job is done, but the bucket's lifecycle rule has
-	// removed its transcript since.
-	errExpired = errs.New(errs.NotFound, codeExpired, "the transcript has expired: it is kept for a limited time after the job is done, and is no longer available")
+	errExpired     = errs.New(errs.NotFound, codeExpired, "the transcript has expired: it is kept for a limited time after the job is done, and is no longer available")
 )
 
-// decodeCreate reads and checks a create request: a JSON object of known
-// fields, within the body limit.
-func (a *API) decodeCreate(r *http.Request) (createRequest, error) {
-	var req createRequest
+func (a *API) readBody(r *http.Request) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			return req, errs.New(errs.Invalid, codeUnsupportedType, "send the request as application/json")
+			return nil, errs.New(errs.Invalid, codeUnsupportedType, "send the request as application/json")
 		}
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, a.cfg.MaxBodyBytes+1))
 	if err != nil {
-		return req, errs.Wrap(err, errs.Invalid, "body_unreadable", "the request body could not be read")
+		return nil, errs.Wrap(err, errs.Invalid, "body_unreadable", "the request body could not be read")
 	}
 	if int64(len(body)) > a.cfg.MaxBodyBytes {
-		return req, errs.New(errs.Invalid, codeBodyTooLarge, fmt.Sprintf("the request body is over %d bytes", a.cfg.MaxBodyBytes))
+		return nil, errs.New(errs.Invalid, codeBodyTooLarge, fmt.Sprintf("the request body is over %d bytes", a.cfg.MaxBodyBytes))
 	}
-	return parseCreate(body, a.cfg)
+	return body, nil
 }
 
-// parseCreate is the decoding rule, apart from HTTP, so it can be fuzzed.
-func parseCreate(body []byte, cfg Config) (createRequest, error) {
-	var req createRequest
+// decodeJSON decodes one object of known fields.
+func decodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return req, errs.Wrap(err, errs.Invalid, "bad_json", jsonProblem(err))
+	if err := dec.Decode(v); err != nil {
+		return errs.Wrap(err, errs.Invalid, "bad_json", jsonProblem(err))
 	}
 	if dec.More() {
-		return req, errs.New(errs.Invalid, "bad_json", "the body must be one JSON object")
+		return errs.New(errs.Invalid, "bad_json", "the body must be one JSON object")
+	}
+	return nil
+}
+
+// parseCreate is apart from HTTP, to be fuzzed.
+func parseCreate(body []byte, cfg Config) (createRequest, error) {
+	var req createRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return req, err
 	}
 	req.Filename = strings.TrimSpace(req.Filename)
 	switch {
@@ -107,15 +97,10 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 			"they make a name show as something it is not")
 	case req.SizeBytes <= 0:
 		return req, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
-	case req.SizeBytes > cfg.MaxSourceBytes:
+	case req.SizeBytes > s3.MaxPutSize:
 		return req, errTooLarge
-	case len(req.ContentType) > 255 || strings.ContainsAny(req.ContentType, "\r\n"):
-		return req, errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
-	}
-	if req.ContentType != "" {
-		if _, _, err := mime.ParseMediaType(req.ContentType); err != nil {
-			return req, errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
-		}
+	case req.ContentType != "" && (len(req.ContentType) > 255 || strings.ContainsAny(req.ContentType, "\r\n") || !isMediaType(req.ContentType)):
+		return req, errBadContentType
 	}
 	if req.Language == "" {
 		req.Language = cfg.DefaultLanguage
@@ -140,6 +125,8 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 	return req, nil
 }
 
+func isMediaType(ct string) bool { _, _, err := mime.ParseMediaType(ct); return err == nil }
+
 // jsonProblem says what is wrong with a body in words, without echoing it.
 func jsonProblem(err error) string {
 	var typeErr *json.UnmarshalTypeError
@@ -155,7 +142,11 @@ func jsonProblem(err error) string {
 }
 
 func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
-	req, err := a.decodeCreate(r)
+	body, err := a.readBody(r)
+	if err != nil {
+		return err
+	}
+	req, err := parseCreate(body, a.cfg)
 	if err != nil {
 		return err
 	}
@@ -165,12 +156,10 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	if req.CallbackURL != "" && a.Callbacks == nil {
 		return errNoCallbacks
 	}
-	payer := spend.API(caller.ID)
-	key := r.Header.Get("Idempotency-Key")
 	d := job.Draft{
 		Source:         job.SourceAPI,
 		OwnerID:        caller.ID,
-		ChargedTo:      payer,
+		ChargedTo:      spend.API(caller.ID),
 		Language:       req.Language,
 		Priority:       req.Priority,
 		Speakers:       req.Speakers,
@@ -179,7 +168,7 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		Filename:       req.Filename,
 		SizeBytes:      req.SizeBytes,
 		ContentType:    req.ContentType,
-		IdempotencyKey: key,
+		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 		UploadWindow:   a.cfg.UploadWindow(),
 	}
 	j, created, err := a.create(r.Context(), d)
@@ -191,6 +180,12 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		j.Features.NoReuse != d.NoReuse) {
 		return errIdemReuse
 	}
+	fail := func(err error) error {
+		if created {
+			a.discard(r.Context(), j)
+		}
+		return err
+	}
 	v := a.view(j)
 	if req.CallbackURL != "" {
 		cb, err := a.Callbacks.Register(r.Context(), j, caller, req.CallbackURL)
@@ -198,20 +193,14 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 			err = errIdemReuse
 		}
 		if err != nil {
-			if created {
-				a.discard(r.Context(), j)
-			}
-			return err
+			return fail(err)
 		}
 		v.Callback = callbackOf(cb)
 	}
 	if j.State == job.AwaitingUpload && !j.Deleted() {
 		put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), j.SizeBytes, j.ContentType, a.cfg.UploadURLTTL)
 		if err != nil {
-			if created {
-				a.discard(r.Context(), j)
-			}
-			return err
+			return fail(err)
 		}
 		v.Upload = &uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}
 	}
@@ -224,11 +213,9 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	return nil
 }
 
-// create makes the job of d, or finds the one its idempotency key made,
-// within the payer's limit of unfinished jobs (spend.Admit): the place is
-// taken before the job is made and given back when no new job was made.
-// At the limit, a retried request gets the job its key made, as any retry
-// does, instead of 429: that job holds one of the places.
+// create makes d's job, or finds the one its idempotency key made, within
+// the payer's limit of unfinished jobs (spend.Create): at the limit a
+// retry still gets its job, which holds one of the places.
 func (a *API) create(ctx context.Context, d job.Draft) (job.Job, bool, error) {
 	var made func(job.Job) bool // a request without a key is not a retry of another
 	if d.IdempotencyKey != "" {
@@ -243,7 +230,6 @@ func (a *API) create(ctx context.Context, d job.Draft) (job.Job, bool, error) {
 	}, a.Log)
 }
 
-// usage answers the caller's usage and limits (spend.Report).
 func (a *API) usage(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
 	u, err := spend.Report(r.Context(), a.Counters, a.Jobs, a.cfg.Limits, spend.API(caller.ID), a.Clock.Now())
 	if err != nil {
@@ -253,21 +239,18 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request, caller apitoken.Toke
 	return nil
 }
 
-// discard deletes a job just made whose answer cannot be given, so no job
-// is left waiting for an upload nobody can make. The caller's error is the
-// one answered; a failure here is logged, and the sweep ends the job when
-// its upload window closes.
+// discard deletes a job just made whose answer failed, so none waits for
+// an upload nobody can make; failing that, the sweep ends it.
 func (a *API) discard(ctx context.Context, j job.Job) {
 	d, err := a.Jobs.Delete(ctx, j.ID)
 	if err != nil {
-		a.Log.WarnContext(ctx, "could not delete a job whose upload URL failed", "job_id", j.ID, "error", err.Error())
+		a.Log.WarnContext(ctx, "discard failed", "job_id", j.ID, "error", err.Error())
 		return
 	}
 	spend.Deleted(ctx, a.Counters, a.cfg.Limits, j, d, a.Log)
 }
 
-// ownJob returns the caller's job named in the path. Another caller's job
-// is not found, exactly like a job that does not exist.
+// ownJob returns the caller's job named in the path; another's is not found.
 func (a *API) ownJob(r *http.Request, caller apitoken.Token) (job.Job, error) {
 	id, err := job.ParseID(r.PathValue("id")) // a malformed id never reaches the store
 	if err != nil {
@@ -350,7 +333,7 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 	name := j.ID + "." + string(f)
 	if lang := r.URL.Query().Get("translate_to"); lang != "" {
 		if a.Translations == nil {
-			return errNoTranslation
+			return translation.ErrOff
 		}
 		if t, err = a.Translations.Of(r.Context(), j, t, lang); err != nil {
 			return err
@@ -368,8 +351,6 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 	return nil
 }
 
-// readResult reads a done job's stored result: its transcript, with the
-// summary when there is one.
 func (a *API) readResult(ctx context.Context, j job.Job) (transcript.Transcript, error) {
 	rc, err := a.Objects.Get(ctx, job.ResultKey(j.ID))
 	if errs.Is(err, errs.NotFound) {
@@ -386,15 +367,11 @@ func (a *API) readResult(ctx context.Context, j job.Job) (transcript.Transcript,
 	return t, nil
 }
 
-// summaryView is GET /v1/jobs/{id}/summary?format=json.
 type summaryView struct {
 	Text  string                  `json:"text"`
 	Usage transcript.SummaryUsage `json:"usage"`
 }
 
-// summary answers a done job's summary: as text/plain, or with
-// ?format=json as its text and the language model's token usage. A job
-// that did not ask for one, or got none (the view says why), is 404.
 func (a *API) summary(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "txt" && format != "json" {
@@ -434,9 +411,8 @@ func (a *API) summary(w http.ResponseWriter, r *http.Request, caller apitoken.To
 	return nil
 }
 
-// deleteJob marks the job deleted, then removes its files and recognitions.
-// What cannot be removed now is logged; the bucket's lifecycle rules and
-// SpeechKit's 3-day retention remove it later.
+// deleteJob marks the job deleted and purges it; what remains, the
+// bucket's lifecycle rules and SpeechKit's 3-day retention remove.
 func (a *API) deleteJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
 	j, err := a.ownJob(r, caller)
 	if err != nil {

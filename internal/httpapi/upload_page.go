@@ -5,11 +5,8 @@ import (
 	"crypto/sha256"
 	_ "embed" // the upload page
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"html/template"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,75 +15,59 @@ import (
 	"transcriber/internal/apitoken"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
+	"transcriber/internal/storage/s3"
 	"transcriber/internal/uploadlink"
 )
 
-// The one-time upload page: a Telegram file too large for the bot to fetch
-// (over 20 MB) is uploaded by its sender from a browser, through the link
-// the bot replies with (package uploadlink). The routes take no API token:
-// the link's token, an HMAC of the job id, is the credential. A missing or
-// wrong token, and a job that is not a Telegram job, answer the same 404 as
-// a job that does not exist, so a link cannot be probed.
-//
-// The page's script finds its routes from its own address (the path and the
-// query with the token), so the HTML carries no token, and the page is
-// served with Referrer-Policy: no-referrer so the address never leaves in a
-// Referer header.
+// The one-time upload page, for a Telegram file over the bot's 20 MB: the
+// link's token (package uploadlink) is the credential, and every reason a
+// link does not open answers the same 404, so links cannot be probed. The
+// script reads its routes from its own address, so the HTML carries no
+// token, and no-referrer keeps the address from leaving.
 
 //go:embed upload_page.html
 var uploadPageSource string
 
 var (
 	uploadPage = template.Must(template.New("upload").Parse(uploadPageSource))
-	// pageScriptHash and pageStyleHash are the CSP hashes of the page's one
-	// inline script and one inline style, taken from the page as rendered:
-	// nothing in them depends on the job, so they are the same every time.
+	// CSP hashes of the inline script and style, which never depend on the job
 	pageScriptHash, pageStyleHash = pageHashes()
 )
 
-// The upload link's errors. A link that does not open is job_not_found, the
-// same answer for every reason.
 var (
-	errLinkNotFound    = job.ErrNotFound
-	errLinksOff        = errs.New(errs.NotFound, codeRouteNotFound, "no such route")
 	errLinkDeleted     = errs.New(errs.Conflict, "job_deleted", "the job was deleted; send the file to the bot again")
 	errLinkExpired     = errs.New(errs.Conflict, "link_expired", "this upload link has expired; send the file to the bot again")
 	errAlreadyUploaded = errs.New(errs.Conflict, "already_uploaded", "the file was already uploaded; this link now shows only the job's progress")
 )
 
-// uploadMissing is the pipeline's error code for a job whose upload window
-// closed without its file.
+// uploadMissing is the pipeline's code for an upload window closed empty.
 const uploadMissing = "upload_missing"
 
-// linkedJob returns the Telegram job the request's link names, checking the
-// link's token (query t) in constant time before the store is read.
+// linkedJob returns the Telegram job the link names, its token (query t)
+// checked in constant time before the store is read.
 func (a *API) linkedJob(r *http.Request) (job.Job, error) {
 	if len(a.cfg.UploadLinkSecret) == 0 {
-		return job.Job{}, errLinksOff
+		return job.Job{}, errNoRoute
 	}
 	id := r.PathValue("id")
 	if !uploadlink.Valid(a.cfg.UploadLinkSecret, id, r.URL.Query().Get("t")) {
-		return job.Job{}, errLinkNotFound
+		return job.Job{}, job.ErrNotFound
 	}
 	canon, err := job.ParseID(id)
 	if err != nil {
-		return job.Job{}, errLinkNotFound
+		return job.Job{}, job.ErrNotFound
 	}
 	j, err := a.Jobs.Get(r.Context(), canon)
-	if errs.Is(err, errs.NotFound) {
-		return job.Job{}, errLinkNotFound
-	}
-	if err != nil {
+	switch {
+	case errs.Is(err, errs.NotFound) || (err == nil && j.Source != job.SourceTelegram):
+		return job.Job{}, job.ErrNotFound
+	case err != nil:
 		return job.Job{}, err
-	}
-	if j.Source != job.SourceTelegram {
-		return job.Job{}, errLinkNotFound
 	}
 	return j, nil
 }
 
-// uploadClosed tells why the job no longer takes its file; nil while it
-// does: awaiting its upload, not deleted, and its upload window open.
+// uploadClosed tells why the job no longer takes its file; nil while it does.
 func uploadClosed(j job.Job, now time.Time) error {
 	switch {
 	case j.Deleted():
@@ -101,7 +82,6 @@ func uploadClosed(j job.Job, now time.Time) error {
 	return errAlreadyUploaded
 }
 
-// pageData is what the page shows of the job.
 type pageData struct {
 	Filename  string
 	SizeBytes int64
@@ -126,8 +106,7 @@ func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 	if closed := uploadClosed(j, a.Clock.Now()); closed != nil {
 		d.Closed = errs.CodeOf(closed)
 	} else {
-		// The page PUTs the file to Object Storage: its origin is the one
-		// the presigned URL will name.
+		// the page PUTs to the presigned URL's origin
 		origin, err := a.storageOrigin(r, j)
 		if err != nil {
 			return err
@@ -150,7 +129,6 @@ func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 	return nil
 }
 
-// storageOrigin is the scheme, host and port the job's upload URL names.
 func (a *API) storageOrigin(r *http.Request, j job.Job) (string, error) {
 	put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), max(j.SizeBytes, 1), j.ContentType, a.cfg.UploadURLTTL)
 	if err != nil {
@@ -163,7 +141,6 @@ func (a *API) storageOrigin(r *http.Request, j job.Job) (string, error) {
 	return u.Scheme + "://" + u.Host, nil
 }
 
-// uploadLinkRequest is the body of POST /upload/{id}.
 type uploadLinkRequest struct {
 	SizeBytes   int64  `json:"size_bytes"`
 	ContentType string `json:"content_type,omitempty"`
@@ -173,8 +150,6 @@ type uploadLinkView struct {
 	Upload uploadView `json:"upload"`
 }
 
-// signUpload answers the page with a presigned PUT for the job's source,
-// while the job still waits for it.
 func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
 	j, err := a.linkedJob(r)
 	if err != nil {
@@ -192,7 +167,7 @@ func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 	case size > 0 && req.SizeBytes != size:
 		return errs.New(errs.Invalid, "size_mismatch", fmt.Sprintf(
 			"the file picked is %d bytes, but the file sent to the bot is %d bytes: pick that same file", req.SizeBytes, size))
-	case size == 0 && req.SizeBytes > a.cfg.MaxSourceBytes:
+	case size == 0 && req.SizeBytes > s3.MaxPutSize:
 		return errTooLarge
 	case size == 0:
 		size = req.SizeBytes // Telegram did not say; the signature holds the file to what the page read
@@ -201,50 +176,32 @@ func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 	if err != nil {
 		return err
 	}
-	a.Log.InfoContext(r.Context(), "upload link signed an upload", "job_id", j.ID)
+	a.Log.InfoContext(r.Context(), "upload link signed", "job_id", j.ID)
 	writeJSON(w, http.StatusOK, uploadLinkView{Upload: uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}})
 	return nil
 }
 
-// decodeUploadLink reads the page's request: a JSON object of known fields,
-// within the body limit. content_type is what the browser says of the file;
-// it is checked but not signed: the job's own type is (upload.headers).
+// decodeUploadLink reads the page's request. content_type, the browser's
+// word, is checked but not signed: the job's own type is.
 func (a *API) decodeUploadLink(r *http.Request) (uploadLinkRequest, error) {
 	var req uploadLinkRequest
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return req, errs.New(errs.Invalid, codeUnsupportedType, "send the request as application/json")
-		}
+	body, err := a.readBody(r)
+	if err == nil {
+		err = decodeJSON(body, &req)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, a.cfg.MaxBodyBytes+1))
 	if err != nil {
-		return req, errs.Wrap(err, errs.Invalid, "body_unreadable", "the request body could not be read")
-	}
-	if int64(len(body)) > a.cfg.MaxBodyBytes {
-		return req, errs.New(errs.Invalid, codeBodyTooLarge, fmt.Sprintf("the request body is over %d bytes", a.cfg.MaxBodyBytes))
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return req, errs.Wrap(err, errs.Invalid, "bad_json", jsonProblem(err))
-	}
-	if dec.More() {
-		return req, errs.New(errs.Invalid, "bad_json", "the body must be one JSON object")
+		return req, err
 	}
 	if req.SizeBytes <= 0 {
 		return req, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
 	}
-	if req.ContentType != "" {
-		if _, _, err := mime.ParseMediaType(req.ContentType); err != nil || len(req.ContentType) > 255 {
-			return req, errs.New(errs.Invalid, "bad_content_type", "content_type is not a media type")
-		}
+	if req.ContentType != "" && (!isMediaType(req.ContentType) || len(req.ContentType) > 255) {
+		return req, errBadContentType
 	}
 	return req, nil
 }
 
-// linkStatusView is all the status route shows: nothing that names
-// anything but this job's progress.
+// linkStatusView names nothing but this job's progress.
 type linkStatusView struct {
 	State        job.State `json:"state"`
 	Progress     *int      `json:"progress,omitempty"` // none once failed or dead
@@ -260,7 +217,6 @@ func (a *API) uploadStatus(w http.ResponseWriter, r *http.Request, _ apitoken.To
 	return nil
 }
 
-// failure is the job's failure in words, when it failed.
 func failure(j job.Job) string {
 	if j.State != job.Failed && j.State != job.Dead {
 		return ""
@@ -271,7 +227,6 @@ func failure(j job.Job) string {
 	return j.ErrorMessage
 }
 
-// sizeText is a size for people, in English and in Russian.
 func sizeText(n int64) (en, ru string) {
 	if n <= 0 {
 		return "unknown", "неизвестен"
@@ -280,8 +235,6 @@ func sizeText(n int64) (en, ru string) {
 	return fmt.Sprintf("%s MB (%d bytes)", mb, n), fmt.Sprintf("%s МБ (%d байт)", strings.Replace(mb, ".", ",", 1), n)
 }
 
-// pageHashes renders the page once and returns the CSP sources of its
-// inline script and style.
 func pageHashes() (script, style string) {
 	var b bytes.Buffer
 	if err := uploadPage.Execute(&b, pageData{}); err != nil {
@@ -290,7 +243,6 @@ func pageHashes() (script, style string) {
 	return cspHash(inline(b.String(), "script")), cspHash(inline(b.String(), "style"))
 }
 
-// inline returns the text of the page's one <tag> element.
 func inline(page, tag string) string {
 	_, rest, ok := strings.Cut(page, "<"+tag+">")
 	if !ok {

@@ -10,46 +10,32 @@ import (
 	"transcriber/internal/transcript"
 )
 
-// jobView is a job as the API shows it.
 type jobView struct {
-	ID          string       `json:"id"`
-	State       job.State    `json:"state"`
-	Progress    *int         `json:"progress,omitempty"` // none once failed or dead (progress)
-	Filename    string       `json:"filename"`
-	SizeBytes   int64        `json:"size_bytes"`
-	ContentType string       `json:"content_type,omitempty"`
-	Language    string       `json:"language"`
-	Priority    job.Priority `json:"priority"`
-	DurationMs  int64        `json:"duration_ms,omitempty"`
-	// Recognition is how the job was recognized, "sync" or "async", once
-	// that is known.
+	ID          string          `json:"id"`
+	State       job.State       `json:"state"`
+	Progress    *int            `json:"progress,omitempty"` // none once failed or dead (progress)
+	Filename    string          `json:"filename"`
+	SizeBytes   int64           `json:"size_bytes"`
+	ContentType string          `json:"content_type,omitempty"`
+	Language    string          `json:"language"`
+	Priority    job.Priority    `json:"priority"`
+	DurationMs  int64           `json:"duration_ms,omitempty"`
 	Recognition job.Recognition `json:"recognition,omitempty"`
-	// BilledSeconds is what SpeechKit bills for the job's recognition
-	// (spend.JobBilled: what a synchronous answer stated, else the
-	// segments by the asynchronous rule); shown once the job is done, in
-	// the job's own view.
-	BilledSeconds *int64 `json:"billed_seconds,omitempty"`
-	// CostRub is what the job cost, in rubles, at the installation's
-	// prices: its recognition and any summary (spend.Limits.Cost); shown
-	// with BilledSeconds.
-	CostRub    *float64          `json:"cost_rub,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
-	UpdatedAt  time.Time         `json:"updated_at"`
-	DeletedAt  *time.Time        `json:"deleted_at,omitempty"`
-	Error      *errorView        `json:"error,omitempty"`
-	Transcript map[string]string `json:"transcript,omitempty"`
-	// Options are what the job asked for beyond a bare transcript.
-	Options *optionsView `json:"options,omitempty"`
-	// ReusedFrom is the job whose transcript this done job reused, with
-	// no recognition of its own (billed 0).
-	ReusedFrom string `json:"reused_from,omitempty"`
-	// Summary links the summary of a done job that asked for one and got
-	// it; SummaryMissing says why a done job that asked has none.
+	// BilledSeconds (spend.JobBilled) and CostRub show once done, in the
+	// job's own view.
+	BilledSeconds  *int64            `json:"billed_seconds,omitempty"`
+	CostRub        *float64          `json:"cost_rub,omitempty"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      time.Time         `json:"updated_at"`
+	DeletedAt      *time.Time        `json:"deleted_at,omitempty"`
+	Error          *errorView        `json:"error,omitempty"`
+	Transcript     map[string]string `json:"transcript,omitempty"`
+	Options        *optionsView      `json:"options,omitempty"`
+	ReusedFrom     string            `json:"reused_from,omitempty"` // the job whose transcript was reused
 	Summary        map[string]string `json:"summary,omitempty"`
 	SummaryMissing string            `json:"summary_missing,omitempty"`
 	Upload         *uploadView       `json:"upload,omitempty"`
-	// Callback is the job's callback (callback_url) and how its delivery
-	// stands: in the answers of POST /v1/jobs and GET /v1/jobs/{id} only.
+	// Callback shows in POST /v1/jobs and GET /v1/jobs/{id} only.
 	Callback *callbackView `json:"callback,omitempty"`
 }
 
@@ -59,7 +45,6 @@ type optionsView struct {
 	Reuse    *bool `json:"reuse,omitempty"` // false: made with "reuse": false
 }
 
-// callbackView is a job's callback as the API shows it.
 type callbackView struct {
 	URL           string       `json:"url"`
 	State         outbox.State `json:"state"`
@@ -83,8 +68,7 @@ func callbackOf(d callback.Delivery) *callbackView {
 	return v
 }
 
-// JobView is job j as GET /v1/jobs/{id} shows it, without its callback:
-// the data of a callback's payload.
+// JobView is GET /v1/jobs/{id}'s view without the callback: a callback's payload.
 func (a *API) JobView(j job.Job) any { return a.view(j) }
 
 type errorView struct {
@@ -153,10 +137,8 @@ func (a *API) view(j job.Job) jobView {
 	return v
 }
 
-// progress is a rough percentage for people: the stages of the pipeline,
-// and the share of recognitions finished; 100 once done. A failed or dead
-// job has none (nil): it did not complete, and it keeps no record of how
-// far it got.
+// progress is a rough percentage by stage and recognitions finished; nil
+// for a failed or dead job, which keeps no record of how far it got.
 func progress(j job.Job) *int {
 	p := 100
 	switch j.State {

@@ -1,26 +1,20 @@
-// Package status is the owner's view of the service: how many jobs wait
-// and for what, what ended in the last day and of what, how much of the
-// recognizer's request window and of the month's audio is used, how many
-// recognitions are in flight, and whether Telegram deliveries and
-// callbacks go out. `transcriber status` prints it, the bot's /status
-// answers the owner with it, and Decide (alert.go) turns it into the
-// owner's alerts.
+// Package status is the owner's view of the service: jobs waiting and why,
+// what ended in the last day, the recognizer's request window, the month's
+// audio and money, recognitions in flight, Telegram deliveries and
+// callbacks. `transcriber status` prints it, the bot's /status sends it,
+// and Decide (alert.go) turns it into alerts.
 //
-// It only reads, over ports it defines (Jobs, Outbox, and the usage
-// counters of package quota), and every read is a range of an index the
-// tables already have, bounded by Config.Cap: the jobs through jobs_due
-// (state, next_run_at, id), the outbox through outbox_due, the counters
-// by their key. docs/database.md gives
-// the request units one read costs in YDB.
+// It only reads, each read a range of an existing index bounded by
+// Config.Cap (cost in YDB: docs/database.md).
 package status
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -32,42 +26,30 @@ import (
 	"transcriber/internal/spend"
 )
 
-// Jobs is what the status reads of the jobs table; both stores'
-// JobStore implement it. Each method reads one state's range of jobs_due,
-// (state, next_run_at, id). An ended job's next_run_at is when it ended
-// (job.ApplySave), so a final state's range is in the order its jobs
-// ended.
+// Jobs reads ranges of jobs_due (state, next_run_at, id). An ended job's
+// next_run_at is when it ended, so a final state's range is in end order.
+// Limits outside 1..MaxRead are ErrInvalid.
 type Jobs interface {
-	// StateEntries returns up to limit jobs in state whose next_run_at is
-	// at or after since (the zero time: all of them), by next_run_at,
-	// then id, with only ID, State and NextRunAt set: read from the index
-	// alone. Errors: ErrInvalid (limit out of 1..MaxRead).
+	// StateEntries returns up to limit jobs in state with next_run_at >=
+	// since, by next_run_at then id, only ID, State and NextRunAt set.
 	StateEntries(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error)
-	// LatestInState returns up to limit jobs in state whose next_run_at is
-	// at or after since (the zero time: all), the latest next_run_at
-	// first, without their segments. Errors: ErrInvalid (as StateEntries).
+	// LatestInState is StateEntries latest first, whole jobs without segments.
 	LatestInState(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error)
-	// Get returns a job with its segments (job.Store's).
 	Get(ctx context.Context, id string) (job.Job, error)
 }
 
-// Outbox is what the status reads of the outbox; both stores' Outbox
-// implement it.
+// Outbox reads up to limit entries of kind in state with next_at at or
+// after since (zero: all), by next_at then key. Errors: ErrInvalid.
 type Outbox interface {
-	// InState returns up to limit entries of kind in state whose next_at
-	// is at or after since (the zero time: all), by next_at, then key (a
-	// range of outbox_due). Errors: ErrInvalid (limit out of 1..MaxRead).
 	InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error)
 }
 
 // MaxRead is the most rows one read of a port may return.
 const MaxRead = 10_000
 
-// ErrInvalid: a read's arguments break the ports' rules.
 var ErrInvalid = errs.New(errs.Invalid, "status_invalid", "the status read is not valid")
 
-// CheckRead is the argument rule of every read of the ports, shared by
-// every store.
+// CheckRead is every store's rule for a read's limit.
 func CheckRead(limit int) error {
 	if limit < 1 || limit > MaxRead {
 		return fmt.Errorf("%w: limit %d outside 1..%d", ErrInvalid, limit, MaxRead)
@@ -75,34 +57,23 @@ func CheckRead(limit int) error {
 	return nil
 }
 
-// DefaultCap is how many rows of one range a status read counts at most:
-// a queue or a day longer than that reads as "more than" it. It bounds
-// what one status costs in YDB whatever the backlog (docs/database.md).
-const DefaultCap = 1000
+const (
+	// DefaultCap bounds the rows one range counts, and so a status's cost
+	// whatever the backlog; past it a count reads "more than".
+	DefaultCap = 1000
+	Span       = 24 * time.Hour // how far back ended jobs and failed callbacks count
+	LatestDead = 5              // how many of the latest dead jobs are named
+)
 
-// Span is how far back the status counts ended jobs and failed
-// callbacks: the last day.
-const Span = 24 * time.Hour
-
-// LatestDead is how many of the latest dead jobs the status names.
-const LatestDead = 5
-
-// Config is what the status needs to know of the installation's settings.
+// Config is what the status needs of the installation's settings; a zero
+// limit is none.
 type Config struct {
-	// Windows are the pipeline's request and in-flight windows.
-	Windows Windows
-	// QuotaCode is the code of a job the recognizer refused for its
-	// request quota (speechkit.CodeRecognitionQuota); empty: no job is
-	// taken for one by its code.
-	QuotaCode string
-	// MaxInFlight is MAX_RECOGNITIONS_IN_FLIGHT; 0 is no bound.
-	MaxInFlight int
-	// AudioPerMonth is LIMIT_AUDIO_PER_MONTH; 0 is no limit.
-	AudioPerMonth time.Duration
-	// BudgetPerMonth is LIMIT_BUDGET_PER_MONTH in µ₽; 0 is no budget.
-	BudgetPerMonth int64
-	// Cap is how many rows of one range are counted; 0 is DefaultCap.
-	Cap int
+	Windows        Windows
+	QuotaCode      string // the code of a recognizer's quota refusal; "": none recognized
+	MaxInFlight    int
+	AudioPerMonth  time.Duration
+	BudgetPerMonth int64 // µ₽
+	Cap            int   // rows counted a range; 0: DefaultCap
 }
 
 func (c Config) limit() int {
@@ -112,8 +83,8 @@ func (c Config) limit() int {
 	return c.Cap
 }
 
-// Reader reads the status. Counters and Outbox may be nil: their parts
-// then read as zero (no counters) or are left out (Telegram, callbacks).
+// Reader reads the status. A nil Counters reads as zero; a nil Outbox
+// leaves the Telegram and callback parts out.
 type Reader struct {
 	Jobs     Jobs
 	Counters quota.Counters
@@ -121,45 +92,28 @@ type Reader struct {
 	Config   Config
 }
 
-// Status is the service's state at one moment.
+// Status is the service's state at one moment; Ended, Failures and Dead
+// count since EndedSince (Span before At).
 type Status struct {
-	At time.Time `json:"at"`
-	// Live counts the jobs of each live state, in pipeline order.
-	Live []Count `json:"live"`
-	// Ended counts the jobs that reached each final state since EndedSince
-	// (Span before At).
+	At         time.Time `json:"at"`
+	Live       []Count   `json:"live"` // in pipeline order
 	Ended      []Count   `json:"ended"`
 	EndedSince time.Time `json:"ended_since"`
-	// Oldest is the oldest live job and what it waits for; nil when no job
-	// is live.
-	Oldest *Waiting `json:"oldest,omitempty"`
-	// Failures counts the jobs failed and dead since EndedSince by state
-	// and error code, most first.
-	Failures []Failure `json:"failures"`
-	// Dead are the latest jobs that ended dead since EndedSince, the
-	// latest first, at most LatestDead.
-	Dead []Ended `json:"dead"`
-	// QuotaWait is the jobs that wait for the recognizer's request window.
-	QuotaWait QuotaWait `json:"quota_wait"`
-	// Requests is the recognizer's request window now.
-	Requests Requests `json:"requests"`
-	// InFlight is the recognitions in flight.
-	InFlight InFlight `json:"in_flight"`
-	// Audio is the installation's billed seconds and audio this UTC month
-	// against LIMIT_AUDIO_PER_MONTH.
-	Audio spend.Window `json:"audio_month"`
-	// Spend is the installation's money this UTC month against
-	// LIMIT_BUDGET_PER_MONTH.
-	Spend Spend `json:"spend_month"`
-	// Telegram is the bot's outbox entries; nil without an outbox.
-	Telegram *TelegramState `json:"telegram,omitempty"`
-	// Callbacks is the API's callbacks; nil without an outbox.
-	Callbacks *CallbackState `json:"callbacks,omitempty"`
+	Oldest     *Waiting  `json:"oldest,omitempty"` // nil: no live job
+	Failures   []Failure `json:"failures"`         // by state and code, most first
+	Dead       []Ended   `json:"dead"`             // latest first, at most LatestDead
+	QuotaWait  QuotaWait `json:"quota_wait"`
+	Requests   Requests  `json:"requests"`
+	InFlight   InFlight  `json:"in_flight"`
+	// Audio and Spend are this UTC month's, against the monthly limits.
+	Audio     spend.Window   `json:"audio_month"`
+	Spend     Spend          `json:"spend_month"`
+	Telegram  *TelegramState `json:"telegram,omitempty"`  // nil without an outbox
+	Callbacks *CallbackState `json:"callbacks,omitempty"` // nil without an outbox
 }
 
-// Spend is the month's money: what is reserved or billed (what counts
-// against the budget), the budget, and what the jobs done cost by kind
-// (spend.Kinds). Amounts in µ₽; the JSON says rubles.
+// Spend is the month's money counted against the budget, and what done
+// jobs cost by kind. Amounts in µ₽; the JSON says rubles.
 type Spend struct {
 	UsedMicros   int64       `json:"-"`
 	BudgetMicros int64       `json:"-"`
@@ -169,8 +123,7 @@ type Spend struct {
 	ResetsAt     time.Time   `json:"resets_at"`
 }
 
-// SpendKinds writes the month's money of the jobs done by kind: "async
-// 12.10 ₽, deferred 0.00 ₽, sync 0.33 ₽, summary 1.20 ₽".
+// SpendKinds writes the money by kind: "async 12.10 ₽, deferred 0.00 ₽, …".
 func SpendKinds(sp Spend) string {
 	parts := make([]string, 0, len(sp.Kinds))
 	for _, k := range sp.Kinds {
@@ -179,48 +132,30 @@ func SpendKinds(sp Spend) string {
 	return strings.Join(parts, ", ")
 }
 
-// KindSpend is the money of one kind of spend this month.
 type KindSpend struct {
 	Kind   spend.Mode `json:"kind"`
 	Micros int64      `json:"-"`
 	Rub    float64    `json:"rub"`
 }
 
-// Count is how many jobs one state has; More says there are more than
-// Jobs (the read stopped at the cap).
+// Count is a state's jobs; More: the read stopped at the cap.
 type Count struct {
 	State job.State `json:"state"`
 	Jobs  int       `json:"jobs"`
 	More  bool      `json:"more,omitempty"`
 }
 
-// Reason is what a job waits for.
+// Reason is what a live job waits for, until Waiting.Until.
 type Reason string
 
-// The reasons.
 const (
-	// ForUpload: the job waits for its file (awaiting_upload), until
-	// Waiting.Until, when its upload window closes.
-	ForUpload Reason = "upload"
-	// ForStep: a step holds the job now (an unexpired claim), until
-	// Waiting.Until at the latest.
-	ForStep Reason = "step"
-	// ForQuota: its audio waits for the recognizer's request window
-	// (the service's count of SPEECHKIT_REQUESTS_PER_HOUR, or the
-	// recognizer's own answer, code recognition_quota).
-	ForQuota Reason = "recognizer_quota"
-	// ForSlot: a piece of its audio waits for a place among the
-	// recognitions in flight (MAX_RECOGNITIONS_IN_FLIGHT).
-	ForSlot Reason = "slot"
-	// ForRetry: its last attempt failed (Waiting.Code) and it is tried
-	// again at Waiting.Until.
-	ForRetry Reason = "retry"
-	// ForRecognition: the recognizer is working on it; it is checked again
-	// at Waiting.Until.
-	ForRecognition Reason = "recognition"
-	// ForTurn: it is due at Waiting.Until and waits for the timer's sweep
-	// to take it.
-	ForTurn Reason = "turn"
+	ForUpload      Reason = "upload"           // its file, until the upload window closes
+	ForStep        Reason = "step"             // a step holds its claim
+	ForQuota       Reason = "recognizer_quota" // the request window (ours, or the recognizer's refusal)
+	ForSlot        Reason = "slot"             // a place among the recognitions in flight
+	ForRetry       Reason = "retry"            // its last attempt failed (Waiting.Code)
+	ForRecognition Reason = "recognition"      // the recognizer works on it
+	ForTurn        Reason = "turn"             // due, waiting for the timer's sweep
 )
 
 // Waiting is a live job and what it waits for.
@@ -229,10 +164,9 @@ type Waiting struct {
 	State     job.State `json:"state"`
 	CreatedAt time.Time `json:"created_at"`
 	For       Reason    `json:"waits_for"`
-	// Code is the job's last failure, when it has one.
-	Code     string    `json:"code,omitempty"`
-	Attempts int       `json:"attempts,omitempty"`
-	Until    time.Time `json:"until"` // the job's next_run_at
+	Code      string    `json:"code,omitempty"` // its last failure
+	Attempts  int       `json:"attempts,omitempty"`
+	Until     time.Time `json:"until"` // its next_run_at
 }
 
 // Failure is how many jobs ended in State with Code.
@@ -249,91 +183,64 @@ type Ended struct {
 	At    time.Time `json:"at"`
 }
 
-// QuotaWait is the jobs waiting for the recognizer's request window.
-//
-// Counted are the jobs in converted that no step holds and that a quota
-// put off: saved to wait for the next window (attempts back to 0: the
-// service's own count) or released with code recognition_quota (the
-// recognizer's answer). A job whose later pieces wait in transcribe
-// (after waiting for a place in flight) is not counted; Oldest names it
-// when it is the oldest job.
+// QuotaWait counts the converted jobs no step holds that a quota put off
+// (saved with attempts 0 by our count, or released with the recognizer's
+// quota code). Jobs whose later pieces wait in transcribe are not counted.
 type QuotaWait struct {
 	Jobs     int    `json:"jobs"`
 	More     bool   `json:"more,omitempty"`
 	OldestID string `json:"oldest_job_id,omitempty"`
-	// Since is the earliest the longest wait can have begun: not before
-	// its job was made, nor before the run of full request windows that
-	// ends now (a job waits only in a full window, or on the recognizer's
-	// own refusal). The rows keep no start of a wait; zero when no job
-	// waits.
+	// Since is the earliest the longest wait can have begun: not before its
+	// job was made nor before the run of full windows ending now (rows keep
+	// no start of a wait). Zero when none waits.
 	Since time.Time `json:"since"`
 }
 
-// Requests is the recognizer's request window (SPEECHKIT_REQUESTS_PER_HOUR,
-// counted in fixed windows: Windows).
+// Requests is the recognizer's request window (SPEECHKIT_REQUESTS_PER_HOUR).
 type Requests struct {
-	// Paced is false when the requests are not counted (0 an hour).
-	Paced    bool      `json:"paced"`
+	Paced    bool      `json:"paced"` // false: not counted
 	Used     int64     `json:"used"`
 	Allowed  int64     `json:"allowed"`
 	Start    time.Time `json:"window_start"`
 	ResetsAt time.Time `json:"resets_at"`
 }
 
-// InFlight is the recognitions in flight: what the installation's count
-// holds in its current and previous window, which bounds them from above
-// (the pipeline admits a recognition only while the two hold fewer than
-// Max).
+// InFlight is the in-flight count of the current and previous window, an
+// upper bound on the recognitions in flight.
 type InFlight struct {
 	Counted int64 `json:"counted"`
 	Max     int   `json:"max"` // 0: no bound
 }
 
-// TelegramState is the bot's pending deliveries.
+// TelegramState is the bot's pending deliveries. Due: due and unleased;
+// Failing: tried, not sent, unleased.
 type TelegramState struct {
-	Pending int  `json:"pending"`
-	More    bool `json:"more,omitempty"`
-	// Due are pending, due and held by no sender: waiting for the
-	// timer's sweep.
-	Due int `json:"due"`
-	// Failing were taken and not sent (a send that failed for now, a
-	// 429 longer than a call waits, a sender that crashed), and are held
-	// by no sender now.
-	Failing int `json:"failing"`
-	// OldestDue is the earliest next_at of the pending ones; zero when
-	// none is pending.
-	OldestDue time.Time `json:"oldest_due"`
+	Pending   int       `json:"pending"`
+	More      bool      `json:"more,omitempty"`
+	Due       int       `json:"due"`
+	Failing   int       `json:"failing"`
+	OldestDue time.Time `json:"oldest_due"` // zero: none pending
 }
 
-// CallbackState is the API's callbacks.
+// CallbackState is the API's callbacks: Failing are pending with failed
+// POSTs, Failed gave up since Status.EndedSince.
 type CallbackState struct {
-	Pending int  `json:"pending"`
-	More    bool `json:"more,omitempty"`
-	// Failing are pending with failed POSTs (every POST of a pending
-	// callback failed: a 2xx ends it delivered).
-	Failing int `json:"failing"`
-	// Failed gave up since Status.EndedSince (by their next_at, about
-	// when their last POST was due).
-	Failed     int  `json:"failed"`
-	FailedMore bool `json:"failed_more,omitempty"`
-	// Endpoints are the hosts whose callbacks fail, the most failed POSTs
-	// first.
-	Endpoints []Endpoint `json:"failing_endpoints"`
+	Pending    int        `json:"pending"`
+	More       bool       `json:"more,omitempty"`
+	Failing    int        `json:"failing"`
+	Failed     int        `json:"failed"`
+	FailedMore bool       `json:"failed_more,omitempty"`
+	Endpoints  []Endpoint `json:"failing_endpoints"` // most failed POSTs first
 }
 
-// Endpoint is a callback host whose callbacks fail. Only the host is
-// shown: a callback URL's path and query may carry the client's secret.
+// Endpoint is a failing callback host; only the host, since a callback
+// URL's path and query may carry the client's secret.
 type Endpoint struct {
-	Host string `json:"host"`
-	// Failures are the failed POSTs of its callbacks not delivered
-	// (pending, and failed since Status.EndedSince): none of them had a
-	// 2xx.
-	Failures  int    `json:"failures"`
-	Callbacks int    `json:"callbacks"`
-	LastError string `json:"last_error,omitempty"`
-	// LastStatus is the HTTP status of the last failed POST; 0 when none
-	// came.
-	LastStatus int       `json:"last_status,omitempty"`
+	Host       string    `json:"host"`
+	Failures   int       `json:"failures"` // failed POSTs of its undelivered callbacks
+	Callbacks  int       `json:"callbacks"`
+	LastError  string    `json:"last_error,omitempty"`
+	LastStatus int       `json:"last_status,omitempty"` // 0: no answer
 	LastAt     time.Time `json:"last_at"`
 }
 
@@ -364,66 +271,39 @@ func (r Reader) Read(ctx context.Context, now time.Time) (Status, error) {
 	return s, nil
 }
 
-// liveStates are the live states in pipeline order.
-func liveStates() []job.State {
-	var out []job.State
-	for _, st := range job.States {
-		if !st.Terminal() {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// oldestLive is the lowest id read of the live states: ids are made in
-// creation order.
-type oldestLive struct{ id string }
-
-func (o *oldestLive) see(id string) {
-	if o.id == "" || id < o.id {
-		o.id = id
-	}
-}
-
-// readJobs counts the live states and the final ones of the last Span,
-// and reads the failed and dead jobs' codes.
+// readJobs counts the live states and the last Span's final ones, with
+// the failed and dead jobs' codes; the oldest live job has the lowest id.
 func (r Reader) readJobs(ctx context.Context, s *Status) error {
 	limit := r.Config.limit()
-	var oldest oldestLive
-	for _, st := range liveStates() {
-		got, err := r.Jobs.StateEntries(ctx, st, time.Time{}, limit+1)
-		if err != nil {
-			return err
-		}
-		c := count(st, len(got), limit)
-		for _, j := range got[:c.Jobs] {
-			oldest.see(j.ID)
-		}
-		s.Live = append(s.Live, c)
-	}
-	if oldest.id != "" {
-		s.Oldest = &Waiting{JobID: oldest.id}
-	}
 	byCode := map[Failure]int{}
-	for _, st := range job.States {
-		if !st.Terminal() {
-			continue
+	for _, st := range job.States { // the live states first
+		var got []job.Job
+		var err error
+		switch {
+		case !st.Terminal():
+			got, err = r.Jobs.StateEntries(ctx, st, time.Time{}, limit+1)
+		case st == job.Done: // only the count: the index alone answers it
+			got, err = r.Jobs.StateEntries(ctx, st, s.EndedSince, limit+1)
+		default:
+			got, err = r.Jobs.LatestInState(ctx, st, s.EndedSince, limit+1)
 		}
-		if st == job.Done {
-			// Only the count: the index alone answers it.
-			got, err := r.Jobs.StateEntries(ctx, st, s.EndedSince, limit+1)
-			if err != nil {
-				return err
-			}
-			s.Ended = append(s.Ended, count(st, len(got), limit))
-			continue
-		}
-		got, err := r.Jobs.LatestInState(ctx, st, s.EndedSince, limit+1)
 		if err != nil {
 			return err
 		}
 		c := count(st, len(got), limit)
+		if !st.Terminal() {
+			s.Live = append(s.Live, c)
+			for _, j := range got[:c.Jobs] {
+				if s.Oldest == nil || j.ID < s.Oldest.JobID {
+					s.Oldest = &Waiting{JobID: j.ID}
+				}
+			}
+			continue
+		}
 		s.Ended = append(s.Ended, c)
+		if st == job.Done {
+			continue
+		}
 		for _, j := range got[:c.Jobs] {
 			byCode[Failure{State: st, Code: j.ErrorCode}]++
 			if st == job.Dead && len(s.Dead) < LatestDead {
@@ -435,15 +315,8 @@ func (r Reader) readJobs(ctx context.Context, s *Status) error {
 		f.Jobs = n
 		s.Failures = append(s.Failures, f)
 	}
-	sort.Slice(s.Failures, func(i, k int) bool {
-		a, b := s.Failures[i], s.Failures[k]
-		if a.Jobs != b.Jobs {
-			return a.Jobs > b.Jobs
-		}
-		if a.State != b.State {
-			return a.State < b.State
-		}
-		return a.Code < b.Code
+	slices.SortFunc(s.Failures, func(a, b Failure) int {
+		return cmp.Or(cmp.Compare(b.Jobs, a.Jobs), cmp.Compare(a.State, b.State), cmp.Compare(a.Code, b.Code))
 	})
 	return nil
 }
@@ -467,8 +340,7 @@ func (r Reader) readRequests(ctx context.Context, s *Status) error {
 	return err
 }
 
-// readQuotaWait reads the converted jobs a quota put off, and how long
-// the request windows have been full. It runs after readRequests.
+// readQuotaWait runs after readRequests.
 func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 	limit := r.Config.limit()
 	got, err := r.Jobs.LatestInState(ctx, job.Converted, time.Time{}, limit+1)
@@ -481,7 +353,6 @@ func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 			waiting = append(waiting, j)
 		}
 	}
-	// Past the cap of converted jobs read, more may wait.
 	s.QuotaWait = QuotaWait{Jobs: len(waiting), More: len(got) > limit}
 	if len(waiting) == 0 {
 		return nil
@@ -496,11 +367,9 @@ func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 	return nil
 }
 
-// quotaWaitOf reports whether j, a converted job, waits for the request
-// window at now: no step holds it, and a quota put it off. In converted,
-// no save but the quota's wait ends a claim with the attempts back to 0
-// (the other saves keep the claim); a recognizer's refusal is released
-// with its code.
+// quotaWaitOf reports whether converted job j waits for the request
+// window: unheld, and put off by a quota. In converted only the quota's
+// wait ends a claim with attempts 0; a recognizer's refusal keeps its code.
 func (r Reader) quotaWaitOf(j job.Job, now time.Time) bool {
 	if held(j, now) {
 		return false
@@ -510,10 +379,9 @@ func (r Reader) quotaWaitOf(j job.Job, now time.Time) bool {
 
 func held(j job.Job, now time.Time) bool { return j.ClaimID != "" && now.Before(j.ClaimUntil) }
 
-// fullSince returns the start of the run of request windows, ending with
-// the current one, in which every window before the current one was full,
-// looking back at most over span (and at most maxLookBack windows). The
-// current window counts whatever its count: a job waits in it now.
+// fullSince is the start of the run of full request windows before the
+// current one (which counts anyway: a job waits in it), looking back at
+// most span and maxLookBack windows.
 func (r Reader) fullSince(ctx context.Context, now time.Time, span time.Duration) (time.Time, error) {
 	w := r.Config.Windows.Request(now)
 	start := w.Start
@@ -535,9 +403,7 @@ func (r Reader) fullSince(ctx context.Context, now time.Time, span time.Duration
 	return start, nil
 }
 
-// maxLookBack bounds the windows fullSince reads: an hour of 10-minute
-// windows.
-const maxLookBack = 6
+const maxLookBack = 6 // an hour of 10-minute windows
 
 func latest(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -546,22 +412,17 @@ func latest(a, b time.Time) time.Time {
 	return b
 }
 
-// readOldest says what the oldest live job waits for. It runs after
-// readJobs and readRequests.
+// readOldest runs after readJobs and readRequests.
 func (r Reader) readOldest(ctx context.Context, s *Status) error {
 	if s.Oldest == nil {
 		return nil
 	}
 	j, err := r.Jobs.Get(ctx, s.Oldest.JobID)
-	if errs.Is(err, errs.NotFound) {
-		s.Oldest = nil // gone since it was counted
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errs.Is(err, errs.NotFound) {
 		return err
 	}
-	if j.State.Terminal() {
-		s.Oldest = nil // ended since it was counted
+	if err != nil || j.State.Terminal() {
+		s.Oldest = nil // gone or ended since it was counted
 		return nil
 	}
 	s.Oldest = &Waiting{JobID: j.ID, State: j.State, CreatedAt: j.CreatedAt, For: r.reasonOf(j, s.At),
@@ -569,8 +430,6 @@ func (r Reader) readOldest(ctx context.Context, s *Status) error {
 	return nil
 }
 
-// reasonOf says what live job j waits for at now, from its row: see the
-// reasons.
 func (r Reader) reasonOf(j job.Job, now time.Time) Reason {
 	switch {
 	case held(j, now):
@@ -591,25 +450,19 @@ func (r Reader) reasonOf(j job.Job, now time.Time) Reason {
 	return ForTurn
 }
 
-// putOffByQuota reports whether j's next run is at the end of a request
-// window, where both the service's count and the recognizer's refusal put
-// a job off (the error code alone would not do: a save keeps the last
-// one). The store adds to the pause the little time between the
-// pipeline's reading of the clock and its own (quotaSlack); a pause of
-// another kind ends there by chance once in hundreds.
+// putOffByQuota reports whether j's next run is at a request window's
+// start, where both our count and the recognizer's refusal put a job off
+// (the error code alone would not do: a save keeps the last one). The
+// store's clock lags the pipeline's by up to quotaSlack; another pause
+// ends there by chance once in hundreds.
 func (r Reader) putOffByQuota(j job.Job) bool {
 	w := r.Config.Windows.Request(j.NextRunAt)
-	if w.End.IsZero() {
-		return false
-	}
-	return j.NextRunAt.Sub(w.Start) < quotaSlack
+	return !w.End.IsZero() && j.NextRunAt.Sub(w.Start) < quotaSlack
 }
 
-// quotaSlack: see putOffByQuota.
 const quotaSlack = time.Second
 
-// unsubmitted reports whether j has a piece not yet sent to the
-// recognizer (the pipeline's waitingForSlot).
+// unsubmitted: j has a piece not yet sent (the pipeline's waitingForSlot).
 func unsubmitted(j job.Job) bool {
 	for _, sg := range j.Segments {
 		if sg.OperationID == "" && !sg.Done {
@@ -740,18 +593,13 @@ func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 	for _, e := range hosts {
 		c.Endpoints = append(c.Endpoints, *e)
 	}
-	sort.Slice(c.Endpoints, func(i, k int) bool {
-		a, b := c.Endpoints[i], c.Endpoints[k]
-		if a.Failures != b.Failures {
-			return a.Failures > b.Failures
-		}
-		return a.Host < b.Host
+	slices.SortFunc(c.Endpoints, func(a, b Endpoint) int {
+		return cmp.Or(cmp.Compare(b.Failures, a.Failures), cmp.Compare(a.Host, b.Host))
 	})
 	s.Callbacks = c
 	return nil
 }
 
-// hostOf is the host (and port) of a callback URL; "" when it has none.
 func hostOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {

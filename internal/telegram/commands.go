@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,26 +15,21 @@ import (
 	"transcriber/internal/spend"
 )
 
-// Formats a long transcript may come in (/formats).
 var docFormats = []string{"txt", "srt", "vtt"}
 
-// Callback data of the inline buttons. /forget's buttons carry the id of
-// the user who asked ("forget:yes:<user id>"), so in a group only that user
-// may confirm or cancel.
+// Callback data of the buttons; /forget's carry the asker's id
+// ("forget:yes:<user id>"): in a group only they may answer.
 const (
 	cbFormat    = "fmt:"
 	cbForgetYes = "forget:yes"
 	cbForgetNo  = "forget:no"
 )
 
-// forgetButton is the callback data of one of /forget's buttons for asker.
 func forgetButton(answer string, asker int64) string {
 	return answer + ":" + strconv.FormatInt(asker, 10)
 }
 
-// parseForget reads one of /forget's buttons: the answer (cbForgetYes or
-// cbForgetNo), and the asker's id, 0 for a button made before buttons
-// carried it. ok is false for data that is no /forget button.
+// parseForget reads a /forget button; asker 0 is a button older than askers.
 func parseForget(data string) (answer string, asker int64, ok bool) {
 	for _, a := range []string{cbForgetYes, cbForgetNo} {
 		if data == a {
@@ -96,8 +92,6 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 	return nil // in a group it may be another bot's command
 }
 
-// usageCommand answers the asker's audio today, the installation's this
-// month and the asker's unfinished jobs, with their limits.
 func (b *Bot) usageCommand(ctx context.Context, m *models.Message, l lang) error {
 	u, err := spend.Report(ctx, b.Counters, b.Jobs, b.cfg.Limits, spend.Telegram(m.From.ID), b.Clock.Now())
 	if err != nil {
@@ -106,8 +100,16 @@ func (b *Bot) usageCommand(ctx context.Context, m *models.Message, l lang) error
 	return b.reply(ctx, m, usageText(l, u), nil)
 }
 
+// set changes the chat's settings and replies text.
+func (b *Bot) set(ctx context.Context, m *models.Message, change func(*botstate.Chat), text string) error {
+	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), change); err != nil {
+		return err
+	}
+	return b.reply(ctx, m, text, nil)
+}
+
 func (b *Bot) helpText(l lang) string {
-	return txtHelp.f(l, humanBytes(b.cfg.MaxDownloadBytes), humanBytes(b.cfg.MaxSourceBytes), b.cfg.DefaultLanguage)
+	return txtHelp.f(l, humanBytes(maxDownloadBytes), humanBytes(b.cfg.MaxSourceBytes), b.cfg.DefaultLanguage)
 }
 
 func (b *Bot) langCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
@@ -121,22 +123,16 @@ func (b *Bot) langCommand(ctx context.Context, m *models.Message, arg string, ch
 	case strings.EqualFold(arg, "default"):
 		arg = ""
 	case !b.cfg.ValidLanguage(arg):
-		// Quoted back in part: the user's text may be as long as a
-		// message, and the reply must still fit one.
+		// quoted in part, so the reply fits a message
 		return b.reply(ctx, m, txtLangBad.f(l, clip(arg, 32)), nil)
 	}
-	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Language = arg }); err != nil {
-		return err
-	}
+	shown := arg
 	if arg == "" {
-		arg = b.cfg.DefaultLanguage
+		shown = b.cfg.DefaultLanguage
 	}
-	return b.reply(ctx, m, txtLangSet.f(l, arg), nil)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Language = arg }, txtLangSet.f(l, shown))
 }
 
-// modeCommand shows or sets the chat's recognition priority: /mode
-// deferred makes its recordings' jobs deferred (cheaper, within a day),
-// /mode normal goes back.
 func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
 	p := job.Priority(strings.ToLower(arg))
 	switch {
@@ -147,17 +143,12 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 	}
 	mode := string(p)
 	if p == job.PriorityNormal {
-		mode = "" // the default, as a chat never set has it
+		mode = "" // the default
 	}
-	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Mode = mode }); err != nil {
-		return err
-	}
-	return b.reply(ctx, m, txtModeSet.f(l, modeName(p, l)), nil)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Mode = mode }, txtModeSet.f(l, modeName(p, l)))
 }
 
-// featureCommand shows or sets one of the chat's job options (/speakers,
-// /summary): "on" or "off", any case. A summary cannot be turned on where
-// no summary model is configured.
+// featureCommand shows or sets /speakers or /summary.
 func (b *Bot) featureCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang, feature string, name text) error {
 	state := func(on bool) string {
 		if on {
@@ -176,13 +167,9 @@ func (b *Bot) featureCommand(ctx context.Context, m *models.Message, arg string,
 	if on && feature == botstate.FeatureSummary && !b.cfg.Summaries {
 		return b.reply(ctx, m, txtNoSummaries.in(l), nil)
 	}
-	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Features = c.WithFeature(feature, on) }); err != nil {
-		return err
-	}
-	return b.reply(ctx, m, txtFeatureSet.f(l, name.in(l), state(on)), nil)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Features = c.WithFeature(feature, on) }, txtFeatureSet.f(l, name.in(l), state(on)))
 }
 
-// priorityOf is the priority a chat's recordings get (/mode).
 func priorityOf(c botstate.Chat) job.Priority {
 	if job.Priority(c.Mode) == job.PriorityDeferred {
 		return job.PriorityDeferred
@@ -192,10 +179,7 @@ func priorityOf(c botstate.Chat) job.Priority {
 
 func (b *Bot) formatsCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
 	if f := strings.ToLower(arg); validFormat(f) {
-		if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Format = f }); err != nil {
-			return err
-		}
-		return b.reply(ctx, m, txtFormatSet.f(l, f), nil)
+		return b.set(ctx, m, func(c *botstate.Chat) { c.Format = f }, txtFormatSet.f(l, f))
 	}
 	row := make([]models.InlineKeyboardButton, 0, len(docFormats))
 	for _, f := range docFormats {
@@ -204,14 +188,7 @@ func (b *Bot) formatsCommand(ctx context.Context, m *models.Message, arg string,
 	return b.reply(ctx, m, txtFormats.f(l, formatOf(chat)), &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{row}})
 }
 
-func validFormat(f string) bool {
-	for _, v := range docFormats {
-		if f == v {
-			return true
-		}
-	}
-	return false
-}
+func validFormat(f string) bool { return slices.Contains(docFormats, f) }
 
 func formatOf(c botstate.Chat) string {
 	if validFormat(c.Format) {
@@ -236,34 +213,25 @@ func (b *Bot) autoCommand(ctx context.Context, m *models.Message, arg string, ch
 	return b.reply(ctx, m, txtAutoIs.f(l, state), nil)
 }
 
-// onCallback handles the inline buttons: a document format, /forget's
-// confirmation, a translation.
 func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	answerWith := func(text string) {
 		if _, err := b.api.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: q.ID, Text: text}); err != nil {
-			b.Log.WarnContext(ctx, "could not answer a button press", "error", b.scrub(err.Error()))
+			b.Log.WarnContext(ctx, "answer button failed", "error", b.scrub(err.Error()))
 		}
 	}
 	answer := func() { answerWith("") }
 	msg := q.Message.Message
-	if msg == nil {
-		answer()
-		return nil // the message with the buttons is too old to touch
-	}
-	l := langOf(q.From.LanguageCode)
-	if !b.cfg.Allowed.Allows(q.From.ID) {
+	if msg == nil || !b.cfg.Allowed.Allows(q.From.ID) { // nil: too old to touch
 		answer()
 		return nil
 	}
+	l := langOf(q.From.LanguageCode)
 	forget, asker, isForget := parseForget(q.Data)
 	if isForget && asker != q.From.ID {
-		// Someone else's confirmation: only the asker may answer it, and
-		// nothing changes. A button from before buttons named the asker
-		// is honoured only in the presser's own private chat with the bot
-		// (its chat id is the user's id), where nobody else can press it;
-		// in a group it is refused, and /forget asked again.
+		// Only the asker may answer; a button without one only in the
+		// presser's private chat (whose id is theirs).
 		if asker != 0 || msg.Chat.ID != q.From.ID {
-			b.Log.InfoContext(ctx, "a /forget button pressed by another user; refused",
+			b.Log.InfoContext(ctx, "forget refused", "reason", "not_asker",
 				"user_id", q.From.ID, "asker_id", asker, "chat_id", msg.Chat.ID)
 			note := txtNotYours
 			if asker == 0 {
@@ -303,15 +271,14 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	answer()
 	_, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: msg.Chat.ID, MessageID: msg.ID, Text: text})
 	if err != nil && !notModified(err) {
-		b.Log.WarnContext(ctx, "could not edit the message with the buttons", "error", b.scrub(err.Error()))
+		b.Log.WarnContext(ctx, "edit buttons failed", "error", b.scrub(err.Error()))
 	}
 	return nil
 }
 
-// Forget deletes a chat's jobs with their files and recognitions, and the
-// chat's settings and outbox entries, and returns how many jobs were
-// deleted. Deleting is marking: a step running on one of them sees the mark
-// and removes what it made (see pipeline).
+// Forget deletes a chat's jobs, files, recognitions, settings and outbox
+// entries, and returns how many jobs. A step running on one sees the
+// deletion mark and removes what it made.
 func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 	n, cursor := 0, ""
 	for {
@@ -320,24 +287,16 @@ func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 			return n, err
 		}
 		for _, j := range page.Jobs {
-			if j.Deleted() {
-				// Deleted before deletion forgot the sender (a deleted job
-				// no longer lists under the chat): deleting it again
-				// forgets it now.
-				if _, err := b.Jobs.Delete(ctx, j.ID); err != nil && !errors.Is(err, job.ErrNotFound) {
-					return n, err
-				}
-				continue
-			}
+			// one deleted before deletion forgot the sender is forgotten now
 			d, err := b.Jobs.Delete(ctx, j.ID)
-			if errors.Is(err, job.ErrNotFound) {
+			if errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()) {
 				continue
 			}
 			if err != nil {
 				return n, err
 			}
 			spend.Deleted(ctx, b.Counters, b.cfg.Limits, j, d, b.Log)
-			job.Purge(ctx, b.Objects, b.recognitions(), b.Log, d)
+			job.Purge(ctx, b.Objects, b.Recognitions, b.Log, d)
 			n++
 		}
 		if page.Next == "" {
@@ -350,13 +309,6 @@ func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 	}
 	b.Log.InfoContext(ctx, "chat forgotten", "chat_id", chatID, "jobs", n)
 	return n, nil
-}
-
-func (b *Bot) recognitions() job.Deleter {
-	if b.Recognitions == nil {
-		return noRecognitions{}
-	}
-	return b.Recognitions
 }
 
 type noRecognitions struct{}

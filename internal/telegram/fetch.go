@@ -15,20 +15,11 @@ import (
 	"transcriber/internal/job"
 )
 
-// The file of a message's job: asked about when its message did not say
-// its size (probe), then streamed from the Bot API into storage (fetch).
-
-// probe asks Telegram about a file whose message did not say its size
-// (file_size is optional in every Bot API file object), so a file a bot may
-// not download gets the upload link at once, as one whose announced size is
-// over the limit does, instead of a download that cannot happen. For such a
-// file getFile answers 400 "Bad Request: file is too big" (the Bot API's
-// getFile: "bots can download files of up to 20MB in size",
-// https://core.telegram.org/bots/api#getfile; the error text as collected
-// at github.com/TelegramBotAPI/errors). The File it returns, when it
-// answered one, serves the download. A transient failure is returned (the
-// update comes again); a permanent one is left to fetch, which meets it
-// again and reports it as it always does.
+// probe asks getFile about a file of unknown size (file_size is optional)
+// so one too big for a bot gets the upload link at once: getFile answers
+// it 400 "Bad Request: file is too big" (core.telegram.org/bots/api#getfile;
+// the text as met at github.com/TelegramBotAPI/errors). A permanent
+// failure is left to fetch, which reports it.
 func (b *Bot) probe(ctx context.Context, med media) (media, *models.File, error) {
 	f, err := withRetry(ctx, b, func(ctx context.Context) (*models.File, error) {
 		return b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID})
@@ -48,15 +39,12 @@ func (b *Bot) probe(ctx context.Context, med media) (media, *models.File, error)
 	return med, nil, err
 }
 
-// fileTooBig reports whether getFile refused a file as larger than a bot
-// may download: 400 "Bad Request: file is too big".
 func fileTooBig(err error) bool {
 	return errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(err.Error()), "file is too big")
 }
 
-// fetch streams the message's file from Telegram into the job's source
-// object, whose creation starts ingest. A file already there is not
-// fetched again. f is getFile's answer when probe already has it.
+// fetch streams the file into the job's source object, which starts
+// ingest, unless it is there; f is probe's getFile answer, if any.
 func (b *Bot) fetch(ctx context.Context, j job.Job, med media, f *models.File) error {
 	if info, err := b.Objects.Head(ctx, job.SourceKey(j.ID)); err == nil && info.Size > 0 {
 		return nil
@@ -71,14 +59,14 @@ func (b *Bot) fetch(ctx context.Context, j job.Job, med media, f *models.File) e
 			return classify(b.scrubbed(err))
 		}
 	}
-	if f.FileSize > b.cfg.MaxDownloadBytes {
+	if f.FileSize > maxDownloadBytes {
 		return errTooBigForBot
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.api.FileDownloadLink(f), nil)
 	if err != nil {
 		return errs.New(errs.Internal, "telegram_download", "the file's download link could not be made")
 	}
-	resp, err := b.HTTPClient.Do(req)
+	resp, err := b.http.Do(req)
 	if err != nil {
 		return errs.New(errs.Unavailable, "telegram_download", "the file could not be downloaded from Telegram: "+b.scrub(unwrapURL(err)))
 	}
@@ -90,17 +78,16 @@ func (b *Bot) fetch(ctx context.Context, j job.Job, med media, f *models.File) e
 		}
 		return errs.New(kind, "telegram_download", fmt.Sprintf("Telegram answered %d to the file download", resp.StatusCode))
 	}
-	body := &capped{r: resp.Body, left: b.cfg.MaxDownloadBytes}
+	body := &capped{r: resp.Body, left: maxDownloadBytes}
 	n, err := b.Objects.Upload(ctx, job.SourceKey(j.ID), body, med.ContentType)
 	if err != nil {
 		return b.scrubbed(err)
 	}
-	b.Log.InfoContext(ctx, "file fetched from Telegram", "job_id", j.ID, "size_bytes", n)
+	b.Log.InfoContext(ctx, "file fetched", "job_id", j.ID, "size_bytes", n)
 	return nil
 }
 
-// unwrapURL is a transport error's text without the URL (which carries the
-// token).
+// unwrapURL is a transport error's text without the URL, which holds the token.
 func unwrapURL(err error) string {
 	var ue interface{ Unwrap() error }
 	if errors.As(err, &ue) && ue.Unwrap() != nil {
@@ -109,15 +96,13 @@ func unwrapURL(err error) string {
 	return err.Error()
 }
 
-// capped reads at most left bytes and fails past them, so a body larger
-// than announced aborts the upload instead of landing cut short.
+// capped fails past left bytes, so an oversized body aborts the upload
+// rather than land cut short.
 type capped struct {
 	r    io.Reader
 	left int64
 }
 
-// errTooBigForBot: Telegram says (by the file's size, or getFile's "file
-// is too big") that the file is larger than a bot may download.
 var errTooBigForBot = errs.New(errs.Permanent, "telegram_file_too_big", "Telegram says the file is larger than a bot may download")
 
 var errCapped = errs.New(errs.Permanent, "telegram_file_too_big", "the file from Telegram is larger than a bot may download")

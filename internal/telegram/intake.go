@@ -17,18 +17,13 @@ import (
 	"transcriber/internal/uploadlink"
 )
 
-// Intake: a message arrives (onMessage), is read as a command or a media
-// file, and a media file gets its job (intake), whose file fetch.go brings
-// into storage. What the bot answers goes out through post.go.
-
 func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	if m.From == nil || m.From.IsBot {
 		return nil
 	}
 	l := langOf(m.From.LanguageCode)
 	if !b.cfg.Allowed.Allows(m.From.ID) {
-		// Before anything is read or asked of Telegram: a user not
-		// allowed costs at most the day's one answer (strangers.go).
+		// before any read: a stranger costs at most a day's one answer
 		return b.refuse(ctx, m, l)
 	}
 	cmd, arg, to := command(m.Text)
@@ -65,8 +60,8 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	return nil
 }
 
-// remember records the chat's reply language, and that it writes again
-// (which lifts a block found by a delivery), when either changed.
+// remember records the chat's reply language and that it writes again
+// (lifting a block).
 func (b *Bot) remember(ctx context.Context, chatID int64, c botstate.Chat, l lang) (botstate.Chat, error) {
 	if c.UILang == string(l) && c.BlockedAt.IsZero() {
 		return c, nil
@@ -77,8 +72,7 @@ func (b *Bot) remember(ctx context.Context, chatID int64, c botstate.Chat, l lan
 	})
 }
 
-// command splits "/cmd@bot arg" into "cmd", "arg" and "bot" (empty when
-// the command names no bot); not a command is "".
+// command splits "/cmd@bot arg"; not a command is "".
 func command(text string) (cmd, arg, to string) {
 	if !strings.HasPrefix(text, "/") {
 		return "", "", ""
@@ -88,8 +82,7 @@ func command(text string) (cmd, arg, to string) {
 	return strings.ToLower(word), strings.TrimSpace(arg), to
 }
 
-// forUs reports whether a command addressed "@to" is this bot's: one
-// without an address is everyone's, so ours too.
+// forUs: a command to no bot is everyone's.
 func (b *Bot) forUs(ctx context.Context, to string) (bool, error) {
 	if to == "" {
 		return true, nil
@@ -101,8 +94,7 @@ func (b *Bot) forUs(ctx context.Context, to string) (bool, error) {
 	return strings.EqualFold(to, name), nil
 }
 
-// username is the bot's own @username, asked of Telegram once per
-// instance (getMe), the first time a command names a bot.
+// username is the bot's @username, asked (getMe) once per instance.
 func (b *Bot) username(ctx context.Context) (string, error) {
 	b.me.Lock()
 	defer b.me.Unlock()
@@ -117,25 +109,19 @@ func (b *Bot) username(ctx context.Context) (string, error) {
 	return u.Username, nil
 }
 
-// media is the file a message carries, if it is one the bot transcribes.
+// media is the file a message carries, if the bot transcribes it.
 type media struct {
-	FileID string
-	// UniqueID is the file's file_unique_id: the same for the same file
-	// whoever sends it, what a reused transcript is found by.
-	UniqueID    string
-	Size        int64 // 0 when Telegram did not say
+	FileID      string
+	UniqueID    string // the same file whoever sends it: the reuse key
+	Size        int64  // 0: unknown
 	ContentType string
 	Filename    string
-	// TooBig: getFile said the file is larger than a bot may download,
-	// without saying its size (see probe).
-	TooBig bool
+	TooBig      bool // getFile refused it, saying no size (probe)
 }
 
-// mediaOf returns the message's voice, audio, video, video note, or
-// document with an audio or video type. The sender's file name is kept
-// without the characters that change how a name shows
-// (job.CleanFilename): the API refuses such a name, but a user's file is
-// still transcribed.
+// mediaOf returns the message's voice, audio, video, video note, or audio
+// or video document; its name is cleaned (job.CleanFilename), not refused
+// as the API would.
 func mediaOf(m *models.Message) (media, bool) {
 	switch {
 	case m == nil:
@@ -163,44 +149,35 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// intake makes (or finds) the job for a media message, answers with its
-// status message, and brings the file into storage: fetched from
-// Telegram when the Bot API lets a bot download it, or by the sender
-// through an upload link. payer is the Telegram user the job is charged
-// to: who sent the message, or who asked /transcribe for it. A payer with
-// as many unfinished jobs as the limit allows is told to wait, and no job
-// is made (a redelivered update whose job exists goes on as before).
-//
-// The status message is the first word to the chat, and so where a chat
-// that blocked the bot (or removed it) is found: its job then ends before
-// anything is downloaded (endJob), and the update is handled (200), as
-// there is nobody to transcribe for.
+// intake makes or finds the job of a media message, posts its status, and
+// fetches the file or gives an upload link. payer sent the message or
+// asked /transcribe; at the limit of unfinished jobs they are told to wait.
+// The status message finds a chat that blocked the bot: the job then ends
+// unfetched (endJob).
 func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med media, chat botstate.Chat, l lang) error {
 	var file *models.File
 	if med.Size <= 0 {
-		med.Size = 0 // a negative file_size says nothing either
+		med.Size = 0 // a negative file_size says nothing
 		var err error
 		if med, file, err = b.probe(ctx, med); err != nil {
 			return err
 		}
 	}
-	tooBig := med.Size > b.cfg.MaxDownloadBytes || med.TooBig
+	byLink := med.Size > maxDownloadBytes || med.TooBig
 	switch {
 	case med.Size > b.cfg.MaxSourceBytes:
 		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
 			return b.api.SendMessage(ctx, replyTo(m, txtTooLarge.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxSourceBytes))))
 		})
-	case tooBig && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == ""):
-		text := txtNoLinkUnsized.f(l, humanBytes(b.cfg.MaxDownloadBytes))
+	case byLink && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == ""):
+		text := txtNoLinkUnsized.f(l, humanBytes(maxDownloadBytes))
 		if med.Size > 0 {
-			text = txtNoLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes))
+			text = txtNoLink.f(l, humanBytes(med.Size), humanBytes(maxDownloadBytes))
 		}
 		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
 			return b.api.SendMessage(ctx, replyTo(m, text))
 		})
 	}
-	chargedTo := spend.Telegram(payer)
-	byLink := tooBig
 	window := b.cfg.DownloadWindow
 	if byLink {
 		window = b.cfg.LinkWindow
@@ -208,7 +185,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	d := job.Draft{
 		Source:            job.SourceTelegram,
 		OwnerID:           ownerID(m.Chat.ID),
-		ChargedTo:         chargedTo,
+		ChargedTo:         spend.Telegram(payer),
 		Language:          chat.Language,
 		Speakers:          chat.Has(botstate.FeatureSpeakers),
 		Summary:           chat.Has(botstate.FeatureSummary) && b.cfg.Summaries,
@@ -225,9 +202,8 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	}
 	j, created, err := b.create(ctx, m, d)
 	if errs.CodeOf(err) == spend.CodeTooManyActive {
-		b.Log.InfoContext(ctx, "refused a job: the user has the most unfinished jobs allowed", "user_id", payer, "chat_id", m.Chat.ID)
-		// Said as a reply, not as the status: the message's status stays
-		// free for a job made for it later (a /transcribe once a job ended).
+		b.Log.InfoContext(ctx, "job refused", "reason", "too_many_active", "user_id", payer, "chat_id", m.Chat.ID)
+		// a reply, not the status, which stays free for a later /transcribe
 		return b.reply(ctx, m, txtTooManyActive.f(l, b.cfg.Limits.ActiveJobs), nil)
 	}
 	if err != nil {
@@ -235,7 +211,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	}
 	log := b.Log.With("job_id", j.ID, "chat_id", m.Chat.ID, "message_id", m.ID)
 	if created {
-		log.InfoContext(ctx, "job made for a message", "size_bytes", med.Size, "content_type", med.ContentType, "by_link", byLink)
+		log.InfoContext(ctx, "job made", "size_bytes", med.Size, "content_type", med.ContentType, "by_link", byLink)
 	}
 	if j.Deleted() {
 		return nil
@@ -248,9 +224,9 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	if byLink {
 		link := uploadlink.URL(b.publicBase(ctx), b.cfg.UploadLinkSecret, j.ID)
 		hours := humanDuration(l, int(b.cfg.LinkWindow.Hours()))
-		status = txtLinkUnsized.f(l, humanBytes(b.cfg.MaxDownloadBytes), hours, link)
+		status = txtLinkUnsized.f(l, humanBytes(maxDownloadBytes), hours, link)
 		if med.Size > 0 {
-			status = txtLink.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxDownloadBytes), hours, link)
+			status = txtLink.f(l, humanBytes(med.Size), humanBytes(maxDownloadBytes), hours, link)
 		}
 	}
 	gone, err := b.post(ctx, key(m, partStatus), j.ID, func(ctx context.Context) (*models.Message, error) {
@@ -265,11 +241,9 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		return nil
 	}
 	if j.ReuseKey != "" {
-		// A file this chat sent before is answered with its transcript,
-		// and not downloaded.
 		switch reused, err := b.Reuser.Reuse(ctx, j); {
 		case err != nil:
-			log.WarnContext(ctx, "reuse failed; the file is fetched", "error", err.Error())
+			log.WarnContext(ctx, "reuse failed", "error", err.Error())
 		case reused:
 			return nil
 		}
@@ -277,13 +251,9 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	return b.fetch(ctx, j, med, file)
 }
 
-// draftPriority is the priority of a recording made into draft d in a
-// chat: deferred under /mode deferred; otherwise fast, so that a short one
-// is recognized synchronously and answered in the call that takes it (the
-// pipeline decides by the length of the audio it made, up to
-// SPEECHKIT_SYNC_MAX_DURATION, and treats a longer one as normal), unless
-// the chat asked for speakers or a summary, which synchronous recognition
-// does not give; then normal.
+// draftPriority is deferred under /mode deferred, else fast (the pipeline
+// recognizes a short one synchronously, a longer one as normal) unless
+// speakers or a summary are asked, which sync recognition does not give.
 func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
 	switch p := priorityOf(chat); {
 	case p == job.PriorityDeferred:
@@ -294,11 +264,8 @@ func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
 	return job.PriorityFast
 }
 
-// create makes the job of message m from d, or finds the one made for it
-// (a redelivered update), within the payer's limit of unfinished jobs
-// (spend.Admit): the place is taken before the job is made and given back
-// when no new job was made. At the limit, a redelivered update whose job
-// is unfinished goes on with it: that job holds one of the places.
+// create makes m's job or finds it (a redelivery) within the payer's limit
+// of unfinished jobs (spend.Create); at the limit a redelivery goes on.
 func (b *Bot) create(ctx context.Context, m *models.Message, d job.Draft) (job.Job, bool, error) {
 	made := func(j job.Job) bool { return j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID) }
 	return spend.Create(ctx, b.Counters, b.Jobs, b.cfg.Limits, d.ChargedTo, b.Clock.Now(), made, func() (job.Job, bool, error) {
@@ -306,22 +273,13 @@ func (b *Bot) create(ctx context.Context, m *models.Message, d job.Draft) (job.J
 	}, b.Log)
 }
 
-// errChatGone is what a job records when its chat was found gone before
-// its file was fetched.
 var errChatGone = errs.New(errs.Permanent, "chat_gone", "the bot can no longer write to this chat")
 
-// endJob ends the job of a chat found gone before its file was fetched: it
-// fails, with errChatGone, and its result is not delivered. Failed is the
-// job domain's end for "a provider's permanent answer makes success
-// impossible", which Telegram's 403 is: nobody can get the transcript. It is
-// not deleted: deleting a job frees its Telegram message (Store.Delete), so
-// a redelivered update would make a new job and fetch its file after all;
-// the failed job keeps the message, and a redelivery finds it ended. The
-// job is claimed for the ingest step to save it failed. One that has ended
-// already is left as it is; one held by another claim (an earlier attempt
-// of this that could not save) is left to a redelivery once that claim
-// runs out: until then the status delivery stays pending, so every
-// redelivery sends it again, meets the block again and never fetches.
+// endJob fails the unfetched job of a chat found gone (errChatGone), its
+// result undelivered. Failed, not deleted: deleting frees the message, and
+// a redelivery would make a new job and fetch after all. A job held by
+// another claim is left to a redelivery after it; until then the status
+// stays pending, so each redelivery meets the block and never fetches.
 func (b *Bot) endJob(ctx context.Context, j job.Job) error {
 	c, err := b.Jobs.Claim(ctx, j.ID, job.Ingest)
 	if errors.Is(err, job.ErrNotClaimable) {
@@ -350,6 +308,6 @@ func (b *Bot) endJob(ctx context.Context, j job.Job) error {
 	}
 	spend.Ended(ctx, b.Counters, b.cfg.Limits, ended, b.Log)
 	b.finish(ctx, ref{j.TelegramChatID, j.TelegramMessageID, partResult}.key(), outbox.Outcome{State: outbox.Failed})
-	b.Log.InfoContext(ctx, "job ended unfetched: its chat is gone", "job_id", j.ID, "chat_id", j.TelegramChatID)
+	b.Log.InfoContext(ctx, "job ended", "reason", "chat_gone", "job_id", j.ID, "chat_id", j.TelegramChatID)
 	return nil
 }

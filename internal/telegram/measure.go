@@ -6,10 +6,7 @@ import (
 	"unicode/utf16"
 )
 
-// How the bot measures and cuts text, and writes sizes: in characters for
-// what people read, in UTF-16 code units for what Telegram limits.
-
-// humanBytes writes a size the way people read it: 20 MB, 1.5 GB.
+// humanBytes writes 20 MB, 1.5 GB.
 func humanBytes(n int64) string {
 	const mb = 1 << 20
 	switch {
@@ -36,21 +33,17 @@ func clip(s string, n int) string {
 
 func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
 
-// utf16Len is the length of s in UTF-16 code units, the unit the Bot API
-// measures text and captions in (its MessageEntity offsets and lengths are
-// "in UTF-16 code units"): two for a character outside the Basic
-// Multilingual Plane, one for any other. A byte that is not UTF-8 counts
-// one, as the U+FFFD it stands for.
+// utf16Len is s's length in UTF-16 code units, the Bot API's unit; a
+// byte that is not UTF-8 counts one, as its U+FFFD.
 func utf16Len(s string) int {
 	n := 0
 	for _, r := range s {
-		n += utf16.RuneLen(r) // a string's runes are valid: 1 or 2
+		n += utf16.RuneLen(r)
 	}
 	return n
 }
 
-// prefixUTF16 is the longest prefix of s at most limit UTF-16 code units
-// long that ends at a character boundary: a surrogate pair is never cut.
+// prefixUTF16 is s's longest prefix within limit UTF-16 code units.
 func prefixUTF16(s string, limit int) string {
 	n := 0
 	for i, r := range s {

@@ -10,17 +10,14 @@ import (
 	"transcriber/internal/status"
 )
 
-// StatusReader reads the service's state for the owner's /status.
 type StatusReader interface {
 	Read(ctx context.Context, now time.Time) (status.Status, error)
 }
 
-// isOwner reports whether id is the bot's owner (TELEGRAM_OWNER_ID).
 func (b *Bot) isOwner(id int64) bool { return b.cfg.OwnerID != 0 && id == b.cfg.OwnerID }
 
-// statusCommand answers /status: the service's state in a few lines, to
-// the owner alone and only in a private chat. Anyone else, and the owner
-// in a group, is answered as for a command the bot does not know.
+// statusCommand answers /status to the owner in a private chat; anyone
+// else is answered as for an unknown command.
 func (b *Bot) statusCommand(ctx context.Context, m *models.Message, l lang) (handled bool, err error) {
 	if !b.isOwner(m.From.ID) || !private(m.Chat) || b.Status == nil {
 		return false, nil
@@ -32,16 +29,15 @@ func (b *Bot) statusCommand(ctx context.Context, m *models.Message, l lang) (han
 	return true, b.reply(ctx, m, statusBrief(l, s), nil)
 }
 
-// TellOwner sends the owner an alert once, as an outbox entry keyed by
-// its kind and window (the hour, or the month for the thresholds): a send
-// that failed is taken again by the next call that decides the same
-// alert. Without an owner it does nothing.
+// TellOwner sends the owner an alert once, keyed by its kind and window
+// (the hour, or the month); a failed send is taken again by the next call
+// deciding the same alert.
 func (b *Bot) TellOwner(ctx context.Context, a status.Alert, window time.Time) error {
 	if b.cfg.OwnerID == 0 {
 		return nil
 	}
 	k := ref{b.cfg.OwnerID, -window.Unix(), "alert:" + string(a.Kind)}
-	l := langOf(b.cfg.DefaultLanguage) // the installation's language: the owner set it
+	l := langOf(b.cfg.DefaultLanguage) // the owner set it
 	return b.postOnce(ctx, k, "", func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: b.cfg.OwnerID, Text: alertText(l, a)})
 	})

@@ -10,82 +10,53 @@ import (
 	"transcriber/internal/status"
 )
 
-// The owner's words: the alerts and the short status /status answers.
-// Codes and ids stay as the service writes them, so the owner can look
-// them up (docs/api.md lists the codes).
+// The owner's alerts and /status; codes and ids stay as written, to look
+// up in docs/api.md.
 
-// alertText is the alert's message.
 func alertText(l lang, a status.Alert) string {
-	r := l == ru
 	switch a.Kind {
 	case status.AlertDead:
-		if r {
-			t := fmt.Sprintf("Задание %s не выполнено после всех попыток (dead): %s.", a.JobID, a.Code)
-			if a.More > 0 {
-				t += fmt.Sprintf(" И ещё %d с прошлого оповещения.", a.More)
-			}
-			return t
-		}
-		t := fmt.Sprintf("Job %s ended dead: %s.", a.JobID, a.Code)
+		t := text{"Job %s ended dead: %s.", "Задание %s не выполнено после всех попыток (dead): %s."}.f(l, a.JobID, a.Code)
 		if a.More > 0 {
-			t += fmt.Sprintf(" %d more since the last alert.", a.More)
+			t += text{" %d more since the last alert.", " И ещё %d с прошлого оповещения."}.f(l, a.More)
 		}
 		return t
 	case status.AlertQuotaWait:
 		waited := humanSeconds(l, int64(a.Waited/time.Second))
-		if r {
+		if l == ru {
 			return fmt.Sprintf("%s квоты запросов распознавания уже %s.", jobsWaitRU(a.Jobs, a.JobsMore), waited)
 		}
-		return fmt.Sprintf("%s waited for the recognizer's request quota for %s.", jobsHaveEN(a.Jobs, a.JobsMore), waited)
+		return fmt.Sprintf("%s waited for the recognizer's request quota for %s.", jobsEN(a.Jobs, a.JobsMore, "has", "have"), waited)
 	case status.AlertAudio80:
-		used, limit := humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.LimitSeconds)
-		if r {
-			return fmt.Sprintf("Аудио за месяц превысило 80 %% лимита: %s из %s.", used, limit)
-		}
-		return fmt.Sprintf("This month's audio passed 80 %% of its limit: %s of %s.", used, limit)
+		return text{"This month's audio passed 80 %% of its limit: %s of %s.", "Аудио за месяц превысило 80 %% лимита: %s из %s."}.f(l,
+			humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.LimitSeconds))
 	case status.AlertAudio100:
-		used, limit, day := humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.LimitSeconds), a.At.UTC().Format("2006-01-02")
-		if r {
-			return fmt.Sprintf("Аудио за месяц достигло лимита: %s из %s. Новые записи не распознаются до %s UTC.", used, limit, day)
-		}
-		return fmt.Sprintf("This month's audio reached its limit: %s of %s. New recordings are refused until %s UTC.", used, limit, day)
+		return text{"This month's audio reached its limit: %s of %s. New recordings are refused until %s UTC.",
+			"Аудио за месяц достигло лимита: %s из %s. Новые записи не распознаются до %s UTC."}.f(l,
+			humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.LimitSeconds), a.At.UTC().Format("2006-01-02"))
 	case status.AlertBudget80:
-		if r {
-			return fmt.Sprintf("Расходы за месяц превысили 80 %% бюджета: %s ₽ из %s ₽.", spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros))
-		}
-		return fmt.Sprintf("This month's spend passed 80 %% of its budget: %s ₽ of %s ₽.", spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros))
+		return text{"This month's spend passed 80 %% of its budget: %s ₽ of %s ₽.", "Расходы за месяц превысили 80 %% бюджета: %s ₽ из %s ₽."}.f(l,
+			spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros))
 	case status.AlertBudget100:
-		day := a.At.UTC().Format("2006-01-02")
-		if r {
-			return fmt.Sprintf("Расходы за месяц достигли бюджета: %s ₽ из %s ₽. Новые записи не распознаются до %s UTC или пока бюджет не увеличен (LIMIT_BUDGET_PER_MONTH).",
-				spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros), day)
-		}
-		return fmt.Sprintf("This month's spend reached its budget: %s ₽ of %s ₽. New recordings are refused until %s UTC or until the budget is raised (LIMIT_BUDGET_PER_MONTH).",
-			spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros), day)
+		return text{"This month's spend reached its budget: %s ₽ of %s ₽. New recordings are refused until %s UTC or until the budget is raised (LIMIT_BUDGET_PER_MONTH).",
+			"Расходы за месяц достигли бюджета: %s ₽ из %s ₽. Новые записи не распознаются до %s UTC или пока бюджет не увеличен (LIMIT_BUDGET_PER_MONTH)."}.f(l,
+			spend.Rubles(a.UsedMicros), spend.Rubles(a.BudgetMicros), a.At.UTC().Format("2006-01-02"))
 	case status.AlertCallbacks:
 		e := a.Endpoint
 		last := e.LastError
 		if e.LastStatus != 0 {
 			last = fmt.Sprintf("HTTP %d", e.LastStatus)
 		}
-		if r {
-			t := fmt.Sprintf("Колбэки на %s не доходят: %d неудачных POST подряд, последний — %s.", e.Host, e.Failures, last)
-			if a.Endpoints > 1 {
-				t += fmt.Sprintf(" Других адресов с ошибками: %d.", a.Endpoints-1)
-			}
-			return t
-		}
-		t := fmt.Sprintf("Callbacks to %s are failing: %d POSTs failed in a row, the last with %s.", e.Host, e.Failures, last)
+		t := text{"Callbacks to %s are failing: %d POSTs failed in a row, the last with %s.",
+			"Колбэки на %s не доходят: %d неудачных POST подряд, последний — %s."}.f(l, e.Host, e.Failures, last)
 		if a.Endpoints > 1 {
-			t += fmt.Sprintf(" %d more endpoints fail.", a.Endpoints-1)
+			t += text{" %d more endpoints fail.", " Других адресов с ошибками: %d."}.f(l, a.Endpoints-1)
 		}
 		return t
 	}
 	return string(a.Kind)
 }
 
-// statusBrief is the status in a few lines: what /status answers the
-// owner.
 func statusBrief(l lang, s status.Status) string {
 	var b strings.Builder
 	line := func(t text, a ...any) { b.WriteString(t.f(l, a...) + "\n") }
@@ -158,7 +129,6 @@ func statusBrief(l lang, s status.Status) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// reasonText is what a live job waits for, in a few words.
 var reasonText = map[status.Reason]text{
 	status.ForUpload:      {"waits for its upload", "ждёт загрузки"},
 	status.ForStep:        {"being worked on", "в работе"},
@@ -169,34 +139,24 @@ var reasonText = map[status.Reason]text{
 	status.ForTurn:        {"waits for its turn", "ждёт очереди"},
 }
 
-// countEN is n, or "Over n" when the count stopped at a cap.
-func countEN(n int, over bool) string {
-	if over {
-		return fmt.Sprintf("Over %d", n)
+// jobsEN is "1 job waits", "3 jobs wait", "Over 1000 jobs wait".
+func jobsEN(n int, over bool, one, many string) string {
+	switch {
+	case over:
+		return fmt.Sprintf("Over %d jobs %s", n, many)
+	case n == 1:
+		return "1 job " + one
 	}
-	return fmt.Sprint(n)
+	return fmt.Sprintf("%d jobs %s", n, many)
 }
 
-// jobsWait is "3 jobs wait", in Russian "3 задания ждут".
 func jobsWait(l lang, n int, over bool) string {
 	if l == ru {
 		return jobsWaitRU(n, over)
 	}
-	if n == 1 && !over {
-		return "1 job waits"
-	}
-	return countEN(n, over) + " jobs wait"
+	return jobsEN(n, over, "waits", "wait")
 }
 
-func jobsHaveEN(n int, over bool) string {
-	if n == 1 && !over {
-		return "1 job has"
-	}
-	return countEN(n, over) + " jobs have"
-}
-
-// jobsWaitRU is "1 задание ждёт", "3 задания ждут", "5 заданий ждут",
-// "Больше 1000 заданий ждут".
 func jobsWaitRU(n int, over bool) string {
 	if over {
 		return fmt.Sprintf("Больше %d %s ждут", n, pluralRU(n, "задания", "заданий", "заданий"))
@@ -205,8 +165,7 @@ func jobsWaitRU(n int, over bool) string {
 	return fmt.Sprintf("%d %s %s", n, pluralRU(n, "задание", "задания", "заданий"), verb)
 }
 
-// pluralRU picks the Russian form for n: one (1, 21, …), few (2–4, 22–24,
-// …), many (the rest, 11–14 included).
+// pluralRU picks the form for n: one (1, 21), few (2–4, 22–24), many.
 func pluralRU(n int, one, few, many string) string {
 	n %= 100
 	if n >= 11 && n <= 14 {

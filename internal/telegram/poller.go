@@ -15,20 +15,15 @@ import (
 	"transcriber/internal/errs"
 )
 
-// LongPollTimeout is how long one getUpdates call waits for an update.
-const LongPollTimeout = 50 * time.Second
+const (
+	LongPollTimeout = 50 * time.Second
+	maxUpdateTries  = 5 // as Telegram redelivers to a webhook
+)
 
-// maxUpdateTries is how often an update that fails with a retryable error
-// is handled before the poller moves past it (a webhook gets the same from
-// Telegram's redelivery).
-const maxUpdateTries = 5
-
-// LongPoll takes updates with getUpdates until ctx ends and handles each
-// like the webhook does: for a developer's bot without a public URL (the
-// local stack with TELEGRAM_POLL=true). An update is confirmed (the offset
-// moves past it) only once handled, so a crash loses none. Telegram refuses
-// getUpdates while a webhook is set: that is reported, not worked around,
-// since deleting the webhook would take the bot from its deployment.
+// LongPoll handles getUpdates until ctx ends, for a bot without a public
+// URL (TELEGRAM_POLL=true), confirming an update only once handled. A set
+// webhook is reported, not deleted: that would take the bot from its
+// deployment.
 func (b *Bot) LongPoll(ctx context.Context) error {
 	var offset int64
 	pause := time.Second
@@ -41,7 +36,7 @@ func (b *Bot) LongPoll(ctx context.Context) error {
 			return err
 		}
 		if err != nil {
-			b.Log.WarnContext(ctx, "getUpdates failed; trying again", "error", b.scrub(err.Error()), "pause", pause.String())
+			b.Log.WarnContext(ctx, "getUpdates failed", "error", b.scrub(err.Error()), "pause", pause.String())
 			if b.Sleep(ctx, pause) != nil {
 				return nil
 			}
@@ -67,15 +62,14 @@ func (b *Bot) handlePolled(ctx context.Context, u *models.Update) {
 			b.Log.ErrorContext(ctx, "update failed", "update_id", u.ID, "error", b.scrub(err.Error()), "tries", try)
 			return
 		}
-		b.Log.WarnContext(ctx, "update not handled; trying again", "update_id", u.ID, "error", b.scrub(err.Error()))
+		b.Log.WarnContext(ctx, "update retried", "update_id", u.ID, "error", b.scrub(err.Error()))
 		if b.Sleep(ctx, time.Duration(try)*time.Second) != nil {
 			return
 		}
 	}
 }
 
-// getUpdates is one long-poll call. The client library's own polling
-// confirms updates before they are handled, so it is not used.
+// getUpdates is one long poll; the library's own confirms before handling.
 func (b *Bot) getUpdates(ctx context.Context, offset int64) ([]*models.Update, error) {
 	body, _ := json.Marshal(map[string]any{
 		"offset": offset, "timeout": int(LongPollTimeout.Seconds()),
@@ -89,7 +83,7 @@ func (b *Bot) getUpdates(ctx context.Context, offset int64) ([]*models.Update, e
 		return nil, errs.New(errs.Invalid, "telegram_api_url", "TELEGRAM_API_URL is not a URL")
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := b.HTTPClient.Do(req)
+	resp, err := b.http.Do(req)
 	if err != nil {
 		return nil, errs.New(errs.Unavailable, "telegram_unavailable", "getUpdates: "+b.scrub(unwrapURL(err)))
 	}

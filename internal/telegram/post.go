@@ -15,14 +15,11 @@ import (
 	"transcriber/internal/outbox"
 )
 
-// Every message the bot posts goes through post (or postOnce): it takes
-// the message's outbox entry before the send and records the outcome
-// after, waits out Telegram's short 429s (withRetry), marks a chat that is
-// gone as blocked, and gives a Bot API error its errs kind (classify). A
-// job's result goes the same way in deliver.go, its calls bounded by the
-// entry's lease rather than each by callTimeout (deliveryWindow).
+// Every message goes through post: its outbox entry taken before the send
+// and finished after, short 429s waited out, a gone chat marked blocked. A
+// job's result goes the same way in deliver.go, within the entry's lease.
 
-// Parts of the deliveries the bot records for a Telegram message.
+// Parts of a message's deliveries.
 const (
 	partStatus = "status" // the status message, edited as the job moves
 	partResult = "result" // the transcript or the failure
@@ -64,8 +61,8 @@ func replyTo(m *models.Message, text string) *bot.SendMessageParams {
 	}
 }
 
-// errBusy: another call is sending the same message (an update delivered
-// twice at once); answered 5xx, the update comes back if that call fails.
+// errBusy: another call sends the delivery now (the update came twice at
+// once); a 5xx brings the update back if that call fails.
 var errBusy = errs.New(errs.Unavailable, "delivery_busy", "another call is sending this message")
 
 // postOnce sends message r unless it was sent already, and records the
@@ -123,25 +120,14 @@ func (b *Bot) attempt(err error) *outbox.Attempt {
 	return a
 }
 
-// chatGone reports whether a send failed because the bot can no longer
-// post to the chat at all, so nothing made for it can reach it. Telegram
-// publishes no list of its error texts; the ones met in practice (collected
-// at github.com/TelegramBotAPI/errors) are every 403 — "Forbidden: bot was
-// blocked by the user", "Forbidden: user is deactivated", "Forbidden: bot
-// was kicked from the group chat", "Forbidden: bot is not a member of the
-// supergroup chat", "Forbidden: bot can't initiate conversation with a
-// user" — and the 400s "Bad Request: chat not found" and "Bad Request:
-// group chat was deactivated". A group that became a supergroup is not
-// gone: it answers a MigrateError, which classify handles.
+// chatGone: the bot can no longer post to the chat: every 403 (blocked,
+// kicked, deactivated…) and the 400s "chat not found" and "group chat was
+// deactivated", as met at github.com/TelegramBotAPI/errors (no list is
+// published). A group become a supergroup is a MigrateError instead.
 func chatGone(err error) bool {
-	if errors.Is(err, bot.ErrorForbidden) {
-		return true
-	}
-	if !errors.Is(err, bot.ErrorBadRequest) {
-		return false
-	}
 	msg := strings.ToLower(err.Error())
-	return strings.Contains(msg, "chat not found") || strings.Contains(msg, "group chat was deactivated")
+	return errors.Is(err, bot.ErrorForbidden) || errors.Is(err, bot.ErrorBadRequest) &&
+		(strings.Contains(msg, "chat not found") || strings.Contains(msg, "group chat was deactivated"))
 }
 
 // blocked records that the chat blocked the bot (Telegram's answer was
@@ -173,26 +159,24 @@ func (b *Bot) record(ctx context.Context, key string, o outbox.Outcome) (outbox.
 	return b.Outbox.Finish(rctx, outbox.Telegram, key, o, b.Clock.Now())
 }
 
-// callTimeout bounds one Bot API call outside a delivery's window
-// (deliveryWindow), as on the webhook's path, where the function has 60 s
-// and no deadline to read. A later answer is given up and its message sent
-// again with the update: a slow Telegram can post one twice there.
+// callTimeout bounds a Bot API call outside a delivery's window, as on the
+// webhook's path (60 s in all, no deadline to read); a later answer is
+// given up, so a slow Telegram can post a message twice there.
 const callTimeout = 40 * time.Second
 
-// withRetry is retry with each call bounded by callTimeout.
+// withRetry calls send within callTimeout, waiting out a short 429.
 func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
 	return retry(ctx, b, b.callTimeout, send)
 }
 
-// withRetryIn is retry within a delivery's window (deliveryWindow): a call
-// may take all that is left of it.
+// withRetryIn is withRetry in a delivery's window, which a call may take
+// all of: a slow answer is waited for, not sent again.
 func withRetryIn[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
 	return retry(ctx, b, 0, send)
 }
 
-// retry calls send, each call bounded by limit when it is positive,
-// waiting out a 429 when Telegram asks for a pause short enough and the
-// context's deadline leaves the time to wait and call again.
+// retry calls send, each within limit if positive, waiting out a 429 that
+// is short enough and leaves time before the deadline to call again.
 func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(context.Context) (T, error)) (T, error) {
 	for i := 0; ; i++ {
 		cctx, cancel := ctx, context.CancelFunc(func() {})
@@ -209,21 +193,20 @@ func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(co
 		if wait <= 0 {
 			wait = time.Second
 		}
-		if wait > b.cfg.MaxRetryWait {
+		if wait > maxRetryWait {
 			return v, err
 		}
 		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < wait+b.callTimeout {
 			return v, err // no time to wait and call again
 		}
-		b.Log.InfoContext(ctx, "telegram rate limit; waiting", "retry_after_s", tooMany.RetryAfter)
+		b.Log.InfoContext(ctx, "telegram rate limited", "retry_after_s", tooMany.RetryAfter)
 		if serr := b.Sleep(ctx, wait); serr != nil {
 			return v, err
 		}
 	}
 }
 
-// classify gives a Bot API error its errs kind: what Telegram refuses
-// (400, 403, 404) is permanent, the rest may pass.
+// classify: what Telegram refuses (400, 403, 404) is permanent, the rest may pass.
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -236,8 +219,6 @@ func classify(err error) error {
 	case errors.As(err, &tooMany):
 		return errs.Wrap(err, errs.Unavailable, "telegram_rate_limited", "Telegram asked to slow down")
 	case errors.As(err, &migrated):
-		// The group became a supergroup with another id; the old one takes
-		// no more messages.
 		return errs.Wrap(err, errs.Permanent, "telegram_chat_migrated", "the group moved to a new chat id")
 	case errors.Is(err, bot.ErrorBadRequest), errors.Is(err, bot.ErrorForbidden), errors.Is(err, bot.ErrorNotFound), errors.Is(err, bot.ErrorUnauthorized):
 		return errs.Wrap(err, errs.Permanent, "telegram_refused", "Telegram refused the request")

@@ -9,9 +9,8 @@ import (
 	"transcriber/internal/spend"
 )
 
-// lang is the language of the bot's replies: Russian for a user whose
-// Telegram speaks Russian (or a related language most such users read),
-// English otherwise.
+// lang is the replies' language: Russian for Russian and the languages
+// whose users mostly read it, else English.
 type lang string
 
 const (
@@ -19,7 +18,6 @@ const (
 	ru lang = "ru"
 )
 
-// langOf picks the reply language from a user's language_code.
 func langOf(code string) lang {
 	code = strings.ToLower(code)
 	for _, p := range []string{"ru", "uk", "be", "kk"} {
@@ -30,7 +28,6 @@ func langOf(code string) lang {
 	return en
 }
 
-// text is one message in both languages.
 type text struct{ en, ru string }
 
 func (t text) in(l lang) string {
@@ -43,25 +40,13 @@ func (t text) in(l lang) string {
 func (t text) f(l lang, args ...any) string { return fmt.Sprintf(t.in(l), args...) }
 
 var (
-	txtReceived = text{
-		"Got it — transcribing…",
-		"Принято — расшифровываю…",
-	}
-	txtConverting = text{
-		"Preparing the audio…",
-		"Готовлю аудио…",
-	}
-	txtRecognizing = text{
-		"Recognizing speech…",
-		"Распознаю речь…",
-	}
-	// txtRecognizingLong: a recording over longWait, in normal mode: its
-	// length and about when its transcript comes.
+	txtReceived        = text{"Got it — transcribing…", "Принято — расшифровываю…"}
+	txtConverting      = text{"Preparing the audio…", "Готовлю аудио…"}
+	txtRecognizing     = text{"Recognizing speech…", "Распознаю речь…"}
 	txtRecognizingLong = text{
 		"Recognizing %s of audio; the transcript should be ready in about %s.",
 		"Распознаю %s аудио; расшифровка будет готова примерно через %s.",
 	}
-	// txtRecognizingDeferred: a deferred job, whatever its length.
 	txtRecognizingDeferred = text{
 		"Recognizing %s of audio in deferred mode: the transcript may take up to a day.",
 		"Распознаю %s аудио в отложенном режиме: расшифровка может занять до суток.",
@@ -70,29 +55,18 @@ var (
 		"Recognition mode for this chat: %s. /mode deferred is cheaper for the service but takes up to a day; /mode normal takes minutes.",
 		"Режим распознавания в этом чате: %s. /mode deferred дешевле для сервиса, но занимает до суток; /mode normal — минуты.",
 	}
-	txtModeSet = text{
-		"Recognition mode for this chat is now %s.",
-		"Теперь режим распознавания в этом чате: %s.",
-	}
+	txtModeSet = text{"Recognition mode for this chat is now %s.", "Теперь режим распознавания в этом чате: %s."}
 	txtModeBad = text{
 		"I don't know the mode %q. Use /mode normal or /mode deferred.",
 		"Я не знаю режима %q. Используйте /mode normal или /mode deferred.",
 	}
-	// txtFeatureIs, txtFeatureSet: /speakers and /summary, with the
-	// feature's description and on/off.
 	txtFeatureIs = text{
 		"%s for this chat: %s. Turn it on or off with /%s on or /%s off.",
 		"%s в этом чате: %s. Включить или выключить: /%s on или /%s off.",
 	}
-	txtFeatureSet = text{
-		"%s for this chat: now %s.",
-		"%s в этом чате: теперь %s.",
-	}
-	txtFeatureBad = text{
-		"Use /%s on or /%s off.",
-		"Используйте /%s on или /%s off.",
-	}
-	txtSpeakers = text{
+	txtFeatureSet = text{"%s for this chat: now %s.", "%s в этом чате: теперь %s."}
+	txtFeatureBad = text{"Use /%s on or /%s off.", "Используйте /%s on или /%s off."}
+	txtSpeakers   = text{
 		"Who spoke (up to two speakers in a mono recording, one per channel in stereo)",
 		"Кто говорит (до двух собеседников в моно-записи, по одному на канал в стерео)",
 	}
@@ -100,25 +74,15 @@ var (
 		"A summary above the transcript of recordings over 2 minutes",
 		"Краткое содержание над расшифровкой записей длиннее 2 минут",
 	}
-	txtFeatureOn   = text{"on", "включено"}
-	txtFeatureOff  = text{"off", "выключено"}
-	txtNoSummaries = text{
-		"Summaries are not set up on this installation.",
-		"Краткое содержание здесь не настроено.",
-	}
-	// txtSummaryHead heads the summary the bot posts above a transcript.
+	txtFeatureOn    = text{"on", "включено"}
+	txtFeatureOff   = text{"off", "выключено"}
+	txtNoSummaries  = text{"Summaries are not set up on this installation.", "Краткое содержание здесь не настроено."}
 	txtSummaryHead  = text{"Summary:", "Кратко:"}
 	txtModeNormal   = text{"normal", "обычный"}
 	txtModeDeferred = text{"deferred (up to a day)", "отложенный (до суток)"}
-	txtLongDone     = text{
-		"Done: the transcript is in the file below.",
-		"Готово: расшифровка в файле ниже.",
-	}
-	txtNoSpeech = text{
-		"I heard no speech in this recording.",
-		"В этой записи я не услышал речи.",
-	}
-	txtRefusal = text{
+	txtLongDone     = text{"Done: the transcript is in the file below.", "Готово: расшифровка в файле ниже."}
+	txtNoSpeech     = text{"I heard no speech in this recording.", "В этой записи я не услышал речи."}
+	txtRefusal      = text{
 		"Sorry, this bot is private. Ask its owner to add your id (%d) to the allowed users. Until then I say this once a day and answer nothing else.",
 		"Извините, это закрытый бот. Попросите владельца добавить ваш id (%d) в список разрешённых. До тех пор я говорю это раз в день и больше ничего не отвечаю.",
 	}
@@ -130,11 +94,8 @@ var (
 		"This file is more than Telegram lets a bot download (%s). Upload it here instead; the link works for %s and only for this file:\n%s\nThe transcript will come to this chat.",
 		"Файл больше, чем Telegram разрешает скачать боту (%s). Загрузите его по ссылке; она действует %s и только для этого файла:\n%s\nРасшифровка придёт в этот чат.",
 	}
-	txtTooLarge = text{
-		"This file is %s; the largest file I take is %s.",
-		"Файл весит %s; я принимаю файлы до %s.",
-	}
-	txtNoLink = text{
+	txtTooLarge = text{"This file is %s; the largest file I take is %s.", "Файл весит %s; я принимаю файлы до %s."}
+	txtNoLink   = text{
 		"This file is %s — more than Telegram lets a bot download (%s), and uploads by link are not set up here. Send a shorter or smaller recording.",
 		"Файл весит %s — больше, чем Telegram разрешает скачать боту (%s), а загрузка по ссылке здесь не настроена. Пришлите запись покороче или поменьше.",
 	}
@@ -170,10 +131,7 @@ var (
 		"Recognition language for this chat: %s. Change it with /lang <code>, e.g. /lang en-US; /lang default goes back to %s.",
 		"Язык распознавания в этом чате: %s. Сменить: /lang <код>, например /lang en-US; /lang default вернёт %s.",
 	}
-	txtLangSet = text{
-		"Recognition language for this chat is now %s.",
-		"Теперь язык распознавания в этом чате: %s.",
-	}
+	txtLangSet = text{"Recognition language for this chat is now %s.", "Теперь язык распознавания в этом чате: %s."}
 	txtLangBad = text{
 		"I don't know the language %q. Try a code such as ru-RU, en-US, de-DE, or auto.",
 		"Я не знаю языка %q. Попробуйте код вроде ru-RU, en-US, de-DE или auto.",
@@ -182,11 +140,8 @@ var (
 		"Long transcripts come as a file. Its format now: %s. Choose:",
 		"Длинные расшифровки приходят файлом. Сейчас формат: %s. Выберите:",
 	}
-	txtFormatSet = text{
-		"Long transcripts will come as %s.",
-		"Длинные расшифровки будут приходить в формате %s.",
-	}
-	txtAutoIs = text{
+	txtFormatSet = text{"Long transcripts will come as %s.", "Длинные расшифровки будут приходить в формате %s."}
+	txtAutoIs    = text{
 		"Automatic transcription in this chat is %s. /auto on or /auto off changes it.",
 		"Автоматическая расшифровка в этом чате: %s. /auto on или /auto off меняет это.",
 	}
@@ -196,40 +151,24 @@ var (
 		"Delete all of this chat's recordings, transcripts and jobs? This cannot be undone.",
 		"Удалить все записи, расшифровки и задания этого чата? Это необратимо.",
 	}
-	txtForgetYes = text{"Yes, delete", "Да, удалить"}
-	txtForgetNo  = text{"Cancel", "Отмена"}
-	txtForgotten = text{"Deleted: %d jobs with their files, and this chat's settings.", "Удалено: заданий — %d, с их файлами, и настройки чата."}
-	txtCancelled = text{"Nothing was deleted.", "Ничего не удалено."}
-	txtNotYours  = text{
-		"Only the one who sent /forget can answer this.",
-		"Ответить может только тот, кто отправил /forget.",
-	}
-	txtOldButton = text{
-		"This button is out of date. Send /forget again.",
-		"Эта кнопка устарела. Отправьте /forget ещё раз.",
-	}
+	txtForgetYes     = text{"Yes, delete", "Да, удалить"}
+	txtForgetNo      = text{"Cancel", "Отмена"}
+	txtForgotten     = text{"Deleted: %d jobs with their files, and this chat's settings.", "Удалено: заданий — %d, с их файлами, и настройки чата."}
+	txtCancelled     = text{"Nothing was deleted.", "Ничего не удалено."}
+	txtNotYours      = text{"Only the one who sent /forget can answer this.", "Ответить может только тот, кто отправил /forget."}
+	txtOldButton     = text{"This button is out of date. Send /forget again.", "Эта кнопка устарела. Отправьте /forget ещё раз."}
 	txtTooManyActive = text{
 		"You have %d recordings in progress, the most I take at once. Send this one again when one of them is done.",
 		"Записей у вас в работе: %d — больше сразу я не беру. Пришлите эту ещё раз, когда одна из них будет готова.",
 	}
-	txtUsageDay = text{
-		"Today: %s billed of %s (%s of audio; resets %s).",
-		"Сегодня: оплачено %s из %s (%s аудио; лимит обновится %s).",
-	}
+	txtUsageDay   = text{"Today: %s billed of %s (%s of audio; resets %s).", "Сегодня: оплачено %s из %s (%s аудио; лимит обновится %s)."}
 	txtUsageMonth = text{
 		"This month, the whole service: %s billed of %s (%s of audio; resets %s).",
 		"В этом месяце на весь сервис: оплачено %s из %s (%s аудио; лимит обновится %s).",
 	}
-	txtUsageBilled = text{
-		"SpeechKit bills at least 15 s a recording.",
-		"SpeechKit берёт оплату минимум за 15 с на запись.",
-	}
-	txtUsageActive = text{
-		"Recordings in progress: %d of %s at once.",
-		"Записей в работе: %d из %s одновременно.",
-	}
-	txtNoLimit = text{"no limit", "без ограничения"}
-	// Translations (translate.go).
+	txtUsageBilled     = text{"SpeechKit bills at least 15 s a recording.", "SpeechKit берёт оплату минимум за 15 с на запись."}
+	txtUsageActive     = text{"Recordings in progress: %d of %s at once.", "Записей в работе: %d из %s одновременно."}
+	txtNoLimit         = text{"no limit", "без ограничения"}
 	txtTranslateButton = text{"Translate", "Перевести"}
 	txtNoTranslation   = text{"Translation is not set up on this bot.", "Перевод в этом боте не настроен."}
 	txtTranslateIs     = text{
@@ -250,15 +189,10 @@ var (
 		"I could not translate this transcript into %s: %s. The transcript above stands.",
 		"Не удалось перевести расшифровку на %s: %s. Сама расшифровка выше.",
 	}
-	txtUnknownCmd = text{
-		"I don't know that command. /help lists what I do.",
-		"Такой команды я не знаю. /help — что я умею.",
-	}
+	txtUnknownCmd = text{"I don't know that command. /help lists what I do.", "Такой команды я не знаю. /help — что я умею."}
 )
 
-// failureText says in plain words what went wrong with a job and what to
-// do, by the job's error code. A code without its own words gets the job's
-// own message and a general suggestion.
+// failureText says what went wrong and what to do, by the job's code.
 func failureText(l lang, j job.Job) string {
 	switch j.ErrorCode {
 	case spend.CodeQuotaExceeded:
@@ -287,27 +221,15 @@ func failureText(l lang, j job.Job) string {
 }
 
 var failures = map[string]text{
-	"upload_missing": {
-		"The file never reached me. Please send it again.",
-		"Файл до меня не дошёл. Пришлите его ещё раз.",
-	},
-	"empty_file": {"The file is empty.", "Файл пустой."},
-	"too_large": {
-		"The file is larger than I take.",
-		"Файл больше, чем я принимаю.",
-	},
+	"upload_missing": {"The file never reached me. Please send it again.", "Файл до меня не дошёл. Пришлите его ещё раз."},
+	"empty_file":     {"The file is empty.", "Файл пустой."},
+	"too_large":      {"The file is larger than I take.", "Файл больше, чем я принимаю."},
 	"size_mismatch": {
 		"The uploaded file is not the one you sent me. Open the link again and pick the same file.",
 		"Загружен не тот файл, что вы прислали. Откройте ссылку ещё раз и выберите тот же файл.",
 	},
-	"no_audio_stream": {
-		"There is no sound in this file.",
-		"В этом файле нет звука.",
-	},
-	"unreadable_media": {
-		"This file is not audio or video I can read.",
-		"Этот файл — не аудио и не видео, которое я могу прочитать.",
-	},
+	"no_audio_stream":  {"There is no sound in this file.", "В этом файле нет звука."},
+	"unreadable_media": {"This file is not audio or video I can read.", "Этот файл — не аудио и не видео, которое я могу прочитать."},
 	"unsupported_media": {
 		"I do not take files of this type. Send a voice message, or audio or video as OGG, MP3, WAV, FLAC, M4A/MP4, WebM/MKV, AAC or AMR.",
 		"Файлы такого типа я не принимаю. Пришлите голосовое сообщение или аудио и видео в OGG, MP3, WAV, FLAC, M4A/MP4, WebM/MKV, AAC или AMR.",
@@ -338,8 +260,6 @@ var failures = map[string]text{
 	},
 }
 
-// usageText is /usage's answer: the day's audio, the month's, and the
-// unfinished jobs, each with its limit and when it resets.
 func usageText(l lang, u spend.Usage) string {
 	limit := func(n int64) string {
 		if n <= 0 {
@@ -359,8 +279,7 @@ func usageText(l lang, u spend.Usage) string {
 	}, "\n")
 }
 
-// humanSeconds writes a length of audio: "2 h 10 min", in Russian
-// "2 ч 10 мин".
+// humanSeconds writes "2 h 10 min", "2 ч 10 мин".
 func humanSeconds(l lang, n int64) string {
 	s := spend.Human(n)
 	if l == ru {
@@ -369,8 +288,7 @@ func humanSeconds(l lang, n int64) string {
 	return s
 }
 
-// humanReset writes when a limit resets, in UTC: "at 00:00 UTC" for
-// tomorrow, "on 1 Jan 00:00 UTC" for a month.
+// humanReset writes "at 00:00 UTC" tomorrow, "on 1 Jan 2026, 00:00 UTC".
 func humanReset(l lang, at time.Time) string {
 	at = at.UTC()
 	if at.Day() != 1 {
@@ -385,7 +303,6 @@ func humanReset(l lang, at time.Time) string {
 	return at.Format("on 2 Jan 2006, 15:04 UTC")
 }
 
-// humanDuration writes a window in whole hours: "24 h".
 func humanDuration(l lang, hours int) string {
 	if l == ru {
 		return fmt.Sprintf("%d ч", hours)
@@ -393,7 +310,6 @@ func humanDuration(l lang, hours int) string {
 	return fmt.Sprintf("%d h", hours)
 }
 
-// modeName is a priority as /mode names it.
 func modeName(p job.Priority, l lang) string {
 	if p == job.PriorityDeferred {
 		return txtModeDeferred.in(l)
@@ -401,19 +317,15 @@ func modeName(p job.Priority, l lang) string {
 	return txtModeNormal.in(l)
 }
 
-// longWait is the length past which the status message says how long the
-// wait will be: a recording over 10 minutes takes minutes to recognize.
-const longWait = 10 * time.Minute
+const (
+	longWait = 10 * time.Minute // past it the status estimates the wait
+	// secondsPerMinute is SpeechKit's time for a minute of audio in normal
+	// mode (docs/settings.md).
+	secondsPerMinute = 10
+)
 
-// secondsPerMinute is how long SpeechKit takes to recognize a minute of
-// audio in normal mode (about 10 s, docs/settings.md).
-const secondsPerMinute = 10
-
-// recognizingText is the status message of a job being recognized: for a
-// deferred job, its length and that it may take up to a day; for a
-// recording over longWait, its length and the estimated time to its
-// transcript (10 s per minute of audio, rounded up to a minute); else the
-// plain label.
+// recognizingText gives a deferred job's length, or a long one's with the
+// estimated wait rounded up to a minute.
 func recognizingText(j job.Job, l lang) string {
 	secs := spend.Seconds(j.DurationMs)
 	switch {

@@ -16,35 +16,27 @@ import (
 	"transcriber/internal/transcript"
 )
 
-// Translations of transcripts: /translate <lang> makes every transcript of
-// the chat come with its translation; a button under a transcript offers
-// one into the chat's language. Each is a reply to the recording's
-// message, posted once per job and language (a delivery of its own, part
-// "tr:<lang>"), whatever presses or redeliveries ask for it again. A
-// translation that fails says so; the transcript stands.
+// /translate <lang> sends every transcript of the chat translated; a button
+// under a transcript offers it in the chat's language. Each translation is
+// a reply posted once per job and language (part "tr:<lang>").
 
-// Translations gives a done job's transcript in another language,
-// translated once and kept (translation.Service.Of).
+// Translations is translation.Service.
 type Translations interface {
 	Of(ctx context.Context, j job.Job, t transcript.Transcript, lang string) (transcript.Transcript, error)
 }
 
-// cbTranslate starts a translation button's data: "tr:<job id>:<lang>".
-const cbTranslate = "tr:"
+const cbTranslate = "tr:" // "tr:<job id>:<lang>"
 
-// partTranslation is the delivery of a job's translation into lang.
 func partTranslation(lang string) string { return cbTranslate + lang }
 
-// translateButton offers j's transcript in lang.
 func translateButton(j job.Job, l lang, into string) models.ReplyMarkup {
 	return &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
 		{Text: txtTranslateButton.in(l), CallbackData: cbTranslate + j.ID + ":" + into},
 	}}}
 }
 
-// buttonFor is the translation button under job j's transcript t in chat:
-// into the chat's language, when the bot can translate, the chat has no
-// /translate of its own, and the transcript is in another language.
+// buttonFor offers t in the chat's language, unless the chat has its own
+// /translate or t is in it already.
 func (b *Bot) buttonFor(j job.Job, t transcript.Transcript, chat botstate.Chat) models.ReplyMarkup {
 	into := string(chatLang(chat))
 	if b.Translations == nil || chat.TranslateTo() != "" || chat.UILang == "" || codeOf(t.Language) == into {
@@ -53,17 +45,16 @@ func (b *Bot) buttonFor(j job.Job, t transcript.Transcript, chat botstate.Chat) 
 	return translateButton(j, chatLang(chat), into)
 }
 
-// codeOf is a language as the translator names it: "en" for "en-US".
+// codeOf is translation.Code, which the bot cannot import without the
+// recognizer's gRPC client (app's TestStatusAndTheBotStayOffGRPC).
 func codeOf(lang string) string {
-	lang = strings.ToLower(lang)
+	lang = strings.ToLower(strings.TrimSpace(lang))
 	if i := strings.IndexAny(lang, "-_"); i > 0 {
 		return lang[:i]
 	}
 	return lang
 }
 
-// translateCommand shows or sets the chat's /translate: a language code
-// ("en", "de"), or "off".
 func (b *Bot) translateCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
 	arg = strings.ToLower(strings.TrimSpace(arg))
 	switch {
@@ -81,17 +72,14 @@ func (b *Bot) translateCommand(ctx context.Context, m *models.Message, arg strin
 	default:
 		arg = codeOf(arg)
 	}
-	if _, err := b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Features = c.WithTranslate(arg) }); err != nil {
-		return err
+	text := txtTranslateOff.in(l)
+	if arg != "" {
+		text = txtTranslateIs.f(l, arg)
 	}
-	if arg == "" {
-		return b.reply(ctx, m, txtTranslateOff.in(l), nil)
-	}
-	return b.reply(ctx, m, txtTranslateIs.f(l, arg), nil)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Features = c.WithTranslate(arg) }, text)
 }
 
-// onTranslateButton handles a press of a translation button in the chat
-// of msg: the job must be that chat's and done.
+// onTranslateButton takes a press for a done job of the chat.
 func (b *Bot) onTranslateButton(ctx context.Context, data string, chatID int64, answerWith func(string), l lang) error {
 	id, into, ok := strings.Cut(strings.TrimPrefix(data, cbTranslate), ":")
 	j, err := b.Jobs.Get(ctx, id)
@@ -110,8 +98,7 @@ func (b *Bot) onTranslateButton(ctx context.Context, data string, chatID int64, 
 	return b.sendTranslation(ctx, j, chat, codeOf(into))
 }
 
-// sendTranslation posts done job j's transcript translated into lang, or
-// why it could not be, as a reply to the job's message: once.
+// sendTranslation replies once with j's transcript in lang, or why not.
 func (b *Bot) sendTranslation(ctx context.Context, j job.Job, chat botstate.Chat, lang string) error {
 	k := ref{j.TelegramChatID, j.TelegramMessageID, partTranslation(lang)}
 	l := chatLang(chat)
@@ -123,7 +110,7 @@ func (b *Bot) sendTranslation(ctx context.Context, j job.Job, chat botstate.Chat
 		}
 		if err != nil {
 			if errs.KindOf(err) == errs.Unavailable {
-				return nil, err // tried again with the delivery
+				return nil, err // the delivery tries again
 			}
 			return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: j.TelegramChatID, ReplyParameters: reply,
 				Text: txtTranslationFailed.f(l, lang, errs.MessageOf(err))})

@@ -16,21 +16,14 @@ import (
 	"transcriber/internal/errs"
 )
 
-// SecretHeader carries the webhook's secret_token in every update.
-const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
+const (
+	SecretHeader   = "X-Telegram-Bot-Api-Secret-Token"
+	MaxUpdateBytes = 1 << 20 // updates carry file ids, never files
+	WebhookPath    = "/telegram/webhook"
+)
 
-// MaxUpdateBytes bounds an update's body. Updates are small JSON (a message
-// with file ids, never the file), far under this.
-const MaxUpdateBytes = 1 << 20
-
-// WebhookPath is where the webhook is served: by API Gateway in the cloud
-// and by the local stack's HTTP server.
-const WebhookPath = "/telegram/webhook"
-
-// ServeHTTP is the webhook. A request without the secret, or with a wrong
-// one, gets 401 and nothing else happens; an update is processed to the
-// end before the answer, which is 200 when it is safely handled and 5xx
-// when Telegram should send it again.
+// ServeHTTP is the webhook: 401 without the secret; else the update is
+// handled to the end, then 200, or 5xx for Telegram to send it again.
 func (b *Bot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -55,12 +48,12 @@ func (b *Bot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), baseKey{}, requestBase(r))
 	if err := b.Process(ctx, &upd); err != nil {
 		if retryable(err) {
-			b.Log.WarnContext(r.Context(), "update not handled; Telegram will send it again",
+			b.Log.WarnContext(r.Context(), "update retried",
 				"update_id", upd.ID, "error", b.scrub(err.Error()), "code", errs.CodeOf(err))
 			writeStatus(w, http.StatusServiceUnavailable, "try again")
 			return
 		}
-		// Sending it again would fail the same way.
+		// it would fail again the same way
 		b.Log.ErrorContext(r.Context(), "update failed", "update_id", upd.ID, "error", b.scrub(err.Error()), "code", errs.CodeOf(err))
 	}
 	writeStatus(w, http.StatusOK, "ok")
@@ -72,8 +65,7 @@ func writeStatus(w http.ResponseWriter, status int, msg string) {
 	_, _ = io.WriteString(w, msg+"\n")
 }
 
-// retryable reports whether a failed update may pass when Telegram sends it
-// again: the store or a service was unavailable, or the call was cut short.
+// retryable: a failed update may pass when sent again.
 func retryable(err error) bool {
 	switch errs.KindOf(err) {
 	case errs.Unavailable, errs.Internal:
@@ -84,9 +76,8 @@ func retryable(err error) bool {
 
 type baseKey struct{}
 
-// requestBase is the public address a webhook request came to: the
-// gateway's domain in the cloud. Telegram calls webhooks only over HTTPS,
-// so https unless the request itself says otherwise (the local stack).
+// requestBase is the public address the request came to; https (Telegram
+// calls webhooks only so) unless the request says otherwise.
 func requestBase(r *http.Request) string {
 	if r.Host == "" || strings.ContainsAny(r.Host, "/\\@ ") {
 		return ""
@@ -109,8 +100,7 @@ func isLoopback(host string) bool {
 	return h == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
-// publicBase is where upload links point: PUBLIC_URL, or the address the
-// update came to.
+// publicBase is where upload links point.
 func (b *Bot) publicBase(ctx context.Context) string {
 	if b.cfg.PublicURL != "" {
 		return b.cfg.PublicURL
@@ -119,21 +109,18 @@ func (b *Bot) publicBase(ctx context.Context) string {
 	return base
 }
 
-// outcome carries a handler's error out of ProcessUpdate, whose handlers
-// return nothing.
+// outcome carries a handler's error out of ProcessUpdate.
 type outcome struct{ err error }
 
 type outcomeKey struct{}
 
-// Process handles one update to the end (the client's handlers run
-// synchronously) and returns its error.
+// Process handles one update to the end and returns its error.
 func (b *Bot) Process(ctx context.Context, upd *models.Update) error {
 	out := &outcome{}
 	b.api.ProcessUpdate(context.WithValue(ctx, outcomeKey{}, out), upd)
 	return out.err
 }
 
-// handle is the client's one handler: every update comes here.
 func (b *Bot) handle(ctx context.Context, _ *bot.Bot, upd *models.Update) {
 	err := b.dispatch(ctx, upd)
 	if out, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
@@ -148,5 +135,5 @@ func (b *Bot) dispatch(ctx context.Context, upd *models.Update) error {
 	case upd.CallbackQuery != nil:
 		return b.onCallback(ctx, upd.CallbackQuery)
 	}
-	return nil // edits, channel posts and the rest are not for this bot
+	return nil // edits, channel posts and the rest
 }

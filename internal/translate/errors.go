@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,31 +9,16 @@ import (
 	"transcriber/internal/errs"
 )
 
-// The codes of the errors this package returns. Their messages are for
-// people; the API's words go only into the wrapped cause, cut short and
-// with the secrets and the texts removed.
+// Error codes (classify says when). The API's words go only into the
+// wrapped cause, cut short, without secrets and texts.
 const (
-	// Retry later (errs.Unavailable).
-	CodeUnavailable = "translate_unavailable" // 5xx after the retries, a transport error, the context ended
-	// CodeQuota: 429 after the retries, a Retry-After longer than the
-	// client waits (RetryAfter says how long), or the pacer's wait too
-	// long. No fault of the texts'.
-	CodeQuota = "translate_quota"
-	// CodeAccessDenied: 401 or 403, a key, a token or a role
-	// (ai.translate.user) is wrong; someone must fix it.
-	CodeAccessDenied    = "translate_access_denied"
-	codeAuthUnavailable = "translate_auth_unavailable" // no IAM token to be had
-
-	// The request is wrong and will stay wrong (errs.Invalid): a language
-	// code that is not one (refused here, nothing sent), or the API's 400.
-	CodeInvalid = "translate_invalid"
-
-	// Give up (errs.Permanent): the API does not translate from or into
-	// the language asked for.
+	CodeUnavailable         = "translate_unavailable"
+	CodeQuota               = "translate_quota"
+	CodeAccessDenied        = "translate_access_denied" // a key, token or role (ai.translate.user) to fix
+	codeAuthUnavailable     = "translate_auth_unavailable"
+	CodeInvalid             = "translate_invalid"
 	CodeUnsupportedLanguage = "translate_unsupported_language"
-
-	// Anything else (errs.Internal): an answer that is not the API's.
-	codeInternal = "translate_error"
+	codeInternal            = "translate_error"
 )
 
 const (
@@ -46,22 +30,16 @@ const (
 )
 
 const (
-	// maxQuoted bounds the part of an error answer's message kept in the
-	// cause, for logs.
-	maxQuoted = 200
-	// minScrubbed is the shortest text scrubbed from an error answer's
-	// message: a shorter one ("ok") would blank out the API's own words.
+	maxQuoted = 200 // bytes of an error message kept
+	// minScrubbed: a shorter text ("ok") scrubbed would blank the API's words.
 	minScrubbed  = 4
 	textRedacted = "[text]"
-	// quoteWindow is the shortest run of a text's bytes taken as a quote
-	// of it in an error answer's message.
-	quoteWindow = 12
-	withheld    = "[withheld: the message quotes the texts]"
+	quoteWindow  = 12 // bytes of a text in a row that make a quote
+	withheld     = "[withheld: the message quotes the texts]"
 )
 
-// apiError is an answer other than 200, the cause of the classified error:
-// the status, the API's code (a gRPC code) and message, cut and cleaned,
-// the answer's x-server-trace-id, and the Retry-After asked for.
+// apiError, an answer other than 200, is the classified error's cause;
+// code is a gRPC code, message is cleaned.
 type apiError struct {
 	status     int
 	code       int
@@ -88,28 +66,8 @@ func (e *apiError) Error() string {
 	return s
 }
 
-// RetryAfter is the wait the API asked for (Retry-After) in the answer that
-// ended the call with err, if it asked for one.
-func RetryAfter(err error) (time.Duration, bool) {
-	var e *apiError
-	if errors.As(err, &e) && e.hasRetry {
-		return e.retryAfter, true
-	}
-	return 0, false
-}
-
-// classify turns an answer other than 200 into the errs vocabulary
-// (docs/platform.md, "Translate"), and says whether it may be retried:
-//
-//   - 429: errs.Unavailable CodeQuota, retried;
-//   - 5xx, 408: errs.Unavailable CodeUnavailable, retried;
-//   - 400 whose message says a language code is unsupported:
-//     errs.Permanent CodeUnsupportedLanguage;
-//   - 400, 413: errs.Invalid CodeInvalid;
-//   - 401, 403: errs.Unavailable CodeAccessDenied;
-//   - anything else: errs.Internal.
-//
-// raw is the API's message as it came: e holds it cleaned.
+// classify maps an answer other than 200 to errs (docs/platform.md,
+// "Translate") and whether to retry; raw is the API's message uncleaned.
 func classify(e *apiError, raw string) (err error, retry bool) {
 	switch s := e.status; {
 	case s == 429:
@@ -127,19 +85,16 @@ func classify(e *apiError, raw string) (err error, retry bool) {
 	}
 }
 
-// unsupportedLanguage: the API's 400 for a language it does not know reads
-// "unsupported target_language_code: xx" (or source_…), as public clients
-// of the API match it [U] (docs/platform.md, "Translate").
+// unsupportedLanguage matches the 400 "unsupported target_language_code:
+// xx" (or source_…) as public clients do [U] (docs/platform.md, "Translate").
 func unsupportedLanguage(message string) bool {
 	m := strings.ToLower(message)
 	return strings.Contains(m, "unsupported") && strings.Contains(m, "language")
 }
 
-// clean is text fit for an error's cause: the secrets and every text of
-// the request (minScrubbed bytes and longer) removed, then cut short; and
-// if what is left still quotes a text (quoteWindow bytes of one, as a
-// message quoting the start of a long text would), nothing but a note.
-// Secrets go before the cut, which could leave a part of one.
+// clean is text fit for an error's cause: secrets (before the cut, which
+// could leave part of one) and the request's texts removed, cut short, and
+// withheld altogether if it still quotes a text.
 func (c *Client) clean(text string, texts []string) string {
 	text = c.creds.Scrub(text)
 	for _, t := range texts {
@@ -154,8 +109,6 @@ func (c *Client) clean(text string, texts []string) string {
 	return text
 }
 
-// quotes reports whether msg holds quoteWindow bytes in a row of one of
-// texts.
 func quotes(msg string, texts []string) bool {
 	if len(msg) < quoteWindow {
 		return false
@@ -174,7 +127,6 @@ func quotes(msg string, texts []string) bool {
 	return false
 }
 
-// cut is s cut to at most n bytes at a character boundary.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -6,8 +6,7 @@ import (
 	"transcriber/internal/errs"
 )
 
-// languages are the codes of the languages Translate supports, as listed in
-// translate/concepts/supported-languages.md, sorted.
+// languages are translate/concepts/supported-languages.md's codes, sorted.
 var languages = []string{
 	"af", "am", "ar", "az", "ba", "be", "bg", "bn", "bs", "ca", "ceb", "cs", "cv", "cy", "da", "de",
 	"el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "gd", "gl", "gu", "he", "hi", "hr",
@@ -18,26 +17,16 @@ var languages = []string{
 	"zh", "zu",
 }
 
-// Languages are the codes of the languages the documentation lists, sorted:
-// the ones to offer a person. The client sends any code of the right shape,
-// so a language added to the API later works before it is added here.
-func Languages() []string { return slices.Clone(languages) }
-
-// Supported reports whether code (as Translate normalizes it: trimmed, lower
-// case) is one the documentation lists.
+// Supported reports whether code is listed. The client itself sends any
+// well-formed code, so a language the API adds later works.
 func Supported(code string) bool {
 	_, ok := slices.BinarySearch(languages, normalize(code))
 	return ok
 }
 
-// maxCodeLen is the longest code taken: the list's longest is 6 ("kazlat").
-const maxCodeLen = 8
-
-// wellFormed reports whether code looks like a language code: 2 to 8 ASCII
-// lower-case letters (ISO 639-1 "en", ISO 639-3 "sah", the list's own
-// "kazlat").
+// wellFormed: 2 to 8 ASCII lower-case letters ("en", "sah", "kazlat").
 func wellFormed(code string) bool {
-	if len(code) < 2 || len(code) > maxCodeLen {
+	if len(code) < 2 || len(code) > 8 {
 		return false
 	}
 	for i := 0; i < len(code); i++ {
@@ -48,8 +37,6 @@ func wellFormed(code string) bool {
 	return true
 }
 
-// checkLanguages refuses, before anything is sent, a target that is missing
-// or not shaped like a language code, and such a source ("" is detection).
 func checkLanguages(target, source string) error {
 	switch {
 	case target == "":

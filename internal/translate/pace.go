@@ -10,46 +10,29 @@ import (
 	"transcriber/internal/errs"
 )
 
-// Pacer spaces the requests to the API's quotas. The client asks it before
-// every attempt, retries included, since each is a call the quota counts.
+// Pacer spaces the requests, retries included, to the API's quotas.
 type Pacer interface {
-	// Take waits until a request of chars characters (Chars) may go, and
-	// counts it. It fails when the wait would be too long (errs.Unavailable
-	// CodeQuota) or ctx ends.
+	// Take waits until a request of chars may go and counts it; a wait too
+	// long is errs.Unavailable CodeQuota.
 	Take(ctx context.Context, chars int64) error
 }
 
-// Quota is what the API allows (translate/concepts/limits.md, "Quotas"):
-// calls of one method a second and characters sent an hour. Both are
-// quotas, which support can raise.
+// Quota is what the API allows (translate/concepts/limits.md, "Quotas").
+// A request that would wait past MaxWait is refused rather than sleep
+// through a function's time.
 type Quota struct {
 	RequestsPerSecond int
 	CharsPerHour      int64
-	// MaxWait is the longest Take waits; a request that would wait longer
-	// is refused with CodeQuota, so a call never sleeps through a
-	// function's time for the hourly quota.
-	MaxWait time.Duration
+	MaxWait           time.Duration
 }
 
-// DefaultQuota is the documented quotas: 20 calls a second, 1 million
-// characters an hour; and a wait of at most 30 s.
+// DefaultQuota is the documented one, with a wait of at most 30 s.
 var DefaultQuota = Quota{RequestsPerSecond: 20, CharsPerHour: 1_000_000, MaxWait: 30 * time.Second}
 
-// NewPacer returns an in-process pacer of q: in any second at most
-// RequestsPerSecond requests start, in any hour at most CharsPerHour
-// characters, over the requests this pacer has let go. It counts this
-// process only; instances sharing the quota need a pacer on shared
-// counters. Each request is given the first moment both windows have room
-// for it, in order of asking, and sleeps until then through sleep; a
-// request whose wait is cancelled keeps its place (it errs towards fewer
-// requests).
+// NewPacer paces this process only to q: each request, in order, gets the
+// first moment both windows have room and sleeps until then; a cancelled
+// wait keeps its place (erring towards fewer requests).
 func NewPacer(q Quota, c clock.Clock, sleep func(context.Context, time.Duration) error) Pacer {
-	if c == nil {
-		c = clock.System()
-	}
-	if sleep == nil {
-		sleep = clock.Sleep
-	}
 	return &windowPacer{q: q, clock: c, sleep: sleep}
 }
 
@@ -59,7 +42,7 @@ type windowPacer struct {
 	sleep func(context.Context, time.Duration) error
 
 	mu    sync.Mutex
-	taken []taken // in time order; none older than an hour before the last Take
+	taken []taken // in time order, the last hour's
 }
 
 type taken struct {
@@ -78,8 +61,7 @@ func (p *windowPacer) Take(ctx context.Context, chars int64) error {
 	return p.sleep(ctx, wait)
 }
 
-// reserve finds the request's moment, counts it there, and returns the wait
-// until it.
+// reserve counts the request at its moment and returns the wait until it.
 func (p *windowPacer) reserve(chars int64) (time.Duration, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -7,17 +7,12 @@ import (
 	"unicode/utf8"
 )
 
-// MaxRequestChars is the most characters the texts of one request may hold
-// together: "The maximum total length of all strings is 10000 characters"
-// (translate/api-ref/Translation/translate.md, texts[]). The limit is per
-// request, the sum over its texts, not per text.
+// MaxRequestChars bounds the sum over one request's texts
+// (translate/api-ref/Translation/translate.md, texts[]).
 const MaxRequestChars = 10_000
 
-// Chars is what one request with texts is billed, as the pricing counts
-// it: every character, spaces and special characters included, and one
-// for an empty request (translate/pricing.md, _includes/
-// pricing-symbol-count.md). A character is a Unicode code point, not a
-// byte: Cyrillic "привет" is 6, not 12.
+// Chars is what one request is billed: every code point, spaces included,
+// and one for an empty request (translate/pricing.md).
 func Chars(texts []string) int64 {
 	var n int64
 	for _, t := range texts {
@@ -26,9 +21,8 @@ func Chars(texts []string) int64 {
 	return max(n, 1)
 }
 
-// Estimate is what Translate sends for texts when every request is
-// answered the first time: the number of requests and the characters
-// billed (Result.BilledChars), for the caller to reserve before the call.
+// Estimate is Translate's requests and BilledChars for texts when each
+// request is answered the first time.
 func Estimate(texts []string) (requests int, chars int64) {
 	p := makePlan(texts, MaxRequestChars)
 	for _, rq := range p.requests {
@@ -37,11 +31,9 @@ func Estimate(texts []string) (requests int, chars int64) {
 	return len(p.requests), chars
 }
 
-// units is a text's length as the limit is checked here: UTF-16 code
-// units. That is its count of code points in the Basic Multilingual Plane
-// and two for a character outside it (most emoji), so a request under the
-// limit in units is under it whether the API counts code points or UTF-16
-// units (docs/platform.md, "Translate": which one is not documented).
+// units is s's length in UTF-16 code units, at least its code points: a
+// request under the limit in units is under it whichever the API counts
+// (undocumented: docs/platform.md, "Translate").
 func units(s string) int {
 	n := 0
 	for _, r := range s {
@@ -50,18 +42,17 @@ func units(s string) int {
 	return n
 }
 
-// piece is one text sent, whole or a piece of a longer one.
+// piece is one text sent, whole or in part; lead and sep are not sent.
 type piece struct {
 	text int    // the index of its text
-	lead string // whitespace before the body, at the start of a text cut in pieces; not sent
-	body string // what is sent
-	sep  string // what joins it to the next piece of its text; not sent
+	lead string // a cut text's leading whitespace
+	body string
+	sep  string // what joins it to the next piece of its text
 }
 
 // span is one request: pieces[from:to].
 type span struct{ from, to int }
 
-// plan is the requests of one call, in order.
 type plan struct {
 	pieces   []piece
 	requests []span
@@ -75,9 +66,9 @@ func (p plan) bodies(s span) []string {
 	return out
 }
 
-// makePlan cuts texts into pieces of at most limit units (only a text over
-// it is cut) and packs them, in order, into as few requests of at most
-// limit units as that order allows. Blank texts are not sent.
+// makePlan cuts texts over limit units into pieces and packs all, in
+// order, into as few requests of at most limit units as possible; blank
+// texts are left out.
 func makePlan(texts []string, limit int) plan {
 	var p plan
 	for i, t := range texts {
@@ -102,15 +93,11 @@ func makePlan(texts []string, limit int) plan {
 	return p
 }
 
-// splitText cuts s into pieces of at most limit units; s itself when it
-// fits. A cut is made at the best boundary in the second half of the
-// piece's room: a paragraph break, else a line break, else a sentence's
-// end, else any whitespace; failing those, at the last boundary of any
-// kind; failing that (a long run with no space, such as Chinese without
-// its full stops), at the last character that fits, never inside a
-// character or before a combining mark. The whitespace at a cut is kept in
-// sep (that at the end in the last piece's), and that at the start in the
-// first piece's lead, to join the translations back; so no piece is blank.
+// splitText cuts s into pieces of at most limit units, each at the best
+// boundary in the second half of its room (paragraph, line, sentence,
+// space), else the last boundary, else the last character that fits but
+// never before a combining mark. Whitespace at the cuts and ends goes to
+// sep and lead, so no piece is blank.
 func splitText(s string, limit int) []piece {
 	if units(s) <= limit {
 		return []piece{{body: s}}
@@ -134,8 +121,7 @@ func splitText(s string, limit int) []piece {
 	return out
 }
 
-// prefixWithin is the length in bytes of the longest prefix of s of at most
-// limit units, at a character boundary.
+// prefixWithin is the byte length of s's longest prefix within limit units.
 func prefixWithin(s string, limit int) int {
 	n := 0
 	for i, r := range s {
@@ -156,9 +142,8 @@ const (
 	cutKinds
 )
 
-// boundary is where to cut s, which starts with a character that is not
-// whitespace, within its first room bytes: the piece is s[:cut], the
-// separator s[cut:next], the whitespace after the cut.
+// boundary cuts s (not starting with whitespace) within room bytes: the
+// piece is s[:cut], the whitespace after it s[cut:next].
 func boundary(s string, room int) (cut, next int) {
 	var last [cutKinds]int // the last cut of each kind; 0: none
 	var lastNext [cutKinds]int
@@ -200,13 +185,11 @@ func boundary(s string, room int) (cut, next int) {
 			mark(cutSentence, end, runEnd(s, end))
 		}
 	}
+	best := -1 // failing a cut in the second half, the last
 	for kind := 0; kind < cutKinds; kind++ {
 		if last[kind] > 0 && last[kind] >= room/2 {
 			return last[kind], lastNext[kind]
 		}
-	}
-	best := -1
-	for kind := 0; kind < cutKinds; kind++ {
 		if last[kind] > 0 && (best < 0 || last[kind] > last[best]) {
 			best = kind
 		}
@@ -229,96 +212,59 @@ func boundary(s string, room int) (cut, next int) {
 	return cut, runEnd(s, cut) // whitespace just past the room goes with the cut
 }
 
-// joins: r belongs with the character before it (a combining mark, a zero
-// width joiner), so a cut never goes before it.
+// joins: r belongs with the character before it (combining mark, ZWJ).
 func joins(r rune) bool {
 	return unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == '\u200d'
 }
 
 // runEnd is the end of the whitespace run that holds byte i of s.
-func runEnd(s string, i int) int {
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsSpace(r) {
-			break
-		}
-		i += size
-	}
-	return i
-}
+func runEnd(s string, i int) int { return len(s) - len(strings.TrimLeftFunc(s[i:], unicode.IsSpace)) }
 
-// sentenceEnd: r ends a sentence when whitespace follows it.
-func sentenceEnd(r rune) bool {
-	switch r {
-	case '.', '!', '?', '…':
-		return true
-	}
-	return fullStop(r)
-}
+func sentenceEnd(r rune) bool { return strings.ContainsRune(".!?…", r) || fullStop(r) }
 
-// fullStop: r ends a sentence with no whitespace after it, as in Chinese
-// and Japanese.
-func fullStop(r rune) bool {
-	switch r {
-	case '。', '！', '？', '｡':
-		return true
-	}
-	return false
-}
+// fullStop ends a sentence without whitespace after it (Chinese, Japanese).
+func fullStop(r rune) bool { return strings.ContainsRune("。！？｡", r) }
 
-// closing: r may stand between a sentence's end and the whitespace after
-// it (a closing quote or bracket).
-func closing(r rune) bool {
-	switch r {
-	case '"', '\'', ')', ']', '»', '”', '’', '」', '』', '）':
-		return true
-	}
-	return false
-}
+// closing may stand between a sentence's end and the whitespace after it.
+func closing(r rune) bool { return strings.ContainsRune("\"')]»”’」』）", r) }
 
 // assembly puts the translated pieces back together, text by text.
 type assembly struct {
-	texts    []string
-	plan     plan
-	out      []string // translations so far, by piece
-	detected []string // by piece
-	filled   int      // pieces translated: a prefix of plan.pieces
+	texts  []string
+	plan   plan
+	out    []string // by piece
+	filled int      // pieces translated: a prefix of plan.pieces
 }
 
 func newAssembly(texts []string, p plan) *assembly {
-	return &assembly{texts: texts, plan: p, out: make([]string, len(p.pieces)), detected: make([]string, len(p.pieces))}
+	return &assembly{texts: texts, plan: p, out: make([]string, len(p.pieces))}
 }
 
-// fill records the answer of request s, one translation for each piece.
 func (a *assembly) fill(s span, ans []translation) {
 	for i, t := range ans {
-		a.out[s.from+i], a.detected[s.from+i] = t.Text, t.DetectedLanguageCode
+		a.out[s.from+i] = t.Text
 	}
 	a.filled = s.to
 }
 
-// prefix is the texts translated so far, in order: every text before the
-// first one with a piece not yet translated, blank ones as they are.
-func (a *assembly) prefix() (texts, detected []string) {
-	texts, detected = []string{}, []string{}
+// prefix is the texts before the first not wholly translated, blank ones
+// as they are.
+func (a *assembly) prefix() []string {
+	texts := []string{}
 	k := 0 // the next piece
 	for i, t := range a.texts {
 		if k < len(a.plan.pieces) && a.plan.pieces[k].text == i {
 			var b strings.Builder
-			first := k
 			for k < len(a.plan.pieces) && a.plan.pieces[k].text == i {
 				if k >= a.filled {
-					return texts, detected
+					return texts
 				}
-				b.WriteString(a.plan.pieces[k].lead)
-				b.WriteString(a.out[k])
-				b.WriteString(a.plan.pieces[k].sep)
+				b.WriteString(a.plan.pieces[k].lead + a.out[k] + a.plan.pieces[k].sep)
 				k++
 			}
-			texts, detected = append(texts, b.String()), append(detected, a.detected[first])
-			continue
+			t = b.String()
 		}
-		texts, detected = append(texts, t), append(detected, "")
+		texts = append(texts, t)
 	}
-	return texts, detected
+	return texts
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // request is the body of a translate request
-// (translate/api-ref/Translation/translate.md).
+// (translate/api-ref/Translation/translate.md); Format PLAIN_TEXT is the default said aloud.
 type request struct {
 	FolderID           string   `json:"folderId,omitempty"`
 	Texts              []string `json:"texts"`
@@ -27,43 +27,32 @@ type request struct {
 	Format             string   `json:"format"`
 }
 
-// formatPlainText is the texts' format: "Text without markup", the API's
-// default, said aloud.
-const formatPlainText = "PLAIN_TEXT"
-
 // answer is the body of a 200.
 type answer struct {
 	Translations []translation `json:"translations"`
 }
 
 type translation struct {
-	Text                 string `json:"text"`
-	DetectedLanguageCode string `json:"detectedLanguageCode"`
+	Text string `json:"text"`
 }
 
-// errorAnswer is the body of any other answer: google.rpc.Status, {"code",
-// "message", "details"} (_includes/errors-handling.md).
+// errorAnswer is any other answer's body: google.rpc.Status
+// (_includes/errors-handling.md).
 type errorAnswer struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 }
 
 const (
-	// maxAnswer bounds a 200's body read. A request holds at most 10,000
-	// characters; their translation, each character at most a 6-byte
-	// \uXXXX escape (translate/concepts/translate-html.md) and the text
-	// perhaps twice as long, is 120 KB. An answer past 1 MiB is not one.
-	maxAnswer = 1 << 20
-	// maxErrorAnswer bounds an error answer's read: a status is a line.
+	// maxAnswer: 10,000 characters twice as long, each a 6-byte \uXXXX
+	// escape, are 120 KB; past 1 MiB it is no answer.
+	maxAnswer      = 1 << 20
 	maxErrorAnswer = 8 << 10
-	// traceHeader names an answer for support
-	// (translate/api-ref/support-headers.md).
-	traceHeader = "x-server-trace-id"
+	traceHeader    = "x-server-trace-id" // translate/api-ref/support-headers.md
 )
 
-// send translates one request's texts: paced, authorized, retried on 429,
-// 5xx and a connection that could not be made, at most MaxAttempts times.
-// It adds to res what was billed, or may have been.
+// send translates one request's texts, retried on 429, 5xx and a failed
+// dial, adding to res what was or may have been billed.
 func (c *Client) send(ctx context.Context, texts []string, target, source string, res *Result) ([]translation, error) {
 	chars := Chars(texts)
 	for attempt := 1; ; attempt++ {
@@ -75,7 +64,7 @@ func (c *Client) send(ctx context.Context, texts []string, target, source string
 			return nil, err
 		}
 		if wait == 0 {
-			wait = c.backoff(attempt)
+			wait = backoffAfter(attempt)
 		}
 		status, trace := 0, ""
 		var ae *apiError
@@ -90,8 +79,8 @@ func (c *Client) send(ctx context.Context, texts []string, target, source string
 	}
 }
 
-// attempt sends the request once. After an error, wait is how long to wait
-// before the next attempt: 0 for the backoff, negative for no next attempt.
+// attempt sends the request once; after an error wait is 0 for the
+// backoff, negative for no retry.
 func (c *Client) attempt(ctx context.Context, texts []string, target, source string, chars int64, res *Result) (out []translation, wait time.Duration, err error) {
 	if err := c.pacer.Take(ctx, chars); err != nil {
 		if errs.KindOf(err) == errs.Internal {
@@ -103,12 +92,9 @@ func (c *Client) attempt(ctx context.Context, texts []string, target, source str
 	if err != nil {
 		return nil, -1, errs.Wrap(err, errs.Unavailable, codeAuthUnavailable, msgUnavailable)
 	}
-	body, err := json.Marshal(request{
-		FolderID: folder, Texts: texts, TargetLanguageCode: target, SourceLanguageCode: source, Format: formatPlainText,
+	body, _ := json.Marshal(request{ // strings only: it cannot fail
+		FolderID: folder, Texts: texts, TargetLanguageCode: target, SourceLanguageCode: source, Format: "PLAIN_TEXT",
 	})
-	if err != nil {
-		return nil, -1, errs.Wrap(errors.New("encode the request"), errs.Internal, codeInternal, "")
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, -1, errs.Wrap(errors.New(c.clean(err.Error(), texts)), errs.Internal, codeInternal, "")
@@ -122,7 +108,7 @@ func (c *Client) attempt(ctx context.Context, texts []string, target, source str
 		if notSent(err) {
 			return nil, 0, errs.Wrap(cause, errs.Unavailable, CodeUnavailable, msgUnavailable)
 		}
-		// Sent, perhaps read and billed: not sent again here.
+		// sent, perhaps billed: not sent again
 		res.UnsureChars += chars
 		return nil, -1, errs.Wrap(cause, errs.Unavailable, CodeUnavailable, msgUnavailable)
 	}
@@ -135,7 +121,7 @@ func (c *Client) attempt(ctx context.Context, texts []string, target, source str
 		res.UnsureChars += chars
 		return nil, -1, errs.Wrap(errors.New(c.clean(err.Error(), texts)), errs.Unavailable, CodeUnavailable, msgUnavailable)
 	}
-	// Answered: billed, whatever the body turns out to be.
+	// answered: billed, whatever the body
 	res.Requests++
 	res.BilledChars += chars
 	if len(raw) > maxAnswer {
@@ -152,9 +138,8 @@ func (c *Client) attempt(ctx context.Context, texts []string, target, source str
 	return a.Translations, 0, nil
 }
 
-// refusal reads an answer other than 200 and classifies it; a retryable
-// one waits its Retry-After, or the backoff of its attempt (0), and one
-// asking to wait longer than MaxRetryAfter is not retried.
+// refusal classifies an answer other than 200; a retryable one waits its
+// Retry-After (past DefaultMaxRetryAfter: no retry) or the backoff (0).
 func (c *Client) refusal(resp *http.Response, texts []string) ([]translation, time.Duration, error) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorAnswer))
 	var a errorAnswer
@@ -170,37 +155,33 @@ func (c *Client) refusal(resp *http.Response, texts []string) ([]translation, ti
 	switch {
 	case !retry:
 		return nil, -1, err
-	case e.hasRetry && e.retryAfter > c.cfg.MaxRetryAfter:
+	case e.hasRetry && e.retryAfter > DefaultMaxRetryAfter:
 		return nil, -1, err
 	case e.hasRetry:
 		return nil, e.retryAfter, err
 	default:
-		return nil, 0, err // the caller's backoff
+		return nil, 0, err // the backoff
 	}
 }
 
-// backoff is the wait after the nth failed attempt without a Retry-After:
-// Backoff, doubled each time, at most MaxBackoff.
-func (c *Client) backoff(n int) time.Duration {
-	d := c.cfg.Backoff
-	for i := 1; i < n && d < c.cfg.MaxBackoff; i++ {
+// backoffAfter is the wait after the nth failed attempt.
+func backoffAfter(n int) time.Duration {
+	d := DefaultBackoff
+	for i := 1; i < n && d < DefaultMaxBackoff; i++ {
 		d *= 2
 	}
-	return min(d, c.cfg.MaxBackoff)
+	return min(d, DefaultMaxBackoff)
 }
 
-// notSent reports whether a transport error came before the request was
-// written: no connection could be made, so the API never saw it.
+// notSent: no connection was made, so the API never saw the request.
 func notSent(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// maxRetryAfterHeader bounds a Retry-After believed: a day.
-const maxRetryAfterHeader = 24 * time.Hour
+const maxRetryAfterHeader = 24 * time.Hour // the most believed
 
-// parseRetryAfter reads Retry-After: delay-seconds or an HTTP date
-// (RFC 9110, 10.2.3), relative to now.
+// parseRetryAfter reads delay-seconds or an HTTP date (RFC 9110, 10.2.3).
 func parseRetryAfter(h string, now time.Time) (time.Duration, bool) {
 	h = strings.TrimSpace(h)
 	if h == "" {

@@ -1,20 +1,14 @@
-// Package translation translates a done job's transcript into another
-// language, once: the first read of a language asks the translator
-// (Yandex Translate, package translate) and keeps the result with the job
-// (job.TranslationsKey), so the next read makes no call. Only the text
-// changes: every utterance keeps its times, speaker and channel (its word
-// timings, in the spoken language, are left out), and a summary is
-// translated with it. Translation is paid by characters: they are
-// reserved against the payer's day and the month's budget before the call
-// (spend.ReserveTranslation), and what the call did not bill is given
-// back.
+// Package translation translates a done job's transcript once per
+// language and keeps it with the job (job.TranslationsKey). Utterances keep
+// their times, speaker and channel but lose their word timings; a summary
+// is translated too. The characters are reserved before the call
+// (spend.ReserveTranslation) and what it did not bill given back.
 package translation
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,18 +23,16 @@ import (
 	"transcriber/internal/translate"
 )
 
-// Translator translates texts (translate.Client).
 type Translator interface {
 	Translate(ctx context.Context, texts []string, target, source string) (translate.Result, error)
 }
 
-// Objects keeps the translations. Missing objects are errs.NotFound.
+// Objects keeps the translations; missing objects are errs.NotFound.
 type Objects interface {
 	Get(ctx context.Context, key string) (io.ReadCloser, error)
 	Put(ctx context.Context, key string, body []byte, contentType string) error
 }
 
-// Service translates transcripts.
 type Service struct {
 	Translator Translator
 	Objects    Objects
@@ -50,11 +42,10 @@ type Service struct {
 	Log        *slog.Logger
 }
 
-// ErrOff: translation is not set up on this installation.
-var ErrOff = errs.New(errs.Invalid, "translation_unavailable", "translation is not set up on this installation")
-
-// ErrLanguage: a language the translator does not take.
-var ErrLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the translator knows")
+var (
+	ErrOff      = errs.New(errs.Invalid, "translation_unavailable", "translation is not set up on this installation")
+	ErrLanguage = errs.New(errs.Invalid, "unknown_language", "the language is not one the translator knows")
+)
 
 // Code is lang as the translator names it: "en" for "en-US".
 func Code(lang string) string {
@@ -65,10 +56,7 @@ func Code(lang string) string {
 	return lang
 }
 
-// Of returns t, done job j's transcript, in lang: kept from an earlier
-// call, or translated now and kept. A failure leaves the transcript as it
-// is and says why (errs: Unavailable to try again later; Permanent or
-// Invalid for a language or a limit).
+// Of returns done job j's transcript t in lang, kept or translated now.
 func (s *Service) Of(ctx context.Context, j job.Job, t transcript.Transcript, lang string) (transcript.Transcript, error) {
 	if s == nil || s.Translator == nil {
 		return transcript.Transcript{}, ErrOff
@@ -86,8 +74,7 @@ func (s *Service) Of(ctx context.Context, j job.Job, t transcript.Transcript, la
 	}
 	texts := textsOf(t)
 	_, chars := translate.Estimate(texts)
-	now := s.Clock.Now()
-	res, err := spend.ReserveTranslation(ctx, s.Counters, s.Limits, j.ChargedTo, chars, now)
+	res, err := spend.ReserveTranslation(ctx, s.Counters, s.Limits, j.ChargedTo, chars, s.Clock.Now())
 	if err != nil {
 		return transcript.Transcript{}, err
 	}
@@ -104,8 +91,8 @@ func (s *Service) Of(ctx context.Context, j job.Job, t transcript.Transcript, la
 	return tr, nil
 }
 
-// settle gives back what the call did not bill of reservation res: it
-// billed what was answered and, to be safe, what was sent with no answer.
+// settle gives back what the call did not bill; what was sent unanswered
+// counts as billed.
 func (s *Service) settle(ctx context.Context, j job.Job, res spend.Translating, out translate.Result) {
 	billed := out.BilledChars + out.UnsureChars
 	left := res
@@ -121,12 +108,11 @@ func (s *Service) settle(ctx context.Context, j job.Job, res spend.Translating, 
 	}
 }
 
-// textsOf is what of t is translated, in order: each utterance's text (its
-// normalized form where there is one), then the summary.
+// textsOf is each utterance's text (normalized if it can be), then the summary.
 func textsOf(t transcript.Transcript) []string {
 	texts := make([]string, 0, len(t.Utterances)+1)
 	for _, u := range t.Utterances {
-		texts = append(texts, utteranceText(u))
+		texts = append(texts, cmp.Or(u.Normal, u.Text))
 	}
 	if t.Summary != nil {
 		texts = append(texts, t.Summary.Text)
@@ -134,14 +120,6 @@ func textsOf(t transcript.Transcript) []string {
 	return texts
 }
 
-func utteranceText(u transcript.Utterance) string {
-	if u.Normal != "" {
-		return u.Normal
-	}
-	return u.Text
-}
-
-// withTexts is t with texts (textsOf's, translated) in place, in lang.
 func withTexts(t transcript.Transcript, texts []string, lang string) transcript.Transcript {
 	out := t
 	out.Language = lang
@@ -158,7 +136,6 @@ func withTexts(t transcript.Transcript, texts []string, lang string) transcript.
 	return out
 }
 
-// kept reads the job's translations; none yet is an empty map.
 func (s *Service) kept(ctx context.Context, j job.Job) (map[string]transcript.Transcript, error) {
 	kept := map[string]transcript.Transcript{}
 	rc, err := s.Objects.Get(ctx, job.TranslationsKey(j.ID))
@@ -175,13 +152,12 @@ func (s *Service) kept(ctx context.Context, j job.Job) (map[string]transcript.Tr
 	return kept, nil
 }
 
-// keep writes the job's translations. Two languages asked at once may
-// each write without the other's: the one lost is translated again when
-// next asked (a call more, never a wrong text).
+// keep writes the job's translations; of two written at once one may be
+// lost and translated again (a call more, never a wrong text).
 func (s *Service) keep(ctx context.Context, j job.Job, kept map[string]transcript.Transcript) error {
-	var b bytes.Buffer
-	if err := json.NewEncoder(&b).Encode(kept); err != nil {
-		return errors.Join(errors.New("encode translations"), err)
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return fmt.Errorf("encode translations: %w", err)
 	}
-	return s.Objects.Put(ctx, job.TranslationsKey(j.ID), b.Bytes(), "application/json")
+	return s.Objects.Put(ctx, job.TranslationsKey(j.ID), b, "application/json")
 }

@@ -31,6 +31,7 @@ import (
 	"unicode/utf8"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/speechkit"
 	"transcriber/internal/translate"
 )
 
@@ -109,7 +110,16 @@ func (s *Server) URL() string { return s.srv.URL + Path }
 // Config is a client configuration for this fake: its URL over plain HTTP,
 // API key TestKey.
 func (s *Server) Config() translate.Config {
-	return translate.Config{URL: s.URL(), Insecure: true, APIKey: TestKey}
+	return translate.Config{URL: s.URL(), Insecure: true, Credentials: KeyCredentials(TestKey)}
+}
+
+// KeyCredentials authorize with API key key, as SpeechKit's do.
+func KeyCredentials(key string) translate.Credentials {
+	a, err := speechkit.NewAuthorizer(key, "", "", nil)
+	if err != nil {
+		panic(err) // an API key needs nothing that can fail
+	}
+	return a
 }
 
 // AcceptToken makes the fake take "Bearer <token>" too.
