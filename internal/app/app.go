@@ -183,7 +183,7 @@ func New(cfg Config, opt Options) (*App, error) {
 			tg.DefaultLanguage = cfg.Pipeline.DefaultLanguage
 		}
 		if tg.MaxSourceBytes == 0 {
-			tg.MaxSourceBytes = cfg.Pipeline.MaxSourceBytes
+			tg.MaxSourceBytes = pipeline.DefaultMaxSourceBytes
 		}
 		if a.Bot, err = opt.MakeBot(a, st.Bot); err != nil {
 			return nil, err
