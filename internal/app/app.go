@@ -275,7 +275,6 @@ func StatusConfig(cfg Config) status.Config {
 	return status.Config{
 		Windows:        statusWindows(cfg.Pipeline),
 		QuotaCode:      speechkit.CodeRecognitionQuota,
-		MaxInFlight:    cfg.Pipeline.MaxInFlight,
 		AudioPerMonth:  cfg.Limits.AudioPerMonth,
 		BudgetPerMonth: cfg.Limits.BudgetPerMonth,
 	}

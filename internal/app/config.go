@@ -91,7 +91,6 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			PollFor:         r.duration("POLL_FOR", limitPollFor),
 			JobRetention:    r.duration("JOB_RETENTION", limitJobRetention),
 			RequestsPerHour: r.requestsPerHour("SPEECHKIT_REQUESTS_PER_HOUR"),
-			MaxInFlight:     r.count("MAX_RECOGNITIONS_IN_FLIGHT", pipeline.DefaultMaxInFlight, 0, maxInFlight, "0 (no bound)"),
 			SummaryModel:    r.str("SUMMARY_MODEL_URI", ""),
 		},
 		API: httpapi.Config{
@@ -332,11 +331,6 @@ func (r *envReader) count(name string, def, lo, hi int, zero string) int {
 // maxPieces is the largest MAX_PIECES taken: 100 pieces of one recording
 // are a fifth of SpeechKit's 500 requests an hour.
 const maxPieces = 100
-
-// maxInFlight is the largest MAX_RECOGNITIONS_IN_FLIGHT taken: past it,
-// checking each recognition once a minute would take more than SpeechKit's
-// 5 checks a second many times over.
-const maxInFlight = 10_000
 
 // userIDs reads Telegram user ids separated by commas.
 func (r *envReader) userIDs(name string) map[int64]bool {

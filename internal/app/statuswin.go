@@ -9,7 +9,7 @@ import (
 // statusWindows are the windows the pipeline of p counts in, for the
 // status to read: the admission's request windows (not paced: the
 // default quota's window, which a refusal by the recognizer waits out,
-// with no limit), and its in-flight window.
+// with no limit).
 func statusWindows(p pipeline.Config) status.Windows {
 	perHour := p.RequestsPerHour
 	paced := perHour > 0
@@ -21,10 +21,8 @@ func statusWindows(p pipeline.Config) status.Windows {
 		limit = 0
 	}
 	return status.Windows{
-		RequestsKey:    admission.RequestsKey,
-		RequestLength:  length,
-		RequestLimit:   limit,
-		InFlightKey:    admission.InFlightKey,
-		InFlightLength: admission.InFlightWindowLength(p.CheckedWithin(), length),
+		RequestsKey:   admission.RequestsKey,
+		RequestLength: length,
+		RequestLimit:  limit,
 	}
 }

@@ -65,17 +65,17 @@ func (h *held) checkSoon(ctx context.Context, j job.Job, inline bool) (job.Job, 
 	return h.save(ctx, j, job.Next{After: h.cfg.pauseFor(j, h.Clock.Now())})
 }
 
-// checkRound submits the pieces that wait, checks the running ones, gives
-// back the place of each that is over, and finishes the job when all are
-// done; otherwise it returns j, still claimed, its finished pieces marked.
+// checkRound submits the pieces that wait, checks the running ones, and
+// finishes the job when all are done; otherwise it returns j, still
+// claimed, its finished pieces marked.
 func (h *held) checkRound(ctx context.Context, j job.Job) (bool, job.Job, error) {
 	j, err := h.submitWaiting(ctx, j)
 	if err != nil {
 		return false, j, err
 	}
-	changed := h.admission.Renew(ctx, &j)
-	// fail ends the round with err, saving first what the round changed in
-	// the in-flight count, so the counters and the job agree.
+	// fail ends the round with err, saving first the pieces it found over,
+	// so a dropped one is submitted again.
+	changed := false
 	fail := func(err error) (bool, job.Job, error) {
 		if changed {
 			j, _ = h.save(ctx, j, job.Next{Keep: true}) // if this fails, the failure is settled on the same claim
@@ -119,7 +119,6 @@ func (h *held) checkRound(ctx context.Context, j job.Job) (bool, job.Job, error)
 		default:
 			j.Segments[i].Done = true
 		}
-		h.admission.Release(ctx, j, &j)
 		changed = true
 		if dropped {
 			return fail(err)

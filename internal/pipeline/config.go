@@ -29,10 +29,8 @@ type Config struct {
 	InlineCheckMax time.Duration
 	InlineCheckFor time.Duration
 	MinCheckPause  time.Duration
-	// JobInFlight is the most recognitions one job has at once (MAX_PIECES);
-	// MaxInFlight the installation's, in Counters (0: unbounded).
+	// JobInFlight is the most recognitions one job has at once (MAX_PIECES).
 	JobInFlight int
-	MaxInFlight int
 	// ChecksPerSecond is the recognizer's rate of status checks (5); the
 	// load model raises it.
 	ChecksPerSecond int
@@ -53,9 +51,6 @@ type Config struct {
 	// (SPEECHKIT_SYNC_MAX_DURATION, at most speechkit.MaxSyncDuration); 0: off.
 	SyncMaxDuration time.Duration
 	Limits          spend.Limits // the audio and money limits
-	// DeferredCheckPause is how often a deferred job is checked after its
-	// first hour (SpeechKit may take a day: 96 checks, not 1,440).
-	DeferredCheckPause time.Duration
 }
 
 // Defaults and fixed numbers.
@@ -75,13 +70,10 @@ const (
 	DefaultOutageHoldFor   = 24 * time.Hour
 	DefaultRequestsPerHour = admission.DefaultRequestsPerHour
 	// A deferred job is checked as any other for its first hour, then
-	// every DefaultDeferredCheckPause.
+	// every DefaultDeferredCheckPause (SpeechKit may take a day: 96 checks, not 1,440).
 	DefaultDeferredEagerFor   = time.Hour
 	DefaultDeferredCheckPause = 15 * time.Minute
 	DefaultJobInFlight        = ffmpeg.DefaultMaxPieces
-	// DefaultMaxInFlight: at 4 checks a second and a 5-minute piece
-	// checked every 25 s, 100 pieces are each checked on time.
-	DefaultMaxInFlight = 100
 
 	inlineCheckFirst = 250 * time.Millisecond // doubling to inlineCheckEvery
 	inlineCheckEvery = time.Second
@@ -89,7 +81,6 @@ const (
 	// a twelfth finds it at most that late.
 	checkPauseDivisor = 12
 	maxCheckPause     = time.Minute
-	slotWaitPause     = 15 * time.Second // a job whose pieces all wait for a place
 	pollBatch         = 10
 )
 
@@ -108,7 +99,6 @@ func (c Config) withDefaults() Config {
 	if c.JobInFlight <= 0 {
 		c.JobInFlight = DefaultJobInFlight
 	}
-	def(&c.DeferredCheckPause, DefaultDeferredCheckPause)
 	if c.ChecksPerSecond == 0 {
 		c.ChecksPerSecond = 5
 	}
@@ -121,18 +111,12 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// CheckedWithin is the longest pause between two checks of a running
-// recognition: the in-flight count's window follows from it.
-func (c Config) CheckedWithin() time.Duration {
-	return max(maxCheckPause, c.withDefaults().DeferredCheckPause)
-}
-
 // pauseFor is how long j waits at now for its next check: by its longest
-// piece in flight, slotWaitPause when all its pieces wait for a place,
-// DeferredCheckPause for a deferred job past its first hour.
+// piece in flight (they run side by side), DefaultDeferredCheckPause for a
+// deferred job past its first hour.
 func (c Config) pauseFor(j job.Job, now time.Time) time.Duration {
 	if j.Deferred() && now.Sub(j.CreatedAt) >= DefaultDeferredEagerFor {
-		return c.DeferredCheckPause
+		return DefaultDeferredCheckPause
 	}
 	var longest int64 = -1
 	for _, sg := range j.Segments {
@@ -140,13 +124,10 @@ func (c Config) pauseFor(j job.Job, now time.Time) time.Duration {
 			longest = max(longest, sg.DurationMs)
 		}
 	}
-	switch {
-	case longest >= 0:
-		return c.checkPause(longest)
-	case waitingForSlot(j):
-		return slotWaitPause
+	if longest < 0 {
+		return c.checkPause(j.DurationMs)
 	}
-	return c.checkPause(j.DurationMs)
+	return c.checkPause(longest)
 }
 
 // checkPause is the pause before checking a recognition of durationMs again.

@@ -80,28 +80,16 @@ func submittedOps(j job.Job) []string {
 	return ops
 }
 
-func (e *quotaEnv) inFlight(t *testing.T, window time.Time) int64 {
-	t.Helper()
-	n, err := e.counters.Used(e.ctx, "recognitions_in_flight", window)
-	require.NoError(t, err)
-	return n
-}
-
-// The window of the in-flight count at 10:03 with the default pauses
-// (twice the deferred jobs' 15-minute pause): 10:00–10:30.
-var flightWindow = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-
 func TestAJobHasAtMostJobInFlightRecognitionsAndSubmitsTheRestAsTheyFinish(t *testing.T) {
 	e := newQuotaEnv(t)
 	rec := newFlightRecognizer()
-	p := e.flightPipeline(rec, pipeline.Config{JobInFlight: 2, MaxInFlight: 100})
+	p := e.flightPipeline(rec, pipeline.Config{JobInFlight: 2})
 	j := e.converted(t, 5)
 
 	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(j.ID)))
 	got := e.get(t, j.ID)
 	require.Equal(t, job.Transcribe, got.State, "a job whose pieces wait is in transcribe")
 	require.Equal(t, []string{"op-1", "op-2", "", "", ""}, submittedOps(got))
-	require.Equal(t, int64(2), e.inFlight(t, flightWindow))
 
 	// The first two finish: the check that finds them done submits the next two at once.
 	rec.finish("op-1", "op-2")
@@ -111,7 +99,6 @@ func TestAJobHasAtMostJobInFlightRecognitionsAndSubmitsTheRestAsTheyFinish(t *te
 	got = e.get(t, j.ID)
 	require.Equal(t, []string{"op-1", "op-2", "op-3", "op-4", ""}, submittedOps(got))
 	require.True(t, got.Segments[0].Done && got.Segments[1].Done)
-	require.Equal(t, int64(2), e.inFlight(t, flightWindow), "two left the count, two came in")
 
 	rec.finish("op-3", "op-4")
 	e.clk.Set(got.NextRunAt)
@@ -127,113 +114,19 @@ func TestAJobHasAtMostJobInFlightRecognitionsAndSubmitsTheRestAsTheyFinish(t *te
 	got = e.get(t, j.ID)
 	require.Equal(t, job.Done, got.State)
 	require.Equal(t, 5, rec.count(), "each piece submitted once")
-	require.Zero(t, e.inFlight(t, flightWindow), "nothing left in flight")
 }
 
-func TestTheInstallationHasAtMostMaxInFlightRecognitions(t *testing.T) {
-	e := newQuotaEnv(t)
-	rec := newFlightRecognizer()
-	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 3})
-	a, b := e.converted(t, 2), e.converted(t, 2)
-
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(b.ID)))
-	gotA, gotB := e.get(t, a.ID), e.get(t, b.ID)
-	require.Equal(t, []string{"op-1", "op-2"}, submittedOps(gotA))
-	require.Equal(t, []string{"op-3", ""}, submittedOps(gotB), "the fourth recognition waits for a place")
-	require.Equal(t, int64(3), e.inFlight(t, flightWindow))
-
-	// Nothing finished: a check of b finds no place.
-	e.clk.Set(gotB.NextRunAt)
-	_, err := p.Poll(e.ctx)
-	require.NoError(t, err)
-	require.Equal(t, []string{"op-3", ""}, submittedOps(e.get(t, b.ID)))
-
-	// a's first piece finishes, found at a's check; its place goes to b's
-	// second at b's next check.
-	rec.finish("op-1")
-	e.clk.Set(e.get(t, a.ID).NextRunAt)
-	_, err = p.Poll(e.ctx)
-	require.NoError(t, err)
-	require.True(t, e.get(t, a.ID).Segments[0].Done)
-	if submittedOps(e.get(t, b.ID))[1] == "" { // b was not due within that poll call
-		e.clk.Set(e.get(t, b.ID).NextRunAt)
-		_, err = p.Poll(e.ctx)
-		require.NoError(t, err)
-	}
-	require.Equal(t, []string{"op-3", "op-4"}, submittedOps(e.get(t, b.ID)))
-	require.Equal(t, int64(3), e.inFlight(t, flightWindow))
-	require.Equal(t, 4, rec.count())
-}
-
-func TestRecognitionsStillRunningAreCountedAgainInTheNextWindow(t *testing.T) {
-	e := newQuotaEnv(t)
-	rec := newFlightRecognizer()
-	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 2})
-	a := e.converted(t, 2)
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
-	require.Equal(t, int64(2), e.inFlight(t, flightWindow))
-
-	// Checked in the next window, the two still running move into it.
-	next := flightWindow.Add(30 * time.Minute)
-	e.clk.Set(next.Add(time.Minute))
-	_, err := p.Poll(e.ctx)
-	require.NoError(t, err)
-	require.Equal(t, int64(2), e.inFlight(t, next))
-	require.Zero(t, e.inFlight(t, flightWindow), "taken out of the window they were in")
-	for _, sg := range e.get(t, a.ID).Segments {
-		require.True(t, next.Equal(sg.CountedIn), "counted in %v", sg.CountedIn)
-	}
-
-	// So another job still finds no place.
-	b := e.converted(t, 1)
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(b.ID)))
-	require.Equal(t, []string{""}, submittedOps(e.get(t, b.ID)))
-}
-
-func TestAPlaceHeldByAJobThatEndedComesBackWithinTwoWindows(t *testing.T) {
-	e := newQuotaEnv(t)
-	rec := newFlightRecognizer()
-	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 1})
-	a := e.converted(t, 1)
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
-	require.Equal(t, int64(1), e.inFlight(t, flightWindow))
-	// The owner deletes it: its recognition is never checked again, and
-	// nothing takes it out of the count.
-	_, err := e.st.Delete(e.ctx, a.ID)
-	require.NoError(t, err)
-
-	b := e.converted(t, 1)
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(b.ID)))
-	got := e.get(t, b.ID)
-	require.Equal(t, []string{""}, submittedOps(got), "the place is still held")
-	require.Equal(t, job.Transcribe, got.State)
-	require.Equal(t, 15*time.Second, got.NextRunAt.Sub(e.clk.Now()), "a job whose pieces all wait tries again after SlotWaitPause")
-
-	// One window on, the previous window still holds it; two on, it is gone.
-	e.clk.Set(flightWindow.Add(31 * time.Minute))
-	_, err = p.Poll(e.ctx)
-	require.NoError(t, err)
-	require.Equal(t, []string{""}, submittedOps(e.get(t, b.ID)))
-	e.clk.Set(flightWindow.Add(61 * time.Minute))
-	_, err = p.Poll(e.ctx)
-	require.NoError(t, err)
-	require.Equal(t, []string{"op-2"}, submittedOps(e.get(t, b.ID)))
-}
-
-func TestAFailedRecognitionGivesItsPlaceBack(t *testing.T) {
+func TestAFailedRecognitionIsDroppedToBeSubmittedAgain(t *testing.T) {
 	e := newQuotaEnv(t)
 	rec := &failingRecognizer{flightRecognizer: newFlightRecognizer()}
-	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 5})
+	p := e.flightPipeline(rec, pipeline.Config{})
 	a := e.converted(t, 1)
 	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
-	require.Equal(t, int64(1), e.inFlight(t, flightWindow))
 	e.clk.Set(e.get(t, a.ID).NextRunAt)
 	_, err := p.Poll(e.ctx)
 	require.NoError(t, err)
 	got := e.get(t, a.ID)
 	require.Equal(t, []string{""}, submittedOps(got), "dropped, to be submitted again")
-	require.Zero(t, e.inFlight(t, flightWindow))
 }
 
 // failingRecognizer's recognitions fail as SpeechKit's do when the audio
@@ -245,18 +138,6 @@ func (failingRecognizer) Check(context.Context, string) (bool, error) {
 }
 
 var errFailedRecognition = errs.New(errs.Unavailable, speechkit.CodeRecognitionFailed, "the recognition failed; it is submitted again")
-
-func TestWithoutCountersTheInstallationIsNotBounded(t *testing.T) {
-	e := newQuotaEnv(t)
-	rec := newFlightRecognizer()
-	p := pipeline.New(pipeline.Deps{
-		Store: e.st, Objects: &putObjects{}, Recognizer: rec, Clock: e.clk, Log: quiet(),
-		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Advance(d); return nil },
-	}, pipeline.Config{MaxInFlight: 1})
-	a := e.converted(t, 3)
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
-	require.Equal(t, []string{"op-1", "op-2", "op-3"}, submittedOps(e.get(t, a.ID)))
-}
 
 // clockedRecognizer notes when each check came.
 type clockedRecognizer struct {
@@ -302,66 +183,33 @@ type brokenChecks struct {
 
 func (r brokenChecks) Check(context.Context, string) (bool, error) { return false, r.err }
 
-// Checks that fail in a new window count the job's recognitions in it
-// once, not once an attempt: the window the segments were counted in is
-// saved with them before the failure is recorded. A job whose checks keep
-// failing for its own reasons ends dead, and its recognitions leave the
-// count; one whose checks meet an outage of the recognizer is held
-// through it, its attempts not spent past the failures that opened the
-// breaker.
-func TestFailedChecksDoNotCountRecognitionsAgain(t *testing.T) {
+// A job whose checks keep failing for its own reasons ends dead; one whose
+// checks meet an outage of the recognizer is held through it, its attempts
+// not spent past the failures that opened the breaker.
+func TestChecksThatKeepFailing(t *testing.T) {
 	for name, tc := range map[string]struct {
 		err      error
 		state    job.State
 		attempts int
-		counted  int64
 	}{
-		"its own failure": {errs.New(errs.Internal, "speechkit_error", ""), job.Dead, 0, 0},
+		"its own failure": {errs.New(errs.Internal, "speechkit_error", ""), job.Dead, 0},
 		"an outage": {errs.New(errs.Unavailable, speechkit.CodeUnavailable, "the speech recognizer is unavailable"),
-			job.Transcribe, admission.DefaultOutageAfter - 1, 2},
+			job.Transcribe, admission.DefaultOutageAfter - 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newQuotaEnv(t)
 			rec := newFlightRecognizer()
-			p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 10})
+			p := e.flightPipeline(rec, pipeline.Config{})
 			a := e.converted(t, 2)
 			require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
-			require.Equal(t, int64(2), e.inFlight(t, flightWindow))
 
-			next := flightWindow.Add(30 * time.Minute)
-			e.clk.Set(next.Add(time.Minute))
-			down := e.flightPipeline(brokenChecks{rec, tc.err}, pipeline.Config{MaxInFlight: 10})
+			e.clk.Set(e.get(t, a.ID).NextRunAt.Add(time.Minute))
+			down := e.flightPipeline(brokenChecks{rec, tc.err}, pipeline.Config{})
 			_, err := down.Poll(e.ctx)
 			require.NoError(t, err)
 			got := e.get(t, a.ID)
 			require.Equal(t, tc.state, got.State, "within the call")
 			require.Equal(t, tc.attempts, got.Attempts)
-			require.Equal(t, tc.counted, e.inFlight(t, next), "counted once in the new window, and taken out when the job ended")
-			require.Zero(t, e.inFlight(t, flightWindow))
 		})
 	}
-}
-
-// A voice note that finds no place in flight is not waited for inside
-// the call that took it: nothing was submitted to check.
-func TestAVoiceNoteWithNoPlaceIsNotWaitedFor(t *testing.T) {
-	e := newQuotaEnv(t)
-	rec := &clockedRecognizer{flightRecognizer: newFlightRecognizer(), now: e.clk.Now}
-	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 1})
-	a := e.converted(t, 1)
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(a.ID)))
-
-	b := e.converted(t, 1)
-	b, err := e.st.Claim(e.ctx, b.ID, job.Ingest)
-	require.NoError(t, err)
-	b.DurationMs, b.Segments[0].DurationMs = 5000, 5000
-	_, err = e.st.Save(e.ctx, b, job.Next{})
-	require.NoError(t, err)
-	start, checks := e.clk.Now(), len(rec.checks)
-	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(b.ID)))
-	require.Equal(t, start, e.clk.Now(), "the call returned without waiting")
-	require.Len(t, rec.checks, checks, "and checked nothing")
-	got := e.get(t, b.ID)
-	require.Equal(t, []string{""}, submittedOps(got))
-	require.Equal(t, 15*time.Second, got.NextRunAt.Sub(start), "tried again after SlotWaitPause")
 }

@@ -23,9 +23,8 @@
 //	outage.go          outage,pass,heard  the breakers
 //	housekeep.go       -               rows, files and counters past retention
 //
-// What a recognition takes and gives back (audio, a request, a place in
-// flight, a place among the payer's unfinished jobs) is counted by
-// admission.Admission.
+// What a recognition takes and gives back (audio, a request, a place among
+// the payer's unfinished jobs) is counted by admission.Admission.
 package pipeline
 
 import (
@@ -89,8 +88,6 @@ func New(d Deps, cfg Config) *Pipeline {
 		Counters:         cfg.Counters,
 		Limits:           cfg.Limits,
 		RequestsPerHour:  cfg.RequestsPerHour,
-		MaxInFlight:      cfg.MaxInFlight,
-		CheckedWithin:    cfg.CheckedWithin(),
 		OutageProbeFirst: cfg.OutageProbeFirst,
 		OutageProbeMax:   cfg.OutageProbeMax,
 		Clock:            d.Clock,
@@ -140,16 +137,6 @@ func inFlight(j job.Job) int {
 		}
 	}
 	return n
-}
-
-// waitingForSlot reports whether j has pieces not yet submitted.
-func waitingForSlot(j job.Job) bool {
-	for _, sg := range j.Segments {
-		if sg.OperationID == "" && !sg.Done {
-			return true
-		}
-	}
-	return false
 }
 
 // language is j's recognition language: its own or the default.

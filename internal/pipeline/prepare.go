@@ -94,7 +94,7 @@ func (h *held) audioReady(ctx context.Context, j job.Job, attrs ...any) (job.Job
 	if err != nil {
 		return j, err
 	}
-	h.admission.Release(ctx, reserved, &j)
+	h.admission.Release(ctx, reserved, j)
 	return j, nil
 }
 

@@ -42,7 +42,7 @@ func (p *Pipeline) settle(ctx context.Context, j job.Job, cause error) {
 // what it held, the notifier hears, and its recognitions are deleted at
 // the recognizer, best effort (SpeechKit's retention removes the rest).
 func (p *Pipeline) ended(ctx context.Context, was, j job.Job) {
-	p.admission.Release(ctx, was, &j)
+	p.admission.Release(ctx, was, j)
 	if j.State == job.Done {
 		job.DeleteRecognitions(ctx, p.Recognizer, p.Log, j)
 		p.notify(ctx, j)
@@ -61,8 +61,8 @@ func (p *Pipeline) notify(ctx context.Context, j job.Job) {
 }
 
 // purgeIfDeleted removes what an attempt made for a job deleted under it
-// (the deletion removed what existed then). The deletion gave back its
-// place among the unfinished; its places in flight leave with their windows.
+// (the deletion removed what existed then, and gave back its place among
+// the unfinished).
 func (p *Pipeline) purgeIfDeleted(ctx context.Context, j job.Job) {
 	cur, err := p.Store.Get(ctx, j.ID)
 	if err != nil || !cur.Deleted() {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"io"
+	"time"
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
@@ -28,12 +29,10 @@ func (h *held) submit(ctx context.Context, j job.Job) (job.Job, error) {
 }
 
 // submitWaiting submits the pieces without a recognition (all at first,
-// or one dropped after a failure), at most JobInFlight of the job's at
-// once, each admitted first; each operation id is saved as soon as it
-// exists, so a crash never submits a piece twice. A piece that finds no
-// place waits in transcribe for a later check.
+// or one dropped after a failure), at most JobInFlight at once (the rest
+// at later checks), each admitted first; each operation id is saved as
+// soon as it exists, so a crash never submits a piece twice.
 func (h *held) submitWaiting(ctx context.Context, j job.Job) (job.Job, error) {
-	var round admission.Round
 	for i := range j.Segments {
 		if sg := j.Segments[i]; sg.OperationID != "" || sg.Done {
 			continue
@@ -45,11 +44,11 @@ func (h *held) submitWaiting(ctx context.Context, j job.Job) (job.Job, error) {
 		if err != nil {
 			return j, err
 		}
-		var admitted bool
-		if j, admitted, err = h.admit(ctx, j, i, &round); err != nil || !admitted {
+		var window time.Time
+		if j, window, err = h.admit(ctx, j, i); err != nil {
 			return j, err
 		}
-		if j, err = h.recognize(ctx, j, i, req, &round); err != nil {
+		if j, err = h.recognize(ctx, j, i, req, window); err != nil {
 			return j, err
 		}
 	}
@@ -80,14 +79,14 @@ func (p *Pipeline) request(ctx context.Context, j job.Job, sg job.Segment) (spee
 	return req, nil
 }
 
-// recognize submits piece i of j, admitted in round, and saves its
-// operation id. A failed submission gives back its place in flight, and its
-// request when the recognizer refused it before accepting it.
-func (h *held) recognize(ctx context.Context, j job.Job, i int, req speechkit.Request, round *admission.Round) (job.Job, error) {
+// recognize submits piece i of j, its request counted in window, and saves
+// its operation id. A submission refused before it was accepted gives its
+// request back.
+func (h *held) recognize(ctx context.Context, j job.Job, i int, req speechkit.Request, window time.Time) (job.Job, error) {
 	op, err := h.Recognizer.Submit(ctx, req)
 	h.heard(ctx, admission.Recognizer, err)
-	if err != nil {
-		h.admission.Unsent(ctx, &j, round, speechkit.NotAccepted(err))
+	if err != nil && speechkit.NotAccepted(err) {
+		h.admission.Unsent(ctx, j, window)
 	}
 	if errs.CodeOf(err) == speechkit.CodeRecognitionQuota {
 		h.jobLog(j).InfoContext(ctx, "recognizer quota used up", "error", err.Error())

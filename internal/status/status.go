@@ -1,7 +1,7 @@
 // Package status is the owner's view of the service: how many jobs wait
 // and for what, what ended in the last day and of what, how much of the
-// recognizer's request window and of the month's audio is used, how many
-// recognitions are in flight, and whether Telegram deliveries and
+// recognizer's request window and of the month's audio is used, and
+// whether Telegram deliveries and
 // callbacks go out. `transcriber status` prints it, the bot's /status
 // answers the owner with it, and Decide (alert.go) turns it into the
 // owner's alerts.
@@ -99,14 +99,12 @@ const LatestDead = 5
 
 // Config is what the status needs to know of the installation's settings.
 type Config struct {
-	// Windows are the pipeline's request and in-flight windows.
+	// Windows are the pipeline's request windows.
 	Windows Windows
 	// QuotaCode is the code of a job the recognizer refused for its
 	// request quota (speechkit.CodeRecognitionQuota); empty: no job is
 	// taken for one by its code.
 	QuotaCode string
-	// MaxInFlight is MAX_RECOGNITIONS_IN_FLIGHT; 0 is no bound.
-	MaxInFlight int
 	// AudioPerMonth is LIMIT_AUDIO_PER_MONTH; 0 is no limit.
 	AudioPerMonth time.Duration
 	// BudgetPerMonth is LIMIT_BUDGET_PER_MONTH in µ₽; 0 is no budget.
@@ -155,8 +153,6 @@ type Status struct {
 	QuotaWait QuotaWait `json:"quota_wait"`
 	// Requests is the recognizer's request window now.
 	Requests Requests `json:"requests"`
-	// InFlight is the recognitions in flight.
-	InFlight InFlight `json:"in_flight"`
 	// Audio is the installation's billed seconds and audio this UTC month
 	// against LIMIT_AUDIO_PER_MONTH.
 	Audio spend.Window `json:"audio_month"`
@@ -221,8 +217,8 @@ const (
 	// (the service's count of SPEECHKIT_REQUESTS_PER_HOUR, or the
 	// recognizer's own answer, code recognition_quota).
 	ForQuota Reason = "recognizer_quota"
-	// ForSlot: a piece of its audio waits for a place among the
-	// recognitions in flight (MAX_RECOGNITIONS_IN_FLIGHT).
+	// ForSlot: a piece of its audio waits for a place among its job's
+	// recognitions in flight (MAX_PIECES).
 	ForSlot Reason = "slot"
 	// ForRetry: its last attempt failed (Waiting.Code) and it is tried
 	// again at Waiting.Until.
@@ -292,15 +288,6 @@ type Requests struct {
 	ResetsAt time.Time `json:"resets_at"`
 }
 
-// InFlight is the recognitions in flight: what the installation's count
-// holds in its current and previous window, which bounds them from above
-// (the pipeline admits a recognition only while the two hold fewer than
-// Max).
-type InFlight struct {
-	Counted int64 `json:"counted"`
-	Max     int   `json:"max"` // 0: no bound
-}
-
 // TelegramState is the bot's pending deliveries.
 type TelegramState struct {
 	Pending int  `json:"pending"`
@@ -363,7 +350,6 @@ func (r Reader) Read(ctx context.Context, now time.Time) (Status, error) {
 	fail("requests", r.readRequests(ctx, &s))
 	fail("quota wait", r.readQuotaWait(ctx, &s))
 	fail("oldest job", r.readOldest(ctx, &s))
-	fail("in flight", r.readInFlight(ctx, &s))
 	fail("audio", r.readAudio(ctx, &s))
 	fail("spend", r.readSpend(ctx, &s))
 	if r.Deliveries != nil {
@@ -631,25 +617,6 @@ func unsubmitted(j job.Job) bool {
 		}
 	}
 	return false
-}
-
-func (r Reader) readInFlight(ctx context.Context, s *Status) error {
-	s.InFlight.Max = r.Config.MaxInFlight
-	if r.Counters == nil {
-		return nil
-	}
-	cur, prev := r.Config.Windows.InFlight(s.At)
-	if cur.IsZero() {
-		return nil
-	}
-	for _, w := range []time.Time{cur, prev} {
-		n, err := r.Counters.Used(ctx, r.Config.Windows.InFlightKey, w)
-		if err != nil {
-			return err
-		}
-		s.InFlight.Counted += n
-	}
-	return nil
 }
 
 func (r Reader) readAudio(ctx context.Context, s *Status) error {

@@ -43,17 +43,15 @@ type Agenda interface {
 
 // NewSet returns s with its counters spread and closer as its Close (nil:
 // nothing to close). It is the one place the counters are spread: those
-// every instance changes (the admission's request window and recognitions
-// in flight, the synchronous quota's second) over quota.DefaultShards
-// rows each, so instances reserving at once do not abort each other on
-// one row (docs/database.md, "Hot rows"). The in-flight count is additive:
-// its recount of the recognitions already running adds without a limit
-// (quota.Spread's key#+), which only its reservations read. A spread
+// every instance changes (the admission's request window, the synchronous
+// quota's second) over quota.DefaultShards rows each, so instances
+// reserving at once do not abort each other on one row (docs/database.md,
+// "Hot rows"). A spread
 // counter is read and changed only through spread counters, so everything
 // on the database (the App, transcriber status) takes them from a Set.
 func NewSet(s Set, closer func() error) Set {
 	s.Counters = quota.Spread(s.Counters, quota.DefaultShards,
-		[]string{admission.RequestsKey, speechkit.SyncQuotaKey}, admission.InFlightKey)
+		[]string{admission.RequestsKey, speechkit.SyncQuotaKey})
 	s.close, s.spread = closer, true
 	return s
 }
