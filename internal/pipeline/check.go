@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -12,31 +11,24 @@ import (
 	"transcriber/internal/speechkit"
 )
 
-// check checks a claimed job's recognitions (the timer's) and reports
-// whether it is done; otherwise it is saved due at its next check.
-func (h *held) check(ctx context.Context, j job.Job) bool {
-	if h.cfg.Policy.Abandoned(j) {
-		h.settle(ctx, j, errAttemptsExhausted)
-		return false
-	}
-	finished, next, err := h.checkRound(ctx, j)
-	if errors.Is(err, errQuotaWait) || errors.Is(err, errOutageWait) {
-		return false // saved already
-	}
-	if err != nil {
-		h.jobLog(j).WarnContext(ctx, "check failed", "error", err.Error(), "code", errs.CodeOf(err))
-		h.settle(ctx, next, err)
-		return false
-	}
-	if finished {
-		return true
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-	defer cancel()
-	if _, err := h.Store.Save(sctx, next, job.Next{After: h.cfg.pauseFor(next, h.Clock.Now())}); err != nil {
-		h.jobLog(j).WarnContext(ctx, "check not rescheduled", "error", err.Error())
-	}
-	return false
+// check checks a claimed job's recognitions (the timer's), as one
+// attempt, and reports whether it is done; otherwise it is saved due at
+// its next check.
+func (h *held) check(ctx context.Context, j job.Job) (finished bool) {
+	h.attempt(ctx, j, "check", func(ctx context.Context, j job.Job) (job.Job, error) {
+		done, next, err := h.checkRound(ctx, j)
+		if err != nil || done {
+			finished = done && err == nil
+			return next, err
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+		defer cancel()
+		if _, err := h.Store.Save(sctx, next, job.Next{After: h.cfg.pauseFor(next, h.Clock.Now())}); err != nil {
+			h.jobLog(next).WarnContext(ctx, "check not rescheduled", "error", err.Error())
+		}
+		return next, nil
+	})
+	return finished
 }
 
 // checkSoon checks a short recording (at most InlineCheckMax, not

@@ -88,22 +88,11 @@ func (p *Pipeline) Accept(ctx context.Context, key string) error {
 	return nil
 }
 
-// ingest runs the ingest step on a claimed job; a failure ends the attempt
-// by the retry policy. inline: the upload's own event, whose sender waits,
-// checks a short recording in this call (checkSoon); the sweep does not.
+// ingest walks a claimed job through the stages as far as it goes, as one
+// attempt. inline: the upload's own event, whose sender waits, checks a
+// short recording in this call (checkSoon); the sweep does not.
 func (h *held) ingest(ctx context.Context, j job.Job, inline bool) {
-	if h.cfg.Policy.Abandoned(j) {
-		h.settle(ctx, j, errAttemptsExhausted)
-		return
-	}
-	j, err := h.runIngest(ctx, j, inline)
-	if errors.Is(err, errQuotaWait) || errors.Is(err, errOutageWait) {
-		return // saved and logged
-	}
-	if err != nil {
-		h.jobLog(j).WarnContext(ctx, "ingest failed", "error", err.Error(), "code", errs.CodeOf(err))
-		h.settle(ctx, j, err)
-	}
+	h.attempt(ctx, j, "ingest", func(ctx context.Context, j job.Job) (job.Job, error) { return h.runIngest(ctx, j, inline) })
 }
 
 func (h *held) runIngest(ctx context.Context, j job.Job, inline bool) (job.Job, error) {

@@ -15,11 +15,10 @@
 //	reuse.go           reuseDone       an earlier job's transcript: → done, no recognition
 //	prepare.go         prepare         probe, reserve, convert: created → converted
 //	recognize_sync.go  recognizeSync   a short fast job in one request: → done
-//	admit.go           admit           ask the admission before a submission
-//	submit.go          submit,submitWaiting  converted → transcribe
+//	submit.go          submit,submitWaiting  each piece admitted, then submitted: converted → transcribe
 //	check.go           check,checkSoon       the recognitions in flight
 //	finish.go          finish,finishWith     the transcript: → done
-//	settle.go          settle,ended,purgeIfDeleted  a failed attempt, a job's end, a deletion
+//	settle.go          attempt,settle,ended,purgeIfDeleted  a failed attempt, a job's end, a deletion
 //	outage.go          outage,pass,heard  the breakers
 //	housekeep.go       -               rows, files and counters past retention
 //
@@ -95,10 +94,6 @@ func New(d Deps, cfg Config) *Pipeline {
 	})
 	return p
 }
-
-// CodeOverReserved is the code of a job whose audio holds more than was
-// reserved for it.
-const CodeOverReserved = admission.CodeOverReserved
 
 // errAttemptsExhausted ends a job claimed again after its last attempt
 // crashed without a word (job.Policy.Abandoned).

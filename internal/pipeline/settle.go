@@ -4,8 +4,26 @@ import (
 	"context"
 	"errors"
 
+	"transcriber/internal/errs"
 	"transcriber/internal/job"
 )
+
+// attempt runs step on claimed job j, and ends a failed attempt by the
+// retry policy; a job whose last attempt crashed without a word
+// (job.Policy.Abandoned) ends dead unrun. A wait for the request quota or
+// an outage is no failure: the job is saved already.
+func (p *Pipeline) attempt(ctx context.Context, j job.Job, what string, step func(context.Context, job.Job) (job.Job, error)) {
+	if p.cfg.Policy.Abandoned(j) {
+		p.settle(ctx, j, errAttemptsExhausted)
+		return
+	}
+	j, err := step(ctx, j)
+	if err == nil || errors.Is(err, errQuotaWait) || errors.Is(err, errOutageWait) {
+		return
+	}
+	p.jobLog(j).WarnContext(ctx, what+" failed", "error", err.Error(), "code", errs.CodeOf(err))
+	p.settle(ctx, j, err)
+}
 
 // settle ends a failed attempt by the retry policy (released for another
 // try, or failed or dead), unless an outage every job met holds it.
