@@ -13,7 +13,7 @@ import (
 
 // recognizeSync sends claimed job j, converted, to SpeechKit's synchronous
 // API in one request when it is syncable, and ends it done with the
-// answer: no submission, no poll, no place in flight. audio is the piece
+// answer: no submission, no poll, nothing left running. audio is the piece
 // prepare made in this call, or nil (a retried ingest: read from storage).
 // The admission holds it to the reservation and the synchronous quota
 // (TakeSync; the wait for a place is syncPlaceWait). Anything that stops
