@@ -82,15 +82,11 @@ func (t Translating) Release(ctx context.Context, c quota.Counters) error {
 		return nil
 	}
 	day, _ := Day(t.At)
-	month, _ := Month(t.At)
 	var all []error
 	if t.ChargedTo != "" {
 		all = append(all, c.Release(ctx, TranslationKey(t.ChargedTo), day, t.Chars))
 	}
-	if t.Micros > 0 {
-		all = append(all, c.Release(ctx, BudgetKey, month, t.Micros))
-	}
-	return errors.Join(all...)
+	return errors.Join(append(all, Release(ctx, c, "", Charge{Micros: t.Micros}, day))...)
 }
 
 // Billed counts t's money for the status, with no limit.
