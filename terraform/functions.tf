@@ -20,10 +20,9 @@ locals {
     LIMIT_BUDGET_PER_MONTH = var.limit_budget_per_month
     LIMIT_ACTIVE_JOBS      = tostring(var.limit_active_jobs)
     TELEGRAM_OWNER_ID      = var.telegram_owner_id
-    # The request quota and the bound in flight are kept by ingest and
-    # poll, which submit; the others never read them, harmlessly.
+    # The request quota is kept by ingest and poll, which submit; the
+    # others never read it, harmlessly.
     SPEECHKIT_REQUESTS_PER_HOUR = tostring(var.speechkit_requests_per_hour)
-    MAX_RECOGNITIONS_IN_FLIGHT  = tostring(var.max_recognitions_in_flight)
     # Synchronous recognition is made where the audio is at hand: the
     # bot's function for voice notes, ingest for fast API jobs.
     SPEECHKIT_SYNC_URL          = var.speechkit_sync_url

@@ -124,17 +124,6 @@ variable "speechkit_sync_max_duration" {
   }
 }
 
-variable "max_recognitions_in_flight" {
-  description = "The most recognitions the installation has running at once; 0 is no bound (MAX_RECOGNITIONS_IN_FLIGHT; docs/settings.md)."
-  type        = number
-  default     = 100
-
-  validation {
-    condition     = var.max_recognitions_in_flight >= 0 && var.max_recognitions_in_flight <= 10000 && floor(var.max_recognitions_in_flight) == var.max_recognitions_in_flight
-    error_message = "max_recognitions_in_flight: want a whole number from 0 (no bound) to 10000."
-  }
-}
-
 variable "default_language" {
   description = "A job's recognition language when it names none (DEFAULT_LANGUAGE)."
   type        = string

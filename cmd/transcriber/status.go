@@ -99,11 +99,6 @@ func printStatus(w io.Writer, s status.Status) error {
 	} else {
 		line("requests", "not counted (SPEECHKIT_REQUESTS_PER_HOUR=0)")
 	}
-	if f := s.InFlight; f.Max > 0 {
-		line("in flight", "at most %d recognitions, of %d allowed", f.Counted, f.Max)
-	} else {
-		line("in flight", "at most %d recognitions, no bound", f.Counted)
-	}
 	if a := s.Audio; a.LimitSeconds > 0 {
 		line("billed, month", "%s of %s (%d %%), %s of audio; the month ends %s", spend.Human(a.UsedSeconds), spend.Human(a.LimitSeconds),
 			a.UsedSeconds*100/a.LimitSeconds, spend.Human(a.AudioSeconds), at(a.ResetsAt))

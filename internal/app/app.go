@@ -161,7 +161,7 @@ func New(cfg Config, opt Options) (*App, error) {
 		tg.ValidLanguage = speechkit.ValidLanguage
 		tg.Summaries = cfg.Pipeline.SummaryModel != ""
 		tg.DefaultLanguage = cmp.Or(tg.DefaultLanguage, cfg.Pipeline.DefaultLanguage)
-		tg.MaxSourceBytes = cmp.Or(tg.MaxSourceBytes, cfg.Pipeline.MaxSourceBytes)
+		tg.MaxSourceBytes = cmp.Or(tg.MaxSourceBytes, pipeline.DefaultMaxSourceBytes)
 		if a.Bot, err = opt.MakeBot(a, st.Bot, st.Outbox); err != nil {
 			return nil, err
 		}
@@ -242,7 +242,6 @@ func StatusConfig(cfg Config) status.Config {
 	return status.Config{
 		Windows:        statusWindows(cfg.Pipeline),
 		QuotaCode:      speechkit.CodeRecognitionQuota,
-		MaxInFlight:    cfg.Pipeline.MaxInFlight,
 		AudioPerMonth:  cfg.Limits.AudioPerMonth,
 		BudgetPerMonth: cfg.Limits.BudgetPerMonth,
 	}

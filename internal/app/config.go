@@ -81,7 +81,6 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			PollFor:         r.duration("POLL_FOR", limitPollFor),
 			JobRetention:    r.duration("JOB_RETENTION", limitJobRetention),
 			RequestsPerHour: r.requestsPerHour("SPEECHKIT_REQUESTS_PER_HOUR"),
-			MaxInFlight:     r.count("MAX_RECOGNITIONS_IN_FLIGHT", pipeline.DefaultMaxInFlight, 0, maxInFlight, "0 (no bound)"),
 			SummaryModel:    r.str("SUMMARY_MODEL_URI", ""),
 		},
 		API: httpapi.Config{
@@ -312,6 +311,7 @@ const (
 	maxInFlight = 10_000
 )
 
+// userIDs reads Telegram user ids separated by commas.
 func (r *envReader) userIDs(name string) map[int64]bool {
 	ids := map[int64]bool{}
 	for _, f := range r.list(name) {

@@ -45,22 +45,6 @@ func TestRequestsPerHour(t *testing.T) {
 	}
 }
 
-func TestRecognitionsInFlight(t *testing.T) {
-	c, err := FromEnv(envOf())
-	require.NoError(t, err)
-	require.Equal(t, 100, c.Pipeline.MaxInFlight)
-	c, err = FromEnv(envOf("MAX_RECOGNITIONS_IN_FLIGHT", "0"))
-	require.NoError(t, err)
-	require.Zero(t, c.Pipeline.MaxInFlight, "0 leaves it unbounded")
-	c, err = FromEnv(envOf("MAX_RECOGNITIONS_IN_FLIGHT", "10000"))
-	require.NoError(t, err)
-	require.Equal(t, 10_000, c.Pipeline.MaxInFlight)
-	for _, bad := range []string{"-1", "many", "10001"} {
-		_, err = FromEnv(envOf("MAX_RECOGNITIONS_IN_FLIGHT", bad))
-		require.ErrorContains(t, err, "MAX_RECOGNITIONS_IN_FLIGHT: want 0 (no bound) or a number from 1 to 10000", bad)
-	}
-}
-
 func TestPieceSettings(t *testing.T) {
 	c, err := FromEnv(envOf())
 	require.NoError(t, err)

@@ -20,8 +20,8 @@ import (
 
 // The counters every instance changes are spread over rows: a job's
 // submission takes its request in one of the shards, never in the single
-// row, and so does a place in flight or a synchronous request taken
-// through the App's counters; the App reads each as the sum of its rows.
+// row, and so does a synchronous request taken through the App's
+// counters; the App reads each as the sum of its rows.
 func TestInstallationCountersAreSpreadOverRows(t *testing.T) {
 	st := newStack(t)
 	j, ev := st.upload(fixtures(t)["voice.ogg"])
@@ -30,8 +30,7 @@ func TestInstallationCountersAreSpreadOverRows(t *testing.T) {
 
 	now := st.clk.Now().UTC()
 	for key, window := range map[string]time.Time{
-		"recognitions_in_flight": now.Truncate(30 * time.Minute),
-		speechkit.SyncQuotaKey:   now.Truncate(time.Second),
+		speechkit.SyncQuotaKey: now.Truncate(time.Second),
 	} {
 		_, ok, err := st.app.Counters.Reserve(st.ctx, key, window, 1, 20)
 		require.NoError(t, err)
@@ -44,9 +43,8 @@ func TestInstallationCountersAreSpreadOverRows(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close() })
 	rows := sqlite.NewCounters(db)
 	for key, window := range map[string]time.Time{
-		"speechkit_requests":     now.Truncate(10 * time.Minute),
-		"recognitions_in_flight": now.Truncate(30 * time.Minute),
-		speechkit.SyncQuotaKey:   now.Truncate(time.Second),
+		"speechkit_requests":   now.Truncate(10 * time.Minute),
+		speechkit.SyncQuotaKey: now.Truncate(time.Second),
 	} {
 		single, err := rows.Used(st.ctx, key, window)
 		require.NoError(t, err)

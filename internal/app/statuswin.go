@@ -19,10 +19,8 @@ func statusWindows(p pipeline.Config) status.Windows {
 		limit = 0
 	}
 	return status.Windows{
-		RequestsKey:    admission.RequestsKey,
-		RequestLength:  length,
-		RequestLimit:   limit,
-		InFlightKey:    admission.InFlightKey,
-		InFlightLength: admission.InFlightWindowLength(p.CheckedWithin(), length),
+		RequestsKey:   admission.RequestsKey,
+		RequestLength: length,
+		RequestLimit:  limit,
 	}
 }

@@ -277,7 +277,7 @@ func (s *sim) pipeline() *pipeline.Pipeline {
 		Store: s.store, Objects: s.objects, Media: s.media, Recognizer: s.rec, SyncRecognizer: s.rec, Notifier: s,
 		Clock: s.sched, Log: s.log, Sleep: s.sched.Sleep,
 	}, pipeline.Config{RequestsPerHour: s.cfg.RequestsPerHour, ChecksPerSecond: s.cfg.ChecksPerSecond, Counters: s.counters,
-		JobInFlight: ffmpeg.DefaultMaxPieces, MaxInFlight: pipeline.DefaultMaxInFlight, SyncMaxDuration: syncMax})
+		JobInFlight: ffmpeg.DefaultMaxPieces, SyncMaxDuration: syncMax})
 }
 
 // call runs one call of function fn: it waits for a slot, then runs

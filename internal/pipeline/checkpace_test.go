@@ -37,7 +37,7 @@ func (r *checkTimes) Check(ctx context.Context, op string) (bool, error) {
 func TestStatusChecksKeepAMarginUnderFiveASecond(t *testing.T) {
 	e := newQuotaEnv(t)
 	rec := &checkTimes{flightRecognizer: newFlightRecognizer(), clk: e.clk}
-	p := e.flightPipeline(rec, pipeline.Config{MaxInFlight: 100})
+	p := e.flightPipeline(rec, pipeline.Config{})
 	var due time.Time
 	for range 12 {
 		j := e.converted(t, 1)

@@ -13,6 +13,7 @@ import (
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/media/oggopus"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/spend"
 )
@@ -75,7 +76,7 @@ func TestAudioBeyondItsReservationIsNeverSubmitted(t *testing.T) {
 			m := lyingMedia{saysMs: 8_000, holdsMs: 1_200_000, pieces: pieces}
 			j := e.ingest(t, e.lyingPipeline(rec, m, spend.Limits{AudioPerDay: time.Minute}), "tok:a")
 			require.Equal(t, job.Failed, j.State)
-			require.Equal(t, pipeline.CodeOverReserved, j.ErrorCode)
+			require.Equal(t, admission.CodeOverReserved, j.ErrorCode)
 			require.Contains(t, j.ErrorMessage, "more audio than")
 			require.Zero(t, rec.count(), "nothing reached the recognizer")
 			require.Zero(t, e.dayUsed(t, "tok:a"), "the reservation went back")
@@ -90,7 +91,7 @@ func TestLyingFilesDoNotAddUpPastTheDay(t *testing.T) {
 	rec := &submitRecognizer{}
 	p := e.lyingPipeline(rec, lyingMedia{saysMs: 7_200, holdsMs: 1_200_000}, spend.Limits{AudioPerDay: time.Minute})
 	for range 3 {
-		require.Equal(t, pipeline.CodeOverReserved, e.ingest(t, p, "tok:a").ErrorCode)
+		require.Equal(t, admission.CodeOverReserved, e.ingest(t, p, "tok:a").ErrorCode)
 	}
 	require.Zero(t, rec.count())
 	require.Zero(t, e.dayUsed(t, "tok:a"))
@@ -135,7 +136,7 @@ func TestTheCheckBeforeSubmission(t *testing.T) {
 	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(over.ID)))
 	got := e.get(t, over.ID)
 	require.Equal(t, job.Failed, got.State)
-	require.Equal(t, pipeline.CodeOverReserved, got.ErrorCode)
+	require.Equal(t, admission.CodeOverReserved, got.ErrorCode)
 	require.Zero(t, rec.count())
 
 	require.NoError(t, p.Uploaded(e.ctx, job.SourceKey(within.ID)))
@@ -155,7 +156,7 @@ func TestASynchronousJobGetsNoMoreAudioThanWasReserved(t *testing.T) {
 	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
 	got := e.get(t, j.ID)
 	require.Equal(t, job.Failed, got.State)
-	require.Equal(t, pipeline.CodeOverReserved, got.ErrorCode)
+	require.Equal(t, admission.CodeOverReserved, got.ErrorCode)
 	require.Zero(t, e.sk.SyncCallCount(), "nothing reached the synchronous door")
 	require.Zero(t, e.sk.RecognizeCalls(), "nor the asynchronous one")
 	require.Zero(t, e.dayUsed(t, "tok:a"), "the reservation went back")

@@ -9,15 +9,9 @@ import (
 	"transcriber/internal/job"
 )
 
-// The timer: each poll call housekeeps first, then, for up to PollFor,
-// takes what is due: the recognitions to check (check.go, which goes on to
-// finish and settle) and the ingest work whose event was lost, whose
-// attempt failed or whose claim expired (walked as an upload is,
-// ingest.go).
-
-// sweptStates are the states a poll call looks after: the recognitions in
-// flight, and ingest work whose event was lost, whose attempt failed, or
-// whose claim expired with a crashed call.
+// sweptStates are the states a poll call looks after: recognitions in
+// flight, and ingest work whose event was lost, whose attempt failed or
+// whose lease expired.
 var sweptStates = []job.State{job.AwaitingUpload, job.Created, job.Converted, job.Transcribe}
 
 // SweptStates returns the states a poll call looks after.
@@ -26,7 +20,7 @@ func SweptStates() []job.State { return slices.Clone(sweptStates) }
 // PollFor is how long one poll call keeps looking for due work.
 func (p *Pipeline) PollFor() time.Duration { return p.cfg.PollFor }
 
-// PollStats says what one poll call did, for its log line.
+// PollStats is what one poll call did.
 type PollStats struct {
 	Checked  int // jobs whose recognitions were checked
 	Finished int // jobs that reached done
@@ -34,20 +28,18 @@ type PollStats struct {
 	Expired  int // rows of jobs ended longer than the retention ago, removed
 }
 
-// JobRetention is how long a job's row is kept once it ended: the cut of
-// every expiry sweep.
+// JobRetention is how long a job's row is kept once it ended.
 func (p *Pipeline) JobRetention() time.Duration { return p.cfg.JobRetention }
 
-// Poll is one call of the timer: for up to PollFor (and never past ctx's
-// deadline) it claims due jobs, checks their recognitions, finishes those
-// that are ready and sweeps ingest work that needs another go. When nothing
-// is due within the call, it returns after one indexed read.
+// Poll is one call of the timer: it housekeeps, then for up to PollFor
+// (never past ctx's deadline) claims due jobs: checks (check.go) and
+// ingest work (ingest.go). Nothing due within the call costs one read.
 func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 	var st PollStats
 	st.Expired = p.Housekeep(ctx)
 	deadline := p.Clock.Now().Add(p.cfg.PollFor)
 	if d, ok := ctx.Deadline(); ok {
-		// Leave time to finish the job in hand before the platform stops us.
+		// Time to finish the job in hand before the platform stops the call.
 		if limit := d.Add(-10 * time.Second); limit.Before(deadline) {
 			deadline = limit
 		}
@@ -58,8 +50,7 @@ func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 			return st, fmt.Errorf("poll: %w", err)
 		}
 		now := p.Clock.Now()
-		// Stop at the deadline even while work is due: a backlog is the
-		// next call's, and calls must not pile up to the timeout.
+		// A backlog is the next call's: calls must not pile up to the timeout.
 		if !ok || !next.Before(deadline) || !now.Before(deadline) {
 			return st, nil
 		}
@@ -74,7 +65,7 @@ func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 			return st, err
 		}
 		if n == 0 {
-			// Due but taken by another caller between the read and the claim.
+			// Taken by another caller between the read and the claim.
 			if err := p.Sleep(ctx, time.Second); err != nil {
 				return st, nil
 			}
@@ -82,28 +73,26 @@ func (p *Pipeline) Poll(ctx context.Context) (PollStats, error) {
 	}
 }
 
-// pollOnce checks a batch of due recognitions, then takes due ingest work
-// one job at a time while the call has time to start more. Ingest work can
-// be long (a conversion), so it is claimed only when it will be started at
-// once, and it runs on the call's own context: bounded by the function's
-// timeout, not by the loop's deadline.
+// pollOnce checks a batch of due recognitions, then takes ingest work one
+// job at a time while the call has time: it may be long (a conversion), so
+// it is claimed only when it starts at once, and runs on the call's
+// context, bounded by the function's timeout, not the loop's deadline.
 func (p *Pipeline) pollOnce(ctx context.Context, deadline time.Time, st *PollStats) (int, error) {
-	polled, err := p.Store.ClaimDue(ctx, job.Poll, p.cfg.PollBatch)
+	polled, err := p.Store.ClaimDue(ctx, job.Poll, pollBatch)
 	if err != nil {
 		return 0, fmt.Errorf("poll: %w", err)
 	}
-	// The batch is held from its claim: the last of it waits for the
-	// checks before it.
-	works, stops := make([]context.Context, len(polled)), make([]func(), len(polled))
+	// Held from the claim: the last of the batch waits for the others.
+	hs, works := make([]*held, len(polled)), make([]context.Context, len(polled))
 	for i, j := range polled {
-		works[i], stops[i] = p.hold(ctx, j, job.Poll)
+		hs[i], works[i] = p.hold(ctx, j, job.Poll)
 	}
 	for i, j := range polled {
 		st.Checked++
-		if p.check(works[i], j) {
+		if hs[i].check(works[i], j) {
 			st.Finished++
 		}
-		stops[i]()
+		hs[i].stop()
 	}
 	n := len(polled)
 	for p.Clock.Now().Before(deadline) && ctx.Err() == nil {
@@ -116,10 +105,10 @@ func (p *Pipeline) pollOnce(ctx context.Context, deadline time.Time, st *PollSta
 		}
 		n++
 		st.Ingested++
-		p.jobLog(swept[0]).InfoContext(ctx, "sweep takes the job back into ingest")
-		work, stop := p.hold(ctx, swept[0], job.Ingest)
-		p.ingest(work, swept[0], false)
-		stop()
+		p.jobLog(swept[0]).InfoContext(ctx, "swept into ingest")
+		h, work := p.hold(ctx, swept[0], job.Ingest)
+		h.ingest(work, swept[0], false)
+		h.stop()
 	}
 	return n, nil
 }

@@ -16,54 +16,42 @@ import (
 	"transcriber/internal/speechkit"
 )
 
-// Plan and convert (created → converted): the source is probed, its
-// length reserved against the spend limits, and the audio made: converted
-// to OGG/Opus in one piece or several, metered on its way to storage. A
-// fast job short enough for synchronous recognition gets its one piece
-// made in memory, so the call can send it at once (recognize_sync.go):
-// a plain mono Ogg Opus file, which is what a Telegram voice note is,
-// goes as it is, checked and counted packet by packet (asIs); anything
-// else is converted with every channel mixed into one.
-
-// prepare probes the source and makes the audio the recognizer takes:
-// converted pieces streamed from ffmpeg to storage. For a job that may be
-// recognized synchronously (quick) it also returns that audio, as stored;
-// nil for any other.
-func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, []byte, error) {
-	j, reused, err := p.reuseDone(ctx, j)
+// prepare (created → converted) probes the source, reserves its length
+// against the spend limits, and makes the audio: OGG/Opus in one piece or
+// several, metered on its way to storage. For a quick job it also returns
+// its one piece, made in memory (a mono Ogg Opus voice note as it is,
+// asIs; anything else mixed to one channel), for recognizeSync to send.
+func (h *held) prepare(ctx context.Context, j job.Job) (job.Job, []byte, error) {
+	j, reused, err := h.reuseDone(ctx, j)
 	if reused || err != nil {
 		return j, nil, err
 	}
-	if done, audio, ok, err := p.asIs(ctx, j); ok || err != nil {
+	if done, audio, ok, err := h.asIs(ctx, j); ok || err != nil {
 		return done, audio, err
 	}
-	src, err := p.Objects.PresignGet(ctx, job.AcceptedKey(j.ID), p.cfg.SourceURLTTL)
+	src, err := h.Objects.PresignGet(ctx, job.AcceptedKey(j.ID), DefaultSourceURLTTL)
 	if err != nil {
 		return j, nil, err
 	}
-	probe, err := p.Media.Probe(ctx, src)
+	probe, err := h.Media.Probe(ctx, src)
 	if err != nil {
 		return j, nil, err
 	}
-	// SpeechKit labels speakers and summarizes file by file: a job that
-	// asks for either is not cut into short pieces.
+	// SpeechKit labels speakers and summarizes file by file: not cut short.
 	parallel := !j.Features.Speakers && !j.Features.Summary
-	plan, err := p.Media.PlanFor(probe, parallel)
+	plan, err := h.Media.PlanFor(probe, parallel)
 	if err != nil {
 		return j, nil, err
 	}
-	if parallel && len(plan.Segments) > 1 && !p.admission.RoomForPieces(ctx, len(plan.Segments)) {
-		if plan, err = p.Media.PlanFor(probe, false); err != nil {
+	if parallel && len(plan.Segments) > 1 && !h.admission.RoomForPieces(ctx, len(plan.Segments)) {
+		if plan, err = h.Media.PlanFor(probe, false); err != nil {
 			return j, nil, err
 		}
-		p.jobLog(j).InfoContext(ctx, "the request quota's window is over half used; the recording goes in as few pieces as it can",
-			"segments", len(plan.Segments))
+		h.jobLog(j).InfoContext(ctx, "fewest pieces", "reason", "request_window_busy", "segments", len(plan.Segments))
 	}
 	j.DurationMs = probe.DurationMs
-	// What is submitted is the first audio stream, converted with mono
-	// kept mono and more than two channels made stereo; for synchronous
-	// recognition, which takes one channel, every channel mixed into one.
-	quick := len(plan.Segments) == 1 && p.quick(j)
+	// The first audio stream, at most stereo; one channel for synchronous.
+	quick := len(plan.Segments) == 1 && h.quick(j)
 	if len(probe.Audio) > 0 {
 		j.Features.Channels = min(probe.Audio[0].Channels, 2)
 	}
@@ -74,67 +62,59 @@ func (p *Pipeline) prepare(ctx context.Context, j job.Job) (job.Job, []byte, err
 	for i, sg := range plan.Segments {
 		pieces[i] = sg.DurationMs
 	}
-	if j, err = p.reserve(ctx, j, pieces, quick); err != nil {
+	if j, err = h.reserve(ctx, j, pieces, quick); err != nil {
 		return j, nil, err
 	}
 	var audio []byte
 	if quick {
-		j.Segments, audio, err = p.makeQuickAudio(ctx, j, src, plan)
+		j.Segments, audio, err = h.makeQuickAudio(ctx, j, src, plan)
 	} else {
-		j.Segments, err = p.makeAudio(ctx, j, src, plan)
+		j.Segments, err = h.makeAudio(ctx, j, src, plan)
 	}
 	if err != nil {
 		return j, nil, err
 	}
-	j, err = p.audioReady(ctx, j, "probed_ms", probe.DurationMs, "container", plan.Container, "probe_container", probe.Container)
+	j, err = h.audioReady(ctx, j, "probed_ms", probe.DurationMs, "container", plan.Container, "probe_container", probe.Container)
 	return j, audio, err
 }
 
-// audioReady saves job j, its segments made, converted. From here the
-// job's length is what its audio holds, as counted on its way to storage:
-// what is shown, billed and submitted. Before the save its reservation is
-// moved to what that audio is billed at most (admission.Settle): raised
-// against the limits, or the job fails with nothing sent; lowered, the
-// rest given back once saved. attrs say how the audio was made, for the
-// log.
-func (p *Pipeline) audioReady(ctx context.Context, j job.Job, attrs ...any) (job.Job, error) {
+// audioReady saves j converted, its length now what its audio holds as
+// metered (shown, billed, submitted), its reservation moved to that audio's
+// most (raised against the limits, or the job fails; lowered, the rest
+// given back once saved). attrs are for the log.
+func (h *held) audioReady(ctx context.Context, j job.Job, attrs ...any) (job.Job, error) {
 	j.DurationMs = job.AudioMs(j.Segments)
 	reserved := j
-	if err := p.admission.Settle(ctx, &j, p.admission.Needs(j, p.syncable(j)), true); err != nil {
+	if err := h.admission.Settle(ctx, &j, h.admission.Needs(j, h.syncable(j)), true); err != nil {
 		return reserved, err
 	}
-	p.jobLog(j).InfoContext(ctx, "audio ready", append([]any{"duration_ms", j.DurationMs, "segments", len(j.Segments)}, attrs...)...)
+	h.jobLog(j).InfoContext(ctx, "audio ready", append([]any{"duration_ms", j.DurationMs, "segments", len(j.Segments)}, attrs...)...)
 	j.State = job.Converted
-	j, err := p.save(ctx, j, job.Next{Keep: true})
+	j, err := h.save(ctx, j, job.Next{Keep: true})
 	if err != nil {
 		return j, err
 	}
-	p.admission.Release(ctx, reserved, &j)
+	h.admission.Release(ctx, reserved, j)
 	return j, nil
 }
 
-// asIs makes the one piece of a job that may be recognized synchronously
-// from its source as it is, with no ffprobe and no ffmpeg, when the source
-// is a plain Ogg Opus file of one channel (oggopus.Check: one logical
-// stream, checksums right, a header, granule positions and packets that
-// all say the same length) within the synchronous limits: what Telegram
-// stores a voice note as. Its length is what its packets hold, counted
-// before anything is reserved; the piece stored is the source's bytes, so
-// the asynchronous way, if the synchronous API refuses it, submits the
-// same file. ok is false, with the job untouched, for any other source (or
-// one that could not be read: the conversion then meets the same storage
-// and says so); the file is then probed and converted.
-func (p *Pipeline) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok bool, _ error) {
+// asIs makes a quick job's one piece from its source as it is, without
+// ffmpeg, when the source is a plain mono Ogg Opus file (oggopus.Check),
+// what Telegram stores a voice note as: its length is what its packets
+// hold, and the bytes stored are the source's, so an asynchronous retry
+// sends the same file. ok is false, j untouched, for any other source (or
+// one not read: the conversion then meets the same storage and says so).
+func (h *held) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok bool, _ error) {
 	longest := j
-	longest.DurationMs = p.cfg.SyncMaxDuration.Milliseconds()
-	if !p.quick(longest) || j.SizeBytes > speechkit.MaxSyncBytes {
+	longest.DurationMs = h.cfg.SyncMaxDuration.Milliseconds()
+	if !h.quick(longest) || j.SizeBytes > speechkit.MaxSyncBytes {
 		return j, nil, false, nil
 	}
-	log := p.jobLog(j)
-	src, err := p.readOgg(ctx, job.AcceptedKey(j.ID))
+	log := h.jobLog(j)
+	src, err := h.readOgg(ctx, job.AcceptedKey(j.ID))
 	if err != nil || src == nil {
 		if err != nil {
-			log.InfoContext(ctx, "the source is not read as it is; it is converted", "reason", err.Error())
+			log.InfoContext(ctx, "source converted", "reason", err.Error())
 		}
 		return j, nil, false, nil
 	}
@@ -143,58 +123,48 @@ func (p *Pipeline) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok
 		err = fmt.Errorf("%d channels", w.Channels)
 	}
 	if err != nil {
-		log.InfoContext(ctx, "the source is not sent as it is; it is converted", "reason", err.Error())
+		log.InfoContext(ctx, "source converted", "reason", err.Error())
 		return j, nil, false, nil
 	}
 	j.DurationMs = w.Ms()
-	if !p.quick(j) {
-		return j, nil, false, nil // longer than the synchronous limit: probed and converted
+	if !h.quick(j) {
+		return j, nil, false, nil // longer than the synchronous limit
 	}
 	j.Features.Channels = 1
-	// Reserved by the count itself: what leaves is held to the reservation
-	// where it leaves (admission.TakeSync, as Take for a submission), for a
-	// retried ingest whose earlier attempt reserved by a probe too.
-	if j, err = p.reserve(ctx, j, []int64{w.Ms()}, true); err != nil {
+	// Reserved by the count itself; TakeSync holds what leaves to it.
+	if j, err = h.reserve(ctx, j, []int64{w.Ms()}, true); err != nil {
 		return j, nil, true, err
 	}
 	key := job.AudioKey(j.ID, 0)
-	if err := p.Objects.Put(ctx, key, src, "audio/ogg"); err != nil {
+	if err := h.Objects.Put(ctx, key, src, "audio/ogg"); err != nil {
 		return j, nil, true, err
 	}
 	j.Segments = []job.Segment{{Seq: 0, DurationMs: w.Ms(), Container: ffmpeg.ContainerOggOpus, AudioKey: key}}
-	j, err = p.audioReady(ctx, j, "as_it_is", true)
+	j, err = h.audioReady(ctx, j, "as_it_is", true)
 	return j, src, true, err
 }
 
-// reserve counts what the job's audio, as pieces (their lengths in ms),
-// is billed at most against the spend limits once its length is known,
-// before it is converted or submitted (admission.Reserve; sync: a
-// synchronous try first), and records the reservation on the job in the
-// same save: a job that has one (a retried ingest) is not counted again,
-// and one that would pass a limit fails as quota_exceeded or
-// budget_exceeded with nothing counted.
-func (p *Pipeline) reserve(ctx context.Context, j job.Job, pieces []int64, sync bool) (job.Job, error) {
-	took, err := p.admission.Reserve(ctx, &j, pieces, sync)
+// reserve counts the most j's pieces (ms) are billed against the spend
+// limits (admission.Reserve; sync: a synchronous try first) and saves the
+// reservation on j; a job that has one is not counted again.
+func (h *held) reserve(ctx context.Context, j job.Job, pieces []int64, sync bool) (job.Job, error) {
+	took, err := h.admission.Reserve(ctx, &j, pieces, sync)
 	if err != nil || !took {
 		return j, err
 	}
-	saved, err := p.save(ctx, j, job.Next{Keep: true})
+	saved, err := h.save(ctx, j, job.Next{Keep: true})
 	if err != nil {
 		return j, err
 	}
-	p.jobLog(saved).InfoContext(ctx, "reserved", "seconds", saved.ReservedSeconds, "micros", saved.ReservedMicros, "day", saved.ReservedDay)
+	h.jobLog(saved).InfoContext(ctx, "reserved", "seconds", saved.ReservedSeconds, "micros", saved.ReservedMicros, "day", saved.ReservedDay)
 	return saved, nil
 }
 
-// makeAudio converts the audio plan says for job j from the source at
-// src, uploads it, and returns its segments: one converted piece, or, for a
-// plan of several pieces, the pieces Split cuts (each at a quiet moment near
-// its planned place, so its real start is Split's), each uploaded as soon
-// as it is made. Every byte goes through a meter (package oggopus) that
-// counts the audio packet by packet, whatever the file's header or
-// timestamps say: a segment's length is what the meter counted, and the
-// upload stops with admission.ErrOverReserved once the audio passes what j
-// may submit (admission.AudioAllowance).
+// makeAudio converts plan's pieces of the source at src and uploads each
+// as it is made. Every byte goes through a meter (oggopus) that counts the
+// audio packet by packet, whatever the header says: a segment's length is
+// the meter's, and the upload stops with admission.ErrOverReserved past
+// admission.AudioAllowance.
 func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ffmpeg.Plan) ([]job.Segment, error) {
 	if len(plan.Segments) == 0 {
 		return nil, fmt.Errorf("the media plan has no segments")
@@ -231,22 +201,14 @@ func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ff
 	return segs, nil
 }
 
-// makeQuickAudio makes the one piece of a job that may be recognized
-// synchronously: the plan's one segment of the source at src converted
-// with every channel mixed into one, what the synchronous API takes,
-// into memory through the meter (so its length is counted, and stops at
-// what j may submit, as for every recording), then stored as the piece's
-// audio. It returns the segment and the audio. The bytes sent
-// synchronously are the bytes stored, and the piece goes the asynchronous
-// way as it is if the synchronous API refuses it. Memory is bounded by
-// the allowance: at most SPEECHKIT_SYNC_MAX_DURATION and a second of
-// Opus at the conversion's bit rate (about 125 KB at 32 kbit/s).
+// makeQuickAudio converts a quick job's one piece to one channel in memory
+// through the meter (bounded by the allowance: about 125 KB), stores it,
+// and returns it: the bytes sent synchronously are the bytes stored.
 func (p *Pipeline) makeQuickAudio(ctx context.Context, j job.Job, src string, plan ffmpeg.Plan) ([]job.Segment, []byte, error) {
 	sg := plan.Segments[0]
 	m := &oggopus.Meter{LimitMs: admission.AudioAllowance(j, 1)}
 	var audio bytes.Buffer
-	// The meter first: audio past the allowance is refused before it is
-	// kept.
+	// The meter first: audio past the allowance is never kept.
 	err := p.Media.ConvertMono(ctx, src, sg, io.MultiWriter(m, &audio))
 	if err = metered(err, m); err != nil {
 		return nil, nil, err
@@ -258,10 +220,9 @@ func (p *Pipeline) makeQuickAudio(ctx context.Context, j job.Job, src string, pl
 	return []job.Segment{{Seq: 0, StartMs: sg.StartMs, DurationMs: m.Ms(), Container: plan.Container, AudioKey: key}}, audio.Bytes(), nil
 }
 
-// metered is err from a conversion or upload through m, with the meter's
-// verdict: admission.ErrOverReserved when the audio passed the allowance;
-// an internal error when what ffmpeg wrote is not Ogg Opus the meter can
-// count (ffmpeg's output, not the sender's: a fault of ours).
+// metered adds the meter's verdict to err: admission.ErrOverReserved past
+// the allowance; an internal error when ffmpeg's output is not Ogg Opus
+// (ours, not the sender's fault).
 func metered(err error, m *oggopus.Meter) error {
 	if err == nil && m != nil {
 		err = m.Close()
@@ -275,8 +236,7 @@ func metered(err error, m *oggopus.Meter) error {
 	return err
 }
 
-// meterReader passes what it reads through a meter, and fails as the
-// meter does.
+// meterReader passes what it reads through a meter, failing as it does.
 type meterReader struct {
 	r io.Reader
 	m *oggopus.Meter
@@ -292,10 +252,9 @@ func (r *meterReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// convert streams ffmpeg's output through the meter m into a multipart
-// upload: no temp file, memory bounded by the upload's parts whatever the
-// input's length. The meter sits between ffmpeg and the upload, so a
-// write it refuses stops ffmpeg before that audio is stored.
+// convert streams ffmpeg's output through meter m into a multipart upload:
+// no temp file, memory bounded by the parts; a write the meter refuses
+// stops ffmpeg before that audio is stored.
 func (p *Pipeline) convert(ctx context.Context, src string, sg ffmpeg.Segment, key string, m *oggopus.Meter) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -318,9 +277,9 @@ func (p *Pipeline) convert(ctx context.Context, src string, sg ffmpeg.Segment, k
 	wg.Wait()
 	switch {
 	case uploadErr != nil && (convertErr == nil || errors.Is(convertErr, context.Canceled)) && ctx.Err() == nil:
-		return uploadErr // ffmpeg only stopped because the upload did
+		return uploadErr // ffmpeg stopped because the upload did
 	case convertErr != nil:
-		return convertErr // the input's fault is the truer cause
+		return convertErr // the truer cause
 	}
 	return uploadErr
 }

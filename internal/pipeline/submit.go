@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"io"
+	"time"
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
@@ -10,55 +12,44 @@ import (
 	"transcriber/internal/speechkit"
 )
 
-// Submit (converted → transcribe): one recognition per piece, side by
-// side, each admitted first (admit.go) and its operation id saved as soon
-// as it exists. Pieces that find no place wait in transcribe, and the
-// job's checks submit them as places come free (check.go).
-
-// errInlineTooBig: audio sent inside the request is over what this
-// installation sends that way.
+// errInlineTooBig: audio over DefaultMaxInlineBytes, with InlineAudio.
 var errInlineTooBig = errs.New(errs.Permanent, "too_large_for_inline", "the audio is too large to send to the recognizer from this installation")
 
-// submit starts a recognition for each segment not yet submitted, saving
-// each operation id as soon as it exists, so a crash after a submission does
-// not submit that segment again. j is converted, or in transcribe after a
-// synchronous try that did not answer (recognize_sync.go).
-func (p *Pipeline) submit(ctx context.Context, j job.Job) (job.Job, error) {
-	j, err := p.submitWaiting(ctx, j)
+// submit (converted → transcribe) submits j's pieces side by side. j is
+// converted, or in transcribe after a synchronous try that did not answer.
+func (h *held) submit(ctx context.Context, j job.Job) (job.Job, error) {
+	j, err := h.submitWaiting(ctx, j)
 	if err != nil {
 		return j, err
 	}
 	j.State = job.Transcribe
-	if j, err = p.save(ctx, j, job.Next{Keep: true}); err == nil {
-		p.moved(ctx, j)
+	if j, err = h.save(ctx, j, job.Next{Keep: true}); err == nil {
+		h.moved(ctx, j)
 	}
 	return j, err
 }
 
-// submitWaiting submits the segments that have no recognition (all of
-// them on the first go, or one whose recognition failed and was dropped)
-// while the bounds on recognitions in flight allow: at most JobInFlight of
-// the job's at once, and for each what the admission gives. The pieces
-// that find no place wait, the job in transcribe, and are submitted at a
-// later check, as places come free.
-func (p *Pipeline) submitWaiting(ctx context.Context, j job.Job) (job.Job, error) {
-	var round admission.Round
+// submitWaiting submits the pieces without a recognition (all at first,
+// or one dropped after a failure), at most JobInFlight at once (the rest
+// at later checks), each admitted first; each operation id is saved as
+// soon as it exists, so a crash never submits a piece twice.
+func (h *held) submitWaiting(ctx context.Context, j job.Job) (job.Job, error) {
 	for i := range j.Segments {
 		if sg := j.Segments[i]; sg.OperationID != "" || sg.Done {
 			continue
 		}
-		if inFlight(j) >= p.cfg.JobInFlight {
+		if inFlight(j) >= h.cfg.JobInFlight {
 			break // the rest go as these finish
 		}
-		req, err := p.request(ctx, j, j.Segments[i])
+		req, err := h.request(ctx, j, j.Segments[i])
 		if err != nil {
 			return j, err
 		}
-		var admitted bool
-		if j, admitted, err = p.admit(ctx, j, i, &round); err != nil || !admitted {
+		var window time.Time
+		if j, window, err = h.admit(ctx, j, i); err != nil {
 			return j, err
 		}
-		if j, err = p.recognize(ctx, j, i, req, &round); err != nil {
+		if j, err = h.recognize(ctx, j, i, req, window); err != nil {
 			return j, err
 		}
 	}
@@ -72,8 +63,7 @@ func (p *Pipeline) request(ctx context.Context, j job.Job, sg job.Segment) (spee
 	if j.Deferred() {
 		req.Model = speechkit.DeferredModel
 	}
-	// SpeechKit labels speakers in mono audio only; stereo keeps its
-	// channels apart, each channel a speaker (finish).
+	// SpeechKit labels speakers in mono only; in stereo each channel is one.
 	req.Speakers = j.Features.Speakers && j.Features.Mono()
 	if j.Features.Summary && p.cfg.SummaryModel != "" {
 		req.Summary = &speechkit.SummaryRequest{ModelURI: p.cfg.SummaryModel, Instruction: speechkit.SummaryInstruction(lang)}
@@ -90,54 +80,50 @@ func (p *Pipeline) request(ctx context.Context, j job.Job, sg job.Segment) (spee
 	return req, nil
 }
 
-// recognize submits piece i of j, admitted in round, and saves its
-// operation id. A submission that fails gives the piece's place in flight
-// back, and its request when the recognizer refused it before accepting it
-// (one that may have reached the recognizer stays counted).
-func (p *Pipeline) recognize(ctx context.Context, j job.Job, i int, req speechkit.Request, round *admission.Round) (job.Job, error) {
-	op, err := p.Recognizer.Submit(ctx, req)
-	p.heard(ctx, admission.Recognizer, err)
-	if err != nil {
-		p.admission.Unsent(ctx, &j, round, speechkit.NotAccepted(err))
+// recognize submits piece i of j, its request counted in window, and saves
+// its operation id. A submission refused before it was accepted gives its
+// request back.
+func (h *held) recognize(ctx context.Context, j job.Job, i int, req speechkit.Request, window time.Time) (job.Job, error) {
+	op, err := h.Recognizer.Submit(ctx, req)
+	h.heard(ctx, admission.Recognizer, err)
+	if err != nil && speechkit.NotAccepted(err) {
+		h.admission.Unsent(ctx, j, window)
 	}
 	if errs.CodeOf(err) == speechkit.CodeRecognitionQuota {
-		p.jobLog(j).InfoContext(ctx, "the recognizer answered that its request quota is used up", "error", err.Error())
-		return p.recognizerQuota(ctx, j, err)
+		h.jobLog(j).InfoContext(ctx, "recognizer quota used up", "error", err.Error())
+		return h.recognizerQuota(ctx, j, err)
 	}
 	if err != nil {
 		return j, err
 	}
-	// The job is recognized asynchronously from here, a fast one too: a
-	// synchronous try recorded before is over, and the store keeps async.
+	// Asynchronous from here, a fast job too: a synchronous try is over.
 	j.Segments[i].OperationID = op
 	j.Recognition = job.RecognitionAsync
-	if j, err = p.save(ctx, j, job.Next{Keep: true}); err != nil {
+	if j, err = h.save(ctx, j, job.Next{Keep: true}); err != nil {
 		return j, err
 	}
-	p.jobLog(j).InfoContext(ctx, "recognition submitted", "segment", j.Segments[i].Seq, "operation_id", op)
+	h.jobLog(j).InfoContext(ctx, "submitted", "segment", j.Segments[i].Seq, "operation_id", op)
 	return j, nil
 }
 
 // recognizerQuota ends an attempt the recognizer refused with
-// RESOURCE_EXHAUSTED. Unlike the service's own count, that answer is
-// transient and counts as a failed attempt: gRPC gives the same code for
-// other limits (a message too large), which waiting would never pass, so
-// such a job still ends dead after its attempts. The pause is the quota's:
-// the job is due when its window ends, or by the retry policy when that is
-// later; at the last attempt the answer settles as any other failure.
-func (p *Pipeline) recognizerQuota(ctx context.Context, j job.Job, cause error) (job.Job, error) {
-	if p.cfg.Policy.Exhausted(j.Attempts) {
+// RESOURCE_EXHAUSTED: a counted attempt, since gRPC gives that code for
+// other limits too (a message too large) that waiting never passes. The
+// job is due when the request window ends, or by the retry policy if
+// later; the last attempt settles as any failure.
+func (h *held) recognizerQuota(ctx context.Context, j job.Job, cause error) (job.Job, error) {
+	if h.cfg.Policy.Exhausted(j.Attempts) {
 		return j, cause
 	}
-	now := p.Clock.Now()
-	pause := max(p.admission.RequestsFreeAt(now).Sub(now), p.cfg.Policy.Pause(j.Attempts))
+	now := h.Clock.Now()
+	pause := max(h.admission.RequestsFreeAt(now).Sub(now), h.cfg.Policy.Pause(j.Attempts))
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
-	released, err := p.Store.Release(sctx, j.Claim(), pause, job.FailureOf(cause))
+	released, err := h.Store.Release(sctx, j.Claim(), pause, job.FailureOf(cause))
 	if err != nil {
 		return j, err
 	}
-	p.jobLog(released).InfoContext(ctx, "the job waits for the recognizer's quota", "next_run_at", released.NextRunAt,
+	h.jobLog(released).InfoContext(ctx, "job waits", "reason", "recognizer_quota", "next_run_at", released.NextRunAt,
 		"attempts", released.Attempts)
 	return released, errQuotaWait
 }
@@ -147,7 +133,7 @@ func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info.Size > p.cfg.MaxInlineBytes {
+	if info.Size > DefaultMaxInlineBytes {
 		return nil, errInlineTooBig
 	}
 	r, err := p.Objects.Get(ctx, key)
@@ -155,12 +141,34 @@ func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	body, err := io.ReadAll(io.LimitReader(r, p.cfg.MaxInlineBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r, DefaultMaxInlineBytes+1))
 	if err != nil {
-		return nil, errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+		return nil, errStorageRead(err)
 	}
-	if int64(len(body)) > p.cfg.MaxInlineBytes {
+	if len(body) > DefaultMaxInlineBytes {
 		return nil, errInlineTooBig
 	}
 	return body, nil
+}
+
+// admit asks the admission for piece i of claimed job j (audio within the
+// reservation, the breaker, a request in the window, all or none) and
+// returns the request's window, for Unsent. At the request quota or an
+// outage the job is saved due when it frees, and errQuotaWait or
+// errOutageWait ends the attempt; audio beyond the reservation fails it.
+func (h *held) admit(ctx context.Context, j job.Job, i int) (job.Job, time.Time, error) {
+	window, err := h.admission.Take(ctx, j, i)
+	var refused *admission.Refused
+	if !errors.As(err, &refused) {
+		return j, window, err
+	}
+	switch refused.Resource {
+	case admission.Requests:
+		j, err = h.waitUntil(ctx, j, refused.Until, errQuotaWait, "job waits", "reason", "requests",
+			"requests_per_hour", h.cfg.RequestsPerHour)
+	case admission.Outage:
+		j, err = h.waitUntil(ctx, j, refused.Until, errOutageWait, "job waits", "reason", "outage",
+			"service", string(admission.Recognizer))
+	}
+	return j, window, err
 }

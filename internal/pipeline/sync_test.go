@@ -173,7 +173,7 @@ func newSyncEnv(t *testing.T, durationMs int64, channels int, tune ...func(*spee
 	e := &syncEnv{quotaEnv: newQuotaEnv(t), sk: speechkittest.Start(t), objects: &syncObjects{},
 		media: &syncMedia{durationMs: durationMs, channels: channels}, told: &endedJobs{}}
 	skc := e.sk.Config()
-	cfg := pipeline.Config{Counters: e.counters, RequestsPerHour: 500, MaxInFlight: 10,
+	cfg := pipeline.Config{Counters: e.counters, RequestsPerHour: 500,
 		Limits: spend.Limits{AudioPerDay: time.Hour}, SyncMaxDuration: speechkit.MaxSyncDuration}
 	for _, f := range tune {
 		f(&skc, &cfg)
@@ -286,7 +286,6 @@ func TestAFastShortJobIsRecognizedSynchronouslyInTheUploadsCall(t *testing.T) {
 
 	require.Equal(t, int64(1), e.used(t, speechkit.SyncQuotaKey, e.clk.Now().Truncate(speechkit.SyncWindow)), "one place of the quota")
 	require.Zero(t, e.used(t, "speechkit_requests", time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)), "none of the asynchronous quota")
-	require.Zero(t, e.used(t, "recognitions_in_flight", time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)), "no place in flight")
 	require.Equal(t, int64(30), e.dayUsed(t, "tok:a"), "what the answer billed, past the 15 s reserved")
 	require.Equal(t, int64(6), e.used(t, spend.AudioDayKey("tok:a"), today), "its audio")
 

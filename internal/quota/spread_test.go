@@ -166,7 +166,7 @@ func TestSpreadNeverPassesTheLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := newOCCStore()
-			c := quota.WithPick(quota.Spread(base, quota.DefaultShards, nil, "hot"), seeded())
+			c := quota.WithPick(quota.Spread(base, quota.DefaultShards, []string{"hot"}), seeded())
 			for round := 0; round < 20; round++ {
 				w := window.Add(time.Duration(round) * time.Hour)
 				var won atomic.Int64
@@ -187,36 +187,18 @@ func TestSpreadNeverPassesTheLimit(t *testing.T) {
 	}
 }
 
-// What was added without a limit takes its room from the limit: the
-// shards split only what is left.
-func TestSpreadCountsAdditionsWithoutALimit(t *testing.T) {
-	c := quota.Spread(newOCCStore(), quota.DefaultShards, nil, "hot")
-	_, ok, err := c.Reserve(ctx, "hot", window, 7, 0)
-	require.NoError(t, err)
-	require.True(t, ok, "no limit: always")
-	won := 0
-	for i := 0; i < 10; i++ {
-		if _, ok, _ := c.Reserve(ctx, "hot", window, 1, 10); ok {
-			won++
-		}
-	}
-	require.Equal(t, 3, won, "7 of the limit of 10 are taken")
-	used, err := c.Used(ctx, "hot", window)
-	require.NoError(t, err)
-	require.Equal(t, int64(10), used)
-}
-
 // A release takes from the rows what they hold, never below 0; the
 // counter's total falls by the amount.
 func TestSpreadReleases(t *testing.T) {
-	c := quota.Spread(newOCCStore(), quota.DefaultShards, nil, "hot")
+	c := quota.Spread(newOCCStore(), quota.DefaultShards, []string{"hot"})
 	for i := 0; i < 5; i++ {
 		_, ok, err := c.Reserve(ctx, "hot", window, 1, 100)
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
-	_, _, err := c.Reserve(ctx, "hot", window, 2, 0)
+	_, ok, err := c.Reserve(ctx, "hot", window, 2, 100)
 	require.NoError(t, err)
+	require.True(t, ok)
 	require.NoError(t, c.Release(ctx, "hot", window, 4))
 	used, err := c.Used(ctx, "hot", window)
 	require.NoError(t, err)
@@ -225,7 +207,7 @@ func TestSpreadReleases(t *testing.T) {
 	used, err = c.Used(ctx, "hot", window)
 	require.NoError(t, err)
 	require.Zero(t, used, "never below 0")
-	_, ok, err := c.Reserve(ctx, "hot", window, 1, 1)
+	_, ok, err = c.Reserve(ctx, "hot", window, 1, 1)
 	require.NoError(t, err)
 	require.True(t, ok, "no debt left behind")
 }
@@ -233,7 +215,7 @@ func TestSpreadReleases(t *testing.T) {
 // The trade-off of splitting the limit: an amount larger than one share
 // is refused though the total has room. Keys not spread keep the contract.
 func TestSpreadSplitsTheLimit(t *testing.T) {
-	c := quota.Spread(newOCCStore(), 4, nil, "hot")
+	c := quota.Spread(newOCCStore(), 4, []string{"hot"})
 	_, ok, err := c.Reserve(ctx, "hot", window, 3, 10)
 	require.NoError(t, err)
 	require.True(t, ok, "10 over 4 shards: shares of 3, 3, 2 and 2; 3 fits the first two")
@@ -276,12 +258,12 @@ func TestHotRowAborts(t *testing.T) {
 	require.InDelta(t, 7.5, oneRow, 1e-9, "one row: 15 + 14 + … + 0 aborts for 16 reservations")
 
 	spreadBase := newOCCStore()
-	spread := quota.WithPick(quota.Spread(spreadBase, quota.DefaultShards, nil, "hot"), seeded())
+	spread := quota.WithPick(quota.Spread(spreadBase, quota.DefaultShards, []string{"hot"}), seeded())
 	_, spreadRows := measure(spread, spreadBase, 1000)
 	require.Less(t, spreadRows, 1.2, "spread: about C(16,2)/8 / 16 = 0.94")
 
 	tightBase := newOCCStore()
-	tight := quota.WithPick(quota.Spread(tightBase, quota.DefaultShards, nil, "hot"), seeded())
+	tight := quota.WithPick(quota.Spread(tightBase, quota.DefaultShards, []string{"hot"}), seeded())
 	_, tightRows := measure(tight, tightBase, 8)
 	require.Less(t, tightRows, oneRow, "a limit under the racers: full shards pass reservations on")
 
@@ -303,14 +285,13 @@ func (r *readsOf) Used(ctx context.Context, key string, w time.Time) (int64, err
 	return r.Counters.Used(ctx, key, w)
 }
 
-// A key spread without additions beyond a limit never reads the row of
-// such additions, and refuses one; an additive key reads it before each
-// reservation, as its limit must count it.
-func TestOnlyAnAdditiveKeyReadsItsAdditions(t *testing.T) {
+// A spread key reads only its shards, and refuses an addition without a
+// limit, which no shard's share could hold.
+func TestASpreadKeyRefusesAdditionsWithoutALimit(t *testing.T) {
 	ctx := context.Background()
 	w := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	r := &readsOf{Counters: newOCCStore(), reads: map[string]int{}}
-	c := quota.Spread(r, quota.DefaultShards, []string{"paced"}, "counted")
+	c := quota.Spread(r, quota.DefaultShards, []string{"paced"})
 
 	_, ok, err := c.Reserve(ctx, "paced", w, 1, 10)
 	require.NoError(t, err)
@@ -318,19 +299,11 @@ func TestOnlyAnAdditiveKeyReadsItsAdditions(t *testing.T) {
 	n, err := c.Used(ctx, "paced", w)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n)
-	require.Zero(t, r.reads["paced#+"], "no read of a row it cannot have")
+	for k := range r.reads {
+		require.Regexp(t, `^paced#[0-7]$`, k, "only the shards are read")
+	}
 	_, _, err = c.Reserve(ctx, "paced", w, 1, 0)
 	require.ErrorIs(t, err, quota.ErrInvalid, "an addition without a limit is refused")
-
-	_, _, err = c.Reserve(ctx, "counted", w, 3, 0)
-	require.NoError(t, err)
-	_, ok, err = c.Reserve(ctx, "counted", w, 1, 4)
-	require.NoError(t, err)
-	require.True(t, ok)
-	_, ok, err = c.Reserve(ctx, "counted", w, 1, 4)
-	require.NoError(t, err)
-	require.False(t, ok, "the 3 added without a limit count against it")
-	require.Equal(t, 2, r.reads["counted#+"])
 }
 
 // manyReads is a quota.Counters that also reads several rows in one call
@@ -370,13 +343,11 @@ func (m *manyReads) UsedMany(ctx context.Context, keys []string, w time.Time) (m
 
 // A spread counter's total is one read of its rows when the counters can
 // read several at once (the YDB store's one statement), where it was a
-// read a row: 9 for an additive key over 8 shards.
+// read a row: 8 over 8 shards.
 func TestSpreadUsedReadsItsRowsAtOnce(t *testing.T) {
 	w := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	fill := func(c quota.Counters) {
 		t.Helper()
-		_, _, err := c.Reserve(ctx, "counted", w, 3, 0)
-		require.NoError(t, err)
 		for i := 0; i < 5; i++ {
 			_, ok, err := c.Reserve(ctx, "counted", w, 1, 100)
 			require.NoError(t, err)
@@ -385,32 +356,31 @@ func TestSpreadUsedReadsItsRowsAtOnce(t *testing.T) {
 	}
 
 	many := &manyReads{occStore: newOCCStore()}
-	c := quota.Spread(many, quota.DefaultShards, nil, "counted")
+	c := quota.Spread(many, quota.DefaultShards, []string{"counted"})
 	fill(c)
 	many.used, many.calls = 0, 0
 	n, err := c.Used(ctx, "counted", w)
 	require.NoError(t, err)
-	require.Equal(t, int64(8), n, "the shards' 5 and the 3 added without a limit")
+	require.Equal(t, int64(5), n)
 	require.Equal(t, 1, many.calls, "one read of every row")
 	require.Zero(t, many.used, "no row read alone")
-	require.Len(t, many.keys, quota.DefaultShards+1, "the shards and the additions' row")
-	require.Contains(t, many.keys, "counted#+")
+	require.Len(t, many.keys, quota.DefaultShards, "the shards")
 
 	one := &readsOf{Counters: newOCCStore(), reads: map[string]int{}}
-	c = quota.Spread(one, quota.DefaultShards, nil, "counted")
+	c = quota.Spread(one, quota.DefaultShards, []string{"counted"})
 	fill(c)
 	clear(one.reads)
 	n, err = c.Used(ctx, "counted", w)
 	require.NoError(t, err)
-	require.Equal(t, int64(8), n, "the same total")
+	require.Equal(t, int64(5), n, "the same total")
 	reads := 0
 	for _, k := range one.reads {
 		reads += k
 	}
-	require.Equal(t, quota.DefaultShards+1, reads, "without it, a read a row")
+	require.Equal(t, quota.DefaultShards, reads, "without it, a read a row")
 
 	many.used, many.calls = 0, 0
-	_, err = quota.Spread(many, quota.DefaultShards, nil, "counted").Used(ctx, "cold", w)
+	_, err = quota.Spread(many, quota.DefaultShards, []string{"counted"}).Used(ctx, "cold", w)
 	require.NoError(t, err)
 	require.Equal(t, 1, many.used, "a key not spread is one row, read alone")
 	require.Zero(t, many.calls)

@@ -13,57 +13,33 @@ import (
 	"transcriber/internal/quota"
 )
 
-// A payer's unfinished jobs are counted in quota.Counters, so the limit
-// holds under concurrent requests: a count read from the job store and
-// a job made after it are two steps, and fifty requests at once all pass
-// the read before any job exists. A counter is a (key, window) row that
-// expires quota.Retention after its window starts; there is no row that
-// lives for ever, and none should: a count taken for a job that was then
-// never made (a crash between the two), or never given back (a crash
-// after a job's end was saved), would hold a place for ever.
-//
-// So each job is counted in the window of its creation's UTC day, under
-// ActiveKey(payer), and a payer's unfinished jobs are the sum of the
-// windows a job still unfinished can be in: today and the activeDays
-// before it, as many as a job lives (Limits.JobLife). Admit reads the
-// earlier windows, then reserves one in today's with what the limit
-// leaves: one conditional update. Concurrent creators count only in
-// today's window, so the earlier ones only ever go down while Admit runs,
-// and reading them before the reservation errs only on the side of too
-// many: two creators can never pass the limit together. A job ends once,
-// and whoever saved its end gives its count back to its creation day's
-// window: the step that saved it under its claim (Ended), or the deletion
-// that ended it (Deleted). A count lost on the way stops counting when
-// its window leaves the span, at most JobLife and a day later.
-//
-// A job still unfinished after JobLife is no longer counted: JobLife
-// covers every wait the service has, so only a stuck job outlives it.
-// Jobs made while the payer had no limit (none set, exempt) take no
-// count and give none back.
+// A payer's unfinished jobs are counted in quota.Counters, not read from
+// the job store: fifty requests at once would all pass a read before any
+// job exists. Counters expire, so no count taken for a job never made (a
+// crash) holds a place for ever. Each job is counted in its creation's UTC
+// day under ActiveKey(payer), and a payer's unfinished jobs are the sum of
+// today and the activeDays before it (Limits.JobLife). Admit reads the
+// earlier days, which only go down meanwhile, and reserves in today's
+// with what the limit leaves: two creators never pass it together. Whoever
+// saved a job's end gives its count back, once: the step under its claim
+// (Ended) or the deletion (Deleted). A lost count leaves with its window;
+// only a stuck job outlives JobLife. Jobs made with no limit count nothing.
 
-// Unfinished jobs, their counter and their span; docs/settings.md says
-// where each number comes from.
+// The numbers (docs/settings.md).
 const (
-	// AfterUpload is how long a job may still run once its upload window
-	// closes: a day for a deferred recognition (SpeechKit's "within 24
-	// hours"), and a day for the rest: ingest's and the poll's attempts
-	// (5 each, a lost one waiting out its 2-minute lease), waits
-	// for the recognizer's request quota and for a place in flight.
+	// AfterUpload is how long a job may run once its upload window closes:
+	// a day for a deferred recognition, a day for attempts and waits.
 	AfterUpload = 48 * time.Hour
-	// DefaultJobLife is JobLife of the longest default upload window, the
-	// Telegram upload link's 24 h: counted over today and 3 days before.
+	// DefaultJobLife: the Telegram upload link's 24 h window, and after.
 	DefaultJobLife = 24*time.Hour + AfterUpload
-	// maxActiveDays keeps the span within the days a counter is kept.
-	maxActiveDays = int(quota.Retention/(24*time.Hour)) - 1
+	maxActiveDays  = int(quota.Retention/(24*time.Hour)) - 1 // within a counter's life
 )
 
-// JobLife is the longest a job stays unfinished when its upload window
-// (the longest a job waits for its file) is upload.
+// JobLife is the longest a job stays unfinished for an upload window.
 func JobLife(upload time.Duration) time.Duration { return upload + AfterUpload }
 
-// activeDays is how many windows before today may hold the count of a
-// job still unfinished: a job made at the last moment of a day lives
-// into the day JobLife later, so whole days of JobLife, rounded up.
+// activeDays is how many days before today may count a job still
+// unfinished: JobLife in whole days, rounded up.
 func (l Limits) activeDays() int {
 	life := l.JobLife
 	if life <= 0 {
@@ -73,35 +49,29 @@ func (l Limits) activeDays() int {
 	return min(max(days, 1), maxActiveDays)
 }
 
-// ActiveKey is the counter of chargedTo's unfinished jobs; its windows are
-// the UTC days the jobs were made.
+// ActiveKey counts chargedTo's unfinished jobs by creation day.
 func ActiveKey(chargedTo string) string { return "active_jobs:" + chargedTo }
 
-// givenBackKey marks that the count of job id was given back by its
-// deletion, in the window of its creation day.
+// givenBackKey marks that a deletion gave job id's count back.
 func givenBackKey(id string) string { return "active_jobs_given_back:" + id }
 
-// CodeTooManyActive is the code of a job refused because its payer has
-// LIMIT_ACTIVE_JOBS unfinished.
-const CodeTooManyActive = "too_many_active_jobs"
+// CodeTooManyActive refuses a job at LIMIT_ACTIVE_JOBS; RetryAfter is the
+// wait suggested, about what a short recording takes.
+const (
+	CodeTooManyActive = "too_many_active_jobs"
+	RetryAfter        = time.Minute
+)
 
-// RetryAfter is the wait suggested to a payer at its limit of unfinished
-// jobs: about what a short recording takes.
-const RetryAfter = time.Minute
-
-// Place is the count Admit took for a job about to be made. A nil Place
-// took nothing, and its methods do nothing.
+// Place is the count Admit took for a job about to be made; nil took nothing.
 type Place struct {
 	c   quota.Counters
 	key string
 	day time.Time
 }
 
-// Admit counts one more unfinished job for chargedTo at now, or returns a
-// Conflict too_many_active_jobs error when chargedTo has as many as its
-// limit allows. Without a limit (none set, an exempt or unknown payer) or
-// without counters it counts nothing and returns a nil Place. The caller
-// makes its job next and settles the place with the outcome (Settle).
+// Admit counts one more unfinished job for chargedTo, or refuses with a
+// Conflict too_many_active_jobs at the limit. Without a limit or counters
+// it returns a nil Place. The caller makes its job, then Settles the place.
 func Admit(ctx context.Context, c quota.Counters, l Limits, chargedTo string, now time.Time) (*Place, error) {
 	limit := int64(l.activeLimit(chargedTo))
 	if limit <= 0 || c == nil {
@@ -127,8 +97,7 @@ func Admit(ctx context.Context, c quota.Counters, l Limits, chargedTo string, no
 		"%d jobs are unfinished, the most allowed at once; send more when one has finished", limit))
 }
 
-// earlierCount sums key's windows of the days days before today. The
-// reads go at once: each is a round trip to the store.
+// earlierCount sums key's windows of the days before today, read at once.
 func earlierCount(ctx context.Context, c quota.Counters, key string, today time.Time, days int) (int64, error) {
 	counts := make([]int64, days)
 	fails := make([]error, days)
@@ -148,12 +117,9 @@ func earlierCount(ctx context.Context, c quota.Counters, key string, today time.
 	return sum, errors.Join(fails...)
 }
 
-// Settle ends the place with what the store's create answered: j, and
-// whether it was made now. A job made now keeps the count, in the window
-// of its creation day; a job that existed already (a retried request
-// found the job it made) or none (the create failed: j zero, created
-// false) gives it back. An error leaves the count where it was: at worst
-// it is counted until its window leaves the span.
+// Settle ends the place with the create's answer: a job made now keeps the
+// count, on its creation day; none made (a retry found its job, or the
+// create failed) gives it back.
 func (p *Place) Settle(ctx context.Context, j job.Job, created bool) error {
 	if p == nil {
 		return nil
@@ -165,10 +131,8 @@ func (p *Place) Settle(ctx context.Context, j job.Job, created bool) error {
 	if day.Equal(p.day) {
 		return nil
 	}
-	// The request crossed midnight: the job's end gives the count back to
-	// its creation day, so the count moves there. It is added there before
-	// it leaves the other window, so a creator reading both never misses
-	// it; the sum never passes what was admitted.
+	// Crossed midnight: the count moves to the creation day, added there
+	// first so a creator reading both never misses it.
 	if _, _, err := p.c.Reserve(ctx, p.key, day, 1, 0); err != nil {
 		return err
 	}
@@ -176,12 +140,9 @@ func (p *Place) Settle(ctx context.Context, j job.Job, created bool) error {
 }
 
 // Create makes a job for chargedTo within its limit of unfinished jobs:
-// it takes the place (Admit), runs create, which answers the job and
-// whether it made it now, and settles the place with that (Settle; a
-// failure there is logged: the count leaves with its window). At the
-// limit, a request whose earlier run made a job (made reports which; nil
-// when a request cannot be retried so) gets that job, made false, as any
-// retry does, instead of the refusal.
+// Admit, create (the job, and whether made now), Settle. At the limit, a
+// retried request whose earlier run made a job (made says which; nil: no
+// retries) gets that job, made false, instead of the refusal.
 func Create(ctx context.Context, c quota.Counters, st job.Store, l Limits, chargedTo string, now time.Time,
 	made func(job.Job) bool, create func() (job.Job, bool, error), log *slog.Logger,
 ) (job.Job, bool, error) {
@@ -201,15 +162,13 @@ func Create(ctx context.Context, c quota.Counters, st job.Store, l Limits, charg
 	}
 	j, created, err := create()
 	if serr := place.Settle(ctx, j, created); serr != nil {
-		log.WarnContext(ctx, "could not settle the count of unfinished jobs; it leaves with its window", "error", serr.Error())
+		log.WarnContext(ctx, "unfinished count not settled", "error", serr.Error())
 	}
 	return j, created, err
 }
 
-// Retried returns chargedTo's unfinished job that made reports was made
-// by the request being retried, read whole, and whether there is one: a
-// request refused by Admit gets the job it made, as any retry does, and
-// is not refused for the place that job holds.
+// Retried returns chargedTo's unfinished job made by the retried request
+// (made), read whole, and whether there is one.
 func Retried(ctx context.Context, st job.Store, l Limits, chargedTo string, made func(job.Job) bool) (job.Job, bool, error) {
 	if l.activeLimit(chargedTo) <= 0 {
 		return job.Job{}, false, nil
@@ -227,30 +186,22 @@ func Retried(ctx context.Context, st job.Store, l Limits, chargedTo string, made
 	return job.Job{}, false, nil
 }
 
-// Ended gives back the count of job j, which has just ended (j as its end
-// was saved). Only the step whose save ended it calls it: a step saves
-// under its claim, and an ended job is never claimed again, so the count
-// goes back once. A failure is logged: the count then leaves with its
-// window.
+// Ended gives back the count of job j, just ended, called only by the step
+// whose save (under its claim) ended it: once.
 func Ended(ctx context.Context, c quota.Counters, l Limits, j job.Job, log *slog.Logger) {
 	if c == nil || !j.State.Terminal() || l.activeLimit(j.ChargedTo) <= 0 {
 		return
 	}
 	day, _ := Day(j.CreatedAt)
 	if err := c.Release(ctx, ActiveKey(j.ChargedTo), day, 1); err != nil {
-		log.WarnContext(ctx, "could not give back an ended job's place among the unfinished; it leaves with its window",
-			"job_id", j.ID, "error", err.Error())
+		log.WarnContext(ctx, "unfinished count not given back", "job_id", j.ID, "error", err.Error())
 	}
 }
 
-// Deleted gives back the count of a job a deletion ended: before is the
-// job as the deleter read it (deletion blanks a Telegram job's payer),
-// deleted as Store.Delete returned it. A deletion ends only a job that
-// had not ended (job.ApplyDelete); one that ended before keeps what its
-// end did. Deleting is not exclusive as a step's save is: two deletions
-// of one job at once each see it ended by deletion. So a deletion first
-// marks the give-back in a counter of the job's own, with a limit of
-// one, and only the one that marks it gives the count back.
+// Deleted gives back the count of a job a deletion ended (before: as the
+// deleter read it, since deletion blanks a Telegram job's payer). Two
+// deletions at once both see it ended by deletion, so each first marks
+// the give-back in the job's own counter, limit one: only the first gives.
 func Deleted(ctx context.Context, c quota.Counters, l Limits, before, deleted job.Job, log *slog.Logger) {
 	payer := before.ChargedTo
 	if c == nil || l.activeLimit(payer) <= 0 || !deleted.Deleted() ||
@@ -263,7 +214,6 @@ func Deleted(ctx context.Context, c quota.Counters, l Limits, before, deleted jo
 		err = c.Release(ctx, ActiveKey(payer), day, 1)
 	}
 	if err != nil {
-		log.WarnContext(ctx, "could not give back a deleted job's place among the unfinished; it leaves with its window",
-			"job_id", deleted.ID, "error", err.Error())
+		log.WarnContext(ctx, "unfinished count not given back", "job_id", deleted.ID, "error", err.Error())
 	}
 }

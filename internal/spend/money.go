@@ -9,35 +9,30 @@ import (
 	"transcriber/internal/job"
 )
 
-// Money is counted in micro-rubles (µ₽, a millionth of a ruble): SpeechKit's
-// price of a billed second (0.1515 ₽ / 15 s = 10,100 µ₽) and a model's of a
-// token (1.2 ₽ / 1,000 = 1,200 µ₽) are whole numbers in it, and int64 holds
-// 9·10¹² rubles.
+// Money is counted in µ₽: a billed second (0.1515 ₽ / 15 s = 10,100 µ₽)
+// and a token (1,200 µ₽) are whole numbers in it.
 const microsPerRuble = 1_000_000
 
-// Prices are what each paid call costs, in µ₽: SpeechKit's recognition per
-// 15 billed seconds by mode, and a summary's language model per 1,000
-// tokens. docs/configuration.md gives the defaults and their source.
+// Prices are what each paid call costs, in µ₽ (docs/configuration.md).
 type Prices struct {
 	Async         int64 // PRICE_RECOGNITION_ASYNC, per 15 s
 	Deferred      int64 // PRICE_RECOGNITION_DEFERRED, per 15 s
 	Sync          int64 // PRICE_RECOGNITION_SYNC, per 15 s
 	SummaryTokens int64 // PRICE_SUMMARY_PER_1000_TOKENS
-	// TranslationPerMillion is PRICE_TRANSLATION_PER_MILLION_CHARS.
-	TranslationPerMillion int64
+
+	TranslationPerMillion int64 // PRICE_TRANSLATION_PER_MILLION_CHARS
 }
 
-// DefaultPrices are the dated table of docs/deploy.md ("What it costs",
-// read 2026-12-01, VAT included, from a secondary source; the price list is
-// the authority), YandexGPT Pro's for summaries, and Yandex Translate's
-// last published figure (2019, VAT included: docs/platform.md).
+// DefaultPrices: docs/deploy.md, "What it costs" (read 2026-12-01, VAT
+// included), YandexGPT Pro for summaries, Yandex Translate's 2019 figure
+// (docs/platform.md).
 var DefaultPrices = Prices{Async: 151_500, Deferred: 38_100, Sync: 162_600, SummaryTokens: 1_200_000,
 	TranslationPerMillion: 447_457_600}
 
-// Mode is how a recognition is billed.
+// Mode is how a recognition is billed; with summaries and translations,
+// the kinds of spend the status shows (Kinds, in order).
 type Mode string
 
-// The modes, and summaries, the kinds of spend the status shows.
 const (
 	ModeAsync    Mode = "async"
 	ModeDeferred Mode = "deferred"
@@ -45,10 +40,8 @@ const (
 	KindSummary  Mode = "summary"
 )
 
-// Kinds are the kinds of spend, in the order the status shows them.
 var Kinds = []Mode{ModeAsync, ModeDeferred, ModeSync, KindSummary, KindTranslation}
 
-// perUnit is the price of 15 billed seconds in mode m.
 func (p Prices) perUnit(m Mode) int64 {
 	switch m {
 	case ModeSync:
@@ -59,8 +52,7 @@ func (p Prices) perUnit(m Mode) int64 {
 	return p.Async
 }
 
-// Recognition is the price of seconds billed in mode m, rounded up to a
-// whole µ₽.
+// Recognition is the price of seconds billed in mode m, rounded up.
 func (p Prices) Recognition(m Mode, seconds int64) int64 {
 	return ceilDiv(max(seconds, 0)*p.perUnit(m), SyncUnitSeconds)
 }
@@ -70,13 +62,10 @@ func (p Prices) Summary(tokens int64) int64 { return ceilDiv(max(tokens, 0)*p.Su
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
-// A summary's tokens are not known before its answer: the reservation is
-// an upper bound from the audio's length, trimmed to the usage the answer
-// reports. Speech runs at about 2–3 words a second and a word at 2–3
-// tokens (the summaries seen, 15,000–25,000 tokens an hour, are 4–7 a
-// second); the prompt is a sentence, and the model's answer is capped.
-// These are estimates, marked so in docs/configuration.md: a summary that
-// takes more is counted as it was billed, past its reservation.
+// A summary's tokens are unknown before its answer: reserved as a bound
+// from the audio's length (speech is 2–3 words a second, 2–3 tokens a
+// word; those seen were 4–7 tokens a second), trimmed to what was billed.
+// Estimates (docs/configuration.md): more is counted past the reservation.
 const (
 	SummaryTokensPerSecond = 12
 	SummaryPromptTokens    = 200
@@ -88,24 +77,20 @@ func SummaryTokensFor(durationMs int64) int64 {
 	return Seconds(durationMs)*SummaryTokensPerSecond + SummaryPromptTokens + SummaryAnswerTokens
 }
 
-// Charge is what a job's paid calls are reserved and counted as: the
-// seconds SpeechKit bills (against the payer's day and the installation's
-// month) and their price with any summary's (against the month's budget).
+// Charge is what a job's paid calls are reserved and counted as: billed
+// seconds (the payer's day, the month) and money (the month's budget).
 type Charge struct {
 	Seconds int64
 	Micros  int64
 }
 
-// Less is c less o, each part never below 0: what a lower charge gives
-// back.
+// Less is c less o, each part never below 0.
 func (c Charge) Less(o Charge) Charge {
 	return Charge{Seconds: max(c.Seconds-o.Seconds, 0), Micros: max(c.Micros-o.Micros, 0)}
 }
 
-// Covers reports whether c holds o.
 func (c Charge) Covers(o Charge) bool { return o.Seconds <= c.Seconds && o.Micros <= c.Micros }
 
-// Zero reports whether c charges nothing.
 func (c Charge) Zero() bool { return c.Seconds <= 0 && c.Micros <= 0 }
 
 // Reserved is the charge recorded on j.
@@ -114,9 +99,7 @@ func Reserved(j job.Job) Charge { return Charge{Seconds: j.ReservedSeconds, Micr
 // SetReserved records c on j.
 func SetReserved(j *job.Job, c Charge) { j.ReservedSeconds, j.ReservedMicros = c.Seconds, c.Micros }
 
-// ModeOf is how j is (or, before it is recognized, would be) billed
-// asynchronously: deferred or not; a job recognized synchronously is
-// ModeSync.
+// ModeOf is how j is (or would be) billed.
 func ModeOf(j job.Job) Mode {
 	switch {
 	case j.Recognition == job.RecognitionSync:
@@ -127,11 +110,9 @@ func ModeOf(j job.Job) Mode {
 	return ModeAsync
 }
 
-// Plan is the most recognizing j's audio as pieces (their lengths in ms)
-// is billed, before any request: asynchronously each piece as a file of
-// its own (BilledSeconds); with sync, a synchronous try first, which may
-// fall back, so the larger of the two ways; and a summary's bound when j
-// asks for one.
+// Plan is the most recognizing j's pieces (ms) is billed: each a file of
+// its own; with sync, the larger of that and a synchronous try (which may
+// fall back); and a summary's bound.
 func (l Limits) Plan(j job.Job, pieces []int64, sync bool) Charge {
 	var audio, async int64
 	for _, ms := range pieces {
@@ -150,15 +131,14 @@ func (l Limits) Plan(j job.Job, pieces []int64, sync bool) Charge {
 	return c
 }
 
-// Cost is what done job j was billed: its recognition (JobBilled, in its
-// mode) and summaryTokens of a summary.
+// Cost is what done job j was billed, with summaryTokens of a summary.
 func (l Limits) Cost(j job.Job, summaryTokens int64) Charge {
 	secs := JobBilled(j)
 	return Charge{Seconds: secs, Micros: l.Prices.Recognition(ModeOf(j), secs) + l.Prices.Summary(summaryTokens)}
 }
 
-// ParseRubles reads a decimal amount of rubles ("150", "0.1515"), at most
-// six decimals, not negative, into µ₽, exactly (no float).
+// ParseRubles reads rubles ("150", "0.1515", at most six decimals) into
+// µ₽, exactly.
 func ParseRubles(s string) (int64, error) {
 	whole, frac, dot := strings.Cut(strings.TrimSpace(s), ".")
 	if whole == "" && frac == "" || dot && frac == "" || len(frac) > 6 ||
@@ -183,8 +163,7 @@ func ParseRubles(s string) (int64, error) {
 	return w*microsPerRuble + f, nil
 }
 
-// Rubles writes µ₽ as rubles with two decimals, rounded up at the third:
-// "12.35". An amount under a kopeck that is not zero reads "0.01".
+// Rubles writes µ₽ as rubles rounded up to the kopeck: "12.35", "0.01".
 func Rubles(micros int64) string {
 	kop := ceilDiv(max(micros, 0), microsPerRuble/100)
 	return fmt.Sprintf("%d.%02d", kop/100, kop%100)

@@ -1,23 +1,14 @@
 // Package spend is spend control: who pays for a job, the limits on what
-// a payer and the whole installation may spend, and the usage a payer can
-// see.
+// a payer and the installation may spend, and the usage a payer sees.
 //
-// What is limited is what is billed. A payer (an API token, "tok:<token
-// id>", or a Telegram user, "tgu:<user id>") has LIMIT_AUDIO_PER_DAY of
-// billed seconds per UTC day and LIMIT_ACTIVE_JOBS unfinished jobs at
-// once; the installation has LIMIT_AUDIO_PER_MONTH of billed seconds and
-// LIMIT_BUDGET_PER_MONTH of money per UTC month. A job's Charge (its
-// planned requests' billed seconds, by SpeechKit's rules in billing.go,
-// and their price and any summary's, money.go) is reserved once its length
-// is known, before any request, in quota.Counters, whose conditional
-// update keeps concurrent reservations within a limit; it is moved to what
-// the audio made is billed before anything is sent, and to what the
-// answers billed once done. A job that would pass a limit fails as
-// quota_exceeded or budget_exceeded without reaching the recognizer. A job
-// takes its place among its payer's unfinished jobs when it is made
-// (Admit), in the same atomic way, and gives it back when it ends (Ended,
-// Deleted); active.go says how the count lives in day windows that
-// expire.
+// What is limited is what is billed. A payer ("tok:<token id>" or
+// "tgu:<user id>") has LIMIT_AUDIO_PER_DAY billed seconds a UTC day and
+// LIMIT_ACTIVE_JOBS unfinished jobs; the installation has
+// LIMIT_AUDIO_PER_MONTH and LIMIT_BUDGET_PER_MONTH a UTC month. A job's
+// Charge (billing.go, money.go) is reserved in quota.Counters once its
+// length is known, moved to what its audio is billed before anything is
+// sent, and to what was billed once done; past a limit the job fails as
+// quota_exceeded or budget_exceeded. Unfinished jobs: active.go.
 package spend
 
 import (
@@ -33,49 +24,32 @@ import (
 	"transcriber/internal/quota"
 )
 
-// Limits are the installation's limits and prices; a zero limit is no
-// limit.
+// Limits are the installation's limits and prices; zero is no limit.
 type Limits struct {
-	// AudioPerDay is the billed seconds one payer may have per UTC day.
-	AudioPerDay time.Duration
-	// AudioPerMonth is the billed seconds the whole installation may have
-	// per UTC month.
-	AudioPerMonth time.Duration
-	// BudgetPerMonth is the money, in µ₽, the installation may spend per
-	// UTC month on paid calls.
-	BudgetPerMonth int64
-	// Prices are what each paid call costs.
-	Prices Prices
-	// TranslationPerDay is the characters one payer may have translated
-	// per UTC day (translation.go).
-	TranslationPerDay int64
-	// ActiveJobs is how many unfinished jobs one payer may have at once.
-	ActiveJobs int
-	// JobLife is the longest a job stays unfinished (JobLife of the
-	// longest upload window); a payer's unfinished jobs are counted over
-	// the days it spans (see active.go). Zero is DefaultJobLife.
+	AudioPerDay       time.Duration // billed, a payer's UTC day
+	AudioPerMonth     time.Duration // billed, the installation's UTC month
+	BudgetPerMonth    int64         // µ₽, the installation's UTC month
+	Prices            Prices
+	TranslationPerDay int64 // characters, a payer's UTC day
+	ActiveJobs        int   // a payer's unfinished jobs
+	// JobLife is the longest a job stays unfinished (active.go); zero is
+	// DefaultJobLife.
 	JobLife time.Duration
-	// Exempt are the Telegram user ids the per-payer limits (AudioPerDay,
-	// ActiveJobs) do not apply to; the month's limit still does.
+	// Exempt are Telegram user ids the per-payer limits skip.
 	Exempt map[int64]bool
 }
 
-// Defaults; docs/settings.md says why.
+// Defaults (docs/settings.md).
 const (
-	// DefaultAudioPerDay lets the longest recording the service takes
-	// (MAX_AUDIO_DURATION's default) fit in a day.
-	DefaultAudioPerDay = 6 * time.Hour
+	DefaultAudioPerDay = 6 * time.Hour // the longest recording taken fits
 	DefaultActiveJobs  = 3
-	// MaxActiveJobs is the highest ActiveJobs taken: the most one
-	// Unfinished read returns, so the usage shows every unfinished job
-	// up to the limit.
+	// MaxActiveJobs: the most one Unfinished read returns.
 	MaxActiveJobs = job.MaxListLimit
 )
 
-// API is the payer of a job asked for with the API token tokenID.
+// API and Telegram name a job's payer.
 func API(tokenID string) string { return "tok:" + tokenID }
 
-// Telegram is the payer of a job a Telegram user asked for.
 func Telegram(userID int64) string { return "tgu:" + strconv.FormatInt(userID, 10) }
 
 // IsExempt reports whether the per-payer limits skip chargedTo.
@@ -88,7 +62,6 @@ func (l Limits) IsExempt(chargedTo string) bool {
 	return err == nil && l.Exempt[id]
 }
 
-// dayLimit is chargedTo's day limit in seconds; 0 for none.
 func (l Limits) dayLimit(chargedTo string) int64 {
 	if l.IsExempt(chargedTo) {
 		return 0
@@ -98,7 +71,6 @@ func (l Limits) dayLimit(chargedTo string) int64 {
 
 func (l Limits) monthLimit() int64 { return int64(l.AudioPerMonth / time.Second) }
 
-// activeLimit is chargedTo's limit of unfinished jobs; 0 for none.
 func (l Limits) activeLimit(chargedTo string) int {
 	if l.IsExempt(chargedTo) || chargedTo == "" {
 		return 0
@@ -106,35 +78,29 @@ func (l Limits) activeLimit(chargedTo string) int {
 	return l.ActiveJobs
 }
 
-// Day returns the UTC day that holds now: its start (the counter's
-// window) and end.
+// Day and Month return the UTC day or month that holds now.
 func Day(now time.Time) (start, end time.Time) {
 	u := now.UTC()
 	start = time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
 	return start, start.AddDate(0, 0, 1)
 }
 
-// Month returns the UTC month that holds now: its start and end.
 func Month(now time.Time) (start, end time.Time) {
 	u := now.UTC()
 	start = time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
 	return start, start.AddDate(0, 1, 0)
 }
 
-// The counters of spend: a payer's billed seconds per day (DayKey) and
-// the installation's per month (MonthKey), the month's money (BudgetKey),
-// each with its limit; and, counted as jobs end, with no limit, for the
-// usage and the status, the audio recognized (AudioDayKey, AudioMonthKey)
-// and the month's money by kind (CostKey).
+// The counters: billed seconds a payer's day (DayKey) and the month
+// (MonthKey), the month's money (BudgetKey), each limited; counted as
+// jobs end, unlimited, the audio (AudioDayKey, AudioMonthKey) and money
+// by kind (CostKey).
 func DayKey(chargedTo string) string { return "billed_day:" + chargedTo }
 
-// AudioDayKey: see DayKey.
 func AudioDayKey(chargedTo string) string { return "audio_day:" + chargedTo }
 
-// CostKey: see DayKey.
 func CostKey(kind Mode) string { return "cost_month:" + string(kind) }
 
-// MonthKey, AudioMonthKey and BudgetKey: see DayKey.
 const (
 	MonthKey      = "billed_month"
 	AudioMonthKey = "audio_month"
@@ -149,21 +115,17 @@ func Seconds(durationMs int64) int64 {
 	return (durationMs + 999) / 1000
 }
 
-// The codes of a job refused by a limit: billed seconds, or money.
+// The codes of a job refused by a limit.
 const (
 	CodeQuotaExceeded  = "quota_exceeded"
 	CodeBudgetExceeded = "budget_exceeded"
 )
 
-// Reserve counts charge c for chargedTo in the day that holds now: its
-// seconds on the payer's day (unless exempt, when they are counted with no
-// limit) and the installation's month, its money on the month's budget.
-// If any would pass its limit, what was reserved is released and the
-// error is a Permanent quota_exceeded or budget_exceeded saying how much
-// is left and when the limit resets. It returns the day counted in (the
-// job records it, and Release takes it back). A job with no payer is
-// counted on the month only. With limited false nothing is refused: what
-// was billed past a reservation is counted so.
+// Reserve counts ch for chargedTo on now's day: seconds on the payer's day
+// (no payer: the month only) and the month, money on the budget. Past a
+// limit it takes nothing and fails Permanent (quota_exceeded,
+// budget_exceeded), saying what is left and when it resets; limited false
+// refuses nothing. It returns the day counted in, for Release.
 func Reserve(ctx context.Context, c quota.Counters, l Limits, chargedTo string, ch Charge, now time.Time, limited bool) (time.Time, error) {
 	day, dayEnd := Day(now)
 	month, monthEnd := Month(now)
@@ -216,8 +178,7 @@ func Reserve(ctx context.Context, c quota.Counters, l Limits, chargedTo string, 
 	return day, nil
 }
 
-// Release gives back charge c reserved for chargedTo on day (and its
-// month): a job that ended before it was recognized, or was billed less.
+// Release gives back ch reserved for chargedTo on day and its month.
 func Release(ctx context.Context, c quota.Counters, chargedTo string, ch Charge, day time.Time) error {
 	month, _ := Month(day)
 	var all []error
@@ -233,11 +194,9 @@ func Release(ctx context.Context, c quota.Counters, chargedTo string, ch Charge,
 	return errors.Join(all...)
 }
 
-// Recognized counts, with no limit, what done job j took for the usage
-// and the status: its audio on its payer's day and the month, its money
-// on the month by kind (the recognition in its mode, and the rest of
-// ReservedMicros, its cost, as the summary's). A failure only leaves those
-// counts short; the limits are the reservations'.
+// Recognized counts, unlimited, done job j's audio (payer's day, month)
+// and money by kind (its mode's, the rest as the summary's), for the usage
+// and the status.
 func Recognized(ctx context.Context, c quota.Counters, l Limits, j job.Job) error {
 	month, _ := Month(j.ReservedDay)
 	var all []error
@@ -283,8 +242,7 @@ func resetAt(t time.Time) string {
 	return t.Format("15:04 UTC")
 }
 
-// Human writes seconds the way people read a length: "2 h 10 min",
-// "1 h 05 min", "1 min 01 s", "45 s".
+// Human writes seconds as "2 h 10 min", "1 min 01 s", "45 s".
 func Human(seconds int64) string {
 	h, m, s := seconds/3600, seconds%3600/60, seconds%60
 	switch {
@@ -302,8 +260,7 @@ func Human(seconds int64) string {
 	return fmt.Sprintf("%d s", s)
 }
 
-// Window is the usage of one counter's window: the billed seconds that
-// count against the limit, and the audio they were for.
+// Window is one counter window's usage: billed seconds and their audio.
 type Window struct {
 	UsedSeconds  int64     `json:"used_seconds"`
 	AudioSeconds int64     `json:"audio_seconds"`
@@ -313,10 +270,9 @@ type Window struct {
 
 // Usage is what a payer can see of its usage.
 type Usage struct {
-	Day   Window `json:"day"`   // the payer's today
-	Month Window `json:"month"` // the installation's this month
-	// Translation is the payer's characters translated today.
-	Translation CharWindow `json:"translation"`
+	Day         Window     `json:"day"`         // the payer's today
+	Month       Window     `json:"month"`       // the installation's this month
+	Translation CharWindow `json:"translation"` // the payer's today
 	ActiveJobs  int        `json:"active_jobs"`
 	ActiveLimit int        `json:"active_limit"` // 0: no limit
 }
@@ -328,8 +284,7 @@ type CharWindow struct {
 	ResetsAt   time.Time `json:"resets_at"`
 }
 
-// Report reads chargedTo's usage at now. Without counters (c nil) the
-// seconds used read 0.
+// Report reads chargedTo's usage at now (without counters, none used).
 func Report(ctx context.Context, c quota.Counters, st job.Store, l Limits, chargedTo string, now time.Time) (Usage, error) {
 	day, dayEnd := Day(now)
 	month, monthEnd := Month(now)

@@ -10,28 +10,21 @@ import (
 	"transcriber/internal/quota"
 )
 
-// Translation is paid by characters (Yandex Translate's pricing): a
-// payer has LIMIT_TRANSLATION_PER_DAY of them a UTC day, and their price
-// (PRICE_TRANSLATION_PER_MILLION_CHARS) counts against the month's
-// budget, as recognition's does. A translation's characters are known
-// before its request, so what is reserved is what is billed; a request
-// that failed before it was accepted gives them back (ReleaseTranslation).
+// Translation is paid by the character: a payer has
+// LIMIT_TRANSLATION_PER_DAY a UTC day, and the price counts against the
+// month's budget. The characters are known before the request, so what is
+// reserved is what is billed.
+const (
+	KindTranslation Mode = "translation"
+	// DefaultTranslationPerDay: about five hours of speech's transcripts.
+	DefaultTranslationPerDay = 250_000
+	CodeTranslationLimit     = "translation_limit"
+)
 
-// KindTranslation is the money of translations in the status.
-const KindTranslation Mode = "translation"
-
-// DefaultTranslationPerDay is a payer's characters a day by default:
-// about five hours of speech's transcripts (an hour is about 50,000).
-const DefaultTranslationPerDay = 250_000
-
-// CodeTranslationLimit is the code of a translation refused by the day's
-// limit of characters.
-const CodeTranslationLimit = "translation_limit"
-
-// TranslationKey is the counter of a payer's characters translated a day.
+// TranslationKey counts a payer's characters translated a day.
 func TranslationKey(chargedTo string) string { return "translated_day:" + chargedTo }
 
-// Translation is the price of chars characters, rounded up to a µ₽.
+// Translation is the price of chars characters, rounded up.
 func (p Prices) Translation(chars int64) int64 {
 	return ceilDiv(max(chars, 0)*p.TranslationPerMillion, 1_000_000)
 }
@@ -43,8 +36,7 @@ func (l Limits) translationLimit(chargedTo string) int64 {
 	return l.TranslationPerDay
 }
 
-// Translating is a translation's reservation: its characters on its
-// payer's day, their price on the month's budget, and when.
+// Translating is a translation's reservation.
 type Translating struct {
 	ChargedTo string
 	Chars     int64
@@ -52,10 +44,9 @@ type Translating struct {
 	At        time.Time
 }
 
-// ReserveTranslation counts chars characters for chargedTo's day (its
-// limit) and their price on the month's budget, before the request, and
-// returns the reservation to give back should the request not be
-// accepted. A refusal is Permanent: translation_limit, or budget_exceeded.
+// ReserveTranslation counts chars on chargedTo's day and their price on
+// the month's budget before the request; a refusal is Permanent
+// (translation_limit, budget_exceeded).
 func ReserveTranslation(ctx context.Context, c quota.Counters, l Limits, chargedTo string, chars int64, now time.Time) (Translating, error) {
 	if c == nil || chars <= 0 {
 		return Translating{}, nil
@@ -91,19 +82,14 @@ func (t Translating) Release(ctx context.Context, c quota.Counters) error {
 		return nil
 	}
 	day, _ := Day(t.At)
-	month, _ := Month(t.At)
 	var all []error
 	if t.ChargedTo != "" {
 		all = append(all, c.Release(ctx, TranslationKey(t.ChargedTo), day, t.Chars))
 	}
-	if t.Micros > 0 {
-		all = append(all, c.Release(ctx, BudgetKey, month, t.Micros))
-	}
-	return errors.Join(all...)
+	return errors.Join(append(all, Release(ctx, c, "", Charge{Micros: t.Micros}, day))...)
 }
 
-// Billed counts t's money, billed, for the status: its kind's month, with
-// no limit.
+// Billed counts t's money for the status, with no limit.
 func (t Translating) Billed(ctx context.Context, c quota.Counters) error {
 	if c == nil || t.Micros <= 0 {
 		return nil

@@ -1,8 +1,8 @@
 // Package status is the owner's view of the service: jobs waiting and why,
 // what ended in the last day, the recognizer's request window, the month's
-// audio and money, recognitions in flight, Telegram deliveries and
-// callbacks. `transcriber status` prints it, the bot's /status sends it,
-// and Decide (alert.go) turns it into alerts.
+// audio and money, Telegram deliveries and callbacks. `transcriber status`
+// prints it, the bot's /status sends it, and Decide (alert.go) turns it
+// into alerts.
 //
 // It only reads, each read a range of an existing index bounded by
 // Config.Cap (cost in YDB: docs/database.md).
@@ -70,7 +70,6 @@ const (
 type Config struct {
 	Windows        Windows
 	QuotaCode      string // the code of a recognizer's quota refusal; "": none recognized
-	MaxInFlight    int
 	AudioPerMonth  time.Duration
 	BudgetPerMonth int64 // µ₽
 	Cap            int   // rows counted a range; 0: DefaultCap
@@ -104,7 +103,6 @@ type Status struct {
 	Dead       []Ended   `json:"dead"`             // latest first, at most LatestDead
 	QuotaWait  QuotaWait `json:"quota_wait"`
 	Requests   Requests  `json:"requests"`
-	InFlight   InFlight  `json:"in_flight"`
 	// Audio and Spend are this UTC month's, against the monthly limits.
 	Audio     spend.Window   `json:"audio_month"`
 	Spend     Spend          `json:"spend_month"`
@@ -152,7 +150,7 @@ const (
 	ForUpload      Reason = "upload"           // its file, until the upload window closes
 	ForStep        Reason = "step"             // a step holds its claim
 	ForQuota       Reason = "recognizer_quota" // the request window (ours, or the recognizer's refusal)
-	ForSlot        Reason = "slot"             // a place among the recognitions in flight
+	ForSlot        Reason = "slot"             // a place among its job's recognitions in flight (MAX_PIECES)
 	ForRetry       Reason = "retry"            // its last attempt failed (Waiting.Code)
 	ForRecognition Reason = "recognition"      // the recognizer works on it
 	ForTurn        Reason = "turn"             // due, waiting for the timer's sweep
@@ -205,13 +203,6 @@ type Requests struct {
 	ResetsAt time.Time `json:"resets_at"`
 }
 
-// InFlight is the in-flight count of the current and previous window, an
-// upper bound on the recognitions in flight.
-type InFlight struct {
-	Counted int64 `json:"counted"`
-	Max     int   `json:"max"` // 0: no bound
-}
-
 // TelegramState is the bot's pending deliveries. Due: due and unleased;
 // Failing: tried, not sent, unleased.
 type TelegramState struct {
@@ -258,7 +249,6 @@ func (r Reader) Read(ctx context.Context, now time.Time) (Status, error) {
 	fail("requests", r.readRequests(ctx, &s))
 	fail("quota wait", r.readQuotaWait(ctx, &s))
 	fail("oldest job", r.readOldest(ctx, &s))
-	fail("in flight", r.readInFlight(ctx, &s))
 	fail("audio", r.readAudio(ctx, &s))
 	fail("spend", r.readSpend(ctx, &s))
 	if r.Outbox != nil {
@@ -470,25 +460,6 @@ func unsubmitted(j job.Job) bool {
 		}
 	}
 	return false
-}
-
-func (r Reader) readInFlight(ctx context.Context, s *Status) error {
-	s.InFlight.Max = r.Config.MaxInFlight
-	if r.Counters == nil {
-		return nil
-	}
-	cur, prev := r.Config.Windows.InFlight(s.At)
-	if cur.IsZero() {
-		return nil
-	}
-	for _, w := range []time.Time{cur, prev} {
-		n, err := r.Counters.Used(ctx, r.Config.Windows.InFlightKey, w)
-		if err != nil {
-			return err
-		}
-		s.InFlight.Counted += n
-	}
-	return nil
 }
 
 func (r Reader) readAudio(ctx context.Context, s *Status) error {

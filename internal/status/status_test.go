@@ -29,10 +29,8 @@ var (
 )
 
 // windows35 are the pipeline's windows at 35 requests an hour (the app's
-// status configuration, tested there): 10-minute request windows of 5,
-// and in-flight windows of 30 minutes.
-var windows35 = status.Windows{RequestsKey: admission.RequestsKey, RequestLength: 10 * time.Minute, RequestLimit: 5,
-	InFlightKey: admission.InFlightKey, InFlightLength: 30 * time.Minute}
+// status configuration, tested there): 10-minute request windows of 5.
+var windows35 = status.Windows{RequestsKey: admission.RequestsKey, RequestLength: 10 * time.Minute, RequestLimit: 5}
 
 // env is the status of one embedded database, its clock held at start.
 type env struct {
@@ -52,7 +50,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { _ = db.Close() })
 	return &env{ctx: context.Background(), clk: clk, jobs: sqlite.NewJobStore(db), box: sqlite.NewOutbox(db),
 		counters: sqlite.NewCounters(db),
-		cfg:      status.Config{Windows: windows35, QuotaCode: speechkit.CodeRecognitionQuota, MaxInFlight: 100, AudioPerMonth: 10 * time.Hour}}
+		cfg:      status.Config{Windows: windows35, QuotaCode: speechkit.CodeRecognitionQuota, AudioPerMonth: 10 * time.Hour}}
 }
 
 func (e *env) read(t *testing.T) status.Status {
@@ -125,7 +123,6 @@ func TestAnIdleServiceHasNothingWaiting(t *testing.T) {
 	require.Empty(t, s.Dead)
 	require.Equal(t, status.QuotaWait{}, s.QuotaWait)
 	require.Equal(t, status.Requests{Paced: true, Allowed: 5, Start: windowStart, ResetsAt: windowEnd}, s.Requests)
-	require.Equal(t, status.InFlight{Max: 100}, s.InFlight)
 	require.Equal(t, spend.Window{LimitSeconds: 36000, ResetsAt: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}, s.Audio)
 	require.Equal(t, &status.TelegramState{}, s.Telegram)
 	require.Equal(t, &status.CallbackState{Endpoints: []status.Endpoint{}}, s.Callbacks)
@@ -273,20 +270,13 @@ func TestWhatTheOldestJobWaitsFor(t *testing.T) {
 	}
 }
 
-// The recognitions in flight are what the current and the previous window
-// count; the month's audio what its counter holds.
-func TestInFlightAndTheMonthsAudio(t *testing.T) {
+// The month's audio is what its counter holds.
+func TestTheMonthsAudio(t *testing.T) {
 	e := newEnv(t)
-	cur := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	for w, n := range map[time.Time]int64{cur: 3, cur.Add(-30 * time.Minute): 2, cur.Add(-time.Hour): 50} {
-		_, _, err := e.counters.Reserve(e.ctx, admission.InFlightKey, w, n, 0)
-		require.NoError(t, err)
-	}
 	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	_, _, err := e.counters.Reserve(e.ctx, spend.MonthKey, month, 29_000, 0)
 	require.NoError(t, err)
 	s := e.read(t)
-	require.Equal(t, status.InFlight{Counted: 5, Max: 100}, s.InFlight, "the window before the previous one is not counted")
 	require.Equal(t, int64(29_000), s.Audio.UsedSeconds)
 	require.Equal(t, int64(36_000), s.Audio.LimitSeconds)
 }
@@ -362,15 +352,10 @@ func TestDeliveriesAndCallbacks(t *testing.T) {
 }
 
 func TestWindows(t *testing.T) {
-	w := status.Windows{RequestLength: 10 * time.Minute, RequestLimit: 71, InFlightLength: 30 * time.Minute}
+	w := status.Windows{RequestLength: 10 * time.Minute, RequestLimit: 71}
 	require.Equal(t, status.RequestWindow{Start: time.Date(2026, 1, 1, 10, 10, 0, 0, time.UTC),
 		End: time.Date(2026, 1, 1, 10, 20, 0, 0, time.UTC), Limit: 71}, w.Request(time.Date(2026, 1, 1, 10, 19, 59, 0, time.UTC)))
-	cur, prev := w.InFlight(time.Date(2026, 1, 1, 10, 59, 0, 0, time.UTC))
-	require.Equal(t, time.Date(2026, 1, 1, 10, 30, 0, 0, time.UTC), cur)
-	require.Equal(t, time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), prev)
 	require.Equal(t, status.RequestWindow{}, status.Windows{}.Request(start), "no request windows")
-	cur, prev = status.Windows{}.InFlight(start)
-	require.True(t, cur.IsZero() && prev.IsZero(), "no in-flight windows")
 }
 
 // The converted jobs are read up to the cap too: past it, more may wait

@@ -38,14 +38,14 @@ type Agenda interface {
 }
 
 // NewSet returns s with closer as its Close (nil: nothing) and its hot
-// counters spread over quota.DefaultShards rows, so instances reserving at
-// once do not abort each other (docs/database.md, "Hot rows"); the
-// in-flight count is additive (quota.Spread's key#+). It is the one place
+// counters (the admission's request window, the synchronous quota's second)
+// spread over quota.DefaultShards rows, so instances reserving at once do
+// not abort each other (docs/database.md, "Hot rows"). It is the one place
 // they are spread: a spread counter must only be used spread, so all users
 // of the database take them from a Set.
 func NewSet(s Set, closer func() error) Set {
 	s.Counters = quota.Spread(s.Counters, quota.DefaultShards,
-		[]string{admission.RequestsKey, speechkit.SyncQuotaKey}, admission.InFlightKey)
+		[]string{admission.RequestsKey, speechkit.SyncQuotaKey})
 	s.close, s.spread = closer, true
 	return s
 }

@@ -96,11 +96,6 @@ func statusBrief(l lang, s status.Status) string {
 		w := humanSeconds(l, int64(s.At.Sub(q.Since)/time.Second))
 		line(text{"%s for the quota, up to %s.", "%s квоты до %s."}, jobsWait(l, q.Jobs, q.More), w)
 	}
-	if f := s.InFlight; f.Max > 0 {
-		line(text{"In flight: %d of %d.", "В работе у распознавателя: %d из %d."}, f.Counted, f.Max)
-	} else {
-		line(text{"In flight: %d.", "В работе у распознавателя: %d."}, f.Counted)
-	}
 	a := s.Audio
 	used, audio := humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.AudioSeconds)
 	if a.LimitSeconds > 0 {

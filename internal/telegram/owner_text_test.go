@@ -77,7 +77,6 @@ func TestStatusBrief(t *testing.T) {
 		Failures:  []status.Failure{{State: job.Failed, Code: "no_audio_stream", Jobs: 2}, {State: job.Dead, Code: "storage_unavailable", Jobs: 1}},
 		QuotaWait: status.QuotaWait{Jobs: 3, Since: at.Add(-12 * time.Minute)},
 		Requests:  status.Requests{Paced: true, Used: 71, Allowed: 71, ResetsAt: at.Add(6 * time.Minute)},
-		InFlight:  status.InFlight{Counted: 5, Max: 100},
 		Audio:     spend.Window{UsedSeconds: 8 * 3600, AudioSeconds: 7 * 3600, LimitSeconds: 10 * 3600},
 		Spend: status.Spend{UsedMicros: 75_500_000, BudgetMicros: 100_000_000, Kinds: []status.KindSpend{
 			{Kind: spend.ModeAsync, Micros: 70_000_000}, {Kind: spend.ModeSync, Micros: 1_500_000}, {Kind: spend.KindSummary, Micros: 2_000_000}}},
@@ -92,7 +91,6 @@ func TestStatusBrief(t *testing.T) {
 		"Oldest: 01jold (converted, 12 min): waits for the request quota.",
 		"Requests: 71 of 71, reset at 10:10 UTC.",
 		"3 jobs wait for the quota, up to 12 min.",
-		"In flight: 5 of 100.",
 		"Billed this month: 8 h of 10 h (80 %), 7 h of audio.",
 		"Spend this month: 75.50 ₽ of 100.00 ₽ (75 %): async 70.00 ₽, sync 1.50 ₽, summary 2.00 ₽.",
 		"Telegram: 3 pending, 1 failing.",

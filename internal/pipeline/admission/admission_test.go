@@ -3,7 +3,6 @@ package admission_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -25,23 +24,19 @@ import (
 // no ending — done, failed, dead, deleted, a crash — leaves anything
 // counted beyond what was recognized for longer than its window.
 //
-// A job here goes through the calls the pipeline makes, as the pipeline
-// makes them: Reserve when its length is known (prepare), Take before each
-// piece is submitted (admit), Renew at each check, Release when a piece's
-// recognition is over or its submission failed (check, submit), when a
-// save lowered its reservation (prepare) and when a save ended it (settle).
-// "Saving" is keeping the job value; a crash is losing it.
+// A job here goes through the calls the pipeline makes, as it makes them:
+// Reserve when its length is known (prepare), Take before each piece is
+// submitted (admit), Unsent when a submission was refused (submit),
+// Release when a save lowered its reservation (prepare) and when a save
+// ended it (settle). "Saving" is keeping the job value; a crash is losing it.
 
 // At 10:03 the request quota's window is 10:00–10:10 (71 requests of the
-// default 500 an hour), the in-flight count's 10:00–10:30 (twice the
-// deferred jobs' 15-minute pause between checks).
+// default 500 an hour).
 var (
 	start       = time.Date(2026, 11, 29, 10, 3, 0, 0, time.UTC)
 	today       = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	thisMonth   = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	requestsWin = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	flight      = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	flightNext  = flight.Add(30 * time.Minute)
 )
 
 const payer = "tok:a"
@@ -69,9 +64,6 @@ func newEnv(t *testing.T, cfg admission.Config) (*env, *admission.Admission) {
 	}
 	e.limits = cfg.Limits
 	cfg.Counters, cfg.Clock = e.counters, clk
-	if cfg.CheckedWithin == 0 {
-		cfg.CheckedWithin = 15 * time.Minute
-	}
 	return e, admission.New(cfg)
 }
 
@@ -82,11 +74,10 @@ func (e *env) used(key string, window time.Time) int64 {
 	return n
 }
 
-func (e *env) inFlight(window time.Time) int64 { return e.used("recognitions_in_flight", window) }
-func (e *env) requests() int64                 { return e.used("speechkit_requests", requestsWin) }
-func (e *env) audio() int64                    { return e.used(spend.DayKey(payer), today) }
-func (e *env) month() int64                    { return e.used(spend.MonthKey, thisMonth) }
-func (e *env) active() int64                   { return e.used(spend.ActiveKey(payer), today) }
+func (e *env) requests() int64 { return e.used("speechkit_requests", requestsWin) }
+func (e *env) audio() int64    { return e.used(spend.DayKey(payer), today) }
+func (e *env) month() int64    { return e.used(spend.MonthKey, thisMonth) }
+func (e *env) active() int64   { return e.used(spend.ActiveKey(payer), today) }
 
 // made is a job of payer's, made as the API makes one (its place among
 // the unfinished taken), whose audio of pieces pieces of 10 s each is
@@ -114,29 +105,28 @@ func (e *env) made(a *admission.Admission, pieces int) job.Job {
 }
 
 // submit takes what piece i needs and gives it a recognition.
-func (e *env) submit(a *admission.Admission, j *job.Job, i int, r *admission.Round) {
+func (e *env) submit(a *admission.Admission, j *job.Job, i int) {
 	e.t.Helper()
-	require.NoError(e.t, a.Take(e.ctx, j, i, r))
+	_, err := a.Take(e.ctx, *j, i)
+	require.NoError(e.t, err)
 	j.Segments[i].OperationID = fmt.Sprintf("op-%s-%d", j.ID, i)
 }
 
 // submitAll submits every piece of j and moves it to transcribe.
 func (e *env) submitAll(a *admission.Admission, j *job.Job) {
-	var r admission.Round
 	for i := range j.Segments {
-		e.submit(a, j, i, &r)
+		e.submit(a, j, i)
 	}
 	j.State = job.Transcribe
 }
 
 // over ends piece i's recognition: done, or dropped to be submitted again.
-func over(ctx context.Context, a *admission.Admission, j *job.Job, i int, done bool) {
+func over(j *job.Job, i int, done bool) {
 	if done {
 		j.Segments[i].Done = true
 	} else {
 		j.Segments[i].OperationID = ""
 	}
-	a.Release(ctx, *j, j)
 }
 
 // end saves j ended in state (failed or dead with a code, or done) and
@@ -145,7 +135,7 @@ func end(ctx context.Context, a *admission.Admission, was job.Job, state job.Sta
 	ended := was
 	ended.Segments = append([]job.Segment(nil), was.Segments...)
 	ended.State = state
-	a.Release(ctx, was, &ended)
+	a.Release(ctx, was, ended)
 	return ended
 }
 
@@ -157,135 +147,109 @@ func refusal(t *testing.T, err error) *admission.Refused {
 }
 
 func TestContract(t *testing.T) {
-	t.Run("a full request window takes no place in flight, and says until when", func(t *testing.T) {
-		e, a := newEnv(t, admission.Config{RequestsPerHour: 35, MaxInFlight: 10}) // 5 a 10-minute window
+	t.Run("a full request window refuses, and says until when", func(t *testing.T) {
+		e, a := newEnv(t, admission.Config{RequestsPerHour: 35}) // 5 a 10-minute window
 		j := e.made(a, 7)
-		var r admission.Round
 		for i := range 5 {
-			e.submit(a, &j, i, &r)
+			e.submit(a, &j, i)
 		}
-		err := a.Take(e.ctx, &j, 5, &r)
+		_, err := a.Take(e.ctx, j, 5)
 		got := refusal(t, err)
 		require.Equal(t, admission.Requests, got.Resource)
 		require.Equal(t, requestsWin.Add(10*time.Minute), got.Until, "when the window ends")
-		require.True(t, j.Segments[5].CountedIn.IsZero(), "no place recorded")
-		require.Equal(t, int64(5), e.inFlight(flight), "the place it took for the refused piece went back")
 		require.Equal(t, int64(5), e.requests())
 		require.Equal(t, requestsWin.Add(10*time.Minute), a.RequestsFreeAt(e.clk.Now()))
 	})
 
 	t.Run("a submission refused before it was accepted gives its request back; one perhaps accepted keeps it", func(t *testing.T) {
-		e, a := newEnv(t, admission.Config{RequestsPerHour: 35, MaxInFlight: 10}) // 5 a 10-minute window
+		e, a := newEnv(t, admission.Config{RequestsPerHour: 35}) // 5 a 10-minute window
 		j := e.made(a, 3)
-		var r admission.Round
-		require.NoError(t, a.Take(e.ctx, &j, 0, &r))
+		w, err := a.Take(e.ctx, j, 0)
+		require.NoError(t, err)
+		require.Equal(t, requestsWin, w)
 		e.clk.Set(requestsWin.Add(10*time.Minute + time.Second)) // the refusal comes in the next window
-		a.Unsent(e.ctx, &j, &r, true)
+		a.Unsent(e.ctx, j, w)
 		require.Zero(t, e.requests(), "refused: its place in the window it was counted in goes back")
-		require.True(t, j.Segments[0].CountedIn.IsZero())
-		require.Zero(t, e.inFlight(flight))
-		a.Unsent(e.ctx, &j, &r, true)
-		require.Zero(t, e.used("speechkit_requests", requestsWin.Add(10*time.Minute)), "nothing given back twice, nor to another window")
+		require.Zero(t, e.used("speechkit_requests", requestsWin.Add(10*time.Minute)), "nor to another window")
 
-		require.NoError(t, a.Take(e.ctx, &j, 1, &r))
-		a.Unsent(e.ctx, &j, &r, false)
+		_, err = a.Take(e.ctx, j, 1) // perhaps accepted: not given back
+		require.NoError(t, err)
 		require.Equal(t, int64(1), e.used("speechkit_requests", requestsWin.Add(10*time.Minute)), "perhaps accepted: counted")
-		require.Zero(t, e.inFlight(flight)+e.inFlight(flight.Add(30*time.Minute)), "its place in flight goes back all the same")
 
 		// Refusals never fill the window: five more, then five taken.
 		for range 5 {
-			require.NoError(t, a.Take(e.ctx, &j, 2, &r))
-			a.Unsent(e.ctx, &j, &r, true)
+			w, err := a.Take(e.ctx, j, 2)
+			require.NoError(t, err)
+			a.Unsent(e.ctx, j, w)
 		}
 		for i := range 4 {
-			require.NoError(t, a.Take(e.ctx, &j, 2, &r), "request %d", i)
-			a.Unsent(e.ctx, &j, &r, false)
+			_, err := a.Take(e.ctx, j, 2)
+			require.NoError(t, err, "request %d", i)
 		}
-		require.Equal(t, admission.Requests, refusal(t, a.Take(e.ctx, &j, 2, &r)).Resource, "the five counted fill it")
-	})
-
-	t.Run("no place in flight takes no request", func(t *testing.T) {
-		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 1})
-		first, second := e.made(a, 1), e.made(a, 1)
-		e.submitAll(a, &first)
-		got := refusal(t, a.Take(e.ctx, &second, 0, &admission.Round{}))
-		require.Equal(t, admission.InFlight, got.Resource)
-		require.True(t, got.Until.IsZero(), "a place frees when a running recognition is found finished")
-		require.Equal(t, int64(1), e.requests(), "the refused piece counted no request")
-		require.Equal(t, int64(1), e.inFlight(flight))
+		_, err = a.Take(e.ctx, j, 2)
+		require.Equal(t, admission.Requests, refusal(t, err).Resource, "the five counted fill it")
 	})
 
 	t.Run("audio beyond the reservation takes nothing and fails the job", func(t *testing.T) {
-		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
+		e, a := newEnv(t, admission.Config{RequestsPerHour: 500})
 		j := e.made(a, 2)                 // 30 billed seconds reserved: 15 a piece
 		j.Segments[1].DurationMs += 5_001 // billed 16 s: a segment set by anything but the metered conversion
-		err := a.Take(e.ctx, &j, 0, &admission.Round{})
+		_, err := a.Take(e.ctx, j, 0)
 		got := refusal(t, err)
 		require.Equal(t, admission.Audio, got.Resource)
 		require.True(t, got.Until.IsZero(), "never")
 		require.Equal(t, admission.CodeOverReserved, errs.CodeOf(err))
 		require.Equal(t, errs.Permanent, errs.KindOf(err))
 		require.Zero(t, e.requests())
-		require.Zero(t, e.inFlight(flight))
 
 		j.Segments[1].DurationMs-- // billed 15 s: within
-		require.NoError(t, a.Take(e.ctx, &j, 0, &admission.Round{}))
+		_, err = a.Take(e.ctx, j, 0)
+		require.NoError(t, err)
 	})
 
 	t.Run("a counter that fails keeps nothing", func(t *testing.T) {
 		e, _ := newEnv(t, admission.Config{})
 		a := admission.New(admission.Config{Counters: failing{Counters: e.counters, key: "speechkit_requests"},
-			Limits: e.limits, RequestsPerHour: 500, MaxInFlight: 10, CheckedWithin: 15 * time.Minute, Clock: e.clk})
+			Limits: e.limits, RequestsPerHour: 500, Clock: e.clk})
 		j := e.made(a, 1)
-		err := a.Take(e.ctx, &j, 0, &admission.Round{})
+		_, err := a.Take(e.ctx, j, 0)
 		require.Error(t, err)
 		var r *admission.Refused
 		require.NotErrorAs(t, err, &r, "a failure is not a refusal")
-		require.True(t, j.Segments[0].CountedIn.IsZero())
-		require.Zero(t, e.inFlight(flight), "the place taken before the failure went back")
+		require.Zero(t, e.requests())
 	})
 
 	t.Run("nothing a job recorded is taken twice", func(t *testing.T) {
-		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
+		e, a := newEnv(t, admission.Config{RequestsPerHour: 500})
 		j := e.made(a, 2)
 		took, err := a.Reserve(e.ctx, &j, []int64{10_000, 10_000}, false)
 		require.NoError(t, err)
 		require.False(t, took, "a job with a reservation (a retried probe) reserves nothing")
 		require.Equal(t, int64(30), e.audio())
 
-		var r admission.Round
-		e.submit(a, &j, 0, &r)
-		require.ErrorIs(t, a.Take(e.ctx, &j, 0, &r), admission.ErrTaken, "a submitted piece")
-		require.NoError(t, a.Take(e.ctx, &j, 1, &r))
-		require.ErrorIs(t, a.Take(e.ctx, &j, 1, &r), admission.ErrTaken, "a piece that holds its place")
-		j.Segments[1].OperationID = "op-1"
-		require.Equal(t, int64(2), e.requests())
-		require.Equal(t, int64(2), e.inFlight(flight))
-
-		require.False(t, a.Renew(e.ctx, &j), "counted in this window already")
-		e.clk.Set(flightNext.Add(time.Minute))
-		require.True(t, a.Renew(e.ctx, &j))
-		require.False(t, a.Renew(e.ctx, &j), "a second check in the window counts nothing more")
-		require.Equal(t, int64(2), e.inFlight(flightNext))
-		require.Zero(t, e.inFlight(flight), "moved, not added")
+		e.submit(a, &j, 0)
+		_, err = a.Take(e.ctx, j, 0)
+		require.ErrorIs(t, err, admission.ErrTaken, "a submitted piece")
+		j.Segments[1].Done = true
+		_, err = a.Take(e.ctx, j, 1)
+		require.ErrorIs(t, err, admission.ErrTaken, "a piece done")
+		require.Equal(t, int64(1), e.requests())
 	})
 
 	t.Run("nothing is given back twice", func(t *testing.T) {
-		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
+		e, a := newEnv(t, admission.Config{RequestsPerHour: 500})
 		other, j := e.made(a, 1), e.made(a, 1)
 		e.submitAll(a, &other)
 		e.submitAll(a, &j)
-		over(e.ctx, a, &j, 0, true)
-		a.Release(e.ctx, j, &j)
-		require.Equal(t, int64(1), e.inFlight(flight), "the other job's place is still counted")
+		over(&j, 0, true)
 
 		ended := end(e.ctx, a, j, job.Done)
-		a.Release(e.ctx, ended, &ended) // told again: it ended before
+		a.Release(e.ctx, ended, ended) // told again: it ended before
 		require.Equal(t, int64(1), e.active(), "the other job's place among the unfinished is still counted")
 
 		failed := e.made(a, 1)
 		gone := end(e.ctx, a, failed, job.Failed)
-		a.Release(e.ctx, gone, &gone)
+		a.Release(e.ctx, gone, gone)
 		require.Equal(t, int64(30), e.audio(), "the two recognized jobs' billed seconds; the failed one's given back once")
 	})
 
@@ -297,7 +261,7 @@ func TestContract(t *testing.T) {
 		require.NoError(t, a.Settle(e.ctx, &j, a.Needs(j, false), true))
 		require.Equal(t, int64(30), j.ReservedSeconds)
 		require.Equal(t, int64(75), e.audio(), "nothing given back before the save")
-		a.Release(e.ctx, reserved, &j)
+		a.Release(e.ctx, reserved, j)
 		require.Equal(t, int64(30), e.audio())
 		require.Equal(t, int64(30), e.month())
 
@@ -308,7 +272,7 @@ func TestContract(t *testing.T) {
 		require.NoError(t, a.Settle(e.ctx, &k, spend.Charge{}, true))
 		saved := k
 		saved.ReservedSeconds, saved.ReservedMicros = before.ReservedSeconds, before.ReservedMicros
-		a.Release(e.ctx, before, &saved)
+		a.Release(e.ctx, before, saved)
 		require.Equal(t, int64(45), e.audio())
 	})
 
@@ -338,90 +302,43 @@ func TestContract(t *testing.T) {
 	}{
 		{"done", func(e *env, a *admission.Admission, j job.Job) {
 			e.submitAll(a, &j)
-			e.clk.Set(flightNext.Add(time.Minute)) // checked in the next window
-			a.Renew(e.ctx, &j)
-			over(e.ctx, a, &j, 0, true)
-			over(e.ctx, a, &j, 1, true)
+			over(&j, 0, true)
+			over(&j, 1, true)
 			end(e.ctx, a, j, job.Done)
 		}, 30},
 		{"failed before any submission", func(e *env, a *admission.Admission, j job.Job) {
 			end(e.ctx, a, j, job.Failed)
 		}, 0},
 		{"failed when its first submission failed", func(e *env, a *admission.Admission, j job.Job) {
-			require.NoError(e.t, a.Take(e.ctx, &j, 0, &admission.Round{}))
-			a.Release(e.ctx, j, &j) // the submission failed
+			_, err := a.Take(e.ctx, j, 0) // then the submission failed
+			require.NoError(e.t, err)
 			end(e.ctx, a, j, job.Failed)
 		}, 0},
 		{"failed after a piece was submitted", func(e *env, a *admission.Admission, j job.Job) {
-			e.submit(a, &j, 0, &admission.Round{})
+			e.submit(a, &j, 0)
 			end(e.ctx, a, j, job.Failed)
 		}, 30},
 		{"dead in transcribe", func(e *env, a *admission.Admission, j job.Job) {
 			e.submitAll(a, &j)
-			e.clk.Set(flightNext.Add(time.Minute))
-			a.Renew(e.ctx, &j)
 			end(e.ctx, a, j, job.Dead)
 		}, 30},
 		{"dead with its recognitions dropped", func(e *env, a *admission.Admission, j job.Job) {
 			e.submitAll(a, &j)
-			over(e.ctx, a, &j, 0, false)
-			over(e.ctx, a, &j, 1, false)
+			over(&j, 0, false)
+			over(&j, 1, false)
 			end(e.ctx, a, j, job.Dead)
 		}, 30},
 	} {
 		t.Run("ended "+tc.name, func(t *testing.T) {
-			e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
+			e, a := newEnv(t, admission.Config{RequestsPerHour: 500})
 			j := e.made(a, 2)
 			require.Equal(t, int64(1), e.active())
 			tc.run(e, a, j)
 			require.Equal(t, tc.audio, e.audio(), "audio kept only for what reached the recognizer")
 			require.Equal(t, tc.audio, e.month())
 			require.Zero(t, e.active(), "its place among the unfinished went back")
-			require.Zero(t, e.inFlight(flight), "no place in flight left")
-			require.Zero(t, e.inFlight(flightNext))
 		})
 	}
-
-	t.Run("ended deleted: nothing told, nothing held past two windows", func(t *testing.T) {
-		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 2})
-		j := e.made(a, 2)
-		e.submitAll(a, &j)
-		// The owner deletes it under a step: the deletion ends it and gives
-		// its place among the unfinished back; the step, its claim lost,
-		// tells the admission nothing, and nothing checks it again.
-		deleted := j
-		deleted.State, deleted.ErrorCode, deleted.DeletedAt = job.Failed, job.ErrDeleted.Code, e.clk.Now()
-		spend.Deleted(e.ctx, e.counters, e.limits, j, deleted, slog.Default())
-		require.Zero(t, e.active())
-
-		other := e.made(a, 1)
-		e.clk.Set(flightNext.Add(time.Minute))
-		require.Equal(t, admission.InFlight, refusal(t, a.Take(e.ctx, &other, 0, &admission.Round{})).Resource,
-			"the previous window still holds its places")
-		e.clk.Set(flightNext.Add(31 * time.Minute))
-		require.NoError(t, a.Take(e.ctx, &other, 0, &admission.Round{}), "two windows on, they are gone")
-	})
-
-	t.Run("a crash after a take holds the place no longer than two windows", func(t *testing.T) {
-		e, a := newEnv(t, admission.Config{RequestsPerHour: 500, MaxInFlight: 10})
-		stored := e.made(a, 1)
-		lost := stored
-		lost.Segments = append([]job.Segment(nil), stored.Segments...)
-		e.submit(a, &lost, 0, &admission.Round{}) // submitted, then the call died before its save
-		e.submitAll(a, &stored)                   // the next attempt submits it again
-		require.Equal(t, int64(2), e.inFlight(flight), "the lost place is still counted")
-
-		for _, w := range []time.Time{flightNext, flightNext.Add(30 * time.Minute)} {
-			e.clk.Set(w.Add(time.Minute))
-			a.Renew(e.ctx, &stored)
-		}
-		last := flightNext.Add(30 * time.Minute)
-		require.Equal(t, int64(1), e.inFlight(last)+e.inFlight(flightNext), "only the running recognition, two windows on")
-		over(e.ctx, a, &stored, 0, true)
-		end(e.ctx, a, stored, job.Done)
-		require.Zero(t, e.inFlight(last)+e.inFlight(flightNext))
-		require.Zero(t, e.active())
-	})
 
 	t.Run("a crash after a reservation errs towards too much", func(t *testing.T) {
 		e, a := newEnv(t, admission.Config{})

@@ -7,23 +7,18 @@ import (
 )
 
 // DefaultRequestsPerHour is SpeechKit's quota of asynchronous recognition
-// requests an hour.
-const DefaultRequestsPerHour = 500
-
-// RequestsKey is the counter of the installation's recognition
-// requests.
-const RequestsKey = "speechkit_requests"
+// requests an hour; RequestsKey counts them.
+const (
+	DefaultRequestsPerHour = 500
+	RequestsKey            = "speechkit_requests"
+)
 
 // SubmissionWindows returns the fixed windows the request quota is counted
-// in, for perHour requests an hour: their length, an hour divided by k,
-// and how many requests each may take, perHour/(k+1) rounded down. Any
-// span of an hour touches at most k+1 such windows, so no hour, wherever it
-// starts, holds more than perHour. k is the largest of 6…1 that leaves each
-// window at least one request: 10-minute windows of 71 for 500 an hour
-// (426 an hour when the demand never stops, 500 in the worst-placed hour).
-// perHour 1 cannot be kept by fixed windows (two windows meet inside any
-// hour that spans their border); it is taken as one per hour-long window,
-// at most 2 in a span of an hour. perHour ≤ 0 is no pacing: a limit of 0.
+// in for perHour: an hour / k long, each taking perHour/(k+1). Any hour
+// touches at most k+1 windows, so none holds more than perHour. k is the
+// largest of 6…1 that leaves a window one request: 10-minute windows of 71
+// for 500 (426 an hour under steady demand). perHour 1 is one per hour-long
+// window (at most 2 in an hour); perHour ≤ 0 is no pacing (limit 0).
 func SubmissionWindows(perHour int) (time.Duration, int64) {
 	if perHour <= 0 {
 		return time.Hour / 6, 0
@@ -36,12 +31,11 @@ func SubmissionWindows(perHour int) (time.Duration, int64) {
 	return time.Hour, 1
 }
 
-// pacing reports whether requests are counted against the quota.
 func (a *Admission) pacing() bool { return a.cfg.Counters != nil && a.cfg.RequestsPerHour > 0 }
 
-// requestWindow returns the window of the request quota that holds now
-// and its limit. Without pacing it is the window of the default quota,
-// which a quota answer from the recognizer waits out.
+// requestWindow is the request window that holds now, and its limit;
+// without pacing, the default quota's window (what a refusal by the
+// recognizer waits out).
 func (a *Admission) requestWindow(now time.Time) (start, end time.Time, limit int64) {
 	n := a.cfg.RequestsPerHour
 	if !a.pacing() {
@@ -52,24 +46,14 @@ func (a *Admission) requestWindow(now time.Time) (start, end time.Time, limit in
 	return start, start.Add(length), limit
 }
 
-// requestWindowLength is the length of the request quota's windows, the
-// longest a job waits for the quota without being checked.
-func (a *Admission) requestWindowLength() time.Duration {
-	start, end, _ := a.requestWindow(time.Time{})
-	return end.Sub(start)
-}
-
-// RequestsFreeAt is when the request window that holds now ends: what a
-// job waits for when the recognizer itself answers that its request quota
-// is used up.
+// RequestsFreeAt is when the request window that holds now ends.
 func (a *Admission) RequestsFreeAt(now time.Time) time.Time {
 	_, end, _ := a.requestWindow(now)
 	return end
 }
 
-// takeRequest counts one recognition request against the quota's current
-// window, and returns that window, or refuses until the window ends.
-// Without pacing it takes nothing (the zero window).
+// takeRequest counts one request in the current window and returns the
+// window, or refuses until it ends; without pacing it takes nothing.
 func (a *Admission) takeRequest(ctx context.Context) (time.Time, error) {
 	if !a.pacing() {
 		return time.Time{}, nil
@@ -86,15 +70,10 @@ func (a *Admission) takeRequest(ctx context.Context) (time.Time, error) {
 }
 
 // RoomForPieces reports whether the installation is quiet enough for n
-// pieces: the request quota's previous window used at most half of its
-// requests, and the n fit in the first half of the current one with what
-// it holds already. Each piece is a request: under load, pieces would
-// spend the quota that other jobs wait for, so a recording is then sent
-// as few files as SEGMENT_LENGTH allows. Speed when the installation is
-// quiet, the most audio per request when it is busy. The previous window
-// says whether the load goes on: at the start of a window the current
-// one holds little whatever the load. Without pacing there is always
-// room; a counter that cannot be read leaves the pieces as planned.
+// pieces, each a request: the previous window used at most half its
+// limit, and the n fit in the current one's first half. Under load a
+// recording goes as few pieces as SEGMENT_LENGTH allows, leaving the quota
+// to other jobs. Without pacing, or a counter unread, there is room.
 func (a *Admission) RoomForPieces(ctx context.Context, n int) bool {
 	if !a.pacing() {
 		return true
@@ -107,7 +86,7 @@ func (a *Admission) RoomForPieces(ctx context.Context, n int) bool {
 	}{{before, 0}, {start, int64(n)}} {
 		used, err := a.cfg.Counters.Used(ctx, RequestsKey, w.start)
 		if err != nil {
-			a.cfg.Log.WarnContext(ctx, "could not read the request quota's window; cutting as planned", "error", err.Error())
+			a.cfg.Log.WarnContext(ctx, "request window unread; cutting as planned", "error", err.Error())
 			return true
 		}
 		if used+w.n > limit/2 {

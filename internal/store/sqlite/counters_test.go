@@ -42,7 +42,7 @@ func TestCountersDownIsUnavailable(t *testing.T) {
 // one limit, exactly limit of them win, and the rows sum to it.
 func TestSpreadCountersKeepTheLimit(t *testing.T) {
 	ctx := context.Background()
-	c := quota.Spread(sqlite.NewCounters(openDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, nil, "hot")
+	c := quota.Spread(sqlite.NewCounters(openDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, []string{"hot"})
 	for round := 0; round < 5; round++ {
 		w := quotatest.Window.Add(time.Duration(round) * time.Hour)
 		var won atomic.Int64

@@ -25,7 +25,7 @@ func TestOpenSetSpreadsTheCountersAndCloses(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, stores.Made())
 	w := clk.Now()
-	spread := []string{admission.RequestsKey, admission.InFlightKey, speechkit.SyncQuotaKey}
+	spread := []string{admission.RequestsKey, speechkit.SyncQuotaKey}
 	for _, key := range append(spread, "plain") {
 		_, ok, err := stores.Counters.Reserve(ctx, key, w, 1, 16)
 		require.NoError(t, err)

@@ -89,7 +89,7 @@ func TestCountersContract(t *testing.T) {
 func TestSpreadCountersKeepTheLimit(t *testing.T) {
 	requireYDB(t)
 	ctx := context.Background()
-	c := quota.Spread(NewCounters(testDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, nil, "hot")
+	c := quota.Spread(NewCounters(testDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, []string{"hot"})
 	var won atomic.Int64
 	racetest.Run(quotatest.Racers, func(int) {
 		_, ok, err := c.Reserve(ctx, "hot", quotatest.Window, 1, 11)
