@@ -52,14 +52,11 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 		now := s.db.now()
 		var due []job.Job
 		for _, st := range states {
-			err := s.db.rows(ctx, tx, selectDueJobs, dueParams(st, now, want), func(row query.Row) error {
-				j, err := scanJob(row)
-				due = append(due, j)
-				return err
-			})
+			rows, err := scanAll(ctx, s.db, tx, selectDueJobs, dueParams(st, now, want), scanJob)
 			if err != nil {
 				return err
 			}
+			due = append(due, rows...)
 		}
 		due = firstDue(due, now, want)
 		if len(due) == 0 {
@@ -75,7 +72,7 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 			if err != nil {
 				return fmt.Errorf("due job %s: %w", cur.ID, err) // the query and the rule disagree: a bug
 			}
-			next = append(next, stored(j))
+			next = append(next, job.Stored(j))
 		}
 		if err := s.db.exec(ctx, tx, upsertJobs, jobsParams(next...)); err != nil {
 			return err
@@ -113,10 +110,9 @@ func firstDue(rows []job.Job, now time.Time, limit int) []job.Job {
 
 // NextDue reads one jobs_due row per live state.
 func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
-	var e earliest
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		e = earliest{}
-		return e.jobs(ctx, s.db, tx, states)
+	e, err := inTx(ctx, s.db.read, func(ctx context.Context, tx query.TxActor) (e earliest, err error) {
+		err = e.jobs(ctx, s.db, tx, states)
+		return e, err
 	})
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due job: %w", err)
@@ -163,22 +159,15 @@ func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) 
 	if cursor != "" {
 		stmt = listJobsAfter
 	}
-	var page job.Page
-	err = s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		page = job.Page{}
-		err := s.db.rows(ctx, tx, stmt, p, func(row query.Row) error {
-			j, err := scanJob(row)
-			page.Jobs = append(page.Jobs, j)
-			return err
-		})
-		if err != nil {
-			return err
+	page, err := inTx(ctx, s.db.read, func(ctx context.Context, tx query.TxActor) (page job.Page, err error) {
+		if page.Jobs, err = scanAll(ctx, s.db, tx, stmt, p, scanJob); err != nil {
+			return page, err
 		}
 		if len(page.Jobs) > limit {
 			page.Jobs = page.Jobs[:limit]
 			page.Next = page.Jobs[limit-1].ID
 		}
-		return s.loadSegments(ctx, tx, page.Jobs)
+		return page, s.loadSegments(ctx, tx, page.Jobs)
 	})
 	if err != nil {
 		return job.Page{}, fmt.Errorf("list jobs: %w", err)

@@ -119,7 +119,7 @@ func optTS(t time.Time) types.Value {
 func jobsParams(jobs ...job.Job) params {
 	vs := make([]types.Value, len(jobs))
 	for i, j := range jobs {
-		vs[i] = jobStruct(stored(j))
+		vs[i] = jobStruct(job.Stored(j))
 	}
 	return params{{"$jobs", types.ListValue(vs...)}}
 }
@@ -137,8 +137,8 @@ func segmentsParams(jobID string, segs []job.Segment, endedAt time.Time) params 
 			types.StructFieldValue("container", utf8(s.Container)),
 			types.StructFieldValue("operation_id", utf8(s.OperationID)),
 			types.StructFieldValue("done", types.BoolValue(s.Done)),
-			types.StructFieldValue("ended_at", optTS(truncMs(endedAt))),
-			types.StructFieldValue("counted_in", optTS(truncMs(s.CountedIn))),
+			types.StructFieldValue("ended_at", optTS(job.Ms(endedAt))),
+			types.StructFieldValue("counted_in", optTS(job.Ms(s.CountedIn))),
 		)
 	}
 	return params{{"$segments", types.ListValue(vs...)}}
@@ -149,18 +149,14 @@ func tokenParams(t apitoken.Token) params {
 		{"$hash", utf8(t.Hash)},
 		{"$id", utf8(t.ID)},
 		{"$name", utf8(t.Name)},
-		{"$created_at", ts(t.CreatedAt.UTC().Truncate(time.Millisecond))},
-		{"$revoked_at", optTS(truncMs(t.RevokedAt))},
+		{"$created_at", ts(job.Ms(t.CreatedAt))},
+		{"$revoked_at", optTS(job.Ms(t.RevokedAt))},
 		{"$callback_secret", utf8(t.CallbackSecret)},
 	}
 }
 
-func truncMs(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.UTC().Truncate(time.Millisecond)
-}
+// truncMs is job.Ms, for the non-job rows.
+var truncMs = job.Ms
 
 // One function a statement, so the agreement test checks what is bound.
 
@@ -188,7 +184,7 @@ func unfinishedParams(chargedTo string, n int) params { // selectUnfinished
 }
 
 func reusableParams(key string, endedAfter time.Time) params { // selectReusable
-	return params{{"$reuse_key", utf8(key)}, {"$ended_after", ts(truncMs(endedAfter))}, {"$done", utf8(string(job.Done))}}
+	return params{{"$reuse_key", utf8(key)}, {"$ended_after", ts(job.Ms(endedAfter))}, {"$done", utf8(string(job.Done))}}
 }
 
 func messageParams(chatID, messageID int64) params { // selectMessageJob
@@ -204,7 +200,7 @@ func withJobID(key params, jobID string) params {
 }
 
 func keyRowParams(key params, jobID string, createdAt time.Time) params {
-	return append(withJobID(key, jobID), param{"$created_at", ts(truncMs(createdAt))})
+	return append(withJobID(key, jobID), param{"$created_at", ts(job.Ms(createdAt))})
 }
 
 func tokenHashParams(hash string) params { return params{{"$hash", utf8(hash)}} } // selectTokenByHash

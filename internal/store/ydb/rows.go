@@ -2,7 +2,6 @@ package ydb
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
@@ -83,7 +82,7 @@ func jobDests(r *jobRow) []query.NamedDestination {
 }
 
 // finish types the columns and puts times in UTC (the SDK hands
-// Timestamps back in the local zone).
+// Timestamps back in the local zone; the store writes milliseconds).
 func (r *jobRow) finish() (job.Job, error) {
 	j := r.Job
 	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
@@ -95,12 +94,7 @@ func (r *jobRow) finish() (job.Job, error) {
 		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	j.Features = f
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
-		if !t.IsZero() {
-			*t = t.UTC()
-		}
-	}
-	return j, nil
+	return job.Stored(j), nil
 }
 
 func scanJob(row query.Row) (job.Job, error) {
@@ -109,16 +103,6 @@ func scanJob(row query.Row) (job.Job, error) {
 		return job.Job{}, fmt.Errorf("read job row: %w", err)
 	}
 	return r.finish()
-}
-
-// stored is j with times in UTC at milliseconds, as both stores keep them.
-func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
-		if !t.IsZero() {
-			*t = t.UTC().Truncate(time.Millisecond)
-		}
-	}
-	return j
 }
 
 type segmentRow struct {
@@ -137,29 +121,23 @@ func segmentDests(r *segmentRow) []query.NamedDestination {
 	}
 }
 
-type tokenRow struct{ apitoken.Token }
-
-func tokenDests(r *tokenRow) []query.NamedDestination {
+func tokenDests(t *apitoken.Token) []query.NamedDestination {
 	return []query.NamedDestination{
-		query.Named("hash", &r.Hash), query.Named("id", &r.ID), query.Named("name", &r.Name),
-		query.Named("created_at", &r.CreatedAt), query.Named("revoked_at", &r.RevokedAt),
-		query.Named("callback_secret", &r.CallbackSecret),
+		query.Named("hash", &t.Hash), query.Named("id", &t.ID), query.Named("name", &t.Name),
+		query.Named("created_at", &t.CreatedAt), query.Named("revoked_at", &t.RevokedAt),
+		query.Named("callback_secret", &t.CallbackSecret),
 	}
 }
 
-func (r *tokenRow) finish() apitoken.Token {
-	t := r.Token
-	t.CreatedAt = t.CreatedAt.UTC()
-	if !t.RevokedAt.IsZero() {
-		t.RevokedAt = t.RevokedAt.UTC()
-	}
-	return t
-}
-
-func scanToken(row query.Row) (apitoken.Token, error) {
-	var r tokenRow
-	if err := row.ScanNamed(tokenDests(&r)...); err != nil {
+func scanToken(row query.Row) (t apitoken.Token, err error) {
+	if err := row.ScanNamed(tokenDests(&t)...); err != nil {
 		return apitoken.Token{}, fmt.Errorf("read token row: %w", err)
 	}
-	return r.finish(), nil
+	return tokenUTC(t), nil
+}
+
+// tokenUTC puts t's times in UTC (the SDK hands Timestamps back in the local zone).
+func tokenUTC(t apitoken.Token) apitoken.Token {
+	t.CreatedAt, t.RevokedAt = truncMs(t.CreatedAt), truncMs(t.RevokedAt)
+	return t
 }

@@ -145,14 +145,11 @@ func bound(ctx context.Context) (context.Context, context.CancelFunc) {
 // retryable", ydb-go-sdk v3.127.0 retry/mode.go), as on a connection that
 // died while the instance slept. Every write recognizes what a lost-answer
 // commit of its own wrote (job.Change, job.Claimed, quota.ReserveOnce, …).
+// A lazy transaction begins with its first statement, one round trip less
+// (query.WithLazyTx, experimental in v3.127.0, internal/query/transaction.go).
 func writeOptions() []query.DoTxOption {
-	return []query.DoTxOption{query.WithIdempotent(), lazyTx()}
+	return []query.DoTxOption{query.WithIdempotent(), query.WithLazyTx(true)}
 }
-
-// lazyTx begins a transaction with its first statement, one round trip
-// less (query.WithLazyTx, experimental in ydb-go-sdk v3.127.0,
-// internal/query/transaction.go).
-func lazyTx() query.DoTxOption { return query.WithLazyTx(true) }
 
 // update runs fn in a serializable read-write transaction, retried by the
 // SDK. fn resets its results first and, after an earlier run's commit may
@@ -217,7 +214,7 @@ func (db *DB) read(ctx context.Context, fn func(ctx context.Context, tx query.Tx
 	defer cancel()
 	return translate(db.txs.DoTx(ctx, fn,
 		query.WithTxSettings(query.TxSettings(query.WithSnapshotReadOnly())),
-		query.WithIdempotent(), lazyTx()))
+		query.WithIdempotent(), query.WithLazyTx(true)))
 }
 
 func (db *DB) exec(ctx context.Context, tx query.TxActor, stmt string, p params) error {
@@ -253,16 +250,47 @@ func (db *DB) rows(ctx context.Context, tx query.TxActor, stmt string, p params,
 	}
 }
 
-// readAll scans every row of one statement in a snapshot.
-func readAll[T any](ctx context.Context, db *DB, stmt string, p params, scan func(query.Row) (T, error)) ([]T, error) {
+// inTx runs fn in run (db.read or db.update) and returns the result of its
+// last run.
+func inTx[T any](ctx context.Context, run func(context.Context, func(context.Context, query.TxActor) error) error,
+	fn func(context.Context, query.TxActor) (T, error)) (T, error) {
+	var out T
+	err := run(ctx, func(ctx context.Context, tx query.TxActor) error {
+		var err error
+		out, err = fn(ctx, tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}
+
+// scanAll scans every row of stmt's result.
+func scanAll[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, p params, scan func(query.Row) (T, error)) ([]T, error) {
 	var out []T
-	err := db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		out = nil
-		return db.rows(ctx, tx, stmt, p, func(row query.Row) error {
-			v, err := scan(row)
-			out = append(out, v)
-			return err
-		})
+	err := db.rows(ctx, tx, stmt, p, func(row query.Row) error {
+		v, err := scan(row)
+		out = append(out, v)
+		return err
 	})
 	return out, err
+}
+
+// scanOne is the last row of stmt's result (there is at most one), and whether there is one.
+func scanOne[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, p params, scan func(query.Row) (T, error)) (T, bool, error) {
+	all, err := scanAll(ctx, db, tx, stmt, p, scan)
+	if err != nil || len(all) == 0 {
+		var zero T
+		return zero, false, err
+	}
+	return all[len(all)-1], true, nil
+}
+
+// readAll scans every row of one statement in a snapshot.
+func readAll[T any](ctx context.Context, db *DB, stmt string, p params, scan func(query.Row) (T, error)) ([]T, error) {
+	return inTx(ctx, db.read, func(ctx context.Context, tx query.TxActor) ([]T, error) {
+		return scanAll(ctx, db, tx, stmt, p, scan)
+	})
 }
