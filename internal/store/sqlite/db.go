@@ -107,6 +107,37 @@ func (db *DB) txOnce(ctx context.Context, fn func(*sql.Tx) error) error {
 	return translate(tx.Commit())
 }
 
+// txResult runs fn in db.tx and returns its last run's result.
+func txResult[T any](ctx context.Context, db *DB, fn func(*sql.Tx) (T, error)) (T, error) {
+	var out T
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}
+
+// exec runs a statement that returns no rows, its error translated.
+func exec(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	_, err := tx.ExecContext(ctx, query, args...)
+	return translate(err)
+}
+
+// execCount runs a statement and returns how many rows it changed.
+func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), translate(err)
+}
+
 var errUnavailable = "the job store is unavailable"
 
 // translate: busy, locked, I/O, full disk and a closed database are

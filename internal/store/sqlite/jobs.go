@@ -15,11 +15,21 @@ import (
 // errJobTaken: a new ULID names another call's job; never expected.
 var errJobTaken = errs.New(errs.Conflict, "store_conflict", "")
 
-type JobStore struct{ db *DB }
+// JobStore's Claim, Save, Release, Renew and Delete are job.Change's over
+// update. Delete blanks the key columns (NULL), which frees them: their
+// unique indexes are partial over non-NULL values.
+type JobStore struct {
+	db *DB
+	job.Change
+}
 
 var _ job.Store = (*JobStore)(nil)
 
-func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
+func NewJobStore(db *DB) *JobStore {
+	s := &JobStore{db: db}
+	s.Change = s.update
+	return s
+}
 
 // jobColumns is the one column list: scanJob and jobValues follow it.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
@@ -91,16 +101,6 @@ func jobValues(j job.Job) []any {
 		nullString(job.EncodeFeatures(j.Features)), nullString(string(j.Recognition)), nullInt(j.BilledSeconds), nullInt(j.ReservedMicros), nullString(j.ReuseKey)}
 }
 
-// stored is j with times in UTC at milliseconds.
-func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
-		if !t.IsZero() {
-			*t = t.UTC().Truncate(time.Millisecond)
-		}
-	}
-	return j
-}
-
 func nullInt(v int64) any {
 	if v == 0 {
 		return nil
@@ -124,15 +124,14 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 		// Found, it is this call's row, committed by an earlier run.
 		cur, err := getJob(ctx, tx, j.ID)
 		switch {
-		case err == nil && job.Same(cur, stored(j)):
+		case err == nil && job.Same(cur, job.Stored(j)):
 			return nil
 		case err == nil:
 			return fmt.Errorf("%w: job %s is there already", errJobTaken, j.ID)
 		case !errors.Is(err, job.ErrNotFound):
 			return err
 		}
-		_, err = tx.ExecContext(ctx, insertJob, jobValues(j)...)
-		return translate(err)
+		return exec(ctx, tx, insertJob, jobValues(j)...)
 	})
 	if err != nil {
 		return job.Job{}, fmt.Errorf("create job: %w", err)
@@ -166,33 +165,21 @@ func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, 
 
 // createOnce returns the job where finds, or inserts fresh; a unique index
 // backs the check. Run again after its commit, it finds fresh: created.
-func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, args ...any) (j job.Job, created bool, err error) {
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		j, created = job.Job{}, false
-		j, err = scanJob(tx.QueryRowContext(ctx, selectJob+where, args...))
+func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, args ...any) (job.Job, bool, error) {
+	var created bool
+	j, err := txResult(ctx, s.db, func(tx *sql.Tx) (job.Job, error) {
+		j, err := scanJob(tx.QueryRowContext(ctx, selectJob+where, args...))
 		if err == nil {
 			created = j.ID == fresh.ID
-			one := []job.Job{j}
-			err = loadSegments(ctx, tx, one)
-			j = one[0]
-			return err
+			return withSegments(ctx, tx, j)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
-			return translate(err)
+			return job.Job{}, translate(err)
 		}
-		if _, err := tx.ExecContext(ctx, insertJob, jobValues(fresh)...); err != nil {
-			return translate(err)
-		}
-		j, created = fresh, true
-		return nil
+		created = true
+		return fresh, exec(ctx, tx, insertJob, jobValues(fresh)...)
 	})
 	return j, created, err
-}
-
-// Delete blanks the key columns (NULL), which frees them: their unique
-// indexes are partial over non-NULL values.
-func (s *JobStore) Delete(ctx context.Context, id string) (job.Job, error) {
-	return job.Change(s.update).Delete(ctx, id)
 }
 
 func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {
@@ -220,11 +207,13 @@ func getJob(ctx context.Context, q queryer, id string) (job.Job, error) {
 	if err != nil {
 		return job.Job{}, translate(err)
 	}
+	return withSegments(ctx, q, j)
+}
+
+func withSegments(ctx context.Context, q querier, j job.Job) (job.Job, error) {
 	one := []job.Job{j}
-	if err := loadSegments(ctx, q, one); err != nil {
-		return job.Job{}, err
-	}
-	return one[0], nil
+	err := loadSegments(ctx, q, one)
+	return one[0], err
 }
 
 // update is the store's job.Change.
@@ -233,29 +222,26 @@ func (s *JobStore) update(ctx context.Context, id string, withSegments bool, app
 	if err != nil {
 		return job.Job{}, err
 	}
-	var j job.Job
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
+	return txResult(ctx, s.db, func(tx *sql.Tx) (job.Job, error) {
 		cur, err := getJob(ctx, tx, id)
 		if err != nil {
-			return err
+			return job.Job{}, err
 		}
-		if j, err = apply(cur, s.db.now()); err != nil {
-			return err
+		j, err := apply(cur, s.db.now())
+		if err != nil {
+			return job.Job{}, err
 		}
-		j = stored(j)
-		if _, err := tx.ExecContext(ctx, updateJob, append(jobValues(j), id)...); err != nil {
-			return translate(err)
+		j = job.Stored(j)
+		if err := putJob(ctx, tx, j); err != nil || !withSegments {
+			return j, err
 		}
-		if withSegments {
-			return writeSegments(ctx, tx, j)
-		}
-		return nil
+		return j, writeSegments(ctx, tx, j)
 	})
-	return j, err
 }
 
-func (s *JobStore) Claim(ctx context.Context, id string, step job.Step) (job.Job, error) {
-	return job.Change(s.update).Claim(ctx, id, step)
+// putJob writes the whole row of j, stored.
+func putJob(ctx context.Context, tx *sql.Tx, j job.Job) error {
+	return exec(ctx, tx, updateJob, append(jobValues(j), j.ID)...)
 }
 
 func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]job.Job, error) {
@@ -302,9 +288,9 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 			if err != nil {
 				return fmt.Errorf("due job %s: %w", cur.ID, err) // the query and the rule disagree: a bug
 			}
-			j = stored(j)
-			if _, err := tx.ExecContext(ctx, updateJob, append(jobValues(j), j.ID)...); err != nil {
-				return translate(err)
+			j = job.Stored(j)
+			if err := putJob(ctx, tx, j); err != nil {
+				return err
 			}
 			claimed = append(claimed, j)
 		}
@@ -317,43 +303,23 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	return claimed, nil
 }
 
-func (s *JobStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
-	return job.Change(s.update).Save(ctx, j, n)
-}
-
-func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
-	return job.Change(s.update).Release(ctx, c, pause, f)
-}
-
-func (s *JobStore) Renew(ctx context.Context, c job.Claim, step job.Step) (job.Claim, error) {
-	return job.Change(s.update).Renew(ctx, c, step)
-}
-
 var _ job.Reclaimer = (*JobStore)(nil)
 
 // TakeBackClaims ends every live job's claim: the local stack, the only
 // worker on its file, calls it at its start.
 func (s *JobStore) TakeBackClaims(ctx context.Context) (int, error) {
-	n := 0
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		n = 0
-		now := s.db.now()
+	n, err := txResult(ctx, s.db, func(tx *sql.Tx) (int, error) {
 		held, err := queryAll(ctx, tx, selectJob+` WHERE claim_id IS NOT NULL AND ended_at IS NULL`, nil, scanJob)
-		if err != nil {
-			return err
-		}
+		n, now := 0, s.db.now()
 		for _, cur := range held {
-			j, ok := job.ApplyTakeBack(cur, now)
-			if !ok {
-				continue
+			if j, ok := job.ApplyTakeBack(cur, now); ok {
+				if err := putJob(ctx, tx, job.Stored(j)); err != nil {
+					return 0, err
+				}
+				n++
 			}
-			j = stored(j)
-			if _, err := tx.ExecContext(ctx, updateJob, append(jobValues(j), j.ID)...); err != nil {
-				return translate(err)
-			}
-			n++
 		}
-		return nil
+		return n, err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("take back claims: %w", err)
@@ -447,10 +413,8 @@ func nextDueQuery(states []job.State) (string, []any) {
 
 // liveStates are the non-terminal states as arguments, and their marks.
 func liveStates(states []job.State) (args []any, in string) {
-	for _, st := range states {
-		if !st.Terminal() {
-			args = append(args, string(st))
-		}
+	for _, st := range job.Live(states) {
+		args = append(args, string(st))
 	}
 	return args, marks(len(args))
 }
