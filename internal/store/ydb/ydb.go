@@ -133,11 +133,12 @@ func (db *DB) now() time.Time { return db.clock.Now().UTC().Truncate(time.Millis
 
 func (db *DB) text(stmt string) string { return db.prefix + stmt }
 
-func bound(ctx context.Context) (context.Context, context.CancelFunc) {
+// bound gives ctx a deadline d away unless it has one.
+func bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, DefaultCallTimeout)
+	return context.WithTimeout(ctx, d)
 }
 
 // writeOptions mark every write idempotent, so the SDK also runs it again
@@ -158,7 +159,7 @@ func writeOptions() []query.DoTxOption {
 // run's commit ended and a conflict found only at the commit reads as a
 // statement's.
 func (db *DB) update(ctx context.Context, fn func(ctx context.Context, tx query.TxActor) error) error {
-	ctx, cancel := bound(ctx)
+	ctx, cancel := bound(ctx, DefaultCallTimeout)
 	defer cancel()
 	unsure := false // an earlier run's commit may have committed
 	return translate(db.txs.DoTx(ctx, func(ctx context.Context, tx query.TxActor) error {
@@ -210,7 +211,7 @@ func commitUnknown(err error) bool {
 // read runs fn in a snapshot read-only transaction: one view, no locks,
 // safe to retry.
 func (db *DB) read(ctx context.Context, fn func(ctx context.Context, tx query.TxActor) error) error {
-	ctx, cancel := bound(ctx)
+	ctx, cancel := bound(ctx, DefaultCallTimeout)
 	defer cancel()
 	return translate(db.txs.DoTx(ctx, fn,
 		query.WithTxSettings(query.TxSettings(query.WithSnapshotReadOnly())),
