@@ -188,6 +188,32 @@ func parseTime(s string) (time.Time, error) {
 	return t, nil
 }
 
+// orZero scans a column that may be NULL into p, NULL as the zero value.
+func orZero[T any](p *T) sql.Scanner { return nullScanner[T]{p} }
+
+type nullScanner[T any] struct{ p *T }
+
+func (n nullScanner[T]) Scan(v any) error {
+	var x sql.Null[T]
+	err := x.Scan(v)
+	*n.p = x.V
+	return err
+}
+
+// timeText scans a time kept as text into p, NULL as the zero time.
+func timeText(p *time.Time) sql.Scanner { return timeScanner{p} }
+
+type timeScanner struct{ p *time.Time }
+
+func (t timeScanner) Scan(v any) (err error) {
+	var s sql.NullString
+	if err := s.Scan(v); err != nil {
+		return err
+	}
+	*t.p, err = parseNullTime(s)
+	return err
+}
+
 func parseNullTime(s sql.NullString) (time.Time, error) {
 	if !s.Valid {
 		return time.Time{}, nil

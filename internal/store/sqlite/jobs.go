@@ -46,49 +46,29 @@ var (
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanJob(r scanner) (job.Job, error) {
-	var (
-		j                         job.Job
-		chat, msg                 sql.NullInt64
-		claimID, claimUntil       sql.NullString
-		idemKey, deletedAt        sql.NullString
-		uploadBy, endedAt         sql.NullString
-		chargedTo, reservedDay    sql.NullString
-		priority, features        sql.NullString
-		recognition, reuseKey     sql.NullString
-		reserved, billed, micros  sql.NullInt64
-		nextRun, created, updated string
-		state, source             string
-	)
-	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
-		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
-		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &endedAt, &created, &updated,
-		&chargedTo, &reserved, &reservedDay, &priority, &features, &recognition, &billed, &micros, &reuseKey)
+func scanJob(r scanner) (j job.Job, err error) {
+	err = r.Scan(&j.ID, &j.State, &j.Source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
+		&j.DurationMs, orZero(&j.TelegramChatID), orZero(&j.TelegramMessageID), &j.Attempts, timeText(&j.NextRunAt),
+		orZero(&j.ClaimID), timeText(&j.ClaimUntil), &j.ErrorCode, &j.ErrorMessage, orZero(&j.IdempotencyKey),
+		timeText(&j.DeletedAt), timeText(&j.UploadBy), timeText(&j.EndedAt), timeText(&j.CreatedAt), timeText(&j.UpdatedAt),
+		orZero(&j.ChargedTo), orZero(&j.ReservedSeconds), timeText(&j.ReservedDay), orZero(&j.Priority), featuresText{&j.Features},
+		orZero(&j.Recognition), orZero(&j.BilledSeconds), orZero(&j.ReservedMicros), orZero(&j.ReuseKey))
 	if err != nil {
 		return job.Job{}, err
 	}
-	j.State, j.Source = job.State(state), job.Source(source)
-	j.TelegramChatID, j.TelegramMessageID = chat.Int64, msg.Int64
-	j.ClaimID = claimID.String
-	j.IdempotencyKey = idemKey.String
-	j.ChargedTo, j.ReservedSeconds, j.ReservedMicros = chargedTo.String, reserved.Int64, micros.Int64
-	j.Priority = job.Priority(priority.String)
-	j.ReuseKey = reuseKey.String
-	j.Recognition, j.BilledSeconds = job.Recognition(recognition.String), billed.Int64
-	var errT [9]error
-	j.Features, errT[8] = job.DecodeFeatures(features.String)
-	j.NextRunAt, errT[0] = parseTime(nextRun)
-	j.ClaimUntil, errT[1] = parseNullTime(claimUntil)
-	j.CreatedAt, errT[2] = parseTime(created)
-	j.UpdatedAt, errT[3] = parseTime(updated)
-	j.DeletedAt, errT[4] = parseNullTime(deletedAt)
-	j.UploadBy, errT[5] = parseNullTime(uploadBy)
-	j.EndedAt, errT[6] = parseNullTime(endedAt)
-	j.ReservedDay, errT[7] = parseNullTime(reservedDay)
-	if err := errors.Join(errT[:]...); err != nil {
-		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
-	}
 	return j, nil
+}
+
+// featuresText scans job.Features from their JSON text (NULL: none).
+type featuresText struct{ f *job.Features }
+
+func (t featuresText) Scan(v any) (err error) {
+	var s sql.NullString
+	if err := s.Scan(v); err != nil {
+		return err
+	}
+	*t.f, err = job.DecodeFeatures(s.String)
+	return err
 }
 
 func jobValues(j job.Job) []any {

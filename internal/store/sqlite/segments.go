@@ -50,15 +50,11 @@ func loadSegments(ctx context.Context, q querier, jobs []job.Job) error {
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			id      string
-			s       job.Segment
-			counted sql.NullString
+			id string
+			s  job.Segment
 		)
-		if err := rows.Scan(&id, &s.Seq, &s.StartMs, &s.DurationMs, &s.AudioKey, &s.Container, &s.OperationID, &s.Done, &counted); err != nil {
+		if err := rows.Scan(&id, &s.Seq, &s.StartMs, &s.DurationMs, &s.AudioKey, &s.Container, &s.OperationID, &s.Done, timeText(&s.CountedIn)); err != nil {
 			return translate(err)
-		}
-		if s.CountedIn, err = parseNullTime(counted); err != nil {
-			return err
 		}
 		i := at[id]
 		jobs[i].Segments = append(jobs[i].Segments, s)

@@ -25,20 +25,9 @@ const tokenColumns = `id, name, hash, created_at, revoked_at, callback_secret`
 
 const selectToken = `SELECT ` + tokenColumns + ` FROM api_tokens`
 
-func scanToken(r scanner) (apitoken.Token, error) {
-	var (
-		t       apitoken.Token
-		created string
-		revoked sql.NullString
-	)
-	if err := r.Scan(&t.ID, &t.Name, &t.Hash, &created, &revoked, &t.CallbackSecret); err != nil {
+func scanToken(r scanner) (t apitoken.Token, err error) {
+	if err := r.Scan(&t.ID, &t.Name, &t.Hash, timeText(&t.CreatedAt), timeText(&t.RevokedAt), &t.CallbackSecret); err != nil {
 		return apitoken.Token{}, err
-	}
-	var errT [2]error
-	t.CreatedAt, errT[0] = parseTime(created)
-	t.RevokedAt, errT[1] = parseNullTime(revoked)
-	if err := errors.Join(errT[:]...); err != nil {
-		return apitoken.Token{}, fmt.Errorf("token %s: %w", t.ID, err)
 	}
 	return t, nil
 }
