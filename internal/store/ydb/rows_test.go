@@ -124,7 +124,6 @@ func TestSegmentParams(t *testing.T) {
 		for _, d := range segmentDests(&r) {
 			require.NoError(t, types.CastTo(fields[d.Name()], d.Ref()), d.Name())
 		}
-		r.Seq = int(r.seq)
 		require.Equal(t, "01jd0m3y8k9q2r5t7v4w6x8z0a", r.jobID)
 		require.Equal(t, segs[i], r.Segment)
 	}
