@@ -120,32 +120,23 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 }
 
 func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, bool, error) {
-	fresh, err := job.NewMessageJob(d, s.db.now())
-	if err != nil {
-		return job.Job{}, false, err
-	}
-	j, created, err := s.createOnce(ctx, fresh, ` WHERE tg_chat_id = ? AND tg_message_id = ?`, d.TelegramChatID, d.TelegramMessageID)
-	if err != nil {
-		return job.Job{}, false, fmt.Errorf("create job for message %d/%d: %w", d.TelegramChatID, d.TelegramMessageID, err)
-	}
-	return j, created, nil
+	return s.createOnce(ctx, d, job.NewMessageJob, fmt.Sprintf("create job for message %d/%d", d.TelegramChatID, d.TelegramMessageID),
+		` WHERE tg_chat_id = ? AND tg_message_id = ?`, d.TelegramChatID, d.TelegramMessageID)
 }
 
 func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, error) {
-	fresh, err := job.NewKeyedJob(d, s.db.now())
+	return s.createOnce(ctx, d, job.NewKeyedJob, "create job once", ` WHERE owner_id = ? AND idempotency_key = ?`, d.OwnerID, d.IdempotencyKey)
+}
+
+// createOnce returns the job where finds, or inserts a new one (newJob's,
+// whose refusal is returned as is); a unique index backs the check. Run
+// again after its commit, it finds that job: created. what names the call.
+func (s *JobStore) createOnce(ctx context.Context, d job.Draft, newJob func(job.Draft, time.Time) (job.Job, error),
+	what, where string, args ...any) (job.Job, bool, error) {
+	fresh, err := newJob(d, s.db.now())
 	if err != nil {
 		return job.Job{}, false, err
 	}
-	j, created, err := s.createOnce(ctx, fresh, ` WHERE owner_id = ? AND idempotency_key = ?`, d.OwnerID, d.IdempotencyKey)
-	if err != nil {
-		return job.Job{}, false, fmt.Errorf("create job once: %w", err)
-	}
-	return j, created, nil
-}
-
-// createOnce returns the job where finds, or inserts fresh; a unique index
-// backs the check. Run again after its commit, it finds fresh: created.
-func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, args ...any) (job.Job, bool, error) {
 	var created bool
 	j, err := txResult(ctx, s.db, func(tx *sql.Tx) (job.Job, error) {
 		j, err := scanJob(tx.QueryRowContext(ctx, selectJob+where, args...))
@@ -159,7 +150,10 @@ func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, 
 		created = true
 		return fresh, exec(ctx, tx, insertJob, jobValues(fresh)...)
 	})
-	return j, created, err
+	if err != nil {
+		return job.Job{}, false, fmt.Errorf("%s: %w", what, err)
+	}
+	return j, created, nil
 }
 
 func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {

@@ -47,27 +47,12 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 }
 
 func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, bool, error) {
-	fresh, err := job.NewMessageJob(d, s.db.now())
-	if err != nil {
-		return job.Job{}, false, err
-	}
-	j, created, err := s.createOnce(ctx, fresh, messageKey, messageParams(d.TelegramChatID, d.TelegramMessageID))
-	if err != nil {
-		return job.Job{}, false, fmt.Errorf("create job for message %d/%d: %w", d.TelegramChatID, d.TelegramMessageID, err)
-	}
-	return j, created, nil
+	return s.createOnce(ctx, d, job.NewMessageJob, fmt.Sprintf("create job for message %d/%d", d.TelegramChatID, d.TelegramMessageID),
+		messageKey, messageParams(d.TelegramChatID, d.TelegramMessageID))
 }
 
 func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, error) {
-	fresh, err := job.NewKeyedJob(d, s.db.now())
-	if err != nil {
-		return job.Job{}, false, err
-	}
-	j, created, err := s.createOnce(ctx, fresh, idempotencyKey, keyParams(d.OwnerID, d.IdempotencyKey))
-	if err != nil {
-		return job.Job{}, false, fmt.Errorf("create job once: %w", err)
-	}
-	return j, created, nil
+	return s.createOnce(ctx, d, job.NewKeyedJob, "create job once", idempotencyKey, keyParams(d.OwnerID, d.IdempotencyKey))
 }
 
 // keyTable holds the statements of a job-once-per-key table.
@@ -78,11 +63,17 @@ var (
 	idempotencyKey = keyTable{selectKeyJob, insertKeyJob, upsertKeyJob, deleteKeyJob}
 )
 
-// createOnce returns the job kt's row for key names, or inserts fresh and
-// the key row. Two callers that find no key both insert; the loser runs
-// again and finds the winner's job. A key whose job expired is pointed at
-// fresh. Run again after its own commit, it finds fresh: created.
-func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, kt keyTable, key params) (job.Job, bool, error) {
+// createOnce returns the job kt's row for key names, or inserts a new one
+// (newJob's, whose refusal is returned as is) and the key row. Two callers
+// that find no key both insert; the loser runs again and finds the
+// winner's job. A key whose job expired is pointed at the new one. Run
+// again after its own commit, it finds its job: created. what names the call.
+func (s *JobStore) createOnce(ctx context.Context, d job.Draft, newJob func(job.Draft, time.Time) (job.Job, error),
+	what string, kt keyTable, key params) (job.Job, bool, error) {
+	fresh, err := newJob(d, s.db.now())
+	if err != nil {
+		return job.Job{}, false, err
+	}
 	fresh = job.Stored(fresh)
 	var created bool
 	j, err := inTx(ctx, s.db.update, func(ctx context.Context, tx query.TxActor) (job.Job, error) {
@@ -112,7 +103,10 @@ func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, kt keyTable, k
 		created = true
 		return fresh, s.db.exec(ctx, tx, insertJobs, jobsParams(fresh))
 	})
-	return j, created, err
+	if err != nil {
+		return job.Job{}, false, fmt.Errorf("%s: %w", what, err)
+	}
+	return j, created, nil
 }
 
 func (s *JobStore) getJobs(ctx context.Context, tx query.TxActor, id string) (job.Job, error) {
