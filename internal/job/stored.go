@@ -1,6 +1,10 @@
 package job
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
 // Ms is t in UTC at whole milliseconds, the stores' precision; zero stays zero.
 func Ms(t time.Time) time.Time {
@@ -27,4 +31,42 @@ func Live(states []State) []State {
 		}
 	}
 	return out
+}
+
+// Run is one run of a store's ClaimDue transaction: the jobs an earlier
+// run of the call claimed that get (a read by id) finds still as it wrote
+// them, then up to limit in all from claim(n); it records the answer.
+func (c *Claimed) Run(limit int, get func(id string) (Job, error), claim func(n int) ([]Job, error)) ([]Job, error) {
+	var read []Job
+	for _, id := range c.IDs() {
+		j, err := get(id)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		read = append(read, j)
+	}
+	claimed := append(make([]Job, 0, limit), c.Ours(read)...)
+	if n := limit - len(claimed); n > 0 {
+		more, err := claim(n)
+		if err != nil {
+			return nil, err
+		}
+		claimed = append(claimed, more...)
+	}
+	c.Wrote(claimed)
+	return claimed, nil
+}
+
+// ClaimAll applies step's claim to each due job, as stored; a refusal is
+// a bug (the store's query and the rule disagree).
+func ClaimAll(due []Job, step Step, now time.Time) ([]Job, error) {
+	out := make([]Job, 0, len(due))
+	for _, cur := range due {
+		j, err := ApplyClaim(cur, step, now)
+		if err != nil {
+			return nil, fmt.Errorf("due job %s: %w", cur.ID, err)
+		}
+		out = append(out, Stored(j))
+	}
+	return out, nil
 }

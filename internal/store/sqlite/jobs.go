@@ -226,50 +226,30 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	if len(states) == 0 {
 		return []job.Job{}, nil
 	}
-	var (
-		claimed []job.Job
-		mine    job.Claimed // an earlier run's claims, should its answer be lost
-	)
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		claimed = make([]job.Job, 0, limit)
-		var read []job.Job
-		for _, id := range mine.IDs() {
-			j, err := getJob(ctx, tx, id)
-			if err != nil && !errors.Is(err, job.ErrNotFound) {
-				return err
+	var mine job.Claimed // an earlier run's claims, should its answer be lost
+	claimed, err := txResult(ctx, s.db, func(tx *sql.Tx) ([]job.Job, error) {
+		get := func(id string) (job.Job, error) { return getJob(ctx, tx, id) }
+		return mine.Run(limit, get, func(n int) ([]job.Job, error) {
+			now := s.db.now()
+			at := formatTime(now)
+			q := selectJob + ` WHERE state IN (` + in + `)
+				AND next_run_at <= ? AND (claim_until IS NULL OR claim_until <= ?)
+				ORDER BY next_run_at, id LIMIT ?`
+			due, err := queryAll(ctx, tx, q, append(states, at, at, n), scanJob)
+			if err == nil {
+				err = loadSegments(ctx, tx, due)
 			}
-			read = append(read, j)
-		}
-		claimed = append(claimed, mine.Ours(read)...)
-		if len(claimed) == limit {
-			mine.Wrote(claimed)
-			return nil
-		}
-		now := s.db.now()
-		at := formatTime(now)
-		q := selectJob + ` WHERE state IN (` + in + `)
-			AND next_run_at <= ? AND (claim_until IS NULL OR claim_until <= ?)
-			ORDER BY next_run_at, id LIMIT ?`
-		due, err := queryAll(ctx, tx, q, append(states, at, at, limit-len(claimed)), scanJob)
-		if err != nil {
-			return err
-		}
-		if err := loadSegments(ctx, tx, due); err != nil {
-			return err
-		}
-		for _, cur := range due {
-			j, err := job.ApplyClaim(cur, step, now)
 			if err != nil {
-				return fmt.Errorf("due job %s: %w", cur.ID, err) // the query and the rule disagree: a bug
+				return nil, err
 			}
-			j = job.Stored(j)
-			if err := putJob(ctx, tx, j); err != nil {
-				return err
+			next, err := job.ClaimAll(due, step, now)
+			for _, j := range next {
+				if err == nil {
+					err = putJob(ctx, tx, j)
+				}
 			}
-			claimed = append(claimed, j)
-		}
-		mine.Wrote(claimed)
-		return nil
+			return next, err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim due jobs for %s: %w", step.Name, err)
