@@ -145,14 +145,8 @@ func segmentsParams(jobID string, segs []job.Segment, endedAt time.Time) params 
 }
 
 func tokenParams(t apitoken.Token) params {
-	return params{
-		{"$hash", utf8(t.Hash)},
-		{"$id", utf8(t.ID)},
-		{"$name", utf8(t.Name)},
-		{"$created_at", ts(job.Ms(t.CreatedAt))},
-		{"$revoked_at", optTS(job.Ms(t.RevokedAt))},
-		{"$callback_secret", utf8(t.CallbackSecret)},
-	}
+	return params{{"$hash", utf8(t.Hash)}, {"$id", utf8(t.ID)}, {"$name", utf8(t.Name)}, {"$created_at", ts(truncMs(t.CreatedAt))},
+		{"$revoked_at", optTS(truncMs(t.RevokedAt))}, {"$callback_secret", utf8(t.CallbackSecret)}}
 }
 
 // truncMs is job.Ms, for the non-job rows.
@@ -160,11 +154,9 @@ var truncMs = job.Ms
 
 // One function a statement, so the agreement test checks what is bound.
 
-func jobIDParams(id string) params { return params{{"$id", utf8(id)}} } // selectJob
-
-func jobIDsParams(ids []types.Value) params { return params{{"$job_ids", list(ids)}} } // selectSegments
-
-func segmentsOfParams(jobID string) params { return params{{"$job_id", utf8(jobID)}} } // deleteSegments
+func jobIDParams(id string) params          { return params{{"$id", utf8(id)}} }        // selectJob
+func jobIDsParams(ids []types.Value) params { return params{{"$job_ids", list(ids)}} }  // selectSegments
+func segmentsOfParams(jobID string) params  { return params{{"$job_id", utf8(jobID)}} } // deleteSegments
 
 func dueParams(state types.Value, now time.Time, n int) params { // selectDueJobs
 	return params{{"$state", state}, {"$now", ts(now)}, {"$limit", uint64Param(n)}}
@@ -204,17 +196,12 @@ func keyRowParams(key params, jobID string, createdAt time.Time) params {
 }
 
 func tokenHashParams(hash string) params { return params{{"$hash", utf8(hash)}} } // selectTokenByHash
-
-func tokenIDParams(id string) params { return params{{"$id", utf8(id)}} } // selectTokenByID
+func tokenIDParams(id string) params     { return params{{"$id", utf8(id)}} }     // selectTokenByID
 
 func revokeParams(hash string, at time.Time) params { // revokeToken
 	return params{{"$hash", utf8(hash)}, {"$revoked_at", ts(at)}}
 }
 
 func stepParams(n int, name string, now time.Time) params { // insertSchemaStep, upsertSchemaTTL
-	return params{
-		{"$step", types.Int32Value(int32(n))}, //nolint:gosec // a handful of steps
-		{"$name", utf8(name)},
-		{"$applied_at", ts(now)},
-	}
+	return params{{"$step", types.Int32Value(int32(n))}, {"$name", utf8(name)}, {"$applied_at", ts(now)}} //nolint:gosec // a handful of steps
 }
