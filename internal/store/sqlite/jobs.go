@@ -73,26 +73,21 @@ func (t featuresText) Scan(v any) (err error) {
 
 func jobValues(j job.Job) []any {
 	return []any{j.ID, string(j.State), string(j.Source), j.OwnerID, j.Language, j.Filename, j.SizeBytes, j.ContentType,
-		j.DurationMs, nullInt(j.TelegramChatID), nullInt(j.TelegramMessageID), j.Attempts, formatTime(j.NextRunAt),
-		nullString(j.ClaimID), nullTime(j.ClaimUntil),
-		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
+		j.DurationMs, orNull(j.TelegramChatID), orNull(j.TelegramMessageID), j.Attempts, formatTime(j.NextRunAt),
+		orNull(j.ClaimID), nullTime(j.ClaimUntil),
+		j.ErrorCode, j.ErrorMessage, orNull(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
 		nullTime(j.EndedAt), formatTime(j.CreatedAt), formatTime(j.UpdatedAt),
-		nullString(j.ChargedTo), nullInt(j.ReservedSeconds), nullTime(j.ReservedDay), nullString(string(j.Priority)),
-		nullString(job.EncodeFeatures(j.Features)), nullString(string(j.Recognition)), nullInt(j.BilledSeconds), nullInt(j.ReservedMicros), nullString(j.ReuseKey)}
+		orNull(j.ChargedTo), orNull(j.ReservedSeconds), nullTime(j.ReservedDay), orNull(string(j.Priority)),
+		orNull(job.EncodeFeatures(j.Features)), orNull(string(j.Recognition)), orNull(j.BilledSeconds), orNull(j.ReservedMicros), orNull(j.ReuseKey)}
 }
 
-func nullInt(v int64) any {
-	if v == 0 {
+// orNull is v, or NULL for its zero value.
+func orNull[T comparable](v T) any {
+	var zero T
+	if v == zero {
 		return nil
 	}
 	return v
-}
-
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
@@ -174,14 +169,20 @@ type queryer interface {
 }
 
 func getJob(ctx context.Context, q queryer, id string) (job.Job, error) {
-	j, err := scanJob(q.QueryRowContext(ctx, selectJob+` WHERE id = ?`, id))
+	j, err := oneJob(q.QueryRowContext(ctx, selectJob+` WHERE id = ?`, id))
+	if err != nil {
+		return job.Job{}, err
+	}
+	return withSegments(ctx, q, j)
+}
+
+// oneJob scans row's job, without its segments; job.ErrNotFound for none.
+func oneJob(row *sql.Row) (job.Job, error) {
+	j, err := scanJob(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return job.Job{}, job.ErrNotFound
 	}
-	if err != nil {
-		return job.Job{}, translate(err)
-	}
-	return withSegments(ctx, q, j)
+	return j, translate(err)
 }
 
 func withSegments(ctx context.Context, q querier, j job.Job) (job.Job, error) {
@@ -289,23 +290,19 @@ func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) 
 	if err != nil {
 		return job.Page{}, err
 	}
-	q := selectJob + ` WHERE owner_id = ?`
-	args := []any{ownerID}
+	q, args := selectJob+` WHERE owner_id = ?`, []any{ownerID}
 	if cursor != "" {
-		q += ` AND id < ?`
-		args = append(args, cursor)
+		q, args = q+` AND id < ?`, append(args, cursor)
 	}
-	q += ` ORDER BY id DESC LIMIT ?`
-	args = append(args, limit+1)
 	var p job.Page
-	if p.Jobs, err = queryAll(ctx, s.db.sql, q, args, scanJob); err != nil {
-		return job.Page{}, fmt.Errorf("list jobs: %w", err)
+	p.Jobs, err = queryAll(ctx, s.db.sql, q+` ORDER BY id DESC LIMIT ?`, append(args, limit+1), scanJob)
+	if err == nil && len(p.Jobs) > limit {
+		p.Jobs, p.Next = p.Jobs[:limit], p.Jobs[limit-1].ID
 	}
-	if len(p.Jobs) > limit {
-		p.Jobs = p.Jobs[:limit]
-		p.Next = p.Jobs[limit-1].ID
+	if err == nil {
+		err = loadSegments(ctx, s.db.sql, p.Jobs)
 	}
-	if err := loadSegments(ctx, s.db.sql, p.Jobs); err != nil {
+	if err != nil {
 		return job.Page{}, fmt.Errorf("list jobs: %w", err)
 	}
 	return p, nil
@@ -328,15 +325,12 @@ func (s *JobStore) Reusable(ctx context.Context, key string, endedAfter time.Tim
 	if key == "" {
 		return job.Job{}, job.ErrNotFound
 	}
-	j, err := scanJob(s.db.sql.QueryRowContext(ctx, selectJob+` WHERE reuse_key = ? AND state = ? AND deleted_at IS NULL
+	j, err := oneJob(s.db.sql.QueryRowContext(ctx, selectJob+` WHERE reuse_key = ? AND state = ? AND deleted_at IS NULL
 		AND ended_at > ? ORDER BY ended_at DESC LIMIT 1`, key, string(job.Done), formatTime(endedAfter)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return job.Job{}, job.ErrNotFound
+	if err != nil && !errors.Is(err, job.ErrNotFound) {
+		return job.Job{}, fmt.Errorf("reusable job: %w", err)
 	}
-	if err != nil {
-		return job.Job{}, fmt.Errorf("reusable job: %w", translate(err))
-	}
-	return j, nil
+	return j, err
 }
 
 func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
