@@ -30,14 +30,6 @@ var (
 // column, the segments, the id): a bug.
 var errWideChange = errs.New(errs.Internal, "store_wide_change", "the job store was asked for a change it does not write")
 
-var jobColumnByName = func() map[string]jobColumn {
-	m := make(map[string]jobColumn, len(jobColumnList))
-	for _, c := range jobColumnList {
-		m[c.name] = c
-	}
-	return m
-}()
-
 // changedColumns are the columns whose stored values differ.
 func changedColumns(cur, next job.Job) []string {
 	cur, next = job.Stored(cur), job.Stored(next)
@@ -76,7 +68,8 @@ func (w narrowWrite) bind(j job.Job) params {
 	j = job.Stored(j)
 	p := params{{"$id", utf8(j.ID)}}
 	for _, name := range w.columns {
-		p = append(p, param{"$" + name, jobColumnByName[name].value(&j)})
+		i := slices.IndexFunc(jobColumnList, func(c jobColumn) bool { return c.name == name })
+		p = append(p, param{"$" + name, jobColumnList[i].value(&j)})
 	}
 	return p
 }
