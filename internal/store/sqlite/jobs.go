@@ -214,7 +214,7 @@ func (s *JobStore) update(ctx context.Context, id string, withSegments bool, app
 	})
 }
 
-// putJob writes the whole row of j, stored.
+// putJob writes the whole row of j, which callers pass job.Stored.
 func putJob(ctx context.Context, tx *sql.Tx, j job.Job) error {
 	return exec(ctx, tx, updateJob, append(jobValues(j), j.ID)...)
 }
