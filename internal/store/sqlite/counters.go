@@ -39,22 +39,17 @@ func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, am
 		return 0, false, err
 	}
 	op := ident.New()
-	var (
-		used int64
-		ok   bool
-	)
-	err := c.db.tx(ctx, func(tx *sql.Tx) error {
+	var ok bool
+	used, err := txResult(ctx, c.db, func(tx *sql.Tx) (int64, error) {
 		cur, _, err := readCounter(ctx, tx, key, window)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		next, n, fits, write := quota.ReserveOnce(cur, op, amount, limit)
-		used, ok = n, fits
-		if !write {
-			return nil
+		if ok = fits; write {
+			err = exec(ctx, tx, upsertCounter, key, formatTime(window), next.Used, formatTime(quota.ExpiresAt(key, window)), quota.EncodeOps(next.Ops))
 		}
-		_, err = tx.ExecContext(ctx, upsertCounter, key, formatTime(window), next.Used, formatTime(quota.ExpiresAt(key, window)), quota.EncodeOps(next.Ops))
-		return translate(err)
+		return n, err
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("reserve usage counter %q: %w", key, err)
@@ -72,12 +67,10 @@ func (c *Counters) Release(ctx context.Context, key string, window time.Time, am
 		if err != nil {
 			return err
 		}
-		next, write := quota.ReleaseOnce(cur, found, op, amount)
-		if !write {
-			return nil
+		if next, write := quota.ReleaseOnce(cur, found, op, amount); write {
+			return exec(ctx, tx, updateCounter, next.Used, quota.EncodeOps(next.Ops), key, formatTime(window))
 		}
-		_, err = tx.ExecContext(ctx, updateCounter, next.Used, quota.EncodeOps(next.Ops), key, formatTime(window))
-		return translate(err)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("release usage counter %q: %w", key, err)
@@ -126,19 +119,11 @@ func (c *Counters) UsedMany(ctx context.Context, keys []string, window time.Time
 
 // ExpireCounters deletes through counters_expiry.
 func (c *Counters) ExpireCounters(ctx context.Context, now time.Time) (int, error) {
-	var n int64
-	err := c.db.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, deleteCounters, formatTime(now))
-		if err != nil {
-			return translate(err)
-		}
-		n, err = res.RowsAffected()
-		return translate(err)
-	})
+	n, err := txResult(ctx, c.db, func(tx *sql.Tx) (int, error) { return execCount(ctx, tx, deleteCounters, formatTime(now)) })
 	if err != nil {
 		return 0, fmt.Errorf("expire usage counters: %w", err)
 	}
-	return int(n), nil
+	return n, nil
 }
 
 func readCounter(ctx context.Context, q queryer, key string, window time.Time) (r quota.Row, found bool, err error) {

@@ -107,6 +107,37 @@ func (db *DB) txOnce(ctx context.Context, fn func(*sql.Tx) error) error {
 	return translate(tx.Commit())
 }
 
+// txResult runs fn in db.tx and returns its last run's result.
+func txResult[T any](ctx context.Context, db *DB, fn func(*sql.Tx) (T, error)) (T, error) {
+	var out T
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}
+
+// exec runs a statement that returns no rows, its error translated.
+func exec(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	_, err := tx.ExecContext(ctx, query, args...)
+	return translate(err)
+}
+
+// execCount runs a statement and returns how many rows it changed.
+func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), translate(err)
+}
+
 var errUnavailable = "the job store is unavailable"
 
 // translate: busy, locked, I/O, full disk and a closed database are
@@ -155,6 +186,32 @@ func parseTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
 	}
 	return t, nil
+}
+
+// orZero scans a column that may be NULL into p, NULL as the zero value.
+func orZero[T any](p *T) sql.Scanner { return nullScanner[T]{p} }
+
+type nullScanner[T any] struct{ p *T }
+
+func (n nullScanner[T]) Scan(v any) error {
+	var x sql.Null[T]
+	err := x.Scan(v)
+	*n.p = x.V
+	return err
+}
+
+// timeText scans a time kept as text into p, NULL as the zero time.
+func timeText(p *time.Time) sql.Scanner { return timeScanner{p} }
+
+type timeScanner struct{ p *time.Time }
+
+func (t timeScanner) Scan(v any) (err error) {
+	var s sql.NullString
+	if err := s.Scan(v); err != nil {
+		return err
+	}
+	*t.p, err = parseNullTime(s)
+	return err
 }
 
 func parseNullTime(s sql.NullString) (time.Time, error) {

@@ -30,25 +30,18 @@ func (s *JobStore) Expired(ctx context.Context, before time.Time, limit int) ([]
 
 // Remove deletes rows ended before before; segments go by ON DELETE CASCADE.
 func (s *JobStore) Remove(ctx context.Context, ids []string, before time.Time) (int, error) {
-	n := 0
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		n = 0
+	n, err := txResult(ctx, s.db, func(tx *sql.Tx) (int, error) {
+		n := 0
 		for _, id := range ids {
-			id, err := job.ParseID(id)
-			if err != nil {
-				continue
+			if id, err := job.ParseID(id); err == nil {
+				k, err := execCount(ctx, tx, `DELETE FROM jobs WHERE id = ? AND ended_at IS NOT NULL AND ended_at < ?`, id, formatTime(before))
+				if err != nil {
+					return 0, err
+				}
+				n += k
 			}
-			res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = ? AND ended_at IS NOT NULL AND ended_at < ?`, id, formatTime(before))
-			if err != nil {
-				return translate(err)
-			}
-			k, err := res.RowsAffected()
-			if err != nil {
-				return translate(err)
-			}
-			n += int(k)
 		}
-		return nil
+		return n, nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("remove expired jobs: %w", err)

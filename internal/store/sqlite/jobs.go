@@ -15,11 +15,21 @@ import (
 // errJobTaken: a new ULID names another call's job; never expected.
 var errJobTaken = errs.New(errs.Conflict, "store_conflict", "")
 
-type JobStore struct{ db *DB }
+// JobStore's Claim, Save, Release, Renew and Delete are job.Change's over
+// update. Delete blanks the key columns (NULL), which frees them: their
+// unique indexes are partial over non-NULL values.
+type JobStore struct {
+	db *DB
+	job.Change
+}
 
 var _ job.Store = (*JobStore)(nil)
 
-func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
+func NewJobStore(db *DB) *JobStore {
+	s := &JobStore{db: db}
+	s.Change = s.update
+	return s
+}
 
 // jobColumns is the one column list: scanJob and jobValues follow it.
 const jobColumns = `id, state, source, owner_id, language, filename, size_bytes, content_type,
@@ -36,83 +46,48 @@ var (
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanJob(r scanner) (job.Job, error) {
-	var (
-		j                         job.Job
-		chat, msg                 sql.NullInt64
-		claimID, claimUntil       sql.NullString
-		idemKey, deletedAt        sql.NullString
-		uploadBy, endedAt         sql.NullString
-		chargedTo, reservedDay    sql.NullString
-		priority, features        sql.NullString
-		recognition, reuseKey     sql.NullString
-		reserved, billed, micros  sql.NullInt64
-		nextRun, created, updated string
-		state, source             string
-	)
-	err := r.Scan(&j.ID, &state, &source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
-		&j.DurationMs, &chat, &msg, &j.Attempts, &nextRun, &claimID, &claimUntil,
-		&j.ErrorCode, &j.ErrorMessage, &idemKey, &deletedAt, &uploadBy, &endedAt, &created, &updated,
-		&chargedTo, &reserved, &reservedDay, &priority, &features, &recognition, &billed, &micros, &reuseKey)
+func scanJob(r scanner) (j job.Job, err error) {
+	err = r.Scan(&j.ID, &j.State, &j.Source, &j.OwnerID, &j.Language, &j.Filename, &j.SizeBytes, &j.ContentType,
+		&j.DurationMs, orZero(&j.TelegramChatID), orZero(&j.TelegramMessageID), &j.Attempts, timeText(&j.NextRunAt),
+		orZero(&j.ClaimID), timeText(&j.ClaimUntil), &j.ErrorCode, &j.ErrorMessage, orZero(&j.IdempotencyKey),
+		timeText(&j.DeletedAt), timeText(&j.UploadBy), timeText(&j.EndedAt), timeText(&j.CreatedAt), timeText(&j.UpdatedAt),
+		orZero(&j.ChargedTo), orZero(&j.ReservedSeconds), timeText(&j.ReservedDay), orZero(&j.Priority), featuresText{&j.Features},
+		orZero(&j.Recognition), orZero(&j.BilledSeconds), orZero(&j.ReservedMicros), orZero(&j.ReuseKey))
 	if err != nil {
 		return job.Job{}, err
-	}
-	j.State, j.Source = job.State(state), job.Source(source)
-	j.TelegramChatID, j.TelegramMessageID = chat.Int64, msg.Int64
-	j.ClaimID = claimID.String
-	j.IdempotencyKey = idemKey.String
-	j.ChargedTo, j.ReservedSeconds, j.ReservedMicros = chargedTo.String, reserved.Int64, micros.Int64
-	j.Priority = job.Priority(priority.String)
-	j.ReuseKey = reuseKey.String
-	j.Recognition, j.BilledSeconds = job.Recognition(recognition.String), billed.Int64
-	var errT [9]error
-	j.Features, errT[8] = job.DecodeFeatures(features.String)
-	j.NextRunAt, errT[0] = parseTime(nextRun)
-	j.ClaimUntil, errT[1] = parseNullTime(claimUntil)
-	j.CreatedAt, errT[2] = parseTime(created)
-	j.UpdatedAt, errT[3] = parseTime(updated)
-	j.DeletedAt, errT[4] = parseNullTime(deletedAt)
-	j.UploadBy, errT[5] = parseNullTime(uploadBy)
-	j.EndedAt, errT[6] = parseNullTime(endedAt)
-	j.ReservedDay, errT[7] = parseNullTime(reservedDay)
-	if err := errors.Join(errT[:]...); err != nil {
-		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	return j, nil
 }
 
+// featuresText scans job.Features from their JSON text (NULL: none).
+type featuresText struct{ f *job.Features }
+
+func (t featuresText) Scan(v any) (err error) {
+	var s sql.NullString
+	if err := s.Scan(v); err != nil {
+		return err
+	}
+	*t.f, err = job.DecodeFeatures(s.String)
+	return err
+}
+
 func jobValues(j job.Job) []any {
 	return []any{j.ID, string(j.State), string(j.Source), j.OwnerID, j.Language, j.Filename, j.SizeBytes, j.ContentType,
-		j.DurationMs, nullInt(j.TelegramChatID), nullInt(j.TelegramMessageID), j.Attempts, formatTime(j.NextRunAt),
-		nullString(j.ClaimID), nullTime(j.ClaimUntil),
-		j.ErrorCode, j.ErrorMessage, nullString(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
+		j.DurationMs, orNull(j.TelegramChatID), orNull(j.TelegramMessageID), j.Attempts, formatTime(j.NextRunAt),
+		orNull(j.ClaimID), nullTime(j.ClaimUntil),
+		j.ErrorCode, j.ErrorMessage, orNull(j.IdempotencyKey), nullTime(j.DeletedAt), nullTime(j.UploadBy),
 		nullTime(j.EndedAt), formatTime(j.CreatedAt), formatTime(j.UpdatedAt),
-		nullString(j.ChargedTo), nullInt(j.ReservedSeconds), nullTime(j.ReservedDay), nullString(string(j.Priority)),
-		nullString(job.EncodeFeatures(j.Features)), nullString(string(j.Recognition)), nullInt(j.BilledSeconds), nullInt(j.ReservedMicros), nullString(j.ReuseKey)}
+		orNull(j.ChargedTo), orNull(j.ReservedSeconds), nullTime(j.ReservedDay), orNull(string(j.Priority)),
+		orNull(job.EncodeFeatures(j.Features)), orNull(string(j.Recognition)), orNull(j.BilledSeconds), orNull(j.ReservedMicros), orNull(j.ReuseKey)}
 }
 
-// stored is j with times in UTC at milliseconds.
-func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
-		if !t.IsZero() {
-			*t = t.UTC().Truncate(time.Millisecond)
-		}
-	}
-	return j
-}
-
-func nullInt(v int64) any {
-	if v == 0 {
+// orNull is v, or NULL for its zero value.
+func orNull[T comparable](v T) any {
+	var zero T
+	if v == zero {
 		return nil
 	}
 	return v
-}
-
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
@@ -124,15 +99,14 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 		// Found, it is this call's row, committed by an earlier run.
 		cur, err := getJob(ctx, tx, j.ID)
 		switch {
-		case err == nil && job.Same(cur, stored(j)):
+		case err == nil && job.Same(cur, job.Stored(j)):
 			return nil
 		case err == nil:
 			return fmt.Errorf("%w: job %s is there already", errJobTaken, j.ID)
 		case !errors.Is(err, job.ErrNotFound):
 			return err
 		}
-		_, err = tx.ExecContext(ctx, insertJob, jobValues(j)...)
-		return translate(err)
+		return exec(ctx, tx, insertJob, jobValues(j)...)
 	})
 	if err != nil {
 		return job.Job{}, fmt.Errorf("create job: %w", err)
@@ -141,58 +115,40 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 }
 
 func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, bool, error) {
-	fresh, err := job.NewMessageJob(d, s.db.now())
-	if err != nil {
-		return job.Job{}, false, err
-	}
-	j, created, err := s.createOnce(ctx, fresh, ` WHERE tg_chat_id = ? AND tg_message_id = ?`, d.TelegramChatID, d.TelegramMessageID)
-	if err != nil {
-		return job.Job{}, false, fmt.Errorf("create job for message %d/%d: %w", d.TelegramChatID, d.TelegramMessageID, err)
-	}
-	return j, created, nil
+	return s.createOnce(ctx, d, job.NewMessageJob, fmt.Sprintf("create job for message %d/%d", d.TelegramChatID, d.TelegramMessageID),
+		` WHERE tg_chat_id = ? AND tg_message_id = ?`, d.TelegramChatID, d.TelegramMessageID)
 }
 
 func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, error) {
-	fresh, err := job.NewKeyedJob(d, s.db.now())
+	return s.createOnce(ctx, d, job.NewKeyedJob, "create job once", ` WHERE owner_id = ? AND idempotency_key = ?`, d.OwnerID, d.IdempotencyKey)
+}
+
+// createOnce returns the job where finds, or inserts a new one (newJob's,
+// whose refusal is returned as is); a unique index backs the check. Run
+// again after its commit, it finds that job: created. what names the call.
+func (s *JobStore) createOnce(ctx context.Context, d job.Draft, newJob func(job.Draft, time.Time) (job.Job, error),
+	what, where string, args ...any) (job.Job, bool, error) {
+	fresh, err := newJob(d, s.db.now())
 	if err != nil {
 		return job.Job{}, false, err
 	}
-	j, created, err := s.createOnce(ctx, fresh, ` WHERE owner_id = ? AND idempotency_key = ?`, d.OwnerID, d.IdempotencyKey)
-	if err != nil {
-		return job.Job{}, false, fmt.Errorf("create job once: %w", err)
-	}
-	return j, created, nil
-}
-
-// createOnce returns the job where finds, or inserts fresh; a unique index
-// backs the check. Run again after its commit, it finds fresh: created.
-func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, where string, args ...any) (j job.Job, created bool, err error) {
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		j, created = job.Job{}, false
-		j, err = scanJob(tx.QueryRowContext(ctx, selectJob+where, args...))
+	var created bool
+	j, err := txResult(ctx, s.db, func(tx *sql.Tx) (job.Job, error) {
+		j, err := scanJob(tx.QueryRowContext(ctx, selectJob+where, args...))
 		if err == nil {
 			created = j.ID == fresh.ID
-			one := []job.Job{j}
-			err = loadSegments(ctx, tx, one)
-			j = one[0]
-			return err
+			return withSegments(ctx, tx, j)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
-			return translate(err)
+			return job.Job{}, translate(err)
 		}
-		if _, err := tx.ExecContext(ctx, insertJob, jobValues(fresh)...); err != nil {
-			return translate(err)
-		}
-		j, created = fresh, true
-		return nil
+		created = true
+		return fresh, exec(ctx, tx, insertJob, jobValues(fresh)...)
 	})
-	return j, created, err
-}
-
-// Delete blanks the key columns (NULL), which frees them: their unique
-// indexes are partial over non-NULL values.
-func (s *JobStore) Delete(ctx context.Context, id string) (job.Job, error) {
-	return job.Change(s.update).Delete(ctx, id)
+	if err != nil {
+		return job.Job{}, false, fmt.Errorf("%s: %w", what, err)
+	}
+	return j, created, nil
 }
 
 func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {
@@ -213,18 +169,26 @@ type queryer interface {
 }
 
 func getJob(ctx context.Context, q queryer, id string) (job.Job, error) {
-	j, err := scanJob(q.QueryRowContext(ctx, selectJob+` WHERE id = ?`, id))
+	j, err := oneJob(q.QueryRowContext(ctx, selectJob+` WHERE id = ?`, id))
+	if err != nil {
+		return job.Job{}, err
+	}
+	return withSegments(ctx, q, j)
+}
+
+// oneJob scans row's job, without its segments; job.ErrNotFound for none.
+func oneJob(row *sql.Row) (job.Job, error) {
+	j, err := scanJob(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return job.Job{}, job.ErrNotFound
 	}
-	if err != nil {
-		return job.Job{}, translate(err)
-	}
+	return j, translate(err)
+}
+
+func withSegments(ctx context.Context, q querier, j job.Job) (job.Job, error) {
 	one := []job.Job{j}
-	if err := loadSegments(ctx, q, one); err != nil {
-		return job.Job{}, err
-	}
-	return one[0], nil
+	err := loadSegments(ctx, q, one)
+	return one[0], err
 }
 
 // update is the store's job.Change.
@@ -233,29 +197,26 @@ func (s *JobStore) update(ctx context.Context, id string, withSegments bool, app
 	if err != nil {
 		return job.Job{}, err
 	}
-	var j job.Job
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
+	return txResult(ctx, s.db, func(tx *sql.Tx) (job.Job, error) {
 		cur, err := getJob(ctx, tx, id)
 		if err != nil {
-			return err
+			return job.Job{}, err
 		}
-		if j, err = apply(cur, s.db.now()); err != nil {
-			return err
+		j, err := apply(cur, s.db.now())
+		if err != nil {
+			return job.Job{}, err
 		}
-		j = stored(j)
-		if _, err := tx.ExecContext(ctx, updateJob, append(jobValues(j), id)...); err != nil {
-			return translate(err)
+		j = job.Stored(j)
+		if err := putJob(ctx, tx, j); err != nil || !withSegments {
+			return j, err
 		}
-		if withSegments {
-			return writeSegments(ctx, tx, j)
-		}
-		return nil
+		return j, writeSegments(ctx, tx, j)
 	})
-	return j, err
 }
 
-func (s *JobStore) Claim(ctx context.Context, id string, step job.Step) (job.Job, error) {
-	return job.Change(s.update).Claim(ctx, id, step)
+// putJob writes the whole row of j, which callers pass job.Stored.
+func putJob(ctx context.Context, tx *sql.Tx, j job.Job) error {
+	return exec(ctx, tx, updateJob, append(jobValues(j), j.ID)...)
 }
 
 func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]job.Job, error) {
@@ -266,50 +227,30 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	if len(states) == 0 {
 		return []job.Job{}, nil
 	}
-	var (
-		claimed []job.Job
-		mine    job.Claimed // an earlier run's claims, should its answer be lost
-	)
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		claimed = make([]job.Job, 0, limit)
-		var read []job.Job
-		for _, id := range mine.IDs() {
-			j, err := getJob(ctx, tx, id)
-			if err != nil && !errors.Is(err, job.ErrNotFound) {
-				return err
+	var mine job.Claimed // an earlier run's claims, should its answer be lost
+	claimed, err := txResult(ctx, s.db, func(tx *sql.Tx) ([]job.Job, error) {
+		get := func(id string) (job.Job, error) { return getJob(ctx, tx, id) }
+		return mine.Run(limit, get, func(n int) ([]job.Job, error) {
+			now := s.db.now()
+			at := formatTime(now)
+			q := selectJob + ` WHERE state IN (` + in + `)
+				AND next_run_at <= ? AND (claim_until IS NULL OR claim_until <= ?)
+				ORDER BY next_run_at, id LIMIT ?`
+			due, err := queryAll(ctx, tx, q, append(states, at, at, n), scanJob)
+			if err == nil {
+				err = loadSegments(ctx, tx, due)
 			}
-			read = append(read, j)
-		}
-		claimed = append(claimed, mine.Ours(read)...)
-		if len(claimed) == limit {
-			mine.Wrote(claimed)
-			return nil
-		}
-		now := s.db.now()
-		at := formatTime(now)
-		q := selectJob + ` WHERE state IN (` + in + `)
-			AND next_run_at <= ? AND (claim_until IS NULL OR claim_until <= ?)
-			ORDER BY next_run_at, id LIMIT ?`
-		due, err := queryAll(ctx, tx, q, append(states, at, at, limit-len(claimed)), scanJob)
-		if err != nil {
-			return err
-		}
-		if err := loadSegments(ctx, tx, due); err != nil {
-			return err
-		}
-		for _, cur := range due {
-			j, err := job.ApplyClaim(cur, step, now)
 			if err != nil {
-				return fmt.Errorf("due job %s: %w", cur.ID, err) // the query and the rule disagree: a bug
+				return nil, err
 			}
-			j = stored(j)
-			if _, err := tx.ExecContext(ctx, updateJob, append(jobValues(j), j.ID)...); err != nil {
-				return translate(err)
+			next, err := job.ClaimAll(due, step, now)
+			for _, j := range next {
+				if err == nil {
+					err = putJob(ctx, tx, j)
+				}
 			}
-			claimed = append(claimed, j)
-		}
-		mine.Wrote(claimed)
-		return nil
+			return next, err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim due jobs for %s: %w", step.Name, err)
@@ -317,43 +258,23 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	return claimed, nil
 }
 
-func (s *JobStore) Save(ctx context.Context, j job.Job, n job.Next) (job.Job, error) {
-	return job.Change(s.update).Save(ctx, j, n)
-}
-
-func (s *JobStore) Release(ctx context.Context, c job.Claim, pause time.Duration, f job.Failure) (job.Job, error) {
-	return job.Change(s.update).Release(ctx, c, pause, f)
-}
-
-func (s *JobStore) Renew(ctx context.Context, c job.Claim, step job.Step) (job.Claim, error) {
-	return job.Change(s.update).Renew(ctx, c, step)
-}
-
 var _ job.Reclaimer = (*JobStore)(nil)
 
 // TakeBackClaims ends every live job's claim: the local stack, the only
 // worker on its file, calls it at its start.
 func (s *JobStore) TakeBackClaims(ctx context.Context) (int, error) {
-	n := 0
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		n = 0
-		now := s.db.now()
+	n, err := txResult(ctx, s.db, func(tx *sql.Tx) (int, error) {
 		held, err := queryAll(ctx, tx, selectJob+` WHERE claim_id IS NOT NULL AND ended_at IS NULL`, nil, scanJob)
-		if err != nil {
-			return err
-		}
+		n, now := 0, s.db.now()
 		for _, cur := range held {
-			j, ok := job.ApplyTakeBack(cur, now)
-			if !ok {
-				continue
+			if j, ok := job.ApplyTakeBack(cur, now); ok {
+				if err := putJob(ctx, tx, job.Stored(j)); err != nil {
+					return 0, err
+				}
+				n++
 			}
-			j = stored(j)
-			if _, err := tx.ExecContext(ctx, updateJob, append(jobValues(j), j.ID)...); err != nil {
-				return translate(err)
-			}
-			n++
 		}
-		return nil
+		return n, err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("take back claims: %w", err)
@@ -369,23 +290,19 @@ func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) 
 	if err != nil {
 		return job.Page{}, err
 	}
-	q := selectJob + ` WHERE owner_id = ?`
-	args := []any{ownerID}
+	q, args := selectJob+` WHERE owner_id = ?`, []any{ownerID}
 	if cursor != "" {
-		q += ` AND id < ?`
-		args = append(args, cursor)
+		q, args = q+` AND id < ?`, append(args, cursor)
 	}
-	q += ` ORDER BY id DESC LIMIT ?`
-	args = append(args, limit+1)
 	var p job.Page
-	if p.Jobs, err = queryAll(ctx, s.db.sql, q, args, scanJob); err != nil {
-		return job.Page{}, fmt.Errorf("list jobs: %w", err)
+	p.Jobs, err = queryAll(ctx, s.db.sql, q+` ORDER BY id DESC LIMIT ?`, append(args, limit+1), scanJob)
+	if err == nil && len(p.Jobs) > limit {
+		p.Jobs, p.Next = p.Jobs[:limit], p.Jobs[limit-1].ID
 	}
-	if len(p.Jobs) > limit {
-		p.Jobs = p.Jobs[:limit]
-		p.Next = p.Jobs[limit-1].ID
+	if err == nil {
+		err = loadSegments(ctx, s.db.sql, p.Jobs)
 	}
-	if err := loadSegments(ctx, s.db.sql, p.Jobs); err != nil {
+	if err != nil {
 		return job.Page{}, fmt.Errorf("list jobs: %w", err)
 	}
 	return p, nil
@@ -408,15 +325,12 @@ func (s *JobStore) Reusable(ctx context.Context, key string, endedAfter time.Tim
 	if key == "" {
 		return job.Job{}, job.ErrNotFound
 	}
-	j, err := scanJob(s.db.sql.QueryRowContext(ctx, selectJob+` WHERE reuse_key = ? AND state = ? AND deleted_at IS NULL
+	j, err := oneJob(s.db.sql.QueryRowContext(ctx, selectJob+` WHERE reuse_key = ? AND state = ? AND deleted_at IS NULL
 		AND ended_at > ? ORDER BY ended_at DESC LIMIT 1`, key, string(job.Done), formatTime(endedAfter)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return job.Job{}, job.ErrNotFound
+	if err != nil && !errors.Is(err, job.ErrNotFound) {
+		return job.Job{}, fmt.Errorf("reusable job: %w", err)
 	}
-	if err != nil {
-		return job.Job{}, fmt.Errorf("reusable job: %w", translate(err))
-	}
-	return j, nil
+	return j, err
 }
 
 func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
@@ -447,10 +361,8 @@ func nextDueQuery(states []job.State) (string, []any) {
 
 // liveStates are the non-terminal states as arguments, and their marks.
 func liveStates(states []job.State) (args []any, in string) {
-	for _, st := range states {
-		if !st.Terminal() {
-			args = append(args, string(st))
-		}
+	for _, st := range job.Live(states) {
+		args = append(args, string(st))
 	}
 	return args, marks(len(args))
 }

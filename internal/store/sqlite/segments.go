@@ -42,40 +42,28 @@ func loadSegments(ctx context.Context, q querier, jobs []job.Job) error {
 		args[i] = j.ID
 		jobs[i].Segments = nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+segmentColumns+` FROM segments WHERE job_id IN (`+
-		marks(len(jobs))+`) ORDER BY job_id, seq`, args...)
-	if err != nil {
-		return translate(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			id      string
-			s       job.Segment
-			counted sql.NullString
-		)
-		if err := rows.Scan(&id, &s.Seq, &s.StartMs, &s.DurationMs, &s.AudioKey, &s.Container, &s.OperationID, &s.Done, &counted); err != nil {
-			return translate(err)
-		}
-		if s.CountedIn, err = parseNullTime(counted); err != nil {
-			return err
-		}
-		i := at[id]
-		jobs[i].Segments = append(jobs[i].Segments, s)
-	}
-	return translate(rows.Err())
+	_, err := queryAll(ctx, q, `SELECT `+segmentColumns+` FROM segments WHERE job_id IN (`+marks(len(jobs))+`) ORDER BY job_id, seq`, args,
+		func(r scanner) (struct{}, error) {
+			var (
+				id string
+				s  job.Segment
+			)
+			err := r.Scan(&id, &s.Seq, &s.StartMs, &s.DurationMs, &s.AudioKey, &s.Container, &s.OperationID, &s.Done, timeText(&s.CountedIn))
+			if err == nil {
+				jobs[at[id]].Segments = append(jobs[at[id]].Segments, s)
+			}
+			return struct{}{}, err
+		})
+	return err
 }
 
 func writeSegments(ctx context.Context, tx *sql.Tx, j job.Job) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM segments WHERE job_id = ?`, j.ID); err != nil {
-		return translate(err)
-	}
+	err := exec(ctx, tx, `DELETE FROM segments WHERE job_id = ?`, j.ID)
 	for _, s := range j.Segments {
-		_, err := tx.ExecContext(ctx, `INSERT INTO segments (`+segmentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			j.ID, s.Seq, s.StartMs, s.DurationMs, s.AudioKey, s.Container, s.OperationID, s.Done, nullTime(s.CountedIn))
-		if err != nil {
-			return translate(err)
+		if err == nil {
+			err = exec(ctx, tx, `INSERT INTO segments (`+segmentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				j.ID, s.Seq, s.StartMs, s.DurationMs, s.AudioKey, s.Container, s.OperationID, s.Done, nullTime(s.CountedIn))
 		}
 	}
-	return nil
+	return err
 }

@@ -25,20 +25,9 @@ const tokenColumns = `id, name, hash, created_at, revoked_at, callback_secret`
 
 const selectToken = `SELECT ` + tokenColumns + ` FROM api_tokens`
 
-func scanToken(r scanner) (apitoken.Token, error) {
-	var (
-		t       apitoken.Token
-		created string
-		revoked sql.NullString
-	)
-	if err := r.Scan(&t.ID, &t.Name, &t.Hash, &created, &revoked, &t.CallbackSecret); err != nil {
+func scanToken(r scanner) (t apitoken.Token, err error) {
+	if err := r.Scan(&t.ID, &t.Name, &t.Hash, timeText(&t.CreatedAt), timeText(&t.RevokedAt), &t.CallbackSecret); err != nil {
 		return apitoken.Token{}, err
-	}
-	var errT [2]error
-	t.CreatedAt, errT[0] = parseTime(created)
-	t.RevokedAt, errT[1] = parseNullTime(revoked)
-	if err := errors.Join(errT[:]...); err != nil {
-		return apitoken.Token{}, fmt.Errorf("token %s: %w", t.ID, err)
 	}
 	return t, nil
 }
@@ -84,14 +73,20 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 
 // ByHash names no hash in errors: it is what a secret is looked up by.
 func (s *TokenStore) ByHash(ctx context.Context, hash string) (apitoken.Token, error) {
-	t, err := scanToken(s.db.sql.QueryRowContext(ctx, selectToken+` WHERE hash = ?`, hash))
+	t, err := getToken(s.db.sql.QueryRowContext(ctx, selectToken+` WHERE hash = ?`, hash))
+	if err != nil && !errors.Is(err, apitoken.ErrNotFound) {
+		return apitoken.Token{}, fmt.Errorf("find token by hash: %w", err)
+	}
+	return t, err
+}
+
+// getToken scans the row's token: apitoken.ErrNotFound when there is none.
+func getToken(row *sql.Row) (apitoken.Token, error) {
+	t, err := scanToken(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return apitoken.Token{}, apitoken.ErrNotFound
 	}
-	if err != nil {
-		return apitoken.Token{}, fmt.Errorf("find token by hash: %w", translate(err))
-	}
-	return t, nil
+	return t, translate(err)
 }
 
 // List returns every token, oldest first.
@@ -115,16 +110,9 @@ func (s *TokenStore) Revoke(ctx context.Context, id string, now time.Time) (apit
 	if now.IsZero() {
 		return apitoken.Token{}, fmt.Errorf("revoke token %s: %w: no time given", id, apitoken.ErrInvalid)
 	}
-	var t apitoken.Token
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		row := tx.QueryRowContext(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?
-			RETURNING `+tokenColumns, formatTime(now), id)
-		var err error
-		t, err = scanToken(row)
-		if errors.Is(err, sql.ErrNoRows) {
-			return apitoken.ErrNotFound
-		}
-		return translate(err)
+	t, err := txResult(ctx, s.db, func(tx *sql.Tx) (apitoken.Token, error) {
+		return getToken(tx.QueryRowContext(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?
+			RETURNING `+tokenColumns, formatTime(now), id))
 	})
 	if err != nil {
 		return apitoken.Token{}, fmt.Errorf("revoke token %s: %w", id, err)

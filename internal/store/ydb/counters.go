@@ -9,6 +9,7 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 
 	"transcriber/internal/ident"
+	"transcriber/internal/job"
 	"transcriber/internal/quota"
 )
 
@@ -30,24 +31,18 @@ func (c *Counters) Reserve(ctx context.Context, key string, window time.Time, am
 		return 0, false, err
 	}
 	op := ident.New()
-	var (
-		used int64
-		ok   bool
-	)
-	err := c.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		used, ok = 0, false
+	var ok bool
+	used, err := inTx(ctx, c.db.update, func(ctx context.Context, tx query.TxActor) (int64, error) {
 		cur, _, err := c.read(ctx, tx, key, window)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		next, n, fits, write := quota.ReserveOnce(cur, op, amount, limit)
 		if write {
-			if err := c.db.exec(ctx, tx, upsertCounter, counterParams(key, window, next)); err != nil {
-				return err
-			}
+			err = c.db.exec(ctx, tx, upsertCounter, counterParams(key, window, next))
 		}
-		used, ok = n, fits
-		return nil
+		ok = fits
+		return n, err
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("reserve usage counter %q: %w", key, err)
@@ -81,11 +76,9 @@ func (c *Counters) Used(ctx context.Context, key string, window time.Time) (int6
 	if err := quota.CheckKey(key); err != nil {
 		return 0, err
 	}
-	var n int64
-	err := c.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+	n, err := inTx(ctx, c.db.read, func(ctx context.Context, tx query.TxActor) (int64, error) {
 		r, _, err := c.read(ctx, tx, key, window)
-		n = r.Used
-		return err
+		return r.Used, err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("read usage counter %q: %w", key, err)
@@ -121,25 +114,23 @@ func (c *Counters) UsedMany(ctx context.Context, keys []string, window time.Time
 	return out, nil
 }
 
-func (c *Counters) read(ctx context.Context, tx query.TxActor, key string, window time.Time) (r quota.Row, found bool, err error) {
-	err = c.db.rows(ctx, tx, selectCounter, counterKeyParams(key, window), func(row query.Row) error {
+func (c *Counters) read(ctx context.Context, tx query.TxActor, key string, window time.Time) (quota.Row, bool, error) {
+	return scanOne(ctx, c.db, tx, selectCounter, counterKeyParams(key, window), func(row query.Row) (r quota.Row, err error) {
 		var ops *string
 		if err := row.ScanNamed(query.Named("used", &r.Used), query.Named("ops", &ops)); err != nil {
-			return fmt.Errorf("read counter row: %w", err)
+			return r, fmt.Errorf("read counter row: %w", err)
 		}
 		if ops != nil {
 			r.Ops = quota.DecodeOps(*ops)
 		}
-		found = true
-		return nil
+		return r, nil
 	})
-	return r, found, err
 }
 
 // counterKeyParams keeps the window at milliseconds, as SQLite does, so
 // both stores name the same counter for one time.Time.
 func counterKeyParams(key string, window time.Time) params {
-	return params{{"$counter", utf8(key)}, {"$window_start", ts(truncMs(window))}}
+	return params{{"$counter", utf8(key)}, {"$window_start", ts(job.Ms(window))}}
 }
 
 // countersKeysParams names each key once.
@@ -152,11 +143,11 @@ func countersKeysParams(keys []string, window time.Time) params {
 			vs = append(vs, utf8(k))
 		}
 	}
-	return params{{"$counters", list(vs)}, {"$window_start", ts(truncMs(window))}}
+	return params{{"$counters", list(vs)}, {"$window_start", ts(job.Ms(window))}}
 }
 
 func counterParams(key string, window time.Time, r quota.Row) params {
-	w := truncMs(window)
+	w := job.Ms(window)
 	return append(counterKeyParams(key, w), param{"$used", i64(r.Used)}, param{"$expires_at", ts(quota.ExpiresAt(key, w))},
 		param{"$ops", utf8(quota.EncodeOps(r.Ops))})
 }

@@ -2,7 +2,6 @@ package ydb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,63 +25,34 @@ func (s *JobStore) ClaimDue(ctx context.Context, step job.Step, limit int) ([]jo
 	if len(states) == 0 {
 		return []job.Job{}, nil
 	}
-	var (
-		claimed []job.Job
-		mine    job.Claimed
-	)
-	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		claimed = make([]job.Job, 0, limit)
+	var mine job.Claimed
+	claimed, err := inTx(ctx, s.db.update, func(ctx context.Context, tx query.TxActor) ([]job.Job, error) {
 		if !earlierCommit(ctx) {
 			mine = job.Claimed{}
 		}
-		var read []job.Job
-		for _, id := range mine.IDs() {
-			j, err := s.getJobs(ctx, tx, id)
-			if err != nil && !errors.Is(err, job.ErrNotFound) {
-				return err
+		get := func(id string) (job.Job, error) { return s.getJobs(ctx, tx, id) }
+		return mine.Run(limit, get, func(n int) ([]job.Job, error) {
+			now := s.db.now()
+			var due []job.Job
+			for _, st := range states {
+				rows, err := scanAll(ctx, s.db, tx, selectDueJobs, dueParams(st, now, n), scanJob)
+				if err != nil {
+					return nil, err
+				}
+				due = append(due, rows...)
 			}
-			read = append(read, j)
-		}
-		claimed = append(claimed, mine.Ours(read)...)
-		want := limit - len(claimed)
-		if want == 0 {
-			mine.Wrote(claimed)
-			return nil
-		}
-		now := s.db.now()
-		var due []job.Job
-		for _, st := range states {
-			err := s.db.rows(ctx, tx, selectDueJobs, dueParams(st, now, want), func(row query.Row) error {
-				j, err := scanJob(row)
-				due = append(due, j)
-				return err
-			})
+			if due = firstDue(due, now, n); len(due) == 0 {
+				return nil, nil
+			}
+			if err := s.loadSegments(ctx, tx, due); err != nil {
+				return nil, err
+			}
+			next, err := job.ClaimAll(due, step, now)
 			if err != nil {
-				return err
+				return nil, err
 			}
-		}
-		due = firstDue(due, now, want)
-		if len(due) == 0 {
-			mine.Wrote(claimed)
-			return nil
-		}
-		if err := s.loadSegments(ctx, tx, due); err != nil {
-			return err
-		}
-		next := make([]job.Job, 0, len(due))
-		for _, cur := range due {
-			j, err := job.ApplyClaim(cur, step, now)
-			if err != nil {
-				return fmt.Errorf("due job %s: %w", cur.ID, err) // the query and the rule disagree: a bug
-			}
-			next = append(next, stored(j))
-		}
-		if err := s.db.exec(ctx, tx, upsertJobs, jobsParams(next...)); err != nil {
-			return err
-		}
-		claimed = append(claimed, next...)
-		mine.Wrote(claimed)
-		return nil
+			return next, s.db.exec(ctx, tx, upsertJobs, jobsParams(next...))
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim due jobs for %s: %w", step.Name, err)
@@ -113,10 +83,9 @@ func firstDue(rows []job.Job, now time.Time, limit int) []job.Job {
 
 // NextDue reads one jobs_due row per live state.
 func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, bool, error) {
-	var e earliest
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		e = earliest{}
-		return e.jobs(ctx, s.db, tx, states)
+	e, err := inTx(ctx, s.db.read, func(ctx context.Context, tx query.TxActor) (e earliest, err error) {
+		err = e.jobs(ctx, s.db, tx, states)
+		return e, err
 	})
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due job: %w", err)
@@ -163,22 +132,15 @@ func (s *JobStore) List(ctx context.Context, ownerID, cursor string, limit int) 
 	if cursor != "" {
 		stmt = listJobsAfter
 	}
-	var page job.Page
-	err = s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		page = job.Page{}
-		err := s.db.rows(ctx, tx, stmt, p, func(row query.Row) error {
-			j, err := scanJob(row)
-			page.Jobs = append(page.Jobs, j)
-			return err
-		})
-		if err != nil {
-			return err
+	page, err := inTx(ctx, s.db.read, func(ctx context.Context, tx query.TxActor) (page job.Page, err error) {
+		if page.Jobs, err = scanAll(ctx, s.db, tx, stmt, p, scanJob); err != nil {
+			return page, err
 		}
 		if len(page.Jobs) > limit {
 			page.Jobs = page.Jobs[:limit]
 			page.Next = page.Jobs[limit-1].ID
 		}
-		return s.loadSegments(ctx, tx, page.Jobs)
+		return page, s.loadSegments(ctx, tx, page.Jobs)
 	})
 	if err != nil {
 		return job.Page{}, fmt.Errorf("list jobs: %w", err)

@@ -27,7 +27,7 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 	if err != nil {
 		return job.Job{}, err
 	}
-	j = stored(j)
+	j = job.Stored(j)
 	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
 		cur, err := s.getJobs(ctx, tx, j.ID)
 		switch {
@@ -47,27 +47,12 @@ func (s *JobStore) Create(ctx context.Context, d job.Draft) (job.Job, error) {
 }
 
 func (s *JobStore) CreateForMessage(ctx context.Context, d job.Draft) (job.Job, bool, error) {
-	fresh, err := job.NewMessageJob(d, s.db.now())
-	if err != nil {
-		return job.Job{}, false, err
-	}
-	j, created, err := s.createOnce(ctx, fresh, messageKey, messageParams(d.TelegramChatID, d.TelegramMessageID))
-	if err != nil {
-		return job.Job{}, false, fmt.Errorf("create job for message %d/%d: %w", d.TelegramChatID, d.TelegramMessageID, err)
-	}
-	return j, created, nil
+	return s.createOnce(ctx, d, job.NewMessageJob, fmt.Sprintf("create job for message %d/%d", d.TelegramChatID, d.TelegramMessageID),
+		messageKey, messageParams(d.TelegramChatID, d.TelegramMessageID))
 }
 
 func (s *JobStore) CreateOnce(ctx context.Context, d job.Draft) (job.Job, bool, error) {
-	fresh, err := job.NewKeyedJob(d, s.db.now())
-	if err != nil {
-		return job.Job{}, false, err
-	}
-	j, created, err := s.createOnce(ctx, fresh, idempotencyKey, keyParams(d.OwnerID, d.IdempotencyKey))
-	if err != nil {
-		return job.Job{}, false, fmt.Errorf("create job once: %w", err)
-	}
-	return j, created, nil
+	return s.createOnce(ctx, d, job.NewKeyedJob, "create job once", idempotencyKey, keyParams(d.OwnerID, d.IdempotencyKey))
 }
 
 // keyTable holds the statements of a job-once-per-key table.
@@ -78,43 +63,50 @@ var (
 	idempotencyKey = keyTable{selectKeyJob, insertKeyJob, upsertKeyJob, deleteKeyJob}
 )
 
-// createOnce returns the job kt's row for key names, or inserts fresh and
-// the key row. Two callers that find no key both insert; the loser runs
-// again and finds the winner's job. A key whose job expired is pointed at
-// fresh. Run again after its own commit, it finds fresh: created.
-func (s *JobStore) createOnce(ctx context.Context, fresh job.Job, kt keyTable, key params) (j job.Job, created bool, err error) {
-	fresh = stored(fresh)
-	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		j, created = job.Job{}, false
-		var id string
-		err := s.db.rows(ctx, tx, kt.sel, key, func(row query.Row) error {
-			return row.ScanNamed(query.Named("job_id", &id))
+// createOnce returns the job kt's row for key names, or inserts a new one
+// (newJob's, whose refusal is returned as is) and the key row. Two callers
+// that find no key both insert; the loser runs again and finds the
+// winner's job. A key whose job expired is pointed at the new one. Run
+// again after its own commit, it finds its job: created. what names the call.
+func (s *JobStore) createOnce(ctx context.Context, d job.Draft, newJob func(job.Draft, time.Time) (job.Job, error),
+	what string, kt keyTable, key params) (job.Job, bool, error) {
+	fresh, err := newJob(d, s.db.now())
+	if err != nil {
+		return job.Job{}, false, err
+	}
+	fresh = job.Stored(fresh)
+	var created bool
+	j, err := inTx(ctx, s.db.update, func(ctx context.Context, tx query.TxActor) (job.Job, error) {
+		created = false
+		id, _, err := scanOne(ctx, s.db, tx, kt.sel, key, func(row query.Row) (id string, err error) {
+			err = row.ScanNamed(query.Named("job_id", &id))
+			return id, err
 		})
 		if err != nil {
-			return err
+			return job.Job{}, err
 		}
 		write := kt.insert
 		if id != "" {
 			found, err := s.getJobs(ctx, tx, id)
 			if err == nil {
-				j, created = found, found.ID == fresh.ID
-				return nil
+				created = found.ID == fresh.ID
+				return found, nil
 			}
 			if !errors.Is(err, job.ErrNotFound) {
-				return err
+				return job.Job{}, err
 			}
 			write = kt.upsert
 		}
 		if err := retryKeyConflict(s.db.exec(ctx, tx, write, keyRowParams(key, fresh.ID, fresh.CreatedAt))); err != nil {
-			return err
+			return job.Job{}, err
 		}
-		if err := s.db.exec(ctx, tx, insertJobs, jobsParams(fresh)); err != nil {
-			return err
-		}
-		j, created = fresh, true
-		return nil
+		created = true
+		return fresh, s.db.exec(ctx, tx, insertJobs, jobsParams(fresh))
 	})
-	return j, created, err
+	if err != nil {
+		return job.Job{}, false, fmt.Errorf("%s: %w", what, err)
+	}
+	return j, created, nil
 }
 
 func (s *JobStore) getJobs(ctx context.Context, tx query.TxActor, id string) (job.Job, error) {
@@ -122,32 +114,22 @@ func (s *JobStore) getJobs(ctx context.Context, tx query.TxActor, id string) (jo
 	if err != nil {
 		return job.Job{}, err
 	}
-	one := []job.Job{j}
-	if err := s.loadSegments(ctx, tx, one); err != nil {
-		return job.Job{}, err
-	}
-	return one[0], nil
+	return s.withSegments(ctx, tx, j)
 }
 
 // getRow reads the row without its segments.
 func (s *JobStore) getRow(ctx context.Context, tx query.TxActor, id string) (job.Job, error) {
-	var (
-		j     job.Job
-		found bool
-	)
-	err := s.db.rows(ctx, tx, selectJob, jobIDParams(id), func(row query.Row) error {
-		var err error
-		j, err = scanJob(row)
-		found = true
-		return err
-	})
-	if err != nil {
-		return job.Job{}, err
+	j, found, err := scanOne(ctx, s.db, tx, selectJob, jobIDParams(id), scanJob)
+	if err == nil && !found {
+		err = job.ErrNotFound
 	}
-	if !found {
-		return job.Job{}, job.ErrNotFound
-	}
-	return j, nil
+	return j, err
+}
+
+func (s *JobStore) withSegments(ctx context.Context, tx query.TxActor, j job.Job) (job.Job, error) {
+	one := []job.Job{j}
+	err := s.loadSegments(ctx, tx, one)
+	return one[0], err
 }
 
 func (s *JobStore) loadSegments(ctx context.Context, tx query.TxActor, jobs []job.Job) error {
@@ -166,7 +148,6 @@ func (s *JobStore) loadSegments(ctx context.Context, tx query.TxActor, jobs []jo
 		if err := row.ScanNamed(segmentDests(&r)...); err != nil {
 			return fmt.Errorf("read segment row: %w", err)
 		}
-		r.Seq = int(r.seq)
 		if !r.CountedIn.IsZero() {
 			r.CountedIn = r.CountedIn.UTC() // the SDK hands Timestamps back in the local zone
 		}
@@ -193,32 +174,19 @@ func (s *JobStore) Delete(ctx context.Context, id string) (job.Job, error) {
 	if err != nil {
 		return job.Job{}, fmt.Errorf("delete job %s: %w", id, err)
 	}
-	var j job.Job
-	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		j = job.Job{}
+	j, err := inTx(ctx, s.db.update, func(ctx context.Context, tx query.TxActor) (job.Job, error) {
 		cur, err := s.getJobs(ctx, tx, canon)
 		if err != nil {
-			return err
+			return job.Job{}, err
 		}
-		next := stored(job.ApplyDelete(cur, s.db.now()))
-		if err := s.db.exec(ctx, tx, upsertJobs, jobsParams(next)); err != nil {
-			return err
+		next, err := s.write(ctx, tx, job.ApplyDelete(cur, s.db.now()), true)
+		if err == nil && cur.TelegramChatID != 0 {
+			err = s.db.exec(ctx, tx, messageKey.del, withJobID(messageParams(cur.TelegramChatID, cur.TelegramMessageID), cur.ID))
 		}
-		if err := s.writeSegments(ctx, tx, next); err != nil {
-			return err
+		if err == nil && cur.IdempotencyKey != "" {
+			err = s.db.exec(ctx, tx, idempotencyKey.del, withJobID(keyParams(cur.OwnerID, cur.IdempotencyKey), cur.ID))
 		}
-		if cur.TelegramChatID != 0 {
-			if err := s.db.exec(ctx, tx, messageKey.del, withJobID(messageParams(cur.TelegramChatID, cur.TelegramMessageID), cur.ID)); err != nil {
-				return err
-			}
-		}
-		if cur.IdempotencyKey != "" {
-			if err := s.db.exec(ctx, tx, idempotencyKey.del, withJobID(keyParams(cur.OwnerID, cur.IdempotencyKey), cur.ID)); err != nil {
-				return err
-			}
-		}
-		j = next
-		return nil
+		return next, err
 	})
 	if err != nil {
 		return job.Job{}, fmt.Errorf("delete job %s: %w", canon, err)
@@ -231,12 +199,7 @@ func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {
 	if err != nil {
 		return job.Job{}, err
 	}
-	var j job.Job
-	err = s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		var err error
-		j, err = s.getJobs(ctx, tx, id)
-		return err
-	})
+	j, err := inTx(ctx, s.db.read, func(ctx context.Context, tx query.TxActor) (job.Job, error) { return s.getJobs(ctx, tx, id) })
 	if err != nil {
 		return job.Job{}, fmt.Errorf("get job %s: %w", id, err)
 	}
@@ -250,29 +213,26 @@ func (s *JobStore) change(ctx context.Context, id string, withSegments bool, app
 	if err != nil {
 		return job.Job{}, err
 	}
-	var j job.Job
-	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		j = job.Job{}
+	return inTx(ctx, s.db.update, func(ctx context.Context, tx query.TxActor) (job.Job, error) {
 		cur, err := s.getJobs(ctx, tx, id)
 		if err != nil {
-			return err
+			return job.Job{}, err
 		}
 		next, err := apply(cur, s.db.now())
 		if err != nil {
-			return err
+			return job.Job{}, err
 		}
-		next = stored(next)
-		if err := s.db.exec(ctx, tx, upsertJobs, jobsParams(next)); err != nil {
-			return err
-		}
-		if withSegments {
-			if err := s.writeSegments(ctx, tx, next); err != nil {
-				return err
-			}
-		}
-		j = next
-		return nil
+		return s.write(ctx, tx, next, withSegments)
 	})
+}
+
+// write upserts the whole row of j and, withSegments, its segments.
+func (s *JobStore) write(ctx context.Context, tx query.TxActor, j job.Job, withSegments bool) (job.Job, error) {
+	j = job.Stored(j)
+	err := s.db.exec(ctx, tx, upsertJobs, jobsParams(j))
+	if err == nil && withSegments {
+		err = s.writeSegments(ctx, tx, j)
+	}
 	return j, err
 }
 
@@ -294,10 +254,8 @@ func (s *JobStore) Renew(ctx context.Context, c job.Claim, step job.Step) (job.C
 
 func liveStates(states []job.State) []types.Value {
 	var vs []types.Value
-	for _, st := range states {
-		if !st.Terminal() {
-			vs = append(vs, utf8(string(st)))
-		}
+	for _, st := range job.Live(states) {
+		vs = append(vs, utf8(string(st)))
 	}
 	return vs
 }
@@ -307,10 +265,10 @@ func (s *JobStore) Reusable(ctx context.Context, key string, endedAfter time.Tim
 		return job.Job{}, job.ErrNotFound
 	}
 	out, err := readAll(ctx, s.db, selectReusable, reusableParams(key, endedAfter), scanJob)
-	switch {
-	case err != nil:
+	if err != nil {
 		return job.Job{}, fmt.Errorf("reusable job: %w", err)
-	case len(out) == 0:
+	}
+	if len(out) == 0 {
 		return job.Job{}, job.ErrNotFound
 	}
 	return out[0], nil

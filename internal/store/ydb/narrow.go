@@ -30,17 +30,9 @@ var (
 // column, the segments, the id): a bug.
 var errWideChange = errs.New(errs.Internal, "store_wide_change", "the job store was asked for a change it does not write")
 
-var jobColumnByName = func() map[string]jobColumn {
-	m := make(map[string]jobColumn, len(jobColumnList))
-	for _, c := range jobColumnList {
-		m[c.name] = c
-	}
-	return m
-}()
-
 // changedColumns are the columns whose stored values differ.
 func changedColumns(cur, next job.Job) []string {
-	cur, next = stored(cur), stored(next)
+	cur, next = job.Stored(cur), job.Stored(next)
 	var out []string
 	for _, c := range jobColumnList {
 		if c.value(&cur).Yql() != c.value(&next).Yql() {
@@ -73,10 +65,11 @@ func (w narrowWrite) params(cur, next job.Job) (p params, write bool, err error)
 }
 
 func (w narrowWrite) bind(j job.Job) params {
-	j = stored(j)
+	j = job.Stored(j)
 	p := params{{"$id", utf8(j.ID)}}
 	for _, name := range w.columns {
-		p = append(p, param{"$" + name, jobColumnByName[name].value(&j)})
+		i := slices.IndexFunc(jobColumnList, func(c jobColumn) bool { return c.name == name })
+		p = append(p, param{"$" + name, jobColumnList[i].value(&j)})
 	}
 	return p
 }
@@ -93,37 +86,24 @@ func (s *JobStore) narrow(w narrowWrite, answerSegments bool) job.Change {
 		if err != nil {
 			return job.Job{}, err
 		}
-		var j job.Job
-		err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-			j = job.Job{}
+		return inTx(ctx, s.db.update, func(ctx context.Context, tx query.TxActor) (job.Job, error) {
 			cur, err := s.getRow(ctx, tx, id)
 			if err != nil {
-				return err
+				return job.Job{}, err
 			}
 			next, err := apply(cur, s.db.now())
 			if err != nil {
-				return err
+				return job.Job{}, err
 			}
-			next = stored(next)
+			next = job.Stored(next)
 			p, write, err := w.params(cur, next)
-			if err != nil {
-				return err
+			if err == nil && answerSegments {
+				next, err = s.withSegments(ctx, tx, next)
 			}
-			if answerSegments {
-				one := []job.Job{next}
-				if err := s.loadSegments(ctx, tx, one); err != nil {
-					return err
-				}
-				next = one[0]
+			if err == nil && write {
+				err = s.db.exec(ctx, tx, w.stmt, p)
 			}
-			if write {
-				if err := s.db.exec(ctx, tx, w.stmt, p); err != nil {
-					return err
-				}
-			}
-			j = next
-			return nil
+			return next, err
 		})
-		return j, err
 	}
 }

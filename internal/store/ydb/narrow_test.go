@@ -73,7 +73,7 @@ func TestNarrowWritesCoverTheirRules(t *testing.T) {
 				changed[name] = append(changed[name], col)
 			}
 		}
-		_, write, err := narrowWrites[name].params(stored(cur), next)
+		_, write, err := narrowWrites[name].params(job.Stored(cur), next)
 		require.NoError(t, err, "%s: its write takes the change", name)
 		require.True(t, write, name)
 	}
@@ -94,7 +94,7 @@ func TestNarrowWritesCoverTheirRules(t *testing.T) {
 // A change the write would lose is refused (a bug, not a conflict), and
 // a change of nothing (a run again after its own commit) writes nothing.
 func TestNarrowWriteRefusesAWiderChange(t *testing.T) {
-	cur := stored(fullJob())
+	cur := job.Stored(fullJob())
 	next := cur
 	next.ClaimUntil = next.ClaimUntil.Add(time.Minute)
 	next.NextRunAt = next.ClaimUntil
@@ -233,7 +233,7 @@ func statementNames(t *testing.T, sent []string) []string {
 func TestClaimCallsWriteTheClaimOnly(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	j := stored(fullJob())
+	j := job.Stored(fullJob())
 	j.State, j.DeletedAt, j.EndedAt = job.Converted, time.Time{}, time.Time{}
 	j.Segments = fullSegments()
 	held := j

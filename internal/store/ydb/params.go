@@ -119,7 +119,7 @@ func optTS(t time.Time) types.Value {
 func jobsParams(jobs ...job.Job) params {
 	vs := make([]types.Value, len(jobs))
 	for i, j := range jobs {
-		vs[i] = jobStruct(stored(j))
+		vs[i] = jobStruct(job.Stored(j))
 	}
 	return params{{"$jobs", types.ListValue(vs...)}}
 }
@@ -137,38 +137,26 @@ func segmentsParams(jobID string, segs []job.Segment, endedAt time.Time) params 
 			types.StructFieldValue("container", utf8(s.Container)),
 			types.StructFieldValue("operation_id", utf8(s.OperationID)),
 			types.StructFieldValue("done", types.BoolValue(s.Done)),
-			types.StructFieldValue("ended_at", optTS(truncMs(endedAt))),
-			types.StructFieldValue("counted_in", optTS(truncMs(s.CountedIn))),
+			types.StructFieldValue("ended_at", optTS(job.Ms(endedAt))),
+			types.StructFieldValue("counted_in", optTS(job.Ms(s.CountedIn))),
 		)
 	}
 	return params{{"$segments", types.ListValue(vs...)}}
 }
 
 func tokenParams(t apitoken.Token) params {
-	return params{
-		{"$hash", utf8(t.Hash)},
-		{"$id", utf8(t.ID)},
-		{"$name", utf8(t.Name)},
-		{"$created_at", ts(t.CreatedAt.UTC().Truncate(time.Millisecond))},
-		{"$revoked_at", optTS(truncMs(t.RevokedAt))},
-		{"$callback_secret", utf8(t.CallbackSecret)},
-	}
+	return params{{"$hash", utf8(t.Hash)}, {"$id", utf8(t.ID)}, {"$name", utf8(t.Name)}, {"$created_at", ts(truncMs(t.CreatedAt))},
+		{"$revoked_at", optTS(truncMs(t.RevokedAt))}, {"$callback_secret", utf8(t.CallbackSecret)}}
 }
 
-func truncMs(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.UTC().Truncate(time.Millisecond)
-}
+// truncMs is job.Ms, for the non-job rows.
+var truncMs = job.Ms
 
 // One function a statement, so the agreement test checks what is bound.
 
-func jobIDParams(id string) params { return params{{"$id", utf8(id)}} } // selectJob
-
-func jobIDsParams(ids []types.Value) params { return params{{"$job_ids", list(ids)}} } // selectSegments
-
-func segmentsOfParams(jobID string) params { return params{{"$job_id", utf8(jobID)}} } // deleteSegments
+func jobIDParams(id string) params          { return params{{"$id", utf8(id)}} }        // selectJob
+func jobIDsParams(ids []types.Value) params { return params{{"$job_ids", list(ids)}} }  // selectSegments
+func segmentsOfParams(jobID string) params  { return params{{"$job_id", utf8(jobID)}} } // deleteSegments
 
 func dueParams(state types.Value, now time.Time, n int) params { // selectDueJobs
 	return params{{"$state", state}, {"$now", ts(now)}, {"$limit", uint64Param(n)}}
@@ -188,7 +176,7 @@ func unfinishedParams(chargedTo string, n int) params { // selectUnfinished
 }
 
 func reusableParams(key string, endedAfter time.Time) params { // selectReusable
-	return params{{"$reuse_key", utf8(key)}, {"$ended_after", ts(truncMs(endedAfter))}, {"$done", utf8(string(job.Done))}}
+	return params{{"$reuse_key", utf8(key)}, {"$ended_after", ts(job.Ms(endedAfter))}, {"$done", utf8(string(job.Done))}}
 }
 
 func messageParams(chatID, messageID int64) params { // selectMessageJob
@@ -204,21 +192,16 @@ func withJobID(key params, jobID string) params {
 }
 
 func keyRowParams(key params, jobID string, createdAt time.Time) params {
-	return append(withJobID(key, jobID), param{"$created_at", ts(truncMs(createdAt))})
+	return append(withJobID(key, jobID), param{"$created_at", ts(job.Ms(createdAt))})
 }
 
 func tokenHashParams(hash string) params { return params{{"$hash", utf8(hash)}} } // selectTokenByHash
-
-func tokenIDParams(id string) params { return params{{"$id", utf8(id)}} } // selectTokenByID
+func tokenIDParams(id string) params     { return params{{"$id", utf8(id)}} }     // selectTokenByID
 
 func revokeParams(hash string, at time.Time) params { // revokeToken
 	return params{{"$hash", utf8(hash)}, {"$revoked_at", ts(at)}}
 }
 
 func stepParams(n int, name string, now time.Time) params { // insertSchemaStep, upsertSchemaTTL
-	return params{
-		{"$step", types.Int32Value(int32(n))}, //nolint:gosec // a handful of steps
-		{"$name", utf8(name)},
-		{"$applied_at", ts(now)},
-	}
+	return params{{"$step", types.Int32Value(int32(n))}, {"$name", utf8(name)}, {"$applied_at", ts(now)}} //nolint:gosec // a handful of steps
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/meta"
@@ -29,26 +29,18 @@ func Units(ctx context.Context) (metered context.Context, read func() (float64, 
 }
 
 type unitMeter struct {
-	mu       sync.Mutex
-	units    uint64
-	reported bool
+	units    atomic.Uint64
+	reported atomic.Bool
 }
 
 func (m *unitMeter) add(md metadata.MD) {
-	if len(md.Get(consumedUnitsHeader)) == 0 {
-		return
+	if len(md.Get(consumedUnitsHeader)) > 0 {
+		m.units.Add(meta.ConsumedUnits(md))
+		m.reported.Store(true)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.units += meta.ConsumedUnits(md)
-	m.reported = true
 }
 
-func (m *unitMeter) read() (float64, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return float64(m.units), m.reported
-}
+func (m *unitMeter) read() (float64, bool) { return float64(m.units.Load()), m.reported.Load() }
 
 const consumedUnitsHeader = "x-ydb-consumed-units"
 

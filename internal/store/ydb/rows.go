@@ -2,7 +2,6 @@ package ydb
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
@@ -11,15 +10,10 @@ import (
 	"transcriber/internal/job"
 )
 
-// jobRow is a jobs row as read: columns whose Go type differs apart.
+// jobRow is a jobs row as read: the features apart, as their JSON text.
 type jobRow struct {
 	job.Job
-	state, source string
-	attempts      int32
-	priority      string
-	features      string
-	recognition   string
-	reuseKey      string
+	features string
 }
 
 // jobColumn is a jobs column: the value a job gives it and where a read
@@ -33,8 +27,8 @@ type jobColumn struct {
 
 var jobColumnList = []jobColumn{
 	{"id", func(j *job.Job) types.Value { return utf8(j.ID) }, func(r *jobRow) any { return &r.ID }},
-	{"state", func(j *job.Job) types.Value { return utf8(string(j.State)) }, func(r *jobRow) any { return &r.state }},
-	{"source", func(j *job.Job) types.Value { return utf8(string(j.Source)) }, func(r *jobRow) any { return &r.source }},
+	{"state", func(j *job.Job) types.Value { return utf8(string(j.State)) }, func(r *jobRow) any { return &r.State }},
+	{"source", func(j *job.Job) types.Value { return utf8(string(j.Source)) }, func(r *jobRow) any { return &r.Source }},
 	{"owner_id", func(j *job.Job) types.Value { return utf8(j.OwnerID) }, func(r *jobRow) any { return &r.OwnerID }},
 	{"language", func(j *job.Job) types.Value { return utf8(j.Language) }, func(r *jobRow) any { return &r.Language }},
 	{"filename", func(j *job.Job) types.Value { return utf8(j.Filename) }, func(r *jobRow) any { return &r.Filename }},
@@ -43,7 +37,7 @@ var jobColumnList = []jobColumn{
 	{"duration_ms", func(j *job.Job) types.Value { return i64(j.DurationMs) }, func(r *jobRow) any { return &r.DurationMs }},
 	{"tg_chat_id", func(j *job.Job) types.Value { return optI64(j.TelegramChatID) }, func(r *jobRow) any { return &r.TelegramChatID }},
 	{"tg_message_id", func(j *job.Job) types.Value { return optI64(j.TelegramMessageID) }, func(r *jobRow) any { return &r.TelegramMessageID }},
-	{"attempts", func(j *job.Job) types.Value { return types.Int32Value(int32(j.Attempts)) }, func(r *jobRow) any { return &r.attempts }}, //nolint:gosec // attempts stay far below 2^31
+	{"attempts", func(j *job.Job) types.Value { return types.Int32Value(int32(j.Attempts)) }, func(r *jobRow) any { return &r.Attempts }}, //nolint:gosec // attempts stay far below 2^31
 	{"next_run_at", func(j *job.Job) types.Value { return ts(j.NextRunAt) }, func(r *jobRow) any { return &r.NextRunAt }},
 	{"claim_id", func(j *job.Job) types.Value { return optUTF8(j.ClaimID) }, func(r *jobRow) any { return &r.ClaimID }},
 	{"claim_until", func(j *job.Job) types.Value { return optTS(j.ClaimUntil) }, func(r *jobRow) any { return &r.ClaimUntil }},
@@ -58,12 +52,12 @@ var jobColumnList = []jobColumn{
 	{"charged_to", func(j *job.Job) types.Value { return optUTF8(j.ChargedTo) }, func(r *jobRow) any { return &r.ChargedTo }},
 	{"reserved_seconds", func(j *job.Job) types.Value { return optI64(j.ReservedSeconds) }, func(r *jobRow) any { return &r.ReservedSeconds }},
 	{"reserved_day", func(j *job.Job) types.Value { return optTS(j.ReservedDay) }, func(r *jobRow) any { return &r.ReservedDay }},
-	{"priority", func(j *job.Job) types.Value { return optUTF8(string(j.Priority)) }, func(r *jobRow) any { return &r.priority }},
+	{"priority", func(j *job.Job) types.Value { return optUTF8(string(j.Priority)) }, func(r *jobRow) any { return &r.Priority }},
 	{"features", func(j *job.Job) types.Value { return optUTF8(job.EncodeFeatures(j.Features)) }, func(r *jobRow) any { return &r.features }},
-	{"recognition", func(j *job.Job) types.Value { return optUTF8(string(j.Recognition)) }, func(r *jobRow) any { return &r.recognition }},
+	{"recognition", func(j *job.Job) types.Value { return optUTF8(string(j.Recognition)) }, func(r *jobRow) any { return &r.Recognition }},
 	{"billed_seconds", func(j *job.Job) types.Value { return optI64(j.BilledSeconds) }, func(r *jobRow) any { return &r.BilledSeconds }},
 	{"reserved_micros", func(j *job.Job) types.Value { return optI64(j.ReservedMicros) }, func(r *jobRow) any { return &r.ReservedMicros }},
-	{"reuse_key", func(j *job.Job) types.Value { return optUTF8(j.ReuseKey) }, func(r *jobRow) any { return &r.reuseKey }},
+	{"reuse_key", func(j *job.Job) types.Value { return optUTF8(j.ReuseKey) }, func(r *jobRow) any { return &r.ReuseKey }},
 }
 
 func jobStruct(j job.Job) types.Value {
@@ -83,24 +77,15 @@ func jobDests(r *jobRow) []query.NamedDestination {
 }
 
 // finish types the columns and puts times in UTC (the SDK hands
-// Timestamps back in the local zone).
+// Timestamps back in the local zone; the store writes milliseconds).
 func (r *jobRow) finish() (job.Job, error) {
 	j := r.Job
-	j.State, j.Source, j.Attempts = job.State(r.state), job.Source(r.source), int(r.attempts)
-	j.Priority = job.Priority(r.priority)
-	j.Recognition = job.Recognition(r.recognition)
-	j.ReuseKey = r.reuseKey
 	f, err := job.DecodeFeatures(r.features)
 	if err != nil {
 		return job.Job{}, fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	j.Features = f
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
-		if !t.IsZero() {
-			*t = t.UTC()
-		}
-	}
-	return j, nil
+	return job.Stored(j), nil
 }
 
 func scanJob(row query.Row) (job.Job, error) {
@@ -111,25 +96,14 @@ func scanJob(row query.Row) (job.Job, error) {
 	return r.finish()
 }
 
-// stored is j with times in UTC at milliseconds, as both stores keep them.
-func stored(j job.Job) job.Job {
-	for _, t := range []*time.Time{&j.NextRunAt, &j.ClaimUntil, &j.DeletedAt, &j.UploadBy, &j.EndedAt, &j.CreatedAt, &j.UpdatedAt, &j.ReservedDay} {
-		if !t.IsZero() {
-			*t = t.UTC().Truncate(time.Millisecond)
-		}
-	}
-	return j
-}
-
 type segmentRow struct {
 	jobID string
-	seq   int32
 	job.Segment
 }
 
 func segmentDests(r *segmentRow) []query.NamedDestination {
 	return []query.NamedDestination{
-		query.Named("job_id", &r.jobID), query.Named("seq", &r.seq),
+		query.Named("job_id", &r.jobID), query.Named("seq", &r.Seq),
 		query.Named("start_ms", &r.StartMs), query.Named("duration_ms", &r.DurationMs),
 		query.Named("audio_key", &r.AudioKey), query.Named("container", &r.Container),
 		query.Named("operation_id", &r.OperationID), query.Named("done", &r.Done),
@@ -137,29 +111,23 @@ func segmentDests(r *segmentRow) []query.NamedDestination {
 	}
 }
 
-type tokenRow struct{ apitoken.Token }
-
-func tokenDests(r *tokenRow) []query.NamedDestination {
+func tokenDests(t *apitoken.Token) []query.NamedDestination {
 	return []query.NamedDestination{
-		query.Named("hash", &r.Hash), query.Named("id", &r.ID), query.Named("name", &r.Name),
-		query.Named("created_at", &r.CreatedAt), query.Named("revoked_at", &r.RevokedAt),
-		query.Named("callback_secret", &r.CallbackSecret),
+		query.Named("hash", &t.Hash), query.Named("id", &t.ID), query.Named("name", &t.Name),
+		query.Named("created_at", &t.CreatedAt), query.Named("revoked_at", &t.RevokedAt),
+		query.Named("callback_secret", &t.CallbackSecret),
 	}
 }
 
-func (r *tokenRow) finish() apitoken.Token {
-	t := r.Token
-	t.CreatedAt = t.CreatedAt.UTC()
-	if !t.RevokedAt.IsZero() {
-		t.RevokedAt = t.RevokedAt.UTC()
-	}
-	return t
-}
-
-func scanToken(row query.Row) (apitoken.Token, error) {
-	var r tokenRow
-	if err := row.ScanNamed(tokenDests(&r)...); err != nil {
+func scanToken(row query.Row) (t apitoken.Token, err error) {
+	if err := row.ScanNamed(tokenDests(&t)...); err != nil {
 		return apitoken.Token{}, fmt.Errorf("read token row: %w", err)
 	}
-	return r.finish(), nil
+	return tokenUTC(t), nil
+}
+
+// tokenUTC puts t's times in UTC (the SDK hands Timestamps back in the local zone).
+func tokenUTC(t apitoken.Token) apitoken.Token {
+	t.CreatedAt, t.RevokedAt = truncMs(t.CreatedAt), truncMs(t.RevokedAt)
+	return t
 }

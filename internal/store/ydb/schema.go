@@ -121,7 +121,7 @@ type MigrateOptions struct {
 // transactions (https://ydb.tech/docs/en/concepts/transactions). It
 // returns the names of the steps applied.
 func Migrate(ctx context.Context, db *DB, o MigrateOptions) ([]string, error) {
-	ctx, cancel := migrateBound(ctx)
+	ctx, cancel := bound(ctx, DefaultMigrateTimeout)
 	defer cancel()
 	return migrate(ctx, newPaced(ydbSchema{db: db}, db.clock, o.Out, nil), o)
 }
@@ -130,20 +130,13 @@ func Migrate(ctx context.Context, db *DB, o MigrateOptions) ([]string, error) {
 // (on a new database when db is nil), changing nothing: the listing runs,
 // the DDL does not.
 func Plan(ctx context.Context, db *DB, o MigrateOptions) ([]string, error) {
-	ctx, cancel := migrateBound(ctx)
+	ctx, cancel := bound(ctx, DefaultMigrateTimeout)
 	defer cancel()
-	var inner schemaDB = newDatabase{}
+	var inner schemaDB
 	if db != nil {
 		inner = newPaced(ydbSchema{db: db}, db.clock, o.Out, nil)
 	}
 	return plan(ctx, inner, o)
-}
-
-func migrateBound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, DefaultMigrateTimeout)
 }
 
 const stepsTable = "schema_steps"

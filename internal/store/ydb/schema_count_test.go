@@ -320,7 +320,7 @@ func TestIsSchemaQuota(t *testing.T) {
 // line; a plan of a database with nothing to do only lists; a plan changes
 // nothing and counts what the migrate then runs.
 func TestPlan(t *testing.T) {
-	ops, err := plan(context.Background(), newDatabase{}, MigrateOptions{Retention: retention})
+	ops, err := plan(context.Background(), nil, MigrateOptions{Retention: retention})
 	require.NoError(t, err)
 	m := migrated(t)
 	require.Len(t, ops, len(m.ops))

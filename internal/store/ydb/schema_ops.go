@@ -40,12 +40,8 @@ type schemaDB interface {
 // it out, instead of the SDK retrying at once.
 type ydbSchema struct{ db *DB }
 
-var _ schemaDB = ydbSchema{}
-
-func (y ydbSchema) dirPath() string { return path.Join(y.db.driver.Name(), y.db.dir) }
-
 func (y ydbSchema) listTables(ctx context.Context) (map[string]bool, error) {
-	d, err := y.db.driver.Scheme().ListDirectory(ctx, y.dirPath())
+	d, err := y.db.driver.Scheme().ListDirectory(ctx, path.Join(y.db.driver.Name(), y.db.dir))
 	if err != nil && y.db.dir != "" && (ydbsdk.IsOperationErrorSchemeError(err) || ydbsdk.IsOperationErrorNotFoundError(err)) {
 		// A store in a directory of its own (the tests) that is not there
 		// yet: make it, and it is empty.
@@ -248,22 +244,9 @@ func isSchemaQuota(err error) bool {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// newDatabase is an empty database, for Plan without one.
-type newDatabase struct{}
-
-var errNoDatabase = errors.New("no database: a new one has nothing to read")
-
-func (newDatabase) listTables(context.Context) (map[string]bool, error) {
-	return map[string]bool{}, nil
-}
-func (newDatabase) exec(context.Context, string) error { return errNoDatabase }
-func (newDatabase) recorded(context.Context) (map[int]bool, string, error) {
-	return nil, "", errNoDatabase
-}
-func (newDatabase) record(context.Context, int, string) error { return errNoDatabase }
-
 // planner writes down the schema operations instead of running the DDL;
-// the reads go to the database it wraps, the records nowhere.
+// the reads go to the database it wraps (nil: a new one, no tables), the
+// records nowhere.
 type planner struct {
 	schemaDB
 	ops []string
@@ -271,6 +254,9 @@ type planner struct {
 
 func (p *planner) listTables(ctx context.Context) (map[string]bool, error) {
 	p.ops = append(p.ops, "list the tables")
+	if p.schemaDB == nil {
+		return map[string]bool{}, nil
+	}
 	return p.schemaDB.listTables(ctx)
 }
 

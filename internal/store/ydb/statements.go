@@ -131,15 +131,14 @@ const (
 const (
 	selectSchemaSteps = `SELECT step, name FROM schema_steps ORDER BY step`
 
-	insertSchemaStep = `DECLARE $step AS Int32;
-DECLARE $name AS Utf8;
-DECLARE $applied_at AS Timestamp;
-INSERT INTO schema_steps (step, name, applied_at) VALUES ($step, $name, $applied_at)`
+	insertSchemaStep = stepDecl + `INSERT` + stepValues
+	upsertSchemaTTL  = stepDecl + `UPSERT` + stepValues
 
-	upsertSchemaTTL = `DECLARE $step AS Int32;
+	stepDecl = `DECLARE $step AS Int32;
 DECLARE $name AS Utf8;
 DECLARE $applied_at AS Timestamp;
-UPSERT INTO schema_steps (step, name, applied_at) VALUES ($step, $name, $applied_at)`
+`
+	stepValues = ` INTO schema_steps (step, name, applied_at) VALUES ($step, $name, $applied_at)`
 )
 
 // jobsStruct is a jobs row as a parameter.
@@ -203,7 +202,9 @@ LIMIT 1`
 DECLARE $limit AS Uint64;
 SELECT ` + jobColumns + `
 FROM jobs VIEW jobs_owner
-WHERE owner_id = $owner_id
+WHERE owner_id = $owner_id` + listOrder
+
+	listOrder = `
 ORDER BY owner_id DESC, id DESC
 LIMIT $limit`
 
@@ -233,9 +234,7 @@ DECLARE $id AS Utf8;
 DECLARE $limit AS Uint64;
 SELECT ` + jobColumns + `
 FROM jobs VIEW jobs_owner
-WHERE owner_id = $owner_id AND id < $id
-ORDER BY owner_id DESC, id DESC
-LIMIT $limit`
+WHERE owner_id = $owner_id AND id < $id` + listOrder
 )
 
 // The narrow writes of Claim, Release and Renew: only the columns their
@@ -294,47 +293,34 @@ SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, d
 // before. An upsert points a key whose job expired at a new job; a delete
 // frees it from its deleted job.
 const (
-	selectMessageJob = `DECLARE $chat_id AS Int64;
+	selectMessageJob = messageDecl + `SELECT job_id FROM telegram_messages WHERE ` + messageWhere
+	insertMessageJob = messageDecl + jobDecl + `INSERT` + messageValues
+	upsertMessageJob = messageDecl + jobDecl + `UPSERT` + messageValues
+	deleteMessageJob = messageDecl + `DECLARE $job_id AS Utf8;
+DELETE FROM telegram_messages WHERE ` + messageWhere + ` AND job_id = $job_id`
+
+	messageDecl = `DECLARE $chat_id AS Int64;
 DECLARE $message_id AS Int64;
-SELECT job_id FROM telegram_messages WHERE chat_id = $chat_id AND message_id = $message_id`
+`
+	messageWhere  = `chat_id = $chat_id AND message_id = $message_id`
+	messageValues = ` INTO telegram_messages (chat_id, message_id, job_id, created_at) VALUES ($chat_id, $message_id, $job_id, $created_at)`
 
-	insertMessageJob = `DECLARE $chat_id AS Int64;
-DECLARE $message_id AS Int64;
-DECLARE $job_id AS Utf8;
-DECLARE $created_at AS Timestamp;
-INSERT INTO telegram_messages (chat_id, message_id, job_id, created_at) VALUES ($chat_id, $message_id, $job_id, $created_at)`
+	selectKeyJob = keyDecl + `SELECT job_id FROM idempotency_keys WHERE ` + keyWhere
+	insertKeyJob = keyDecl + jobDecl + `INSERT` + keyValues
+	upsertKeyJob = keyDecl + jobDecl + `UPSERT` + keyValues
+	deleteKeyJob = keyDecl + `DECLARE $job_id AS Utf8;
+DELETE FROM idempotency_keys WHERE ` + keyWhere + ` AND job_id = $job_id`
 
-	upsertMessageJob = `DECLARE $chat_id AS Int64;
-DECLARE $message_id AS Int64;
-DECLARE $job_id AS Utf8;
-DECLARE $created_at AS Timestamp;
-UPSERT INTO telegram_messages (chat_id, message_id, job_id, created_at) VALUES ($chat_id, $message_id, $job_id, $created_at)`
-
-	deleteMessageJob = `DECLARE $chat_id AS Int64;
-DECLARE $message_id AS Int64;
-DECLARE $job_id AS Utf8;
-DELETE FROM telegram_messages WHERE chat_id = $chat_id AND message_id = $message_id AND job_id = $job_id`
-
-	selectKeyJob = `DECLARE $owner_id AS Utf8;
+	keyDecl = `DECLARE $owner_id AS Utf8;
 DECLARE $idempotency_key AS Utf8;
-SELECT job_id FROM idempotency_keys WHERE owner_id = $owner_id AND idempotency_key = $idempotency_key`
+`
+	keyWhere  = `owner_id = $owner_id AND idempotency_key = $idempotency_key`
+	keyValues = ` INTO idempotency_keys (owner_id, idempotency_key, job_id, created_at) VALUES ($owner_id, $idempotency_key, $job_id, $created_at)`
 
-	insertKeyJob = `DECLARE $owner_id AS Utf8;
-DECLARE $idempotency_key AS Utf8;
-DECLARE $job_id AS Utf8;
+	// jobDecl declares the key row's job and time.
+	jobDecl = `DECLARE $job_id AS Utf8;
 DECLARE $created_at AS Timestamp;
-INSERT INTO idempotency_keys (owner_id, idempotency_key, job_id, created_at) VALUES ($owner_id, $idempotency_key, $job_id, $created_at)`
-
-	upsertKeyJob = `DECLARE $owner_id AS Utf8;
-DECLARE $idempotency_key AS Utf8;
-DECLARE $job_id AS Utf8;
-DECLARE $created_at AS Timestamp;
-UPSERT INTO idempotency_keys (owner_id, idempotency_key, job_id, created_at) VALUES ($owner_id, $idempotency_key, $job_id, $created_at)`
-
-	deleteKeyJob = `DECLARE $owner_id AS Utf8;
-DECLARE $idempotency_key AS Utf8;
-DECLARE $job_id AS Utf8;
-DELETE FROM idempotency_keys WHERE owner_id = $owner_id AND idempotency_key = $idempotency_key AND job_id = $job_id`
+`
 )
 
 // API tokens.

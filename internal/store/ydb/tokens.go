@@ -56,22 +56,17 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 
 // one reads at most one token; nil when there is none.
 func (s *TokenStore) one(ctx context.Context, tx query.TxActor, stmt string, p params) (*apitoken.Token, error) {
-	var found *apitoken.Token
-	err := s.db.rows(ctx, tx, stmt, p, func(row query.Row) error {
-		t, err := scanToken(row)
-		found = &t
-		return err
-	})
-	return found, err
+	t, found, err := scanOne(ctx, s.db, tx, stmt, p, scanToken)
+	if !found {
+		return nil, err
+	}
+	return &t, err
 }
 
 // ByHash names no hash in errors: it is what a secret is looked up by.
 func (s *TokenStore) ByHash(ctx context.Context, hash string) (apitoken.Token, error) {
-	var found *apitoken.Token
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		var err error
-		found, err = s.one(ctx, tx, selectTokenByHash, tokenHashParams(hash))
-		return err
+	found, err := inTx(ctx, s.db.read, func(ctx context.Context, tx query.TxActor) (*apitoken.Token, error) {
+		return s.one(ctx, tx, selectTokenByHash, tokenHashParams(hash))
 	})
 	if err != nil {
 		return apitoken.Token{}, fmt.Errorf("find token by hash: %w", err)
@@ -103,27 +98,20 @@ func (s *TokenStore) Revoke(ctx context.Context, id string, now time.Time) (apit
 	if now.IsZero() {
 		return apitoken.Token{}, fmt.Errorf("revoke token %s: %w: no time given", id, apitoken.ErrInvalid)
 	}
-	at := now.UTC().Truncate(time.Millisecond)
-	var t apitoken.Token
-	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		t = apitoken.Token{}
+	at := truncMs(now)
+	t, err := inTx(ctx, s.db.update, func(ctx context.Context, tx query.TxActor) (apitoken.Token, error) {
 		found, err := s.one(ctx, tx, selectTokenByID, tokenIDParams(id))
-		if err != nil {
-			return err
+		switch {
+		case err != nil:
+			return apitoken.Token{}, err
+		case found == nil:
+			return apitoken.Token{}, apitoken.ErrNotFound
+		case found.Revoked():
+			return *found, nil
 		}
-		if found == nil {
-			return apitoken.ErrNotFound
-		}
-		if found.Revoked() {
-			t = *found
-			return nil
-		}
-		if err := s.db.exec(ctx, tx, revokeToken, revokeParams(found.Hash, at)); err != nil {
-			return err
-		}
-		t = *found
+		t := *found
 		t.RevokedAt = at
-		return nil
+		return t, s.db.exec(ctx, tx, revokeToken, revokeParams(found.Hash, at))
 	})
 	if err != nil {
 		return apitoken.Token{}, fmt.Errorf("revoke token %s: %w", id, err)

@@ -34,7 +34,7 @@ func TestTTLInterval(t *testing.T) {
 	for _, d := range []time.Duration{0, -time.Hour, time.Millisecond} {
 		_, err := migrate(context.Background(), newMemDB(), MigrateOptions{Retention: d})
 		require.ErrorContains(t, err, "want at least a second", d.String())
-		_, err = plan(context.Background(), newDatabase{}, MigrateOptions{Retention: d})
+		_, err = plan(context.Background(), nil, MigrateOptions{Retention: d})
 		require.Error(t, err, d.String())
 	}
 }

@@ -133,11 +133,12 @@ func (db *DB) now() time.Time { return db.clock.Now().UTC().Truncate(time.Millis
 
 func (db *DB) text(stmt string) string { return db.prefix + stmt }
 
-func bound(ctx context.Context) (context.Context, context.CancelFunc) {
+// bound gives ctx a deadline d away unless it has one.
+func bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, DefaultCallTimeout)
+	return context.WithTimeout(ctx, d)
 }
 
 // writeOptions mark every write idempotent, so the SDK also runs it again
@@ -145,15 +146,12 @@ func bound(ctx context.Context) (context.Context, context.CancelFunc) {
 // retryable", ydb-go-sdk v3.127.0 retry/mode.go), as on a connection that
 // died while the instance slept. Every write recognizes what a lost-answer
 // commit of its own wrote (job.Change, job.Claimed, outbox.Same,
-// quota.ReserveOnce, …).
+// quota.ReserveOnce, …). A lazy transaction begins with its first
+// statement, one round trip less (query.WithLazyTx, experimental in
+// v3.127.0, internal/query/transaction.go).
 func writeOptions() []query.DoTxOption {
-	return []query.DoTxOption{query.WithIdempotent(), lazyTx()}
+	return []query.DoTxOption{query.WithIdempotent(), query.WithLazyTx(true)}
 }
-
-// lazyTx begins a transaction with its first statement, one round trip
-// less (query.WithLazyTx, experimental in ydb-go-sdk v3.127.0,
-// internal/query/transaction.go).
-func lazyTx() query.DoTxOption { return query.WithLazyTx(true) }
 
 // update runs fn in a serializable read-write transaction, retried by the
 // SDK. fn resets its results first and, after an earlier run's commit may
@@ -162,7 +160,7 @@ func lazyTx() query.DoTxOption { return query.WithLazyTx(true) }
 // run's commit ended and a conflict found only at the commit reads as a
 // statement's.
 func (db *DB) update(ctx context.Context, fn func(ctx context.Context, tx query.TxActor) error) error {
-	ctx, cancel := bound(ctx)
+	ctx, cancel := bound(ctx, DefaultCallTimeout)
 	defer cancel()
 	unsure := false // an earlier run's commit may have committed
 	return translate(db.txs.DoTx(ctx, func(ctx context.Context, tx query.TxActor) error {
@@ -214,11 +212,11 @@ func commitUnknown(err error) bool {
 // read runs fn in a snapshot read-only transaction: one view, no locks,
 // safe to retry.
 func (db *DB) read(ctx context.Context, fn func(ctx context.Context, tx query.TxActor) error) error {
-	ctx, cancel := bound(ctx)
+	ctx, cancel := bound(ctx, DefaultCallTimeout)
 	defer cancel()
 	return translate(db.txs.DoTx(ctx, fn,
 		query.WithTxSettings(query.TxSettings(query.WithSnapshotReadOnly())),
-		query.WithIdempotent(), lazyTx()))
+		query.WithIdempotent(), query.WithLazyTx(true)))
 }
 
 func (db *DB) exec(ctx context.Context, tx query.TxActor, stmt string, p params) error {
@@ -254,16 +252,47 @@ func (db *DB) rows(ctx context.Context, tx query.TxActor, stmt string, p params,
 	}
 }
 
-// readAll scans every row of one statement in a snapshot.
-func readAll[T any](ctx context.Context, db *DB, stmt string, p params, scan func(query.Row) (T, error)) ([]T, error) {
+// inTx runs fn in run (db.read or db.update) and returns the result of its
+// last run.
+func inTx[T any](ctx context.Context, run func(context.Context, func(context.Context, query.TxActor) error) error,
+	fn func(context.Context, query.TxActor) (T, error)) (T, error) {
+	var out T
+	err := run(ctx, func(ctx context.Context, tx query.TxActor) error {
+		var err error
+		out, err = fn(ctx, tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}
+
+// scanAll scans every row of stmt's result.
+func scanAll[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, p params, scan func(query.Row) (T, error)) ([]T, error) {
 	var out []T
-	err := db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		out = nil
-		return db.rows(ctx, tx, stmt, p, func(row query.Row) error {
-			v, err := scan(row)
-			out = append(out, v)
-			return err
-		})
+	err := db.rows(ctx, tx, stmt, p, func(row query.Row) error {
+		v, err := scan(row)
+		out = append(out, v)
+		return err
 	})
 	return out, err
+}
+
+// scanOne is the last row of stmt's result (there is at most one), and whether there is one.
+func scanOne[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, p params, scan func(query.Row) (T, error)) (T, bool, error) {
+	all, err := scanAll(ctx, db, tx, stmt, p, scan)
+	if err != nil || len(all) == 0 {
+		var zero T
+		return zero, false, err
+	}
+	return all[len(all)-1], true, nil
+}
+
+// readAll scans every row of one statement in a snapshot.
+func readAll[T any](ctx context.Context, db *DB, stmt string, p params, scan func(query.Row) (T, error)) ([]T, error) {
+	return inTx(ctx, db.read, func(ctx context.Context, tx query.TxActor) ([]T, error) {
+		return scanAll(ctx, db, tx, stmt, p, scan)
+	})
 }
