@@ -69,10 +69,9 @@ var answerOK = answer(http.StatusOK, "")
 // not waited.
 func testStore(t *testing.T, url string, attempts int) (*Store, *[]time.Duration) {
 	t.Helper()
-	st, err := New(Config{
-		Endpoint: url, Bucket: "secret-bucket", AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: testSecret,
-		PathStyle: true, MaxAttempts: attempts,
-	})
+	st, err := Tuned(Config{
+		Endpoint: url, Bucket: "secret-bucket", AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: testSecret, PathStyle: true,
+	}, 0, 0, attempts, nil)
 	require.NoError(t, err)
 	var pauses []time.Duration
 	st.sleep = func(ctx context.Context, d time.Duration) error {

@@ -63,21 +63,10 @@ type Config struct {
 	SecretAccessKey string
 	PathStyle       bool // host/bucket/key (the local store)
 
-	// PartSize (at least MinPartSize) also caps an upload at 10 000 parts:
-	// 78 GiB at 8 MiB.
-	PartSize int64
-	// Concurrency: an Upload holds at most Concurrency+1 part buffers, 24
-	// MiB with the defaults (BenchmarkUploadMemory).
-	Concurrency int
-	// MaxAttempts per request; 1 turns retries off. Retried: 429, 500,
-	// 502-504, throttling and timeout codes, no answer (unless ctx ended).
-	MaxAttempts int
-
 	// Clock signs presigned URLs and gives their ExpiresAt. Requests are
 	// signed with the real time whatever it says: the store refuses one 15
 	// minutes off (RequestTimeTooSkewed).
-	Clock      clock.Clock
-	HTTPClient *http.Client // default: the Store's own (see New)
+	Clock clock.Clock
 }
 
 // Store reads and writes objects in one bucket, safe for concurrent use;
@@ -92,8 +81,10 @@ type Store struct {
 	scheme      string
 	host        string // the endpoint's host[:port]
 	virtualHost bool   // bucket.host/key rather than host/bucket/key
-	partSize    int64
-	concurrency int
+	partSize    int64  // also caps an upload at 10 000 parts: 78 GiB at 8 MiB
+	concurrency int    // an Upload holds at most concurrency+1 part buffers (BenchmarkUploadMemory)
+	// maxAttempts per request, the first included. Retried: 429, 500,
+	// 502-504, throttling and timeout codes, no answer (unless ctx ended).
 	maxAttempts int
 
 	sleep        func(ctx context.Context, d time.Duration) error // between attempts; tests replace it
@@ -114,12 +105,8 @@ func New(cfg Config) (*Store, error) {
 	if err != nil { // cleanEndpoint parsed it already
 		return nil, err
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = defaultHTTPClient()
-	}
 	st := &Store{
-		http:        client,
+		http:        defaultHTTPClient(),
 		signer:      newSigner(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.Region),
 		clock:       cfg.Clock,
 		wallClock:   clock.System(),
@@ -128,9 +115,9 @@ func New(cfg Config) (*Store, error) {
 		scheme:      u.Scheme,
 		host:        u.Host,
 		virtualHost: virtualHosted(cfg.Bucket, u, cfg.PathStyle),
-		partSize:    cfg.PartSize,
-		concurrency: cfg.Concurrency,
-		maxAttempts: cfg.MaxAttempts,
+		partSize:    DefaultPartSize,
+		concurrency: DefaultConcurrency,
+		maxAttempts: DefaultMaxAttempts,
 		sleep:       clock.Sleep,
 	}
 	return st, nil
@@ -192,24 +179,6 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	if cfg.AccessKeyID == "" || cfg.SecretAccessKey == "" {
 		return cfg, errors.New("s3: a static access key id and secret are required (presigned URLs need one)")
-	}
-	switch {
-	case cfg.PartSize == 0:
-		cfg.PartSize = DefaultPartSize
-	case cfg.PartSize < MinPartSize:
-		return cfg, fmt.Errorf("s3: part size %d is below S3's minimum of %d bytes", cfg.PartSize, MinPartSize)
-	}
-	switch {
-	case cfg.Concurrency == 0:
-		cfg.Concurrency = DefaultConcurrency
-	case cfg.Concurrency < 0:
-		return cfg, fmt.Errorf("s3: concurrency %d is negative", cfg.Concurrency)
-	}
-	switch {
-	case cfg.MaxAttempts == 0:
-		cfg.MaxAttempts = DefaultMaxAttempts
-	case cfg.MaxAttempts < 0:
-		return cfg, fmt.Errorf("s3: max attempts %d is negative", cfg.MaxAttempts)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.System()

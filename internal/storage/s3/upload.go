@@ -304,21 +304,15 @@ func decodeResult(resp *http.Response, want string, out any) error {
 	if err != nil {
 		return err
 	}
-	var root struct{ XMLName xml.Name }
-	if err := xml.Unmarshal(body, &root); err != nil {
-		return fmt.Errorf("s3: the store's answer is not the XML expected (%s): %w", want, err)
+	if e := errorIn(resp, body); e != nil {
+		return e
 	}
-	switch root.XMLName.Local {
-	case want:
-		if err := xml.Unmarshal(body, out); err != nil {
-			return fmt.Errorf("s3: the store's answer is not the XML expected (%s): %w", want, err)
-		}
-		return nil
-	case "Error":
-		var doc errorDocument
-		_ = xml.Unmarshal(body, &doc)
-		return &apiError{Status: resp.StatusCode, Code: doc.Code, Message: doc.Message, RequestID: doc.RequestID}
-	default:
+	var root struct{ XMLName xml.Name }
+	if err := xml.Unmarshal(body, &root); err == nil && root.XMLName.Local != want {
 		return fmt.Errorf("s3: the store answered <%s>, not <%s>", root.XMLName.Local, want)
 	}
+	if err := xml.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("s3: the store's answer is not the XML expected (%s): %w", want, err)
+	}
+	return nil
 }
