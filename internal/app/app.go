@@ -21,6 +21,7 @@ import (
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/outbox"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/status"
@@ -71,8 +72,6 @@ type Options struct {
 	// closed by the caller. Jobs is required; without Tokens there is no
 	// API, without Bot no bot; Outbox with Tokens makes App.Callbacks.
 	Stores store.Set
-	// CallbackClient replaces callback.Client (tests).
-	CallbackClient *http.Client
 	// MakeBot builds the bot (internal/app/withbot): a function that leaves
 	// it nil never compiles the Bot API client.
 	MakeBot func(a *App, state botstate.Store, box outbox.Store) (Bot, error)
@@ -170,10 +169,7 @@ func New(cfg Config, opt Options) (*App, error) {
 	}
 	a.expirer, _ = st.Outbox.(outbox.Expirer)
 	if st.Outbox != nil && st.Tokens != nil {
-		client := opt.CallbackClient
-		if client == nil {
-			client = callback.Client(callback.ClientOptions{AllowPrivate: cfg.API.CallbackAllowPrivate})
-		}
+		client := callback.Client(callback.ClientOptions{AllowPrivate: cfg.API.CallbackAllowPrivate})
 		if cfg.API.CallbackAllowPrivate {
 			log.Warn("CALLBACK_ALLOW_PRIVATE=true: callbacks may be http and reach private and loopback addresses; for local use and tests only")
 		}
@@ -248,6 +244,27 @@ func StatusConfig(cfg Config) status.Config {
 	}
 }
 
+// statusWindows are the windows p's admission counts in; unpaced, the
+// default quota's, with no limit.
+func statusWindows(p pipeline.Config) status.Windows {
+	perHour := p.RequestsPerHour
+	paced := perHour > 0
+	if !paced {
+		perHour = admission.DefaultRequestsPerHour
+	}
+	length, limit := admission.SubmissionWindows(perHour)
+	if !paced {
+		limit = 0
+	}
+	return status.Windows{
+		RequestsKey:    admission.RequestsKey,
+		RequestLength:  length,
+		RequestLimit:   limit,
+		InFlightKey:    admission.InFlightKey,
+		InFlightLength: admission.InFlightWindowLength(p.CheckedWithin(), length),
+	}
+}
+
 // StatusReader reads the service's state over s; nil when its job store
 // cannot.
 func StatusReader(cfg Config, s store.Set) *status.Reader {
@@ -265,27 +282,22 @@ func StatusReader(cfg Config, s store.Set) *status.Reader {
 type notifiers []pipeline.Notifier
 
 func (ns notifiers) Moved(ctx context.Context, j job.Job) error {
-	var all []error
-	for _, n := range ns {
-		all = append(all, n.Moved(ctx, j))
-	}
-	return errors.Join(all...)
+	return each(ns, func(n pipeline.Notifier) error { return n.Moved(ctx, j) })
 }
 
 func (ns notifiers) Finished(ctx context.Context, j job.Job) error {
-	var all []error
-	for _, n := range ns {
-		all = append(all, n.Finished(ctx, j))
-	}
-	return errors.Join(all...)
+	return each(ns, func(n pipeline.Notifier) error { return n.Finished(ctx, j) })
 }
 
-func (a *App) Close() error {
-	var errs []error
-	for _, c := range a.closers {
-		errs = append(errs, c())
+func (a *App) Close() error { return each(a.closers, func(c func() error) error { return c() }) }
+
+// each runs f on every one of list, joining the errors.
+func each[T any](list []T, f func(T) error) error {
+	var all []error
+	for _, v := range list {
+		all = append(all, f(v))
 	}
-	return errors.Join(errs...)
+	return errors.Join(all...)
 }
 
 var ErrRecognitionNotConfigured = errs.New(errs.Permanent, "recognition_not_configured",

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -111,7 +112,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			c.Telegram.Allowed.Users[owner] = true
 		}
 	}
-	if c.Telegram.Token != "" && c.Telegram.WebhookSecret != "" && !validSecretToken(c.Telegram.WebhookSecret) {
+	if c.Telegram.Token != "" && c.Telegram.WebhookSecret != "" && !secretToken.MatchString(c.Telegram.WebhookSecret) {
 		r.errs = append(r.errs, errors.New("TELEGRAM_WEBHOOK_SECRET: want 1 to 256 characters of A-Z, a-z, 0-9, _ and - (what setWebhook takes)"))
 	}
 	if m := c.Pipeline.SummaryModel; m != "" && (!strings.HasPrefix(m, "gpt://") || len(m) == len("gpt://")) {
@@ -132,10 +133,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	// A job's pieces all go at once.
 	c.Pipeline.JobInFlight = c.Media.MaxPieces
-	seg := c.Media.SegmentLength
-	if seg == 0 {
-		seg = ffmpeg.DefaultSegmentLength
-	}
+	seg := cmp.Or(c.Media.SegmentLength, ffmpeg.DefaultSegmentLength)
 	if c.Media.PieceLength > seg {
 		r.errs = append(r.errs, fmt.Errorf("PIECE_LENGTH: %s is longer than SEGMENT_LENGTH (%s), the longest piece SpeechKit is sent", c.Media.PieceLength, seg))
 	}
@@ -163,10 +161,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	tg := c.Telegram.WithDefaults()
 	c.Limits.JobLife = spend.JobLife(max(c.API.UploadWindow(), tg.DownloadWindow, tg.LinkWindow))
 	c.Pipeline.Limits, c.API.Limits, c.Telegram.Limits = c.Limits, c.Limits, c.Limits
-	if lvl := r.str("LOG_LEVEL", "info"); lvl != "" {
-		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
-			r.errs = append(r.errs, fmt.Errorf("LOG_LEVEL: %q is not debug, info, warn or error", lvl))
-		}
+	if lvl := r.str("LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(lvl)) != nil {
+		r.errs = append(r.errs, fmt.Errorf("LOG_LEVEL: %q is not debug, info, warn or error", lvl))
 	}
 	return c, errors.Join(r.errs...)
 }
@@ -191,19 +187,8 @@ func (r *envReader) secret(name string, minLen int) []byte {
 	return []byte(v)
 }
 
-// validSecretToken reports whether s is a secret_token setWebhook takes.
-func validSecretToken(s string) bool {
-	if len(s) == 0 || len(s) > 256 {
-		return false
-	}
-	for _, c := range s {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
+// secretToken is a secret_token setWebhook takes.
+var secretToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
 func (r *envReader) list(name string) []string {
 	var out []string
@@ -233,13 +218,7 @@ func (r *envReader) boolean(name string, def bool) bool {
 func JobRetention(getenv func(string) string) (time.Duration, error) {
 	r := envReader{get: getenv}
 	d := r.duration("JOB_RETENTION", limitJobRetention)
-	if err := errors.Join(r.errs...); err != nil {
-		return 0, err
-	}
-	if d == 0 {
-		d = pipeline.DefaultJobRetention
-	}
-	return d, nil
+	return cmp.Or(d, pipeline.DefaultJobRetention), errors.Join(r.errs...)
 }
 
 // requestsPerHour: 0 turns pacing off; 1 is refused, which fixed windows
