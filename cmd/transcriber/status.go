@@ -19,14 +19,9 @@ import (
 
 func statusCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print the status as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			_, err := fmt.Fprint(stdout, usage)
-			return err
-		}
-		return usageError("status: " + err.Error())
+	if done, err := parseFlags(fs, args, stdout, usage, usageError); done {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError(fmt.Sprintf("status takes only --json (got %q too)", fs.Args()))
