@@ -176,15 +176,12 @@ func (r *envReader) str(name, def string) string { return cmp.Or(r.get(name), de
 
 // secret reads a secret of at least minLen bytes, never echoed.
 func (r *envReader) secret(name string, minLen int) []byte {
-	v := r.get(name)
-	if v == "" {
-		return nil
-	}
-	if len(v) < minLen {
-		r.errs = append(r.errs, fmt.Errorf("%s: want at least %d characters (e.g. openssl rand -hex 32)", name, minLen))
-		return nil
-	}
-	return []byte(v)
+	return parsed(r, name, nil, func(v string) ([]byte, error) {
+		if len(v) < minLen {
+			return nil, fmt.Errorf("want at least %d characters (e.g. openssl rand -hex 32)", minLen)
+		}
+		return []byte(v), nil
+	})
 }
 
 // secretToken is a secret_token setWebhook takes.
@@ -200,17 +197,29 @@ func (r *envReader) list(name string) []string {
 	return out
 }
 
-func (r *envReader) boolean(name string, def bool) bool {
+// parsed reads name with parse: empty is def, and so is a value parse
+// refuses, its error reported.
+func parsed[T any](r *envReader, name string, def T, parse func(string) (T, error)) T {
 	v := r.get(name)
 	if v == "" {
 		return def
 	}
-	b, err := strconv.ParseBool(v)
+	x, err := parse(v)
 	if err != nil {
-		r.errs = append(r.errs, fmt.Errorf("%s: want true or false", name))
+		r.errs = append(r.errs, fmt.Errorf("%s: %w", name, err))
 		return def
 	}
-	return b
+	return x
+}
+
+func (r *envReader) boolean(name string, def bool) bool {
+	return parsed(r, name, def, func(v string) (bool, error) {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return def, errors.New("want true or false")
+		}
+		return b, nil
+	})
 }
 
 // JobRetention reads JOB_RETENTION as FromEnv does, default applied, for
@@ -224,30 +233,18 @@ func JobRetention(getenv func(string) string) (time.Duration, error) {
 // requestsPerHour: 0 turns pacing off; 1 is refused, which fixed windows
 // cannot keep.
 func (r *envReader) requestsPerHour(name string) int {
-	v := r.get(name)
-	if v == "" {
-		return pipeline.DefaultRequestsPerHour
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n == 1 || n > 1_000_000 {
-		r.errs = append(r.errs, fmt.Errorf("%s: want 0 (no pacing) or a number of requests from 2 to 1000000, such as 500", name))
-		return pipeline.DefaultRequestsPerHour
-	}
-	return n
+	return parsed(r, name, pipeline.DefaultRequestsPerHour, func(v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n == 1 || n > 1_000_000 {
+			return 0, errors.New("want 0 (no pacing) or a number of requests from 2 to 1000000, such as 500")
+		}
+		return n, nil
+	})
 }
 
 // rubles reads rubles into µ₽.
 func (r *envReader) rubles(name string, def int64) int64 {
-	v := r.get(name)
-	if v == "" {
-		return def
-	}
-	n, err := spend.ParseRubles(v)
-	if err != nil {
-		r.errs = append(r.errs, fmt.Errorf("%s: %w", name, err))
-		return def
-	}
-	return n
+	return parsed(r, name, def, spend.ParseRubles)
 }
 
 // limitDuration reads a limit within b: empty is def, 0 no limit.
@@ -267,20 +264,17 @@ func (r *envReader) limitDuration(name string, def time.Duration, b bounds) time
 
 // count reads a number from lo to hi; zero says what 0 means when lo is 0.
 func (r *envReader) count(name string, def, lo, hi int, zero string) int {
-	v := r.get(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		want := fmt.Sprintf("a number from %d to %d, such as %d", max(lo, 1), hi, def)
-		if lo == 0 {
-			want = zero + " or " + want
+	return parsed(r, name, def, func(v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			want := fmt.Sprintf("a number from %d to %d, such as %d", max(lo, 1), hi, def)
+			if lo == 0 {
+				want = zero + " or " + want
+			}
+			return 0, errors.New("want " + want)
 		}
-		r.errs = append(r.errs, fmt.Errorf("%s: want %s", name, want))
-		return def
-	}
-	return n
+		return n, nil
+	})
 }
 
 // The largest MAX_PIECES (a fifth of 500 requests an hour) and

@@ -132,12 +132,12 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("object store address %s: %w", cfg.S3Addr, err)
 	}
+	defer s3lis.Close() // again after Serve's close: no harm
 	apiLis, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
-		_ = s3lis.Close()
 		return fmt.Errorf("HTTP address %s: %w", cfg.HTTPAddr, err)
 	}
-	closeListeners := func() { _ = s3lis.Close(); _ = apiLis.Close() }
+	defer apiLis.Close()
 
 	acfg, _ := quickRecognition(cfg.App)
 	apiURL := "http://" + apiLis.Addr().String()
@@ -150,15 +150,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		AllowedOrigins: append([]string{apiURL, originOf(acfg.Telegram.PublicURL)}, cfg.CORSOrigins...),
 	})
 	if err != nil {
-		closeListeners()
 		return err
 	}
 	objects.URL = "http://" + s3lis.Addr().String()
 	acfg.S3 = objects.Config()
 	if len(acfg.Telegram.UploadLinkSecret) == 0 {
 		if acfg.Telegram.UploadLinkSecret, err = localSecret(filepath.Join(cfg.DataDir, LinkSecretFile)); err != nil {
-			closeListeners()
-			return err
+				return err
 		}
 	}
 	// SpeechKit cannot read a local object store.
@@ -173,7 +171,6 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	a, err := app.New(acfg, opt)
 	if err != nil {
-		closeListeners()
 		return err
 	}
 	defer a.Close()
