@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	acfg.S3 = objects.Config()
 	if len(acfg.Telegram.UploadLinkSecret) == 0 {
 		if acfg.Telegram.UploadLinkSecret, err = localSecret(filepath.Join(cfg.DataDir, LinkSecretFile)); err != nil {
-				return err
+			return err
 		}
 	}
 	// SpeechKit cannot read a local object store.
