@@ -51,13 +51,12 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 
 func printStatus(w io.Writer, s status.Status) error {
 	var b strings.Builder
-	row := func(label, text string) {
+	line := func(label, format string, a ...any) {
 		if label != "" {
 			label += ":"
 		}
-		fmt.Fprintf(&b, "%-16s %s\n", label, text)
+		fmt.Fprintf(&b, "%-16s %s\n", label, fmt.Sprintf(format, a...))
 	}
-	line := func(label, format string, a ...any) { row(label, fmt.Sprintf(format, a...)) }
 	at := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 	ago := func(t time.Time) string { return spend.Human(int64(s.At.Sub(t) / time.Second)) }
 
