@@ -49,8 +49,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	r := envReader{get: getenv}
 	c := Config{
 		S3: s3.Config{
-			Endpoint:        r.str("S3_ENDPOINT", "https://storage.yandexcloud.net"),
-			Region:          r.str("S3_REGION", "ru-central1"),
+			Endpoint:        r.str("S3_ENDPOINT", s3.DefaultEndpoint),
+			Region:          r.str("S3_REGION", s3.DefaultRegion),
 			Bucket:          r.str("S3_BUCKET", ""),
 			AccessKeyID:     r.str("S3_ACCESS_KEY_ID", ""),
 			SecretAccessKey: r.str("S3_SECRET_ACCESS_KEY", ""),
