@@ -88,9 +88,7 @@ func selftestCmd(ctx context.Context, args []string, getenv func(string) string,
 	r := newSelftest(o)
 	rep := r.run(ctx, stdout)
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(stdout, rep); err != nil {
 			return err
 		}
 	}

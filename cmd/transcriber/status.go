@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,9 +41,7 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return printJSON(stdout, s)
 	}
 	return printStatus(stdout, s)
 }
