@@ -226,34 +226,26 @@ type Bot interface {
 	TellOwner(ctx context.Context, a status.Alert, window time.Time) error
 }
 
+// StatusConfig holds the windows the pipeline's admission counts in;
+// unpaced, the default quota's, with no limit.
 func StatusConfig(cfg Config) status.Config {
-	return status.Config{
-		Windows:        statusWindows(cfg.Pipeline),
-		QuotaCode:      speechkit.CodeRecognitionQuota,
-		MaxInFlight:    cfg.Pipeline.MaxInFlight,
-		AudioPerMonth:  cfg.Limits.AudioPerMonth,
-		BudgetPerMonth: cfg.Limits.BudgetPerMonth,
-	}
-}
-
-// statusWindows are the windows p's admission counts in; unpaced, the
-// default quota's, with no limit.
-func statusWindows(p pipeline.Config) status.Windows {
-	perHour := p.RequestsPerHour
-	paced := perHour > 0
-	if !paced {
-		perHour = admission.DefaultRequestsPerHour
-	}
-	length, limit := admission.SubmissionWindows(perHour)
-	if !paced {
+	p := cfg.Pipeline
+	length, limit := admission.SubmissionWindows(cmp.Or(max(p.RequestsPerHour, 0), admission.DefaultRequestsPerHour))
+	if p.RequestsPerHour <= 0 {
 		limit = 0
 	}
-	return status.Windows{
-		RequestsKey:    admission.RequestsKey,
-		RequestLength:  length,
-		RequestLimit:   limit,
-		InFlightKey:    admission.InFlightKey,
-		InFlightLength: admission.InFlightWindowLength(p.CheckedWithin(), length),
+	return status.Config{
+		Windows: status.Windows{
+			RequestsKey:    admission.RequestsKey,
+			RequestLength:  length,
+			RequestLimit:   limit,
+			InFlightKey:    admission.InFlightKey,
+			InFlightLength: admission.InFlightWindowLength(p.CheckedWithin(), length),
+		},
+		QuotaCode:      speechkit.CodeRecognitionQuota,
+		MaxInFlight:    p.MaxInFlight,
+		AudioPerMonth:  cfg.Limits.AudioPerMonth,
+		BudgetPerMonth: cfg.Limits.BudgetPerMonth,
 	}
 }
 
