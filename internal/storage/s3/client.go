@@ -83,7 +83,7 @@ func (s *Store) send(ctx context.Context, rq *request) (*http.Response, error) {
 		if err == nil {
 			return resp, nil
 		}
-		if attempt >= s.maxAttempts || ctx.Err() != nil || !retryable(err) {
+		if attempt >= s.maxAttempts || ctx.Err() != nil || !retryables.IsErrorRetryable(err).Bool() {
 			return nil, err
 		}
 		if s.sleep(ctx, backoff(attempt)) != nil {
@@ -168,10 +168,6 @@ func backoff(attempt int) time.Duration {
 		return retry.DefaultMaxBackoff
 	}
 	return d
-}
-
-func retryable(err error) bool {
-	return retryables.IsErrorRetryable(err).Bool()
 }
 
 // retryableCode: a timeout or throttling code, or one of retryCodes.

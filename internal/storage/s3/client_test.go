@@ -315,7 +315,7 @@ func TestRetryable(t *testing.T) {
 		{"a bug of ours", errors.New("s3: something else"), false},
 	}
 	for _, c := range cases {
-		require.Equal(t, c.want, retryable(c.err), c.name)
+		require.Equal(t, c.want, retryables.IsErrorRetryable(c.err).Bool(), c.name)
 	}
 	for _, code := range []string{"SlowDown", "Throttling", "RequestTimeout", "InternalError", "ServiceUnavailable"} {
 		require.True(t, retryableCode(code), code)
