@@ -6,6 +6,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 
 	"transcriber/internal/app"
 	"transcriber/internal/clock"
+	"transcriber/internal/store"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/store/ydb"
 )
@@ -118,21 +120,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return usageError(fmt.Sprintf("unknown command %q", args[0]))
 }
 
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 func usageError(msg string) error {
 	return fmt.Errorf("%w: %s\n\n%s", errUsage, msg, usage)
 }
 
+// parseFlags parses a command's flags, refusing any other with refuse; -h
+// prints help. done: the command has nothing more to do but return err.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, help string, refuse func(string) error) (done bool, err error) {
+	fs.SetOutput(io.Discard)
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		_, err = io.WriteString(stdout, help)
+		return true, err
+	case err != nil:
+		return true, refuse(fs.Name() + ": " + err.Error())
+	}
+	return false, nil
+}
+
 func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	plan := fs.Bool("plan", false, "print the schema operations, change nothing")
 	timeout := fs.Duration("timeout", ydb.DefaultMigrateTimeout, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			_, err := fmt.Fprint(stdout, usage)
-			return err
-		}
-		return usageError("migrate: " + err.Error())
+	if done, err := parseFlags(fs, args, stdout, usage, usageError); done {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError(fmt.Sprintf("migrate takes only --plan and --timeout (got %q too)", fs.Args()))
@@ -144,54 +161,38 @@ func migrateCmd(ctx context.Context, args []string, getenv func(string) string, 
 	defer cancel()
 	dsn := getenv("YDB_CONNECTION_STRING")
 	if dsn == "" && !*plan {
-		return migrate(ctx, dataDir(getenv), stdout)
+		if err := withStores(ctx, getenv, makeStore, func(store.Set) error { return nil }); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "job store %s is at schema version %d\n", filepath.Join(dataDir(getenv), DBFile), sqlite.SchemaVersion())
+		return err
 	}
 	retention, err := app.JobRetention(getenv)
 	if err != nil {
 		return err
 	}
-	if *plan {
-		return planYDB(ctx, dsn, retention, stdout)
+	o := ydb.MigrateOptions{Retention: retention, Out: stdout}
+	var db *ydb.DB // nil: --plan for a new database
+	if dsn != "" {
+		openCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if db, err = ydb.Open(openCtx, dsn, clock.System()); err != nil {
+			return err
+		}
+		defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
 	}
-	return migrateYDB(ctx, dsn, retention, stdout)
-}
-
-func dataDir(getenv func(string) string) string { return cmp.Or(getenv("DATA_DIR"), "data") }
-
-const DBFile = "transcriber.db"
-
-func migrate(ctx context.Context, dir string, stdout io.Writer) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
-	}
-	path := filepath.Join(dir, DBFile)
-	db, err := sqlite.Open(ctx, path, clock.System())
-	if err != nil {
+	if *plan { // its reads count against the schema operations quota
+		ops, err := ydb.Plan(ctx, db, o)
+		if err != nil {
+			return err
+		}
+		for _, op := range ops {
+			fmt.Fprintln(stdout, op)
+		}
+		_, err = fmt.Fprintf(stdout, "%d schema operations\n", len(ops))
 		return err
 	}
-	if err := db.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	_, err = fmt.Fprintf(stdout, "job store %s is at schema version %d\n", path, sqlite.SchemaVersion())
-	return err
-}
-
-// openYDB opens dsn with the YDB_* variables' credentials.
-func openYDB(ctx context.Context, dsn string) (*ydb.DB, error) {
-	openCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return ydb.Open(openCtx, dsn, clock.System())
-}
-
-// migrateYDB applies the schema and sets the expiring tables' TTL to
-// retention, saying when it waits for the schema operations quota.
-func migrateYDB(ctx context.Context, dsn string, retention time.Duration, stdout io.Writer) error {
-	db, err := openYDB(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
-	applied, err := ydb.Migrate(ctx, db, ydb.MigrateOptions{Retention: retention, Out: stdout})
+	applied, err := ydb.Migrate(ctx, db, o)
 	for _, name := range applied {
 		fmt.Fprintf(stdout, "applied schema step %s\n", name)
 	}
@@ -202,25 +203,6 @@ func migrateYDB(ctx context.Context, dsn string, retention time.Duration, stdout
 	return err
 }
 
-// planYDB prints the schema operations migrate would run at dsn (a new
-// database when ""), changing nothing; its reads count against the quota.
-func planYDB(ctx context.Context, dsn string, retention time.Duration, stdout io.Writer) error {
-	o := ydb.MigrateOptions{Retention: retention, Out: stdout}
-	var db *ydb.DB
-	if dsn != "" {
-		var err error
-		if db, err = openYDB(ctx, dsn); err != nil {
-			return err
-		}
-		defer func() { _ = db.Close(context.WithoutCancel(ctx)) }()
-	}
-	ops, err := ydb.Plan(ctx, db, o)
-	if err != nil {
-		return err
-	}
-	for _, op := range ops {
-		fmt.Fprintln(stdout, op)
-	}
-	_, err = fmt.Fprintf(stdout, "%d schema operations\n", len(ops))
-	return err
-}
+func dataDir(getenv func(string) string) string { return cmp.Or(getenv("DATA_DIR"), "data") }
+
+const DBFile = "transcriber.db"

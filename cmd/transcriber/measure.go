@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,15 +24,10 @@ const maxMeasureRuns = 10 // each request is billed
 // figure of docs/scale.md no document gives.
 func measureSyncCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("measure-sync", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	runs := fs.Int("runs", 3, "requests to send, one after another")
 	lang := fs.String("lang", "", "the recording's language (default DEFAULT_LANGUAGE)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			_, err := fmt.Fprint(stdout, usage)
-			return err
-		}
-		return usageError("measure-sync: " + err.Error())
+	if done, err := parseFlags(fs, args, stdout, usage, usageError); done {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return usageError(fmt.Sprintf("measure-sync takes one file, a mono Ogg Opus recording of at most 30 s (got %q)", fs.Args()))

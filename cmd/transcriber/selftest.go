@@ -81,20 +81,14 @@ type selftestOptions struct {
 // selftestCmd runs real jobs through a running installation's public API,
 // each check a line (or, with --json, one object).
 func selftestCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	o, err := parseSelftest(args, getenv)
-	if errors.Is(err, flag.ErrHelp) {
-		_, err = fmt.Fprintln(stdout, selftestUsage+"\n\nThe flags and the checks: transcriber help, docs/deploy.md (step 4).")
-		return err
-	}
-	if err != nil {
+	o, done, err := parseSelftest(args, getenv, stdout)
+	if done || err != nil {
 		return err
 	}
 	r := newSelftest(o)
 	rep := r.run(ctx, stdout)
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(stdout, rep); err != nil {
 			return err
 		}
 	}
@@ -117,10 +111,8 @@ func selftestUsageError(msg string) error {
 	return fmt.Errorf("%w: %s\n%s", errUsage, msg, selftestUsage)
 }
 
-func parseSelftest(args []string, getenv func(string) string) (selftestOptions, error) {
-	var o selftestOptions
+func parseSelftest(args []string, getenv func(string) string, stdout io.Writer) (o selftestOptions, done bool, err error) {
 	fs := flag.NewFlagSet("selftest", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.api, "api", "", "the installation's address")
 	fs.StringVar(&o.token, "token", "", "an API token of the installation")
 	fs.StringVar(&o.audio, "audio", "", "a recording instead of the bundled sample")
@@ -130,63 +122,59 @@ func parseSelftest(args []string, getenv func(string) string) (selftestOptions, 
 	fs.BoolVar(&o.bot, "bot", false, "check the Telegram webhook too")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	fs.BoolVar(&o.store, "store", false, "probe the database at YDB_CONNECTION_STRING")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, selftestUsageError("selftest: " + err.Error())
+	help := selftestUsage + "\n\nThe flags and the checks: transcriber help, docs/deploy.md (step 4).\n"
+	if done, err := parseFlags(fs, args, stdout, help, selftestUsageError); done {
+		return o, true, err
 	}
 	if o.store {
 		dsn := getenv("YDB_CONNECTION_STRING")
 		if dsn == "" {
-			return o, errors.New("selftest --store needs the database in YDB_CONNECTION_STRING, and its credentials in the YDB_* variables (docs/configuration.md)")
+			return o, false, errors.New("selftest --store needs the database in YDB_CONNECTION_STRING, and its credentials in the YDB_* variables (docs/configuration.md)")
 		}
 		o.openScratch = ydbScratch(dsn)
 		if o.api == "" && o.token == "" {
 			if fs.NArg() > 0 {
-				return o, selftestUsageError(fmt.Sprintf("selftest takes only flags (got %q too)", fs.Args()))
+				return o, false, selftestUsageError(fmt.Sprintf("selftest takes only flags (got %q too)", fs.Args()))
 			}
-			return o, nil // the store alone
+			return o, false, nil // the store alone
 		}
 	}
 	switch {
 	case fs.NArg() > 0:
-		return o, selftestUsageError(fmt.Sprintf("selftest takes only flags (got %q too)", fs.Args()))
+		return o, false, selftestUsageError(fmt.Sprintf("selftest takes only flags (got %q too)", fs.Args()))
 	case o.api == "" || o.token == "":
-		return o, selftestUsageError("selftest needs --api URL and --token TOKEN (or --store alone)")
+		return o, false, selftestUsageError("selftest needs --api URL and --token TOKEN (or --store alone)")
 	case o.timeout <= 0:
-		return o, selftestUsageError("selftest --timeout: want a duration such as 5m")
+		return o, false, selftestUsageError("selftest --timeout: want a duration such as 5m")
 	case (o.audio == "") != (o.expect == ""):
-		return o, selftestUsageError("selftest: --audio FILE and --expect TEXT go together")
+		return o, false, selftestUsageError("selftest: --audio FILE and --expect TEXT go together")
 	case o.lang != "" && o.audio == "":
-		return o, selftestUsageError("selftest: --lang is the language of --audio; the bundled sample is " + sampleLanguage)
+		return o, false, selftestUsageError("selftest: --lang is the language of --audio; the bundled sample is " + sampleLanguage)
 	case o.audio != "" && len(words(o.expect)) == 0:
-		return o, selftestUsageError("selftest --expect: want the words said in --audio")
+		return o, false, selftestUsageError("selftest --expect: want the words said in --audio")
 	}
-	base, err := apiBase(o.api)
-	if err != nil {
-		return o, selftestUsageError(err.Error())
+	if o.api, err = apiBase(o.api); err != nil {
+		return o, false, selftestUsageError(err.Error())
 	}
-	o.api = base
 	if o.audio == "" {
 		o.audioBytes, o.expect, o.lang, o.filename = sampleAudio, sampleText, sampleLanguage, selftestFiles+".ogg"
 	} else {
 		b, err := os.ReadFile(o.audio)
 		if err != nil {
-			return o, fmt.Errorf("selftest --audio: %w", err)
+			return o, false, fmt.Errorf("selftest --audio: %w", err)
 		}
 		if len(b) == 0 {
-			return o, fmt.Errorf("selftest --audio: %s is empty", o.audio)
+			return o, false, fmt.Errorf("selftest --audio: %s is empty", o.audio)
 		}
 		o.audioBytes, o.filename = b, selftestFiles+"-"+filepath.Base(o.audio)
 	}
 	if o.bot {
 		if o.botToken = getenv("TELEGRAM_BOT_TOKEN"); o.botToken == "" {
-			return o, errors.New("selftest --bot needs the bot's token in TELEGRAM_BOT_TOKEN")
+			return o, false, errors.New("selftest --bot needs the bot's token in TELEGRAM_BOT_TOKEN")
 		}
 		o.botAPI = strings.TrimRight(cmp.Or(getenv("TELEGRAM_API_URL"), tgconf.DefaultAPIURL), "/")
 	}
-	return o, nil
+	return o, false, nil
 }
 
 // apiBase is an http(s) URL with a host and at most a path, without a
@@ -608,14 +596,14 @@ func (s *selftest) recognized(ctx context.Context, name, id string, putAt time.T
 	}
 	j, err := s.waitFor(ctx, id, jobState.ended)
 	if err != nil {
-		return finish(false, "job %s is still %s (%v): %s", id, orUnknown(j.State), err, stuckHint(j.State))
+		return finish(false, "job %s is still %s (%v): %s", id, orUnknown(j.State), err, cmp.Or(stuckHints[j.State], lookAtLogs))
 	}
 	if j.State != "done" {
 		code, msg := "", ""
 		if j.Error != nil {
 			code, msg = j.Error.Code, j.Error.Message
 		}
-		return finish(false, "job %s ended %s: %s (%s): %s", id, j.State, code, msg, failureHint(code))
+		return finish(false, "job %s ended %s: %s (%s): %s", id, j.State, code, msg, cmp.Or(failureHints[code], lookAtLogs))
 	}
 	a, err := s.call(ctx, http.MethodGet, "/v1/jobs/"+id+"/transcript?format=txt", nil, apiKey)
 	if err != nil {
@@ -643,37 +631,29 @@ func (s *selftest) recognized(ctx context.Context, name, id string, putAt time.T
 
 func orUnknown(s string) string { return cmp.Or(s, "unknown") }
 
-// stuckHint says where to look for a job still in state at the end.
-func stuckHint(state string) string {
-	switch state {
-	case "created":
-		return "its conversion has not ended; look at the ingest function's logs (ffmpeg) and transcriber status"
-	case "converted":
-		return "it was not sent to SpeechKit: it waits for the request window or a place in flight, or SpeechKit refused it and it is tried again; " +
-			"transcriber status says which; look at the ingest and poll functions' logs under the job id"
-	case "transcribe":
-		return "SpeechKit has it, or refused it and it is tried again; the poll function's timer looks every minute: " +
-			"look at the poll function's logs under the job id, the timer trigger, and transcriber status"
-	case "awaiting_upload":
-		return "its upload's event never came; look at the Object Storage trigger"
-	}
-	return "look at the ingest and poll functions' logs under the job id"
+const lookAtLogs = "look at the ingest and poll functions' logs under the job id"
+
+// stuckHints say where to look for a job still in a state at the end.
+var stuckHints = map[string]string{
+	"created": "its conversion has not ended; look at the ingest function's logs (ffmpeg) and transcriber status",
+	"converted": "it was not sent to SpeechKit: it waits for the request window or a place in flight, or SpeechKit refused it and it is tried again; " +
+		"transcriber status says which; " + lookAtLogs,
+	"transcribe": "SpeechKit has it, or refused it and it is tried again; the poll function's timer looks every minute: " +
+		"look at the poll function's logs under the job id, the timer trigger, and transcriber status",
+	"awaiting_upload": "its upload's event never came; look at the Object Storage trigger",
 }
 
-func failureHint(code string) string {
-	switch code {
-	case "speechkit_access_denied":
-		return "SpeechKit refused the installation's credentials: the functions' service accounts need ai.speechkit-stt.user (terraform/iam.tf)"
-	case "recognition_not_configured":
-		return "the installation has no SpeechKit credentials (SPEECHKIT_API_KEY for the local stack)"
-	case "speechkit_unavailable", "recognition_failed":
-		return "SpeechKit failed every attempt; look at the ingest and poll functions' logs under the job id"
-	case "unsupported_media", "unreadable_media", "no_audio_stream", "empty_file":
-		return "the recording itself was refused; check --audio"
-	case "quota_exceeded":
-		return "the installation's audio limits (GET /v1/usage, LIMIT_AUDIO_PER_DAY, LIMIT_AUDIO_PER_MONTH)"
-	}
-	return "look at the ingest and poll functions' logs under the job id"
+// failureHints say what a job's error code asks for.
+var failureHints = map[string]string{
+	"speechkit_access_denied":    "SpeechKit refused the installation's credentials: the functions' service accounts need ai.speechkit-stt.user (terraform/iam.tf)",
+	"recognition_not_configured": "the installation has no SpeechKit credentials (SPEECHKIT_API_KEY for the local stack)",
+	"speechkit_unavailable":      "SpeechKit failed every attempt; " + lookAtLogs,
+	"recognition_failed":         "SpeechKit failed every attempt; " + lookAtLogs,
+	"unsupported_media":          "the recording itself was refused; check --audio",
+	"unreadable_media":           "the recording itself was refused; check --audio",
+	"no_audio_stream":            "the recording itself was refused; check --audio",
+	"empty_file":                 "the recording itself was refused; check --audio",
+	"quota_exceeded":             "the installation's audio limits (GET /v1/usage, LIMIT_AUDIO_PER_DAY, LIMIT_AUDIO_PER_MONTH)",
 }
 
 // words are text's words, lower-cased, ё as е.

@@ -35,8 +35,9 @@ func sqliteScratch(t *testing.T, removed *int, wrap func(store.Set) store.Set) s
 
 func storeSelftest(t *testing.T, opener scratchOpener, args ...string) (string, selftestReport) {
 	t.Helper()
-	o, err := parseSelftest(append([]string{"--store"}, args...), env(map[string]string{"YDB_CONNECTION_STRING": "grpc://127.0.0.1:1/local"}))
+	o, done, err := parseSelftest(append([]string{"--store"}, args...), env(map[string]string{"YDB_CONNECTION_STRING": "grpc://127.0.0.1:1/local"}), io.Discard)
 	require.NoError(t, err)
+	require.False(t, done)
 	o.openScratch = opener
 	var out bytes.Buffer
 	rep := newSelftest(o).run(context.Background(), &out)

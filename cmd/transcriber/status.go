@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,14 +18,9 @@ import (
 
 func statusCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print the status as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			_, err := fmt.Fprint(stdout, usage)
-			return err
-		}
-		return usageError("status: " + err.Error())
+	if done, err := parseFlags(fs, args, stdout, usage, usageError); done {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError(fmt.Sprintf("status takes only --json (got %q too)", fs.Args()))
@@ -47,22 +41,19 @@ func statusCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return printJSON(stdout, s)
 	}
 	return printStatus(stdout, s)
 }
 
 func printStatus(w io.Writer, s status.Status) error {
 	var b strings.Builder
-	row := func(label, text string) {
+	line := func(label, format string, a ...any) {
 		if label != "" {
 			label += ":"
 		}
-		fmt.Fprintf(&b, "%-16s %s\n", label, text)
+		fmt.Fprintf(&b, "%-16s %s\n", label, fmt.Sprintf(format, a...))
 	}
-	line := func(label, format string, a ...any) { row(label, fmt.Sprintf(format, a...)) }
 	at := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 	ago := func(t time.Time) string { return spend.Human(int64(s.At.Sub(t) / time.Second)) }
 

@@ -30,6 +30,7 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if len(args) == 0 {
 		return tokenUsageError("token needs a subcommand")
 	}
+	now := clock.System().Now()
 	switch args[0] {
 	case "create":
 		name, err := parseCreate(args[1:])
@@ -37,14 +38,42 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 		return withStores(ctx, getenv, makeStore, func(st store.Set) error {
-			return createToken(ctx, st.Tokens, name, clock.System().Now(), stdout)
+			tok, secret, err := apitoken.New(name, now)
+			if err != nil {
+				return fmt.Errorf("create token: %w", err)
+			}
+			if err := st.Tokens.Create(ctx, tok); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(stdout, "created token %s (%s)\nsecret: %s\ncallback secret: %s\n"+
+				"The secret is shown only this once and cannot be recovered: store it now. "+
+				"If it is lost, revoke the token and create another. "+
+				"The callback secret verifies the callbacks of this token's jobs (docs/api.md, Callbacks): keep it with the receiver.\n",
+				tok.ID, tok.Name, secret, tok.CallbackSecret)
+			return err
 		})
 	case "list":
 		if len(args) != 1 {
 			return tokenUsageError("token list takes no arguments")
 		}
 		return withStores(ctx, getenv, existingStore, func(st store.Set) error {
-			return listTokens(ctx, st.Tokens, stdout)
+			list, err := st.Tokens.List(ctx)
+			if err != nil || len(list) == 0 {
+				if err == nil {
+					_, err = fmt.Fprintln(stdout, "no tokens; `transcriber token create --name NAME` makes one")
+				}
+				return err
+			}
+			w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tNAME\tCREATED\tSTATUS")
+			for _, t := range list {
+				status := "live"
+				if t.Revoked() {
+					status = "revoked " + showTime(t.RevokedAt)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.Name, showTime(t.CreatedAt), status)
+			}
+			return w.Flush()
 		})
 	case "revoke":
 		if len(args) != 2 {
@@ -58,7 +87,18 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 			return tokenUsageError("that is a token's secret, not its id; `transcriber token list` shows the ids")
 		}
 		return withStores(ctx, getenv, existingStore, func(st store.Set) error {
-			return revokeToken(ctx, st.Tokens, id, clock.System().Now(), stdout)
+			tok, err := st.Tokens.Revoke(ctx, id, now)
+			if errors.Is(err, apitoken.ErrNotFound) {
+				if canon, perr := apitoken.ParseID(id); perr == nil {
+					return fmt.Errorf("no token has the id %s; `transcriber token list` shows the ids", canon)
+				}
+				return errors.New("that is not a token id; `transcriber token list` shows the ids")
+			}
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(stdout, "token %s (%s) is revoked since %s\n", tok.ID, tok.Name, showTime(tok.RevokedAt))
+			return err
 		})
 	case "help", "-h", "--help":
 		if len(args) > 1 {
@@ -91,58 +131,6 @@ func parseCreate(args []string) (string, error) {
 		return "", tokenUsageError("token create needs --name NAME: whose or what the token is")
 	}
 	return *name, nil
-}
-
-func createToken(ctx context.Context, st apitoken.Store, name string, now time.Time, stdout io.Writer) error {
-	tok, secret, err := apitoken.New(name, now)
-	if err != nil {
-		return fmt.Errorf("create token: %w", err)
-	}
-	if err := st.Create(ctx, tok); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "created token %s (%s)\nsecret: %s\ncallback secret: %s\n"+
-		"The secret is shown only this once and cannot be recovered: store it now. "+
-		"If it is lost, revoke the token and create another. "+
-		"The callback secret verifies the callbacks of this token's jobs (docs/api.md, Callbacks): keep it with the receiver.\n",
-		tok.ID, tok.Name, secret, tok.CallbackSecret)
-	return err
-}
-
-func listTokens(ctx context.Context, st apitoken.Store, stdout io.Writer) error {
-	list, err := st.List(ctx)
-	if err != nil {
-		return err
-	}
-	if len(list) == 0 {
-		_, err := fmt.Fprintln(stdout, "no tokens; `transcriber token create --name NAME` makes one")
-		return err
-	}
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tNAME\tCREATED\tSTATUS")
-	for _, t := range list {
-		status := "live"
-		if t.Revoked() {
-			status = "revoked " + showTime(t.RevokedAt)
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.Name, showTime(t.CreatedAt), status)
-	}
-	return w.Flush()
-}
-
-func revokeToken(ctx context.Context, st apitoken.Store, id string, now time.Time, stdout io.Writer) error {
-	tok, err := st.Revoke(ctx, id, now)
-	if errors.Is(err, apitoken.ErrNotFound) {
-		if canon, perr := apitoken.ParseID(id); perr == nil {
-			return fmt.Errorf("no token has the id %s; `transcriber token list` shows the ids", canon)
-		}
-		return errors.New("that is not a token id; `transcriber token list` shows the ids")
-	}
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "token %s (%s) is revoked since %s\n", tok.ID, tok.Name, showTime(tok.RevokedAt))
-	return err
 }
 
 func showTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

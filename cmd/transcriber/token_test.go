@@ -128,7 +128,7 @@ func TestTokenRevokeUnknown(t *testing.T) {
 // mustMigrate creates the embedded store under dir, as `transcriber migrate` does.
 func mustMigrate(t *testing.T, dir string) {
 	t.Helper()
-	require.NoError(t, migrate(context.Background(), dir, io.Discard))
+	require.NoError(t, run(context.Background(), []string{"migrate"}, env(map[string]string{"DATA_DIR": dir}), io.Discard))
 }
 
 // A list or revoke pointed at a directory without a store refuses, naming

@@ -21,6 +21,7 @@ import (
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/outbox"
 	"transcriber/internal/pipeline"
+	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/quota"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/status"
@@ -31,38 +32,33 @@ import (
 	"transcriber/internal/translation"
 )
 
-// App is one instance's service, its clients made once.
+// App is one instance's service, its clients made once. Nil: Translations
+// without SpeechKit credentials, API without a token store, Bot without
+// TELEGRAM_BOT_TOKEN, a bot state store or Options.MakeBot, Status when the
+// job store cannot read it, Counters (counts nothing), Callbacks without an
+// outbox and a token store, Agenda (each part of the timer's call reads
+// for itself).
 type App struct {
 	Config       Config
 	Log          *slog.Logger
 	Store        job.Store
 	Objects      *s3.Store
 	Recognizer   pipeline.Recognizer
-	Translations *translation.Service // nil without SpeechKit credentials
+	Translations *translation.Service
 	Pipeline     *pipeline.Pipeline
-	API          *httpapi.API // nil without a token store
-	// Bot is nil without TELEGRAM_BOT_TOKEN, a bot state store or
-	// Options.MakeBot.
-	Bot    Bot
-	Status *status.Reader // nil when the job store cannot read it
-	// alertAsked is the status.CheckEvery window alertOwner last asked in.
-	alertMu    sync.Mutex
-	alertAsked time.Time
-	Counters   quota.Counters // nil counts nothing
-	// Callbacks sends the signed callbacks of API jobs; nil without an
-	// outbox or a token store.
-	Callbacks *callback.Sender
-	// Agenda tells the timer when its earliest work is due, in one read
-	// (Options.Stores); nil has each part of the timer's call read for
-	// itself.
-	Agenda store.Agenda
-	// expirer is the outbox where its entries do not expire by themselves
-	// (the embedded store); nil otherwise.
-	expirer outbox.Expirer
-	Clock   clock.Clock
-	Sleep   func(ctx context.Context, d time.Duration) error
+	API          *httpapi.API
+	Bot          Bot
+	Status       *status.Reader
+	Counters     quota.Counters
+	Callbacks    *callback.Sender // the signed callbacks of API jobs
+	Agenda       store.Agenda     // when the timer's earliest work is due, in one read
+	Clock        clock.Clock
+	Sleep        func(ctx context.Context, d time.Duration) error
 
-	closers []func() error
+	alertMu    sync.Mutex
+	alertAsked time.Time      // the status.CheckEvery window alertOwner last asked in
+	expirer    outbox.Expirer // the outbox, where it does not expire entries itself (the embedded store)
+	closers    []func() error
 }
 
 // Options are what the caller supplies beyond the configuration.
@@ -71,16 +67,11 @@ type Options struct {
 	// closed by the caller. Jobs is required; without Tokens there is no
 	// API, without Bot no bot; Outbox with Tokens makes App.Callbacks.
 	Stores store.Set
-	// CallbackClient replaces callback.Client (tests).
-	CallbackClient *http.Client
-	// MakeBot builds the bot (internal/app/withbot): a function that leaves
-	// it nil never compiles the Bot API client.
-	MakeBot func(a *App, state botstate.Store, box outbox.Store) (Bot, error)
-	// Recognizer replaces SpeechKit's client (the local stack without
-	// credentials).
-	Recognizer pipeline.Recognizer
-	// WithoutMedia: the api function, which ships no ffmpeg.
-	WithoutMedia bool
+	// MakeBot builds the bot (internal/app/withbot): leaving it nil never
+	// compiles the Bot API client.
+	MakeBot      func(a *App, state botstate.Store, box outbox.Store) (Bot, error)
+	Recognizer   pipeline.Recognizer // replaces SpeechKit's client (the local stack without credentials)
+	WithoutMedia bool                // the api function, which ships no ffmpeg
 	Notifier     pipeline.Notifier
 	Clock        clock.Clock
 	Log          *slog.Logger
@@ -170,10 +161,7 @@ func New(cfg Config, opt Options) (*App, error) {
 	}
 	a.expirer, _ = st.Outbox.(outbox.Expirer)
 	if st.Outbox != nil && st.Tokens != nil {
-		client := opt.CallbackClient
-		if client == nil {
-			client = callback.Client(callback.ClientOptions{AllowPrivate: cfg.API.CallbackAllowPrivate})
-		}
+		client := callback.Client(callback.ClientOptions{AllowPrivate: cfg.API.CallbackAllowPrivate})
 		if cfg.API.CallbackAllowPrivate {
 			log.Warn("CALLBACK_ALLOW_PRIVATE=true: callbacks may be http and reach private and loopback addresses; for local use and tests only")
 		}
@@ -238,9 +226,20 @@ type Bot interface {
 	TellOwner(ctx context.Context, a status.Alert, window time.Time) error
 }
 
+// StatusConfig holds the windows the pipeline's admission counts in;
+// unpaced, the default quota's, with no limit.
 func StatusConfig(cfg Config) status.Config {
+	p := cfg.Pipeline
+	length, limit := admission.SubmissionWindows(cmp.Or(max(p.RequestsPerHour, 0), admission.DefaultRequestsPerHour))
+	if p.RequestsPerHour <= 0 {
+		limit = 0
+	}
 	return status.Config{
-		Windows:        statusWindows(cfg.Pipeline),
+		Windows: status.Windows{
+			RequestsKey:   admission.RequestsKey,
+			RequestLength: length,
+			RequestLimit:  limit,
+		},
 		QuotaCode:      speechkit.CodeRecognitionQuota,
 		AudioPerMonth:  cfg.Limits.AudioPerMonth,
 		BudgetPerMonth: cfg.Limits.BudgetPerMonth,
@@ -264,27 +263,22 @@ func StatusReader(cfg Config, s store.Set) *status.Reader {
 type notifiers []pipeline.Notifier
 
 func (ns notifiers) Moved(ctx context.Context, j job.Job) error {
-	var all []error
-	for _, n := range ns {
-		all = append(all, n.Moved(ctx, j))
-	}
-	return errors.Join(all...)
+	return each(ns, func(n pipeline.Notifier) error { return n.Moved(ctx, j) })
 }
 
 func (ns notifiers) Finished(ctx context.Context, j job.Job) error {
-	var all []error
-	for _, n := range ns {
-		all = append(all, n.Finished(ctx, j))
-	}
-	return errors.Join(all...)
+	return each(ns, func(n pipeline.Notifier) error { return n.Finished(ctx, j) })
 }
 
-func (a *App) Close() error {
-	var errs []error
-	for _, c := range a.closers {
-		errs = append(errs, c())
+func (a *App) Close() error { return each(a.closers, func(c func() error) error { return c() }) }
+
+// each runs f on every one of list, joining the errors.
+func each[T any](list []T, f func(T) error) error {
+	var all []error
+	for _, v := range list {
+		all = append(all, f(v))
 	}
-	return errors.Join(errs...)
+	return errors.Join(all...)
 }
 
 var ErrRecognitionNotConfigured = errs.New(errs.Permanent, "recognition_not_configured",

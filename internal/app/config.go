@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -48,8 +49,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	r := envReader{get: getenv}
 	c := Config{
 		S3: s3.Config{
-			Endpoint:        r.str("S3_ENDPOINT", "https://storage.yandexcloud.net"),
-			Region:          r.str("S3_REGION", "ru-central1"),
+			Endpoint:        r.str("S3_ENDPOINT", s3.DefaultEndpoint),
+			Region:          r.str("S3_REGION", s3.DefaultRegion),
 			Bucket:          r.str("S3_BUCKET", ""),
 			AccessKeyID:     r.str("S3_ACCESS_KEY_ID", ""),
 			SecretAccessKey: r.str("S3_SECRET_ACCESS_KEY", ""),
@@ -110,7 +111,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			c.Telegram.Allowed.Users[owner] = true
 		}
 	}
-	if c.Telegram.Token != "" && c.Telegram.WebhookSecret != "" && !validSecretToken(c.Telegram.WebhookSecret) {
+	if c.Telegram.Token != "" && c.Telegram.WebhookSecret != "" && !secretToken.MatchString(c.Telegram.WebhookSecret) {
 		r.errs = append(r.errs, errors.New("TELEGRAM_WEBHOOK_SECRET: want 1 to 256 characters of A-Z, a-z, 0-9, _ and - (what setWebhook takes)"))
 	}
 	if m := c.Pipeline.SummaryModel; m != "" && (!strings.HasPrefix(m, "gpt://") || len(m) == len("gpt://")) {
@@ -131,10 +132,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	// A job's pieces all go at once.
 	c.Pipeline.JobInFlight = c.Media.MaxPieces
-	seg := c.Media.SegmentLength
-	if seg == 0 {
-		seg = ffmpeg.DefaultSegmentLength
-	}
+	seg := cmp.Or(c.Media.SegmentLength, ffmpeg.DefaultSegmentLength)
 	if c.Media.PieceLength > seg {
 		r.errs = append(r.errs, fmt.Errorf("PIECE_LENGTH: %s is longer than SEGMENT_LENGTH (%s), the longest piece SpeechKit is sent", c.Media.PieceLength, seg))
 	}
@@ -162,10 +160,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	tg := c.Telegram.WithDefaults()
 	c.Limits.JobLife = spend.JobLife(max(c.API.UploadWindow(), tg.DownloadWindow, tg.LinkWindow))
 	c.Pipeline.Limits, c.API.Limits, c.Telegram.Limits = c.Limits, c.Limits, c.Limits
-	if lvl := r.str("LOG_LEVEL", "info"); lvl != "" {
-		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
-			r.errs = append(r.errs, fmt.Errorf("LOG_LEVEL: %q is not debug, info, warn or error", lvl))
-		}
+	if lvl := r.str("LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(lvl)) != nil {
+		r.errs = append(r.errs, fmt.Errorf("LOG_LEVEL: %q is not debug, info, warn or error", lvl))
 	}
 	return c, errors.Join(r.errs...)
 }
@@ -179,30 +175,16 @@ func (r *envReader) str(name, def string) string { return cmp.Or(r.get(name), de
 
 // secret reads a secret of at least minLen bytes, never echoed.
 func (r *envReader) secret(name string, minLen int) []byte {
-	v := r.get(name)
-	if v == "" {
-		return nil
-	}
-	if len(v) < minLen {
-		r.errs = append(r.errs, fmt.Errorf("%s: want at least %d characters (e.g. openssl rand -hex 32)", name, minLen))
-		return nil
-	}
-	return []byte(v)
+	return parsed(r, name, nil, func(v string) ([]byte, error) {
+		if len(v) < minLen {
+			return nil, fmt.Errorf("want at least %d characters (e.g. openssl rand -hex 32)", minLen)
+		}
+		return []byte(v), nil
+	})
 }
 
-// validSecretToken reports whether s is a secret_token setWebhook takes.
-func validSecretToken(s string) bool {
-	if len(s) == 0 || len(s) > 256 {
-		return false
-	}
-	for _, c := range s {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
+// secretToken is a secret_token setWebhook takes.
+var secretToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
 func (r *envReader) list(name string) []string {
 	var out []string
@@ -214,17 +196,29 @@ func (r *envReader) list(name string) []string {
 	return out
 }
 
-func (r *envReader) boolean(name string, def bool) bool {
+// parsed reads name with parse: empty is def, and so is a value parse
+// refuses, its error reported.
+func parsed[T any](r *envReader, name string, def T, parse func(string) (T, error)) T {
 	v := r.get(name)
 	if v == "" {
 		return def
 	}
-	b, err := strconv.ParseBool(v)
+	x, err := parse(v)
 	if err != nil {
-		r.errs = append(r.errs, fmt.Errorf("%s: want true or false", name))
+		r.errs = append(r.errs, fmt.Errorf("%s: %w", name, err))
 		return def
 	}
-	return b
+	return x
+}
+
+func (r *envReader) boolean(name string, def bool) bool {
+	return parsed(r, name, def, func(v string) (bool, error) {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return def, errors.New("want true or false")
+		}
+		return b, nil
+	})
 }
 
 // JobRetention reads JOB_RETENTION as FromEnv does, default applied, for
@@ -232,42 +226,24 @@ func (r *envReader) boolean(name string, def bool) bool {
 func JobRetention(getenv func(string) string) (time.Duration, error) {
 	r := envReader{get: getenv}
 	d := r.duration("JOB_RETENTION", limitJobRetention)
-	if err := errors.Join(r.errs...); err != nil {
-		return 0, err
-	}
-	if d == 0 {
-		d = pipeline.DefaultJobRetention
-	}
-	return d, nil
+	return cmp.Or(d, pipeline.DefaultJobRetention), errors.Join(r.errs...)
 }
 
 // requestsPerHour: 0 turns pacing off; 1 is refused, which fixed windows
 // cannot keep.
 func (r *envReader) requestsPerHour(name string) int {
-	v := r.get(name)
-	if v == "" {
-		return pipeline.DefaultRequestsPerHour
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n == 1 || n > 1_000_000 {
-		r.errs = append(r.errs, fmt.Errorf("%s: want 0 (no pacing) or a number of requests from 2 to 1000000, such as 500", name))
-		return pipeline.DefaultRequestsPerHour
-	}
-	return n
+	return parsed(r, name, pipeline.DefaultRequestsPerHour, func(v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n == 1 || n > 1_000_000 {
+			return 0, errors.New("want 0 (no pacing) or a number of requests from 2 to 1000000, such as 500")
+		}
+		return n, nil
+	})
 }
 
 // rubles reads rubles into µ₽.
 func (r *envReader) rubles(name string, def int64) int64 {
-	v := r.get(name)
-	if v == "" {
-		return def
-	}
-	n, err := spend.ParseRubles(v)
-	if err != nil {
-		r.errs = append(r.errs, fmt.Errorf("%s: %w", name, err))
-		return def
-	}
-	return n
+	return parsed(r, name, def, spend.ParseRubles)
 }
 
 // limitDuration reads a limit within b: empty is def, 0 no limit.
@@ -287,20 +263,17 @@ func (r *envReader) limitDuration(name string, def time.Duration, b bounds) time
 
 // count reads a number from lo to hi; zero says what 0 means when lo is 0.
 func (r *envReader) count(name string, def, lo, hi int, zero string) int {
-	v := r.get(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		want := fmt.Sprintf("a number from %d to %d, such as %d", max(lo, 1), hi, def)
-		if lo == 0 {
-			want = zero + " or " + want
+	return parsed(r, name, def, func(v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			want := fmt.Sprintf("a number from %d to %d, such as %d", max(lo, 1), hi, def)
+			if lo == 0 {
+				want = zero + " or " + want
+			}
+			return 0, errors.New("want " + want)
 		}
-		r.errs = append(r.errs, fmt.Errorf("%s: want %s", name, want))
-		return def
-	}
-	return n
+		return n, nil
+	})
 }
 
 // The largest MAX_PIECES (a fifth of 500 requests an hour) and

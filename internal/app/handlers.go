@@ -40,8 +40,6 @@ func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 	}
 	a.Log.Log(ctx, level, "poll done", "checked", st.Checked, "finished", st.Finished, "ingested", st.Ingested)
 	if a.Bot != nil {
-		// Deliveries that failed or were never handed over; one indexed
-		// read when there are none.
 		n, serr := a.Bot.Sweep(ctx)
 		if n > 0 || serr != nil {
 			a.Log.InfoContext(ctx, "delivery sweep done", "delivered", n)
@@ -49,8 +47,6 @@ func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 		err = errors.Join(err, serr)
 	}
 	if a.Callbacks != nil {
-		// Callbacks to retry, and those of jobs whose end was not
-		// notified; one indexed read when there are none.
 		n, cerr := a.Callbacks.Sweep(ctx)
 		if n > 0 || cerr != nil {
 			a.Log.InfoContext(ctx, "callback sweep done", "delivered", n)
@@ -60,13 +56,12 @@ func (a *App) OnTimer(ctx context.Context, _ *trigger.TimerEvent) error {
 	return err
 }
 
-// expiryBatch is the most outbox entries one timer call deletes: a
-// backlog goes over several calls.
+// expiryBatch is the most outbox entries one timer call deletes.
 const expiryBatch = 200
 
 // expireOutbox deletes the outbox entries last written a retention ago
-// where the store does not expire them itself (the embedded one), once a
-// timer call, idle or not. A failure is logged: the next call tries again.
+// where the store does not expire them itself, each timer call; a failure
+// waits for the next.
 func (a *App) expireOutbox(ctx context.Context) {
 	if a.expirer == nil {
 		return
@@ -79,8 +74,7 @@ func (a *App) expireOutbox(ctx context.Context) {
 
 // alertOwner sends the owner's alerts through the bot, idle calls too: an
 // instance asks once a status.CheckEvery window, one call in each reads
-// the status (Gate.Check), each alert goes once in its window through the
-// outbox, and one the owner has is recorded
+// the status (Gate.Check), each alert goes once in its window, recorded
 // (Gate.Take) so Decide does not return it again. A failure waits for the
 // next window.
 func (a *App) alertOwner(ctx context.Context) {

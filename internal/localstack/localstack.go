@@ -72,31 +72,20 @@ func recognitionConfigured(c app.Config) bool {
 	return c.SpeechKit.APIKey != "" || c.SpeechKit.Endpoint != ""
 }
 
-// standInWithoutSync: SPEECHKIT_ENDPOINT names a stand-in but
-// SPEECHKIT_SYNC_URL none, so short recordings would reach SpeechKit.
-func standInWithoutSync(c app.Config) bool {
-	return c.SpeechKit.Endpoint != "" && c.SpeechKit.SyncURL == ""
-}
-
-// withQuickRecognition turns synchronous recognition off for
-// standInWithoutSync.
-func withQuickRecognition(c app.Config) app.Config {
-	if standInWithoutSync(c) {
-		c.SyncMaxDuration = 0
-	}
-	return c
-}
-
-func quickLine(c app.Config) string {
+// quickRecognition turns synchronous recognition off where
+// SPEECHKIT_ENDPOINT names a stand-in but SPEECHKIT_SYNC_URL none (short
+// recordings would reach SpeechKit), with the line that tells it.
+func quickRecognition(c app.Config) (app.Config, string) {
 	switch {
 	case !recognitionConfigured(c):
-		return ""
-	case standInWithoutSync(c):
-		return "  quick recognition: off — SPEECHKIT_ENDPOINT is set without SPEECHKIT_SYNC_URL; set both to use a stand-in for short recordings"
+		return c, ""
+	case c.SpeechKit.Endpoint != "" && c.SpeechKit.SyncURL == "":
+		c.SyncMaxDuration = 0
+		return c, "  quick recognition: off — SPEECHKIT_ENDPOINT is set without SPEECHKIT_SYNC_URL; set both to use a stand-in for short recordings"
 	case c.SyncMaxDuration <= 0:
-		return "  quick recognition: off (SPEECHKIT_SYNC_MAX_DURATION=0)"
+		return c, "  quick recognition: off (SPEECHKIT_SYNC_MAX_DURATION=0)"
 	}
-	return fmt.Sprintf("  quick recognition: recordings up to %s in one request to %s", c.SyncMaxDuration, c.SpeechKit.SyncEndpoint())
+	return c, fmt.Sprintf("  quick recognition: recordings up to %s in one request to %s", c.SyncMaxDuration, c.SpeechKit.SyncEndpoint())
 }
 
 type claimTaker interface {
@@ -143,14 +132,14 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("object store address %s: %w", cfg.S3Addr, err)
 	}
+	defer s3lis.Close() // again after Serve's close: no harm
 	apiLis, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
-		_ = s3lis.Close()
 		return fmt.Errorf("HTTP address %s: %w", cfg.HTTPAddr, err)
 	}
-	closeListeners := func() { _ = s3lis.Close(); _ = apiLis.Close() }
+	defer apiLis.Close()
 
-	acfg := withQuickRecognition(cfg.App)
+	acfg, _ := quickRecognition(cfg.App)
 	apiURL := "http://" + apiLis.Addr().String()
 	acfg.Telegram.PublicURL = cmp.Or(acfg.Telegram.PublicURL, apiURL)
 	objects, err := s3local.New(Bucket, s3local.Options{
@@ -161,14 +150,12 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		AllowedOrigins: append([]string{apiURL, originOf(acfg.Telegram.PublicURL)}, cfg.CORSOrigins...),
 	})
 	if err != nil {
-		closeListeners()
 		return err
 	}
 	objects.URL = "http://" + s3lis.Addr().String()
 	acfg.S3 = objects.Config()
 	if len(acfg.Telegram.UploadLinkSecret) == 0 {
 		if acfg.Telegram.UploadLinkSecret, err = localSecret(filepath.Join(cfg.DataDir, LinkSecretFile)); err != nil {
-			closeListeners()
 			return err
 		}
 	}
@@ -184,7 +171,6 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	a, err := app.New(acfg, opt)
 	if err != nil {
-		closeListeners()
 		return err
 	}
 	defer a.Close()
@@ -306,9 +292,7 @@ func withDefaults(c Config) Config {
 	c.DataDir = cmp.Or(c.DataDir, "data")
 	c.PollInterval = cmp.Or(c.PollInterval, 5*time.Second)
 	c.Shutdown = cmp.Or(c.Shutdown, 10*time.Second)
-	if c.IngestWorkers <= 0 {
-		c.IngestWorkers = DefaultIngestWorkers
-	}
+	c.IngestWorkers = cmp.Or(c.IngestWorkers, DefaultIngestWorkers)
 	return c
 }
 
@@ -323,7 +307,7 @@ func announce(ctx context.Context, out io.Writer, cfg Config, a *app.App, tokens
 	} else {
 		fmt.Fprintln(out, "  recognition: NOT CONFIGURED — set SPEECHKIT_API_KEY (and SPEECHKIT_FOLDER_ID) to transcribe; until then jobs fail with recognition_not_configured")
 	}
-	if line := quickLine(a.Config); line != "" {
+	if _, line := quickRecognition(a.Config); line != "" {
 		fmt.Fprintln(out, line)
 	}
 	if a.Config.API.CallbackAllowPrivate {

@@ -31,9 +31,11 @@ func TestQuickRecognitionInTheLocalStack(t *testing.T) {
 		"no recognition at all": {speechkit.Config{}, on, on, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := withQuickRecognition(app.Config{SpeechKit: tc.sk, SyncMaxDuration: tc.max})
+			c, line := quickRecognition(app.Config{SpeechKit: tc.sk, SyncMaxDuration: tc.max})
 			require.Equal(t, tc.wantMax, c.SyncMaxDuration)
-			require.Equal(t, tc.wantLine, quickLine(c))
+			require.Equal(t, tc.wantLine, line)
+			_, again := quickRecognition(c)
+			require.Equal(t, tc.wantLine, again, "the announcement reads the config turned off")
 		})
 	}
 }

@@ -37,10 +37,9 @@ func BenchmarkUploadMemory(b *testing.B) {
 		b.Run(fmt.Sprintf("part=%dMiB/concurrency=%d", tc.part/mib, tc.conc), func(b *testing.B) {
 			srv := httptest.NewServer(discardS3())
 			b.Cleanup(srv.Close)
-			st, err := s3.New(s3.Config{
-				Endpoint: srv.URL, Bucket: "bench", AccessKeyID: "id", SecretAccessKey: "secret",
-				PathStyle: true, PartSize: tc.part, Concurrency: tc.conc,
-			})
+			st, err := s3.Tuned(s3.Config{
+				Endpoint: srv.URL, Bucket: "bench", AccessKeyID: "id", SecretAccessKey: "secret", PathStyle: true,
+			}, tc.part, tc.conc, 0, nil)
 			require.NoError(b, err)
 
 			var peak, allocated uint64

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -71,12 +72,6 @@ func (s *Store) do(ctx context.Context, rq *request) error {
 	return err
 }
 
-// open is do whose caller reads and closes the answer's body.
-func (s *Store) open(ctx context.Context, rq *request) (*http.Response, error) {
-	rq.open = true
-	return s.send(ctx, rq)
-}
-
 func (s *Store) send(ctx context.Context, rq *request) (*http.Response, error) {
 	hash := emptySHA256
 	if len(rq.body) > 0 {
@@ -88,7 +83,7 @@ func (s *Store) send(ctx context.Context, rq *request) (*http.Response, error) {
 		if err == nil {
 			return resp, nil
 		}
-		if attempt >= s.maxAttempts || ctx.Err() != nil || !retryable(err) {
+		if attempt >= s.maxAttempts || ctx.Err() != nil || !retryables.IsErrorRetryable(err).Bool() {
 			return nil, err
 		}
 		if s.sleep(ctx, backoff(attempt)) != nil {
@@ -175,10 +170,6 @@ func backoff(attempt int) time.Duration {
 	return d
 }
 
-func retryable(err error) bool {
-	return retryables.IsErrorRetryable(err).Bool()
-}
-
 // retryableCode: a timeout or throttling code, or one of retryCodes.
 func retryableCode(code string) bool {
 	_, timeout := retry.DefaultRetryableErrorCodes[code]
@@ -197,24 +188,20 @@ type apiError struct {
 }
 
 func (e *apiError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "status %d, code %s", e.Status, e.Code)
+	s := fmt.Sprintf("status %d, code %s", e.Status, e.Code)
 	if e.RequestID != "" {
-		b.WriteString(", request id ")
-		b.WriteString(e.RequestID)
+		s += ", request id " + e.RequestID
 	}
 	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
+		s += ": " + e.Message
 	}
-	return b.String()
+	return s
 }
 
 // ErrorCode and HTTPStatusCode are what the SDK's retryer reads.
 func (e *apiError) ErrorCode() string   { return e.Code }
 func (e *apiError) HTTPStatusCode() int { return e.Status }
 
-// errorDocument is S3's error body.
 type errorDocument struct {
 	XMLName   xml.Name
 	Code      string `xml:"Code"`
@@ -222,13 +209,21 @@ type errorDocument struct {
 	RequestID string `xml:"RequestId"`
 }
 
-func readError(resp *http.Response) *apiError {
-	e := &apiError{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Amz-Request-Id")}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+// errorIn is the S3 Error document body holds, if it holds one.
+func errorIn(resp *http.Response, body []byte) *apiError {
 	var doc errorDocument
-	if len(body) > 0 && xml.Unmarshal(body, &doc) == nil && doc.XMLName.Local == "Error" {
-		e.Code, e.Message = strings.TrimSpace(doc.Code), strings.TrimSpace(doc.Message)
-		e.RequestID = cmp.Or(doc.RequestID, e.RequestID)
+	if xml.Unmarshal(body, &doc) != nil || doc.XMLName.Local != "Error" {
+		return nil
+	}
+	return &apiError{Status: resp.StatusCode, Code: strings.TrimSpace(doc.Code), Message: strings.TrimSpace(doc.Message),
+		RequestID: cmp.Or(doc.RequestID, resp.Header.Get("X-Amz-Request-Id"))}
+}
+
+func readError(resp *http.Response) *apiError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	e := errorIn(resp, body)
+	if e == nil {
+		e = &apiError{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Amz-Request-Id")}
 	}
 	e.Code = cmp.Or(e.Code, strings.ReplaceAll(http.StatusText(resp.StatusCode), " ", ""), "UnknownError")
 	return e
@@ -242,7 +237,9 @@ type bodyGuard struct {
 	revoked bool
 }
 
-func (g *bodyGuard) reader(b []byte) io.ReadCloser { return &guardedReader{g: g, b: b} }
+func (g *bodyGuard) reader(b []byte) io.ReadCloser {
+	return &guardedReader{g: g, r: bytes.NewReader(b)}
+}
 
 func (g *bodyGuard) revoke() {
 	g.mu.Lock()
@@ -251,9 +248,8 @@ func (g *bodyGuard) revoke() {
 }
 
 type guardedReader struct {
-	g   *bodyGuard
-	b   []byte
-	off int
+	g *bodyGuard
+	r *bytes.Reader
 }
 
 func (r *guardedReader) Read(p []byte) (int, error) {
@@ -262,12 +258,7 @@ func (r *guardedReader) Read(p []byte) (int, error) {
 	if r.g.revoked {
 		return 0, errBodyRevoked
 	}
-	if r.off >= len(r.b) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b[r.off:])
-	r.off += n
-	return n, nil
+	return r.r.Read(p)
 }
 
 func (r *guardedReader) Close() error { return nil }

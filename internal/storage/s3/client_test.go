@@ -69,10 +69,9 @@ var answerOK = answer(http.StatusOK, "")
 // not waited.
 func testStore(t *testing.T, url string, attempts int) (*Store, *[]time.Duration) {
 	t.Helper()
-	st, err := New(Config{
-		Endpoint: url, Bucket: "secret-bucket", AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: testSecret,
-		PathStyle: true, MaxAttempts: attempts,
-	})
+	st, err := Tuned(Config{
+		Endpoint: url, Bucket: "secret-bucket", AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: testSecret, PathStyle: true,
+	}, 0, 0, attempts, nil)
 	require.NoError(t, err)
 	var pauses []time.Duration
 	st.sleep = func(ctx context.Context, d time.Duration) error {
@@ -316,7 +315,7 @@ func TestRetryable(t *testing.T) {
 		{"a bug of ours", errors.New("s3: something else"), false},
 	}
 	for _, c := range cases {
-		require.Equal(t, c.want, retryable(c.err), c.name)
+		require.Equal(t, c.want, retryables.IsErrorRetryable(c.err).Bool(), c.name)
 	}
 	for _, code := range []string{"SlowDown", "Throttling", "RequestTimeout", "InternalError", "ServiceUnavailable"} {
 		require.True(t, retryableCode(code), code)

@@ -71,9 +71,9 @@ func TestCopyFailures(t *testing.T) {
 		kind   errs.Kind
 		code   string
 	}{
-		{"412 PreconditionFailed: the source changed", answer(http.StatusPreconditionFailed, "PreconditionFailed"), errs.Unavailable, codeChanged},
-		{"412 without a body", answer(http.StatusPreconditionFailed, ""), errs.Unavailable, codeChanged},
-		{"404 NoSuchKey: no source", answer(http.StatusNotFound, "NoSuchKey"), errs.NotFound, codeNotFound},
+		{"412 PreconditionFailed: the source changed", answer(http.StatusPreconditionFailed, "PreconditionFailed"), errs.Unavailable, CodeChanged},
+		{"412 without a body", answer(http.StatusPreconditionFailed, ""), errs.Unavailable, CodeChanged},
+		{"404 NoSuchKey: no source", answer(http.StatusNotFound, "NoSuchKey"), errs.NotFound, "object_not_found"},
 		{"200 with an error document", func(w http.ResponseWriter) {
 			w.WriteHeader(http.StatusOK)
 			_, _ = io.WriteString(w, `<Error><Code>InternalError</Code><Message>copy broke</Message></Error>`)

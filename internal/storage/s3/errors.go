@@ -19,40 +19,36 @@ const (
 )
 
 const (
-	codeNotFound      = "object_not_found"
-	codeUnavailable   = "storage_unavailable"
-	codeAccessDenied  = "storage_access_denied"
-	codeBucketMissing = "storage_bucket_missing"
-	codeFailed        = "storage_failed"
-	codeTooLarge      = "object_too_large"
-	codeEmpty         = "empty_file"
-	codeChanged       = CodeChanged
+	codeUnavailable = "storage_unavailable"
+	codeFailed      = "storage_failed"
+	codeTooLarge    = "object_too_large"
+	codeEmpty       = "empty_file"
 )
 
-// The messages never quote the store, a key, the bucket or a URL.
-const (
-	msgNotFound      = "the file was not found in storage"
-	msgUnavailable   = "file storage is unavailable; try again later"
-	msgAccessDenied  = "file storage refused the service's credentials; its storage settings need fixing"
-	msgBucketMissing = "the service's storage bucket does not exist; its storage settings need fixing"
-	msgFailed        = "file storage failed"
-	msgChanged       = MsgChanged
-)
-
+// The classes translate gives; their messages never quote the store, a
+// key, the bucket or a URL.
 var (
-	notFoundCodes = map[string]bool{"NoSuchKey": true, "NotFound": true}
-	deniedCodes   = map[string]bool{
-		"AccessDenied": true, "InvalidAccessKeyId": true, "SignatureDoesNotMatch": true,
-		"Forbidden": true, "AllAccessDisabled": true, "AccountProblem": true,
-		"InvalidSecurity": true, "InvalidToken": true, "ExpiredToken": true,
-	}
-	unavailableCodes = map[string]bool{
-		"InternalError": true, "ServiceUnavailable": true, "SlowDown": true,
-		"RequestTimeout": true, "RequestTimeTooSkewed": true, "OperationAborted": true,
-		"TooManyRequests": true,
-		"NoSuchUpload":    true, // our multipart upload was aborted; uploading again may pass
-	}
+	classNotFound    = errs.New(errs.NotFound, "object_not_found", "the file was not found in storage")
+	classDenied      = errs.New(errs.Unavailable, "storage_access_denied", "file storage refused the service's credentials; its storage settings need fixing")
+	classNoBucket    = errs.New(errs.Unavailable, "storage_bucket_missing", "the service's storage bucket does not exist; its storage settings need fixing")
+	classUnavailable = errs.New(errs.Unavailable, codeUnavailable, "file storage is unavailable; try again later") // may pass by itself
+	classChanged     = errs.New(errs.Unavailable, CodeChanged, MsgChanged)
+	classOther       = errs.New(errs.Internal, codeFailed, "file storage failed")
 )
+
+// codeClasses sorts S3's error codes; a code not here is sorted by status.
+var codeClasses = map[string]*errs.Error{
+	"NoSuchKey": classNotFound, "NotFound": classNotFound,
+	"NoSuchBucket":       classNoBucket,
+	"PreconditionFailed": classChanged,
+	"AccessDenied":       classDenied, "InvalidAccessKeyId": classDenied, "SignatureDoesNotMatch": classDenied,
+	"Forbidden": classDenied, "AllAccessDisabled": classDenied, "AccountProblem": classDenied,
+	"InvalidSecurity": classDenied, "InvalidToken": classDenied, "ExpiredToken": classDenied,
+	"InternalError": classUnavailable, "ServiceUnavailable": classUnavailable, "SlowDown": classUnavailable,
+	"RequestTimeout": classUnavailable, "RequestTimeTooSkewed": classUnavailable, "OperationAborted": classUnavailable,
+	"TooManyRequests": classUnavailable,
+	"NoSuchUpload":    classUnavailable, // our multipart upload was aborted; uploading again may pass
+}
 
 // Outage reports whether the store is unavailable to every caller (5xx,
 // throttling, a time-out, no answer), not this object or these keys wrong.
@@ -70,54 +66,24 @@ func translate(err error, op string) error {
 	if errors.As(err, &classified) {
 		return cause
 	}
-	switch classify(err) {
-	case classNotFound:
-		return errs.Wrap(cause, errs.NotFound, codeNotFound, msgNotFound)
-	case classDenied:
-		return errs.Wrap(cause, errs.Unavailable, codeAccessDenied, msgAccessDenied)
-	case classNoBucket:
-		return errs.Wrap(cause, errs.Unavailable, codeBucketMissing, msgBucketMissing)
-	case classUnavailable:
-		return errs.Wrap(cause, errs.Unavailable, codeUnavailable, msgUnavailable)
-	case classChanged:
-		return errs.Wrap(cause, errs.Unavailable, codeChanged, msgChanged)
-	default:
-		return errs.Wrap(cause, errs.Internal, codeFailed, msgFailed)
-	}
+	c := classify(err)
+	return errs.Wrap(cause, c.Kind, c.Code, c.Message)
 }
-
-type class uint8
-
-const (
-	classOther class = iota
-	classNotFound
-	classDenied
-	classNoBucket
-	classUnavailable // may pass by itself
-	classChanged     // an ETag precondition failed
-)
 
 // classify sorts err. A missing bucket is a configuration to fix, like
 // refused keys, not the object's absence (which fails a job for good).
-func classify(err error) class {
+func classify(err error) *errs.Error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return classUnavailable
 	}
 	var answer *apiError
 	if errors.As(err, &answer) {
-		switch code := answer.Code; {
-		case notFoundCodes[code]:
-			return classNotFound
-		case code == "NoSuchBucket":
-			return classNoBucket
-		case code == "PreconditionFailed":
-			return classChanged
-		case deniedCodes[code]:
-			return classDenied
-		case unavailableCodes[code], retryableCode(code):
-			return classUnavailable
+		if c := codeClasses[answer.Code]; c != nil {
+			return c
 		}
 		switch status := answer.Status; {
+		case retryableCode(answer.Code):
+			return classUnavailable
 		case status == http.StatusNotFound:
 			return classNotFound
 		case status == http.StatusPreconditionFailed:

@@ -36,11 +36,10 @@ func fakeStore(tb testing.TB, status int, code string) (*httptest.Server, *atomi
 	return srv, &hits
 }
 
-func fakeConfig(url string, attempts int) s3.Config {
-	return s3.Config{
-		Endpoint: url, Bucket: "secret-bucket", AccessKeyID: "id", SecretAccessKey: "key",
-		PathStyle: true, MaxAttempts: attempts,
-	}
+func fakeStoreAt(url string, attempts int, client *http.Client) (*s3.Store, error) {
+	return s3.Tuned(s3.Config{
+		Endpoint: url, Bucket: "secret-bucket", AccessKeyID: "id", SecretAccessKey: "key", PathStyle: true,
+	}, 0, 0, attempts, client)
 }
 
 // everyOp runs each Store operation that talks to the store on key.
@@ -80,7 +79,7 @@ func TestStoreFailures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := fakeStore(t, tc.status, tc.code)
-			st, err := s3.New(fakeConfig(srv.URL, 1))
+			st, err := fakeStoreAt(srv.URL, 1, nil)
 			require.NoError(t, err)
 			for op, err := range everyOp(st, key) {
 				if op == "delete" && tc.kind == errs.NotFound {
@@ -95,7 +94,7 @@ func TestStoreFailures(t *testing.T) {
 
 	t.Run("503 is retried MaxAttempts times, 3 by default", func(t *testing.T) {
 		srv, hits := fakeStore(t, http.StatusServiceUnavailable, "ServiceUnavailable")
-		st, err := s3.New(fakeConfig(srv.URL, 0))
+		st, err := fakeStoreAt(srv.URL, 0, nil)
 		require.NoError(t, err)
 		_, err = st.Head(context.Background(), key)
 		requireKind(t, err, errs.Unavailable, "storage_unavailable", key)
@@ -106,7 +105,7 @@ func TestStoreFailures(t *testing.T) {
 	t.Run("a refused connection is Unavailable", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		srv.Close()
-		st, err := s3.New(fakeConfig(srv.URL, 1))
+		st, err := fakeStoreAt(srv.URL, 1, nil)
 		require.NoError(t, err)
 		for op, err := range everyOp(st, key) {
 			t.Run(op, func(t *testing.T) {
@@ -122,9 +121,7 @@ func TestStoreFailures(t *testing.T) {
 		}))
 		defer srv.Close()
 		defer close(release)
-		cfg := fakeConfig(srv.URL, 1)
-		cfg.HTTPClient = &http.Client{Timeout: 50 * time.Millisecond}
-		st, err := s3.New(cfg)
+		st, err := fakeStoreAt(srv.URL, 1, &http.Client{Timeout: 50 * time.Millisecond})
 		require.NoError(t, err)
 		_, err = st.Head(context.Background(), key)
 		requireKind(t, err, errs.Unavailable, "storage_unavailable", key, srv.URL)
@@ -141,7 +138,7 @@ func TestStoreFailures(t *testing.T) {
 
 	t.Run("a missing bucket asks for a config fix", func(t *testing.T) {
 		srv := s3test.Start(t)
-		st := mustStore(t, srv, func(c *s3.Config) { c.Bucket = "no-such-bucket" })
+		st := mustStore(t, srv, func(c *storeSpec) { c.Bucket = "no-such-bucket" })
 		_, err := st.Get(context.Background(), key)
 		requireKind(t, err, errs.Unavailable, "storage_bucket_missing", key, "no-such-bucket")
 		err = st.Put(context.Background(), key, []byte("x"), "")
@@ -150,7 +147,7 @@ func TestStoreFailures(t *testing.T) {
 
 	t.Run("the cause keeps the SDK's error for the logs", func(t *testing.T) {
 		srv, _ := fakeStore(t, http.StatusForbidden, "AccessDenied")
-		st, err := s3.New(fakeConfig(srv.URL, 1))
+		st, err := fakeStoreAt(srv.URL, 1, nil)
 		require.NoError(t, err)
 		_, err = st.Get(context.Background(), key)
 		require.Contains(t, err.Error(), "s3 get:")

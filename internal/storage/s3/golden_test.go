@@ -183,11 +183,10 @@ func storeRequests(t *testing.T) map[string]string {
 	t.Helper()
 	ct := &cannedTransport{sent: map[string]string{}}
 	for _, pathStyle := range []bool{false, true} {
-		st, err := New(Config{
+		st, err := Tuned(Config{
 			Bucket: "transcriber-media", AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-			PathStyle: pathStyle, PartSize: MinPartSize, Concurrency: 2, MaxAttempts: 1,
-			HTTPClient: &http.Client{Transport: ct},
-		})
+			PathStyle: pathStyle,
+		}, MinPartSize, 2, 1, &http.Client{Transport: ct})
 		require.NoError(t, err)
 		st.wallClock = clock.NewFake(sigTime)
 		ctx := context.Background()

@@ -16,21 +16,29 @@ import (
 	"transcriber/internal/storage/s3/s3test"
 )
 
-// mustStore builds a Store on srv, after edit changes its config.
-func mustStore(tb testing.TB, srv *s3test.Server, edit ...func(*s3.Config)) *s3.Store {
+// storeSpec is a Store's config and what only tests tune (s3.Tuned).
+type storeSpec struct {
+	s3.Config
+	partSize              int64
+	concurrency, attempts int
+	client                *http.Client
+}
+
+// mustStore builds a Store on srv, after edit changes its spec.
+func mustStore(tb testing.TB, srv *s3test.Server, edit ...func(*storeSpec)) *s3.Store {
 	tb.Helper()
-	cfg := srv.Config()
+	spec := storeSpec{Config: srv.Config()}
 	for _, fn := range edit {
-		fn(&cfg)
+		fn(&spec)
 	}
-	st, err := s3.New(cfg)
+	st, err := s3.Tuned(spec.Config, spec.partSize, spec.concurrency, spec.attempts, spec.client)
 	require.NoError(tb, err)
 	return st
 }
 
 // withEndpoint points a config at another server (a recorder or a fake).
-func withEndpoint(url string) func(*s3.Config) {
-	return func(c *s3.Config) { c.Endpoint = url }
+func withEndpoint(url string) func(*storeSpec) {
+	return func(c *storeSpec) { c.Endpoint = url }
 }
 
 // genReader yields size deterministic, well-mixed bytes and nothing else:

@@ -172,7 +172,7 @@ func TestUploadAbortsOnError(t *testing.T) {
 			}
 			return false
 		}
-		st := mustStore(t, srv, withEndpoint(url), withParts(5*mib, 1), func(c *s3.Config) { c.MaxAttempts = 1 })
+		st := mustStore(t, srv, withEndpoint(url), withParts(5*mib, 1), func(c *storeSpec) { c.attempts = 1 })
 
 		n, err := st.Upload(ctx, "jobs/1/audio.ogg", newGen(11*mib), "")
 		require.Zero(t, n)
@@ -197,7 +197,7 @@ func TestUploadAbortsOnError(t *testing.T) {
 			}
 			return false
 		}
-		st := mustStore(t, srv, withEndpoint(url), withParts(5*mib, 2), func(c *s3.Config) { c.MaxAttempts = 1 })
+		st := mustStore(t, srv, withEndpoint(url), withParts(5*mib, 2), func(c *storeSpec) { c.attempts = 1 })
 
 		_, err := st.Upload(ctx, "jobs/1/audio.ogg", newGen(11*mib), "")
 		requireKind(t, err, errs.Unavailable, "storage_unavailable")
@@ -260,10 +260,10 @@ func TestVirtualHostedRequests(t *testing.T) {
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	dialer := &net.Dialer{}
-	st := mustStore(t, srv, withParts(5*mib, 2), func(c *s3.Config) {
+	st := mustStore(t, srv, withParts(5*mib, 2), func(c *storeSpec) {
 		c.Endpoint = "http://s3.test:" + port
 		c.PathStyle = false
-		c.HTTPClient = &http.Client{Transport: &http.Transport{
+		c.client = &http.Client{Transport: &http.Transport{
 			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 				return dialer.DialContext(ctx, network, addr)
 			},

@@ -3,14 +3,12 @@ package s3
 import (
 	"cmp"
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"transcriber/internal/errs"
 )
@@ -104,9 +102,8 @@ func readCopyResult(resp *http.Response) error {
 	if err != nil {
 		return err
 	}
-	var doc errorDocument
-	if xml.Unmarshal(body, &doc) == nil && doc.XMLName.Local == "Error" {
-		return &apiError{Status: resp.StatusCode, Code: strings.TrimSpace(doc.Code), Message: strings.TrimSpace(doc.Message), RequestID: doc.RequestID}
+	if e := errorIn(resp, body); e != nil {
+		return e
 	}
 	return nil
 }
@@ -117,8 +114,9 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	resp, err := s.open(ctx, &request{ //nolint:bodyclose // the caller closes the objectReader, which closes it
+	resp, err := s.send(ctx, &request{ //nolint:bodyclose // the caller closes the objectReader, which closes it
 		method: http.MethodGet,
+		open:   true,
 		key:    key,
 		query:  url.Values{"x-id": {"GetObject"}},
 	})

@@ -10,14 +10,9 @@ import (
 	"transcriber/internal/errs"
 )
 
-// Limits of presigned URLs.
 const (
-	// MaxPresignTTL is SigV4's limit (AWS refuses more; Yandex takes 30
-	// days).
-	MaxPresignTTL = 7 * 24 * time.Hour
-	// MaxPutSize is the most one PUT may carry; a presigned PUT is never
-	// multipart.
-	MaxPutSize int64 = 5 << 30
+	MaxPresignTTL       = 7 * 24 * time.Hour // SigV4's limit (AWS refuses more; Yandex takes 30 days)
+	MaxPutSize    int64 = 5 << 30            // the most one PUT, so a presigned one, may carry
 )
 
 // Presigned is a request a client makes without our keys, with every one
@@ -31,10 +26,8 @@ type Presigned struct {
 }
 
 // PresignPut returns a PUT of exactly size bytes to key, with contentType
-// if not empty: both signed, so the store refuses any other. ExpiresAt is
-// the signing time to the second plus ttl in whole seconds. Size 0 is
-// empty_file, over MaxPutSize object_too_large (errs.Invalid); a ttl
-// outside 1s..MaxPresignTTL, a negative size or no key errs.Internal.
+// if not empty: both signed, so the store refuses any other. Size 0 is
+// empty_file, over MaxPutSize object_too_large (errs.Invalid).
 func (s *Store) PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (Presigned, error) {
 	if err := checkPresign(key, ttl); err != nil {
 		return Presigned{}, err
@@ -82,7 +75,6 @@ func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (
 	return signed, nil
 }
 
-// presignRequest is method on key, the operation in x-id as the SDK writes it.
 func (s *Store) presignRequest(method, key, op string) *http.Request {
 	return &http.Request{
 		Method: method,

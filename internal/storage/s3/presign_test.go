@@ -23,7 +23,7 @@ import (
 // so a URL signed with the SDK's own clock would show.
 var signedAt = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 
-func withClock(c clock.Clock) func(*s3.Config) { return func(cfg *s3.Config) { cfg.Clock = c } }
+func withClock(c clock.Clock) func(*storeSpec) { return func(cfg *storeSpec) { cfg.Clock = c } }
 
 func mustQuery(tb testing.TB, rawURL string) url.Values {
 	tb.Helper()

@@ -1,26 +1,14 @@
 // Package s3 is the Object Storage adapter: a thin S3 client on net/http
-// for the few operations the service uses (object.go, presign.go),
-// multipart uploads (upload.go), retries and S3's XML errors (client.go).
-// From aws-sdk-go-v2 it takes only the core module (sign.go): the SigV4
-// signer, the standard retryer and S3's path escaping; the SDK's S3 client
-// took a fifth of a function's plugin build (docs/architecture.md, "Build
-// budget"). testdata/signatures.json holds the earlier hand-written
-// signer's output, which the SDK's must match byte for byte.
-//
-// No checksums beyond SigV4's payload SHA-256: S3-compatible stores often
-// refuse the CRC32 headers recent SDKs add.
-//
-// translate classifies every error. Its Message is one of a few fixed
-// sentences; URLs and keys go only into the wrapped cause (for logs), and
-// no error holds a signature or the secret:
-//
-//	object_not_found       errs.NotFound     the object (or its bucket, on HEAD) does not exist
-//	storage_unavailable    errs.Unavailable  throttling, 5xx, timeouts, broken connections
-//	storage_access_denied  errs.Unavailable  the keys or the bucket policy refuse us: fix the config
-//	storage_bucket_missing errs.Unavailable  the configured bucket does not exist: fix the config
-//	storage_failed         errs.Internal     anything else
-//	object_too_large       errs.Invalid      PresignPut for more than one PUT may carry (5 GiB)
-//	empty_file             errs.Invalid      PresignPut for 0 bytes
+// for the few operations the service uses, multipart uploads, retries and
+// S3's XML errors. Of aws-sdk-go-v2 it takes only the core module (SigV4
+// signer, standard retryer, S3's path escaping): the SDK's S3 client took a
+// fifth of a function's plugin build (docs/architecture.md, "Build
+// budget"); testdata/signatures.json holds the earlier signer's output,
+// which the SDK's must match byte for byte. No checksums beyond SigV4's
+// payload SHA-256: S3-compatible stores often refuse the CRC32 headers
+// recent SDKs add. translate (errors.go) classifies every error with a
+// fixed message; URLs and keys go only into the wrapped cause, and no
+// error holds a signature or the secret.
 package s3
 
 import (
@@ -63,21 +51,10 @@ type Config struct {
 	SecretAccessKey string
 	PathStyle       bool // host/bucket/key (the local store)
 
-	// PartSize (at least MinPartSize) also caps an upload at 10 000 parts:
-	// 78 GiB at 8 MiB.
-	PartSize int64
-	// Concurrency: an Upload holds at most Concurrency+1 part buffers, 24
-	// MiB with the defaults (BenchmarkUploadMemory).
-	Concurrency int
-	// MaxAttempts per request; 1 turns retries off. Retried: 429, 500,
-	// 502-504, throttling and timeout codes, no answer (unless ctx ended).
-	MaxAttempts int
-
 	// Clock signs presigned URLs and gives their ExpiresAt. Requests are
 	// signed with the real time whatever it says: the store refuses one 15
 	// minutes off (RequestTimeTooSkewed).
-	Clock      clock.Clock
-	HTTPClient *http.Client // default: the Store's own (see New)
+	Clock clock.Clock
 }
 
 // Store reads and writes objects in one bucket, safe for concurrent use;
@@ -92,8 +69,10 @@ type Store struct {
 	scheme      string
 	host        string // the endpoint's host[:port]
 	virtualHost bool   // bucket.host/key rather than host/bucket/key
-	partSize    int64
-	concurrency int
+	partSize    int64  // also caps an upload at 10 000 parts: 78 GiB at 8 MiB
+	concurrency int    // an Upload holds at most concurrency+1 part buffers (BenchmarkUploadMemory)
+	// maxAttempts per request, the first included. Retried: 429, 500,
+	// 502-504, throttling and timeout codes, no answer (unless ctx ended).
 	maxAttempts int
 
 	sleep        func(ctx context.Context, d time.Duration) error // between attempts; tests replace it
@@ -106,34 +85,35 @@ var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 // New checks cfg and builds the client without a network call: a wrong key
 // or bucket shows on first use.
 func New(cfg Config) (*Store, error) {
-	cfg, err := withDefaults(cfg)
-	if err != nil {
+	u, err := endpointURL(cmp.Or(cfg.Endpoint, DefaultEndpoint))
+	switch {
+	case err != nil:
 		return nil, err
+	case cfg.Bucket == "":
+		return nil, errors.New("s3: bucket is required")
+	case !bucketName.MatchString(cfg.Bucket):
+		return nil, fmt.Errorf("s3: bucket %q is not a valid bucket name", cfg.Bucket)
+	case cfg.AccessKeyID == "" || cfg.SecretAccessKey == "":
+		return nil, errors.New("s3: a static access key id and secret are required (presigned URLs need one)")
 	}
-	u, err := url.Parse(cfg.Endpoint)
-	if err != nil { // cleanEndpoint parsed it already
-		return nil, err
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System()
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = defaultHTTPClient()
-	}
-	st := &Store{
-		http:        client,
-		signer:      newSigner(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.Region),
+	return &Store{
+		http:        defaultHTTPClient(),
+		signer:      newSigner(cfg.AccessKeyID, cfg.SecretAccessKey, cmp.Or(cfg.Region, DefaultRegion)),
 		clock:       cfg.Clock,
 		wallClock:   clock.System(),
 		bucket:      cfg.Bucket,
-		endpoint:    cfg.Endpoint,
+		endpoint:    u.Scheme + "://" + u.Host,
 		scheme:      u.Scheme,
 		host:        u.Host,
 		virtualHost: virtualHosted(cfg.Bucket, u, cfg.PathStyle),
-		partSize:    cfg.PartSize,
-		concurrency: cfg.Concurrency,
-		maxAttempts: cfg.MaxAttempts,
+		partSize:    DefaultPartSize,
+		concurrency: DefaultConcurrency,
+		maxAttempts: DefaultMaxAttempts,
 		sleep:       clock.Sleep,
-	}
-	return st, nil
+	}, nil
 }
 
 // defaultHTTPClient has the SDK's transport settings, and follows no
@@ -177,57 +157,17 @@ func virtualHosted(bucket string, endpoint *url.URL, pathStyle bool) bool {
 	return true
 }
 
-func withDefaults(cfg Config) (Config, error) {
-	endpoint, err := cleanEndpoint(cmp.Or(cfg.Endpoint, DefaultEndpoint))
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Endpoint = endpoint
-	cfg.Region = cmp.Or(cfg.Region, DefaultRegion)
-	if cfg.Bucket == "" {
-		return cfg, errors.New("s3: bucket is required")
-	}
-	if !bucketName.MatchString(cfg.Bucket) {
-		return cfg, fmt.Errorf("s3: bucket %q is not a valid bucket name", cfg.Bucket)
-	}
-	if cfg.AccessKeyID == "" || cfg.SecretAccessKey == "" {
-		return cfg, errors.New("s3: a static access key id and secret are required (presigned URLs need one)")
-	}
-	switch {
-	case cfg.PartSize == 0:
-		cfg.PartSize = DefaultPartSize
-	case cfg.PartSize < MinPartSize:
-		return cfg, fmt.Errorf("s3: part size %d is below S3's minimum of %d bytes", cfg.PartSize, MinPartSize)
-	}
-	switch {
-	case cfg.Concurrency == 0:
-		cfg.Concurrency = DefaultConcurrency
-	case cfg.Concurrency < 0:
-		return cfg, fmt.Errorf("s3: concurrency %d is negative", cfg.Concurrency)
-	}
-	switch {
-	case cfg.MaxAttempts == 0:
-		cfg.MaxAttempts = DefaultMaxAttempts
-	case cfg.MaxAttempts < 0:
-		return cfg, fmt.Errorf("s3: max attempts %d is negative", cfg.MaxAttempts)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System()
-	}
-	return cfg, nil
-}
-
-// cleanEndpoint accepts scheme://host[:port][/]: a path would be dropped.
-func cleanEndpoint(raw string) (string, error) {
+// endpointURL accepts scheme://host[:port][/]: a path would be dropped.
+func endpointURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("s3: endpoint %q: %w", raw, err)
+		return nil, fmt.Errorf("s3: endpoint %q: %w", raw, err)
 	}
 	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
 		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("s3: endpoint %q must be http(s)://host[:port] with nothing after it", raw)
+		return nil, fmt.Errorf("s3: endpoint %q must be http(s)://host[:port] with nothing after it", raw)
 	}
-	return u.Scheme + "://" + u.Host, nil
+	return u, nil
 }
 
 // Origin is scheme://host of every object URL the Store makes, presigned

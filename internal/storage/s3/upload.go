@@ -53,10 +53,9 @@ func (s *Store) Upload(ctx context.Context, key string, r io.Reader, contentType
 	if err != nil {
 		return 0, translate(err, "upload")
 	}
-	up := &multipartUpload{store: s, bufs: bufs, key: key, id: id}
-	total, err := up.run(ctx, r, []filledPart{{first, n}, {second, m}}, eof)
+	parts, total, err := s.uploadParts(ctx, key, id, bufs, r, []filledPart{{first, n}, {second, m}}, eof)
 	if err == nil {
-		err = s.complete(ctx, key, id, up.completed)
+		err = s.complete(ctx, key, id, parts)
 	}
 	if err != nil {
 		s.abort(ctx, key, id)
@@ -120,29 +119,23 @@ type completedPart struct {
 	PartNumber int      `xml:"PartNumber"`
 }
 
-type multipartUpload struct {
-	store *Store
-	bufs  *partBuffers
-	key   string
-	id    string
-
-	mu        sync.Mutex
-	err       error // the first error; it cancels the parts in flight
-	completed []completedPart
-}
-
-// run sends ready and then the rest of r as parts 1, 2, …, Concurrency at
-// once, reading the next while they go; eof: nothing follows ready. It
-// returns the bytes sent or the first error.
-func (u *multipartUpload) run(ctx context.Context, r io.Reader, ready []filledPart, eof bool) (int64, error) {
-	s := u.store
+// uploadParts sends ready and then the rest of r as parts 1, 2, …,
+// concurrency at once, reading the next while they go; eof: nothing
+// follows ready. It returns the parts in order and the bytes sent, or the
+// first error, which cancels the parts in flight.
+func (s *Store) uploadParts(ctx context.Context, key, id string, bufs *partBuffers, r io.Reader, ready []filledPart, eof bool) ([]completedPart, int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var (
+		mu        sync.Mutex
+		firstErr  error
+		completed []completedPart
+	)
 	fail := func(err error) {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		if u.err == nil {
-			u.err = err
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr == nil {
+			firstErr = err
 			cancel()
 		}
 	}
@@ -160,10 +153,10 @@ func (u *multipartUpload) run(ctx context.Context, r io.Reader, ready []filledPa
 				fail(err)
 				break
 			}
-			buf := u.bufs.get()
+			buf := bufs.get()
 			n, end, err := readPart(r, buf)
 			if err != nil || n == 0 {
-				u.bufs.put(buf)
+				bufs.put(buf)
 				if err != nil {
 					fail(err)
 				}
@@ -174,7 +167,7 @@ func (u *multipartUpload) run(ctx context.Context, r io.Reader, ready []filledPa
 		part := ready[0]
 		ready = ready[1:]
 		if num == maxParts {
-			u.bufs.put(part.buf)
+			bufs.put(part.buf)
 			fail(fmt.Errorf("s3: the stream is longer than %d parts of %d bytes", maxParts, s.partSize))
 			break
 		}
@@ -183,7 +176,7 @@ func (u *multipartUpload) run(ctx context.Context, r io.Reader, ready []filledPa
 		case <-ctx.Done():
 		}
 		if err := ctx.Err(); err != nil { // a part failed, or ctx ended
-			u.bufs.put(part.buf)
+			bufs.put(part.buf)
 			fail(err)
 			break
 		}
@@ -193,26 +186,23 @@ func (u *multipartUpload) run(ctx context.Context, r io.Reader, ready []filledPa
 		go func(num int, part filledPart) {
 			defer wg.Done()
 			defer func() { <-slots }()
-			defer u.bufs.put(part.buf)
-			etag, err := s.uploadPart(ctx, u.key, u.id, num, part.buf[:part.n])
+			defer bufs.put(part.buf)
+			etag, err := s.uploadPart(ctx, key, id, num, part.buf[:part.n])
 			if err != nil {
 				fail(err)
 				return
 			}
-			u.mu.Lock()
-			defer u.mu.Unlock()
-			u.completed = append(u.completed, completedPart{ETag: etag, PartNumber: num})
+			mu.Lock()
+			defer mu.Unlock()
+			completed = append(completed, completedPart{ETag: etag, PartNumber: num})
 		}(num, part)
 	}
 	wg.Wait()
-
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.err != nil {
-		return 0, u.err
+	if firstErr != nil {
+		return nil, 0, firstErr
 	}
-	slices.SortFunc(u.completed, func(a, b completedPart) int { return a.PartNumber - b.PartNumber })
-	return total, nil
+	slices.SortFunc(completed, func(a, b completedPart) int { return a.PartNumber - b.PartNumber })
+	return completed, total, nil
 }
 
 func (s *Store) initiate(ctx context.Context, key, contentType string) (string, error) {
@@ -304,21 +294,15 @@ func decodeResult(resp *http.Response, want string, out any) error {
 	if err != nil {
 		return err
 	}
-	var root struct{ XMLName xml.Name }
-	if err := xml.Unmarshal(body, &root); err != nil {
-		return fmt.Errorf("s3: the store's answer is not the XML expected (%s): %w", want, err)
+	if e := errorIn(resp, body); e != nil {
+		return e
 	}
-	switch root.XMLName.Local {
-	case want:
-		if err := xml.Unmarshal(body, out); err != nil {
-			return fmt.Errorf("s3: the store's answer is not the XML expected (%s): %w", want, err)
-		}
-		return nil
-	case "Error":
-		var doc errorDocument
-		_ = xml.Unmarshal(body, &doc)
-		return &apiError{Status: resp.StatusCode, Code: doc.Code, Message: doc.Message, RequestID: doc.RequestID}
-	default:
+	var root struct{ XMLName xml.Name }
+	if err := xml.Unmarshal(body, &root); err == nil && root.XMLName.Local != want {
 		return fmt.Errorf("s3: the store answered <%s>, not <%s>", root.XMLName.Local, want)
 	}
+	if err := xml.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("s3: the store's answer is not the XML expected (%s): %w", want, err)
+	}
+	return nil
 }

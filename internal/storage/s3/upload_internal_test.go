@@ -151,10 +151,9 @@ func fakeUploadStore(t *testing.T, f *fakeS3, partSize int64, concurrency int) (
 	t.Helper()
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	st, err := New(Config{
-		Endpoint: srv.URL, Bucket: "bucket", AccessKeyID: "id", SecretAccessKey: "secret",
-		PathStyle: true, Concurrency: concurrency, MaxAttempts: 1,
-	})
+	st, err := Tuned(Config{
+		Endpoint: srv.URL, Bucket: "bucket", AccessKeyID: "id", SecretAccessKey: "secret", PathStyle: true,
+	}, 0, concurrency, 1, nil)
 	require.NoError(t, err)
 	st.partSize = partSize // below S3's minimum, which New refuses: fine for the fake
 	var buffers []int

@@ -16,8 +16,8 @@ import (
 
 const mib = 1 << 20
 
-func withParts(size int64, concurrency int) func(*s3.Config) {
-	return func(c *s3.Config) { c.PartSize, c.Concurrency = size, concurrency }
+func withParts(size int64, concurrency int) func(*storeSpec) {
+	return func(c *storeSpec) { c.partSize, c.concurrency = size, concurrency }
 }
 
 func TestUpload(t *testing.T) {

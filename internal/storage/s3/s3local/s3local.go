@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -150,7 +151,7 @@ func withCORS(allowed func(string) bool, methods string, next http.Handler) http
 			next.ServeHTTP(w, r)
 			return
 		}
-		if preflight && (!allowed(origin) || !listed(methods, method)) {
+		if preflight && (!allowed(origin) || !slices.Contains(strings.Split(methods, ", "), method)) {
 			writeError(w, r, refuse(http.StatusForbidden, "AccessForbidden",
 				"CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."))
 			return
@@ -172,15 +173,6 @@ func withCORS(allowed func(string) bool, methods string, next http.Handler) http
 		h.Add("Vary", "Access-Control-Request-Headers")
 		w.WriteHeader(http.StatusOK)
 	})
-}
-
-func listed(list, method string) bool {
-	for _, m := range strings.Split(list, ",") {
-		if strings.TrimSpace(m) == method {
-			return true
-		}
-	}
-	return false
 }
 
 // watch runs the OnCreate hooks, and passes on only the first answer

@@ -157,20 +157,13 @@ func (v *verifier) checkScope(c credential, at time.Time, malformed string) *s3E
 
 func (v *verifier) checkQuery(r *http.Request, q url.Values) *s3Error {
 	const malformed = "AuthorizationQueryParametersError"
-	param := func(name string) (string, *s3Error) {
+	for _, name := range []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Signature"} {
 		if len(q[name]) != 1 || q[name][0] == "" {
-			return "", refuse(http.StatusBadRequest, malformed, "the query must carry exactly one "+name)
-		}
-		return q[name][0], nil
-	}
-	var vals [6]string
-	for i, name := range []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Signature"} {
-		var err *s3Error
-		if vals[i], err = param(name); err != nil {
-			return err
+			return refuse(http.StatusBadRequest, malformed, "the query must carry exactly one "+name)
 		}
 	}
-	alg, credStr, date, expires, names, signature := vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
+	alg, credStr, date, expires, names, signature := q.Get("X-Amz-Algorithm"), q.Get("X-Amz-Credential"), q.Get("X-Amz-Date"),
+		q.Get("X-Amz-Expires"), q.Get("X-Amz-SignedHeaders"), q.Get("X-Amz-Signature")
 	if alg != sigAlgorithm {
 		return refuse(http.StatusBadRequest, malformed, "X-Amz-Algorithm only supports "+sigAlgorithm)
 	}

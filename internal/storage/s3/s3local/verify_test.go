@@ -41,7 +41,6 @@ func startStrict(t *testing.T, origins ...string) *strict {
 	srv := s3test.StartVerifying(t, v)
 	cfg := srv.Config()
 	cfg.Clock = fake
-	cfg.MaxAttempts = 1
 	store, err := s3.New(cfg)
 	require.NoError(t, err)
 	return &strict{srv: srv, clock: fake, store: store}
@@ -244,7 +243,6 @@ func TestVerifyingServerRefuses(t *testing.T) {
 			"SignatureDoesNotMatch": func(c *s3.Config) { c.SecretAccessKey = "a-guessed-secret" },
 		} {
 			cfg := s.srv.Config()
-			cfg.MaxAttempts = 1
 			mod(&cfg)
 			other, err := s3.New(cfg)
 			require.NoError(t, err)
