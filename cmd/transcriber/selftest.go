@@ -636,7 +636,7 @@ const lookAtLogs = "look at the ingest and poll functions' logs under the job id
 // stuckHints say where to look for a job still in a state at the end.
 var stuckHints = map[string]string{
 	"created": "its conversion has not ended; look at the ingest function's logs (ffmpeg) and transcriber status",
-	"converted": "it was not sent to SpeechKit: it waits for the request window or a place in flight, or SpeechKit refused it and it is tried again; " +
+	"converted": "it was not sent to SpeechKit: it waits for the request window, or SpeechKit refused it and it is tried again; " +
 		"transcriber status says which; " + lookAtLogs,
 	"transcribe": "SpeechKit has it, or refused it and it is tried again; the poll function's timer looks every minute: " +
 		"look at the poll function's logs under the job id, the timer trigger, and transcriber status",

@@ -152,7 +152,7 @@ func waitsFor(w status.Waiting, at func(time.Time) string) string {
 	case status.ForQuota:
 		return "waits for the recognizer's request window, until " + at(w.Until)
 	case status.ForSlot:
-		return "a piece waits for a place among the recognitions in flight"
+		return "a piece waits for a place among its job's recognitions in flight"
 	case status.ForRetry:
 		return fmt.Sprintf("attempt %d failed (%s); tried again at %s", w.Attempts, w.Code, at(w.Until))
 	case status.ForRecognition:

@@ -276,13 +276,8 @@ func (r *envReader) count(name string, def, lo, hi int, zero string) int {
 	})
 }
 
-// The largest MAX_PIECES (a fifth of 500 requests an hour) and
-// MAX_RECOGNITIONS_IN_FLIGHT (past it, the checks outrun 5 a second many
-// times over).
-const (
-	maxPieces   = 100
-	maxInFlight = 10_000
-)
+// maxPieces is the largest MAX_PIECES: a fifth of 500 requests an hour.
+const maxPieces = 100
 
 // userIDs reads Telegram user ids separated by commas.
 func (r *envReader) userIDs(name string) map[int64]bool {

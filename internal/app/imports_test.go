@@ -11,7 +11,7 @@ import (
 )
 
 // Each function is built by the platform from source within a time limit
-// (docs/deploy.md, "Build budget"), so each compiles only what it uses.
+// (docs/architecture.md, "Build budget"), so each compiles only what it uses.
 func TestFunctionsImportOnlyWhatTheyUse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")

@@ -60,7 +60,7 @@ var Estimates = map[string]string{
 	"Reserve":                 "≈ 3",
 	"Reserve, refused":        "≈ 1",
 	"Used":                    "≈ 1",
-	"Used, spread counter":    "≈ 1–9",
+	"Used, spread counter":    "≈ 1–8",
 }
 
 type probe struct {
