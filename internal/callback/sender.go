@@ -94,8 +94,8 @@ func (s *Sender) Register(ctx context.Context, j job.Job, tok apitoken.Token, ur
 // Moved does nothing: callbacks tell only that a job ended.
 func (s *Sender) Moved(context.Context, job.Job) error { return nil }
 
-// Finished sends the callback of an ended API job, if it has one. A failed
-// POST is left to the sweep; the error says why.
+// Finished sends the callback of an ended API job, if it has one; a failed
+// POST is left to the sweep.
 func (s *Sender) Finished(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceAPI || !j.State.Terminal() {
 		return nil
@@ -111,46 +111,29 @@ func (s *Sender) Finished(ctx context.Context, j job.Job) error {
 	return err
 }
 
-// Sweep sends the callbacks that are due: retries, and those whose job's
-// end was never notified. It returns how many were delivered.
+func (s *Sender) box() outbox.Sender {
+	return outbox.Sender{Store: s.Store, Kind: outbox.Callback, Now: s.Clock.Now, Lease: lease, Log: s.Log}
+}
+
+// Sweep sends the due callbacks: retries, and those whose job's end was
+// never notified. It returns how many were delivered.
 func (s *Sender) Sweep(ctx context.Context) (int, error) {
-	delivered := 0
-	for ctx.Err() == nil {
-		if dl, ok := ctx.Deadline(); ok && dl.Sub(s.Clock.Now()) < lease+sweepBudget {
-			return delivered, nil
+	box := s.box()
+	return box.Sweep(ctx, sweepBudget, func(ctx context.Context, e outbox.Entry) (bool, error) {
+		j, ok, err := box.Job(ctx, s.Jobs, e)
+		if !ok {
+			return false, err
 		}
-		due, err := s.Store.ClaimDue(ctx, outbox.Callback, s.Clock.Now(), lease, 1)
-		if err != nil || len(due) == 0 {
-			return delivered, err
+		if !j.State.Terminal() {
+			box.Retry(ctx, e.Key, checkEvery)
+			return false, nil
 		}
-		d := DeliveryOf(due[0])
-		j, err := s.Jobs.Get(ctx, d.JobID)
-		switch {
-		case errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()):
-			s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
-			continue
-		case err != nil:
-			s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: s.Clock.Now().Add(time.Minute)})
-			return delivered, err
-		case !j.State.Terminal():
-			s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: s.Clock.Now().Add(checkEvery)})
-			continue
-		}
-		ok, err := s.deliver(ctx, j, d)
+		ok, err = s.deliver(ctx, j, DeliveryOf(e))
 		if err != nil {
 			s.Log.WarnContext(ctx, "callback not delivered", "job_id", j.ID, "error", err.Error())
 		}
-		if ok {
-			delivered++
-		}
-	}
-	return delivered, nil
-}
-
-func (s *Sender) finish(ctx context.Context, d Delivery, o outbox.Outcome) {
-	if _, err := s.Store.Finish(ctx, outbox.Callback, d.Key, o, s.Clock.Now()); err != nil {
-		s.Log.WarnContext(ctx, "callback not recorded", "job_id", d.JobID, "error", err.Error())
-	}
+		return ok, nil
+	})
 }
 
 // errNotDelivered is a failed attempt, for the caller's log: the receiver's
@@ -171,21 +154,21 @@ func (e errNotDelivered) Error() string {
 // deliver POSTs the callback of ended job j under d, which the caller
 // holds, records the outcome, and reports whether it was delivered.
 func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, error) {
-	log := s.Log.With("job_id", j.ID, "webhook_id", d.WebhookID)
+	log, box := s.Log.With("job_id", j.ID, "webhook_id", d.WebhookID), s.box()
 	if j.Deleted() {
 		log.InfoContext(ctx, "callback given up", "reason", "job_deleted")
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
 	tok, err := s.Tokens.ByHash(ctx, d.TokenHash)
 	if err != nil && !errors.Is(err, apitoken.ErrNotFound) {
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: s.Clock.Now().Add(time.Minute)})
+		box.Retry(ctx, d.Key, time.Minute)
 		return false, err
 	}
 	key, kerr := Key(tok.CallbackSecret)
 	if err != nil || tok.Revoked() || kerr != nil {
 		log.InfoContext(ctx, "callback given up", "reason", "token_unusable")
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
 	typ := TypeDone
@@ -198,7 +181,7 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 	}
 	body, err := json.Marshal(Payload{Type: typ, Timestamp: ended.UTC(), Data: s.View(j)})
 	if err != nil {
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, fmt.Errorf("callback payload of job %s: %w", j.ID, err)
 	}
 	at := s.Clock.Now()
@@ -206,7 +189,7 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 	a := &outbox.Attempt{At: at, Status: status, Error: code}
 	if code == "" {
 		log.InfoContext(ctx, "callback delivered", "status", status, "attempt", d.Attempts+1)
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Delivered, Attempt: a})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, Attempt: a})
 		return true, nil
 	}
 	first := d.FirstAt
@@ -216,9 +199,9 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 	next := at.Add(Pause(d.Attempts + 1))
 	if next.Sub(first) > GiveUpAfter {
 		log.WarnContext(ctx, "callback given up", "status", status, "reason", code, "attempts", d.Attempts+1)
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed, Attempt: a})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed, Attempt: a})
 	} else {
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: a})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: a})
 	}
 	return false, errNotDelivered{status: status, code: code}
 }

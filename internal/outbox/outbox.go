@@ -1,18 +1,15 @@
 // Package outbox keeps every delivery that must happen once and be retried:
 // an API job's callback (a signed POST) and each message the Telegram bot
-// posts, owner alerts among them. An entry is keyed by its kind and a key
-// unique within the kind.
+// posts, owner alerts among them, keyed by kind and a key unique within it.
 //
-// A sender takes an entry under a lease (Begin, when an event asks for
-// it now; ClaimDue, the timer's sweep of the due ones), so concurrent
-// senders never send one attempt twice, and records the outcome (Finish).
-// A sender that crashes between its send and Finish leaves the entry to be
-// sent again after its lease: the one case that sends twice (receivers of
-// callbacks dedupe by the webhook-id; Telegram cannot).
+// A sender takes an entry under a lease (Begin when an event asks for it,
+// ClaimDue in the timer's sweep), so no attempt is sent twice, and records
+// the outcome (Finish). A sender that crashes between its send and Finish
+// leaves the entry to be sent again after the lease: the one case that
+// sends twice (callback receivers dedupe by webhook-id; Telegram cannot).
 //
-// The stores (internal/store/sqlite, internal/store/ydb) implement Store
-// over one table, outbox; outboxtest is their contract. The rules are
-// here, as pure functions every store runs inside its transaction.
+// The stores implement Store over one table; outboxtest is their contract
+// and rules.go the pure rules they run inside their transactions.
 package outbox
 
 import (
@@ -25,21 +22,18 @@ import (
 // Kind is what an entry delivers; it decides who sends it.
 type Kind string
 
-// The kinds.
 const (
-	// Callback is an API job's callback, keyed by the job id; made when
-	// the job is (Put), its Payload the callback's target.
+	// Callback is an API job's callback, keyed by the job id, put when the
+	// job is made; its Payload is the target (callback.Target).
 	Callback Kind = "callback"
-	// Telegram is a message the bot posts for a Telegram message, keyed
-	// by chat, message and part; made when first sent (Begin), or put for
-	// later (a job's result).
+	// Telegram is a message the bot posts, keyed "<chat>/<message>/<part>";
+	// made when first sent (Begin) or put for later (a job's result).
 	Telegram Kind = "telegram"
 )
 
-// State is where an entry stands. Delivered and Failed are final.
+// State is where an entry stands; Delivered and Failed are final.
 type State string
 
-// The states.
 const (
 	Pending   State = "pending"
 	Delivered State = "delivered" // a 2xx answered the POST; Telegram took the message
@@ -48,21 +42,19 @@ const (
 
 // Entry is one delivery.
 type Entry struct {
-	Kind  Kind
-	Key   string
-	JobID string // the job it belongs to; "" for none (a refusal, an alert)
-	// Payload is what the sender needs, fixed when the entry is made: a
-	// callback's target (callback.Target).
-	Payload    string
+	Kind       Kind
+	Key        string
+	JobID      string // "" for none (a refusal, an alert)
+	Payload    string // fixed when made: a callback's target
 	State      State
-	SentID     int64     // Telegram: the id of the message posted; 0 before
+	SentID     int64     // Telegram: the id of the message posted
 	Attempts   int       // sends recorded by Finish
 	NextAt     time.Time // a pending entry is due for the sweep from then
 	LeaseUntil time.Time // the sender that took it holds it until then
-	FirstAt    time.Time // the first send recorded; zero before
-	LastAt     time.Time // the last send recorded; zero before
+	FirstAt    time.Time // the first send recorded
+	LastAt     time.Time // the last send recorded
 	LastStatus int       // the HTTP status the last send got; 0 when none came
-	LastError  string    // why the last send failed, snake_case; "" when it did not
+	LastError  string    // why the last send failed, snake_case
 	CreatedAt  time.Time
 	UpdatedAt  time.Time // the last Put, Begin, ClaimDue or Finish that wrote it
 }
@@ -71,16 +63,15 @@ type Entry struct {
 type Attempt struct {
 	At     time.Time
 	Status int    // the HTTP status of the answer; 0 when none came
-	Error  string // snake_case when it failed; "" when it did not
+	Error  string // snake_case when it failed
 }
 
 // Outcome is what Finish records.
 type Outcome struct {
-	State  State     // Delivered, Failed, or Pending to try again at NextAt
-	NextAt time.Time // with Pending: when it is due again
-	SentID int64     // non-zero: the message posted (Telegram); kept otherwise
-	// Attempt is the send made under the lease; nil when none was.
-	Attempt *Attempt
+	State   State     // Delivered, Failed, or Pending to try again at NextAt
+	NextAt  time.Time // with Pending
+	SentID  int64     // non-zero: the message posted (Telegram)
+	Attempt *Attempt  // the send made under the lease; nil when none was
 }
 
 // Errors a Store returns besides errs.Unavailable for a failed backend.
@@ -97,34 +88,30 @@ const (
 	MaxClaimLimit = 100
 )
 
-// Store keeps entries. Every method may also fail with errs.Unavailable
-// when the backend does, and with ErrInvalid for malformed arguments (an
-// unknown kind, an empty or long key, a zero time, a lease not positive, a
-// limit out of 1..MaxClaimLimit).
+// Store keeps entries. Every method fails with ErrInvalid for malformed
+// arguments (an unknown kind, an empty or long key, a zero time, a lease
+// not positive, a limit out of 1..MaxClaimLimit).
 type Store interface {
-	// Put records e (Kind, Key, JobID, Payload) pending and due at at,
-	// untaken (LeaseUntil = now), unless it is recorded: then the stored
-	// entry is returned as it is, created false.
+	// Put records e (Kind, Key, JobID, Payload) pending, due at at and
+	// untaken, unless it is recorded: then it returns the stored entry,
+	// created false.
 	Put(ctx context.Context, e Entry, at, now time.Time) (stored Entry, created bool, err error)
 
 	// Begin takes the pending entry e names, due or not, whose lease ran
-	// out, holding it until now + lease (NextAt kept). A Telegram entry
-	// not recorded is made from e and taken (NextAt = LeaseUntil); any
-	// other is ErrNotFound. taken is false, with the entry as stored, when
-	// it is final or held.
+	// out, until now + lease (NextAt kept). A Telegram entry not recorded
+	// is made from e and taken (NextAt = LeaseUntil); any other is
+	// ErrNotFound. taken is false, with the entry as stored, when it is
+	// final or held.
 	Begin(ctx context.Context, e Entry, now time.Time, lease time.Duration) (d Entry, taken bool, err error)
 
-	// ClaimDue takes up to limit pending entries of kind with NextAt <=
-	// now and LeaseUntil <= now, by NextAt, as Begin takes them.
-	// Concurrent callers never get the same entry.
+	// ClaimDue takes up to limit entries Due at now, by NextAt, as Begin
+	// takes them; concurrent callers never get the same entry.
 	ClaimDue(ctx context.Context, kind Kind, now time.Time, lease time.Duration, limit int) ([]Entry, error)
 
 	// Finish records o and ends the lease (LeaseUntil = UpdatedAt = now).
-	// A pending entry takes o's state (and NextAt with Pending); a final
-	// one keeps it and its record, but for Delivered with a SentID (an
-	// edit that posted anew). A pending entry records o's SentID when
-	// non-zero and counts o's Attempt as its last. Errors: ErrNotFound; ErrInvalid (an unknown
-	// state, Pending without NextAt, an attempt without its time).
+	// A pending entry takes o's state, its SentID when non-zero, and
+	// counts its Attempt; a final one keeps its record but for Delivered
+	// with a SentID (an edit that posted anew). Errors: ErrNotFound.
 	Finish(ctx context.Context, kind Kind, key string, o Outcome, now time.Time) (Entry, error)
 
 	// Get returns an entry. Errors: ErrNotFound.
@@ -132,8 +119,8 @@ type Store interface {
 }
 
 // Expirer is a Store whose entries do not expire by themselves (the
-// embedded store's; YDB's TTL expires them in the cloud): the timer's
-// housekeeping deletes up to limit entries last written before before.
+// embedded one; YDB's TTL expires them in the cloud): the timer deletes up
+// to limit entries last written before before.
 type Expirer interface {
 	Expire(ctx context.Context, before time.Time, limit int) (int, error)
 }

@@ -6,14 +6,10 @@ import (
 	"time"
 )
 
-// The rules of Store: a store reads the row inside its transaction, calls
-// the rule, and writes what it returns in the same transaction. Put, Begin
-// and Finish go through Change, which checks the arguments first, so a
-// malformed request never reaches a database and a rule takes them as
-// valid. Every time a rule writes is UTC at whole milliseconds, the
-// precision the stores keep.
+// The rules of Store, run by a store between its read and write of a row
+// in one transaction. Change checks the arguments first, so a rule takes
+// them as valid. Every time written is UTC whole milliseconds, as stored.
 
-// stored is t as the stores keep it; the zero time stays zero.
 func stored(t time.Time) time.Time {
 	if t.IsZero() {
 		return time.Time{}
@@ -30,7 +26,7 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// ValidateRef is the rule of every kind and key a Store method takes.
+// ValidateRef checks the kind and key every Store method takes.
 func ValidateRef(kind Kind, key string) error {
 	switch {
 	case kind != Callback && kind != Telegram:
@@ -66,7 +62,7 @@ func validateEntry(e Entry, now time.Time) error {
 	return firstErr(ValidateRef(e.Kind, e.Key), bad, validateTime(now, "time"))
 }
 
-// ValidateClaim is the argument rule of Store.ClaimDue.
+// ValidateClaim checks ClaimDue's arguments.
 func ValidateClaim(kind Kind, now time.Time, lease time.Duration, limit int) error {
 	var bad error
 	if limit < 1 || limit > MaxClaimLimit {
@@ -92,7 +88,6 @@ func validateFinish(kind Kind, key string, o Outcome, now time.Time) error {
 	return firstErr(ValidateRef(kind, key), validateTime(now, "time"), bad)
 }
 
-// applyPut is the rule of Store.Put: created says whether to write.
 func applyPut(cur Entry, found bool, e Entry, at, now time.Time) (Entry, bool) {
 	if found {
 		return cur, false
@@ -109,7 +104,6 @@ func take(e Entry, now time.Time, lease time.Duration) Entry {
 	return e
 }
 
-// applyBegin is the rule of Store.Begin: taken says whether to write.
 func applyBegin(cur Entry, found bool, e Entry, now time.Time, lease time.Duration) (Entry, bool, error) {
 	switch {
 	case !found && e.Kind == Telegram:
@@ -124,13 +118,11 @@ func applyBegin(cur Entry, found bool, e Entry, now time.Time, lease time.Durati
 	return cur, false, nil
 }
 
-// Due reports whether ClaimDue may take e at now: pending, due and not
-// held. A store's selection for ClaimDue is this condition, by NextAt.
+// Due reports whether ClaimDue may take e at now: pending, due, not held.
 func Due(e Entry, now time.Time) bool { return takeable(e, now) && !e.NextAt.After(now) }
 
-// ApplyClaim is the rule of ClaimDue's take of one entry the store
-// selected as due (ValidateClaim passed). An error of no kind when cur is
-// not Due: the store's selection and the rule disagree, a bug.
+// ApplyClaim takes an entry a store's ClaimDue selected; one not Due is a
+// bug in the selection (an error of no kind).
 func ApplyClaim(cur Entry, now time.Time, lease time.Duration) (Entry, error) {
 	if !Due(cur, now) {
 		return Entry{}, fmt.Errorf("%s %s (%s, due at %s, held until %s) is not due at %s", cur.Kind, cur.Key,
@@ -139,7 +131,6 @@ func ApplyClaim(cur Entry, now time.Time, lease time.Duration) (Entry, error) {
 	return take(cur, now, lease), nil
 }
 
-// applyFinish is the rule of Store.Finish.
 func applyFinish(cur Entry, found bool, o Outcome, now time.Time) (Entry, error) {
 	if !found {
 		return Entry{}, ErrNotFound
@@ -168,22 +159,19 @@ func applyFinish(cur Entry, found bool, o Outcome, now time.Time) (Entry, error)
 	return e, nil
 }
 
-// Change is the one primitive a store supplies: read the entry (found
-// false when there is none), let apply decide what it becomes and whether
-// to write it, and write that (an insert when not found, an update
-// otherwise) in one transaction no concurrent writer of the row
-// interleaves with. apply may run more than once; a run again after the
-// store's own commit (its answer lost) returns, without apply, what that
-// commit wrote (Same).
+// Change is the primitive a store supplies: in one transaction no writer
+// of the row interleaves with, read the entry, let apply decide what it
+// becomes and whether to write, and write it. apply may run more than
+// once; a run again after the store's own commit (its answer lost)
+// returns what that commit wrote (Same) without apply. A store embeds it
+// for Put, Begin and Finish.
 type Change func(ctx context.Context, kind Kind, key string, apply func(cur Entry, found bool) (e Entry, write bool, err error)) (Entry, bool, error)
 
-// Same reports whether cur, an entry as read back, is wrote, what a write
-// made of it, times at whole milliseconds. A store whose transaction runs
-// again after a commit whose answer was lost uses it to find that commit's
-// write: a Put run again says it created, a Begin finds its own take, a
-// Finish counts its attempt once. Two takes at the same millisecond with
-// the same lease are the same entry, so a store may use it only after such
-// a commit.
+// Same reports whether cur, as read back, is wrote, at whole milliseconds:
+// how a transaction run again after a commit whose answer was lost finds
+// that commit's write (a Put says it created, a Finish counts once). Two
+// takes at the same millisecond are equal, so use it only after such a
+// commit.
 func Same(cur, wrote Entry) bool {
 	a, b := cur, wrote
 	for _, t := range []*time.Time{&a.NextAt, &a.LeaseUntil, &a.FirstAt, &a.LastAt, &a.CreatedAt, &a.UpdatedAt,
@@ -193,7 +181,6 @@ func Same(cur, wrote Entry) bool {
 	return a == b
 }
 
-// Put is Store.Put over c.
 func (c Change) Put(ctx context.Context, e Entry, at, now time.Time) (Entry, bool, error) {
 	if err := firstErr(validateEntry(e, now), validateTime(at, "due time")); err != nil {
 		return Entry{}, false, fmt.Errorf("put %s: %w", e.Kind, err)
@@ -208,7 +195,6 @@ func (c Change) Put(ctx context.Context, e Entry, at, now time.Time) (Entry, boo
 	return got, created, nil
 }
 
-// Begin is Store.Begin over c.
 func (c Change) Begin(ctx context.Context, e Entry, now time.Time, lease time.Duration) (Entry, bool, error) {
 	if err := firstErr(validateEntry(e, now), validateLease(lease)); err != nil {
 		return Entry{}, false, fmt.Errorf("begin %s: %w", e.Kind, err)
@@ -222,7 +208,6 @@ func (c Change) Begin(ctx context.Context, e Entry, now time.Time, lease time.Du
 	return got, taken, nil
 }
 
-// Finish is Store.Finish over c.
 func (c Change) Finish(ctx context.Context, kind Kind, key string, o Outcome, now time.Time) (Entry, error) {
 	if err := validateFinish(kind, key, o, now); err != nil {
 		return Entry{}, fmt.Errorf("finish %s: %w", kind, err)

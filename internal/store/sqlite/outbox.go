@@ -11,17 +11,23 @@ import (
 	"transcriber/internal/status"
 )
 
-// Outbox keeps the outbox table. Every read-check-write is one write
-// transaction (DB.tx), as a job claim is.
-type Outbox struct{ db *DB }
+// Outbox keeps the outbox table; every read-check-write is one write
+// transaction (DB.tx).
+type Outbox struct {
+	outbox.Change
+	db *DB
+}
 
 var (
 	_ outbox.Store  = (*Outbox)(nil)
 	_ status.Outbox = (*Outbox)(nil)
 )
 
-// NewOutbox returns the outbox of db.
-func NewOutbox(db *DB) *Outbox { return &Outbox{db: db} }
+func NewOutbox(db *DB) *Outbox {
+	s := &Outbox{db: db}
+	s.Change = s.change
+	return s
+}
 
 // outboxColumns in the order scanEntry reads and entryValues writes them.
 const outboxColumns = `kind, key, job_id, payload, state, sent_id, attempts, next_at, lease_until, first_at, last_at,
@@ -31,10 +37,8 @@ const (
 	selectEntry = `SELECT ` + outboxColumns + ` FROM outbox`
 	insertEntry = `INSERT INTO outbox (` + outboxColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateEntry = `UPDATE outbox SET (` + outboxColumns + `) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE kind = ? AND key = ?`
-	// selectDue is ClaimDue's selection, a range of outbox_due.
-	selectDue = selectEntry + ` WHERE kind = ? AND state = ? AND next_at <= ? AND lease_until <= ?
+	selectDue   = selectEntry + ` WHERE kind = ? AND state = ? AND next_at <= ? AND lease_until <= ?
 		ORDER BY next_at, key LIMIT ?`
-	// selectInState is a kind's state's range of outbox_due from since.
 	selectInState = selectEntry + ` WHERE kind = ? AND state = ? AND next_at >= ? ORDER BY next_at, key LIMIT ?`
 )
 
@@ -79,7 +83,6 @@ func getEntry(ctx context.Context, q queryer, kind outbox.Kind, key string) (out
 	return e, true, nil
 }
 
-// change is outbox.Change over one write transaction.
 func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 	apply func(cur outbox.Entry, found bool) (outbox.Entry, bool, error),
 ) (e outbox.Entry, wrote bool, err error) {
@@ -108,18 +111,6 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 	return e, wrote, err
 }
 
-func (s *Outbox) Put(ctx context.Context, e outbox.Entry, at, now time.Time) (outbox.Entry, bool, error) {
-	return outbox.Change(s.change).Put(ctx, e, at, now)
-}
-
-func (s *Outbox) Begin(ctx context.Context, e outbox.Entry, now time.Time, lease time.Duration) (outbox.Entry, bool, error) {
-	return outbox.Change(s.change).Begin(ctx, e, now, lease)
-}
-
-func (s *Outbox) Finish(ctx context.Context, kind outbox.Kind, key string, o outbox.Outcome, now time.Time) (outbox.Entry, error) {
-	return outbox.Change(s.change).Finish(ctx, kind, key, o, now)
-}
-
 func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
 	if err := outbox.ValidateRef(kind, key); err != nil {
 		return outbox.Entry{}, fmt.Errorf("get %s: %w", kind, err)
@@ -134,9 +125,9 @@ func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.
 	return e, nil
 }
 
-// ClaimDue selects through outbox_due and writes in one write
-// transaction. A run after its own commit whose answer was lost (DB.lose)
-// keeps the claims still as it wrote them and selects only the rest.
+// ClaimDue selects through outbox_due; a run after its own commit whose
+// answer was lost (DB.lose) keeps its claims still as written and selects
+// only the rest.
 func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, lease time.Duration, limit int) ([]outbox.Entry, error) {
 	if err := outbox.ValidateClaim(kind, now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", kind, err)
@@ -191,8 +182,7 @@ func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.Sta
 	return out, nil
 }
 
-// Expire is the embedded store's stand-in for YDB's TTL (outbox.Expirer):
-// a scan of the table, as the store serves one machine.
+// Expire stands in for YDB's TTL: a scan, as the store serves one machine.
 func (s *Outbox) Expire(ctx context.Context, before time.Time, limit int) (int, error) {
 	var n int64
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {

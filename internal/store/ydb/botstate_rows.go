@@ -15,17 +15,32 @@ type chatRow struct {
 	auto string
 }
 
-// chatColumn is one column of telegram_chats: its name, the value a chat
-// gives it (the parameter of the same name in upsertChat), and where a read
-// row puts it. chatColumnList is the one list; botstate_statements.go's
-// chatColumns names the same columns in the same order.
-type chatColumn struct {
+// rowCol is one column of a row type T, read through R: its name, the
+// value T gives it (the parameter of that name), and where R takes it.
+type rowCol[T, R any] struct {
 	name  string
-	value func(c *botstate.Chat) types.Value
-	ref   func(r *chatRow) any
+	value func(*T) types.Value
+	ref   func(*R) any
 }
 
-var chatColumnList = []chatColumn{
+func structOf[T, R any](cols []rowCol[T, R], v *T) types.Value {
+	fields := make([]types.StructValueOption, len(cols))
+	for i, c := range cols {
+		fields[i] = types.StructFieldValue(c.name, c.value(v))
+	}
+	return types.StructValue(fields...)
+}
+
+func destsOf[T, R any](cols []rowCol[T, R], r *R) []query.NamedDestination {
+	d := make([]query.NamedDestination, len(cols))
+	for i, c := range cols {
+		d[i] = query.Named(c.name, c.ref(r))
+	}
+	return d
+}
+
+// chatColumnList names chatColumns (botstate_statements.go) in order.
+var chatColumnList = []rowCol[botstate.Chat, chatRow]{
 	{"chat_id", func(c *botstate.Chat) types.Value { return i64(c.ID) }, func(r *chatRow) any { return &r.ID }},
 	{"language", func(c *botstate.Chat) types.Value { return utf8(c.Language) }, func(r *chatRow) any { return &r.Language }},
 	{"format", func(c *botstate.Chat) types.Value { return utf8(c.Format) }, func(r *chatRow) any { return &r.Format }},
@@ -37,7 +52,6 @@ var chatColumnList = []chatColumn{
 	{"features", func(c *botstate.Chat) types.Value { return utf8(c.Features) }, func(r *chatRow) any { return &r.Features }},
 }
 
-// chatParams are the parameters of upsertChat.
 func chatParams(c botstate.Chat) params {
 	p := make(params, len(chatColumnList))
 	for i, col := range chatColumnList {
@@ -46,13 +60,7 @@ func chatParams(c botstate.Chat) params {
 	return p
 }
 
-func chatDests(r *chatRow) []query.NamedDestination {
-	d := make([]query.NamedDestination, len(chatColumnList))
-	for i, c := range chatColumnList {
-		d[i] = query.Named(c.name, c.ref(r))
-	}
-	return d
-}
+func chatDests(r *chatRow) []query.NamedDestination { return destsOf(chatColumnList, r) }
 
 // finish turns a scanned row into its chat, times in UTC.
 func (r *chatRow) finish() botstate.Chat {
@@ -72,8 +80,5 @@ func scanChat(row query.Row) (botstate.Chat, error) {
 	}
 	return r.finish(), nil
 }
-
-// The parameters of the other statements, one function each, so the
-// statements/schema agreement test checks what the store binds.
 
 func chatIDParams(id int64) params { return params{{"$chat_id", i64(id)}} } // selectChat, deleteChat

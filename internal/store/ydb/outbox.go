@@ -15,15 +15,21 @@ import (
 // Outbox keeps the outbox table. Every read-check-write is one DoTx: a
 // concurrent writer of the row breaks its locks and the SDK runs it again,
 // so of two senders that read an entry as free, one takes it.
-type Outbox struct{ db *DB }
+type Outbox struct {
+	outbox.Change
+	db *DB
+}
 
 var (
 	_ outbox.Store  = (*Outbox)(nil)
 	_ status.Outbox = (*Outbox)(nil)
 )
 
-// NewOutbox returns the outbox of db.
-func NewOutbox(db *DB) *Outbox { return &Outbox{db: db} }
+func NewOutbox(db *DB) *Outbox {
+	s := &Outbox{db: db}
+	s.Change = s.change
+	return s
+}
 
 // entryRow holds one outbox row as it is read.
 type entryRow struct {
@@ -32,13 +38,8 @@ type entryRow struct {
 	attempts, lastStatus int32
 }
 
-// outboxColumnList: outbox_statements.go's outboxColumns and outboxStruct
-// name the same columns in the same order.
-var outboxColumnList = []struct {
-	name  string
-	value func(e *outbox.Entry) types.Value
-	ref   func(r *entryRow) any
-}{
+// outboxColumnList names outboxColumns (outbox_statements.go) in order.
+var outboxColumnList = []rowCol[outbox.Entry, entryRow]{
 	{"kind", func(e *outbox.Entry) types.Value { return utf8(string(e.Kind)) }, func(r *entryRow) any { return &r.kind }},
 	{"key", func(e *outbox.Entry) types.Value { return utf8(e.Key) }, func(r *entryRow) any { return &r.Key }},
 	{"job_id", func(e *outbox.Entry) types.Value { return utf8(e.JobID) }, func(r *entryRow) any { return &r.JobID }},
@@ -59,11 +60,7 @@ var outboxColumnList = []struct {
 func entriesParams(es ...outbox.Entry) params {
 	vs := make([]types.Value, len(es))
 	for i := range es {
-		fields := make([]types.StructValueOption, len(outboxColumnList))
-		for j, c := range outboxColumnList {
-			fields[j] = types.StructFieldValue(c.name, c.value(&es[i]))
-		}
-		vs[i] = types.StructValue(fields...)
+		vs[i] = structOf(outboxColumnList, &es[i])
 	}
 	return params{{"$entries", types.ListValue(vs...)}}
 }
@@ -90,11 +87,7 @@ func keyRangeParams(kind outbox.Kind, from, to string) params { // deleteKeyRang
 
 func scanEntry(row query.Row) (outbox.Entry, error) {
 	var r entryRow
-	dests := make([]query.NamedDestination, len(outboxColumnList))
-	for i, c := range outboxColumnList {
-		dests[i] = query.Named(c.name, c.ref(&r))
-	}
-	if err := row.ScanNamed(dests...); err != nil {
+	if err := row.ScanNamed(destsOf(outboxColumnList, &r)...); err != nil {
 		return outbox.Entry{}, fmt.Errorf("read outbox row: %w", err)
 	}
 	return r.finish(), nil
@@ -115,9 +108,7 @@ func (s *Outbox) get(ctx context.Context, tx query.TxActor, kind outbox.Kind, ke
 	return readOne(ctx, s.db, tx, selectEntry, entryParams(kind, key), scanEntry)
 }
 
-// change is outbox.Change over one transaction: read, decide, and insert
-// (retried on a key taken meanwhile) or upsert. A run after its own commit
-// whose answer was lost finds that write (outbox.Same) and answers it.
+// change inserts (retried on a key taken meanwhile) or upserts.
 func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 	apply func(cur outbox.Entry, found bool) (outbox.Entry, bool, error),
 ) (e outbox.Entry, wrote bool, err error) {
@@ -153,18 +144,6 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 	return e, wrote, err
 }
 
-func (s *Outbox) Put(ctx context.Context, e outbox.Entry, at, now time.Time) (outbox.Entry, bool, error) {
-	return outbox.Change(s.change).Put(ctx, e, at, now)
-}
-
-func (s *Outbox) Begin(ctx context.Context, e outbox.Entry, now time.Time, lease time.Duration) (outbox.Entry, bool, error) {
-	return outbox.Change(s.change).Begin(ctx, e, now, lease)
-}
-
-func (s *Outbox) Finish(ctx context.Context, kind outbox.Kind, key string, o outbox.Outcome, now time.Time) (outbox.Entry, error) {
-	return outbox.Change(s.change).Finish(ctx, kind, key, o, now)
-}
-
 func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
 	if err := outbox.ValidateRef(kind, key); err != nil {
 		return outbox.Entry{}, fmt.Errorf("get %s: %w", kind, err)
@@ -187,11 +166,10 @@ func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.
 	return e, nil
 }
 
-// ClaimDue selects through outbox_due, takes and writes in one
-// transaction: of two sweepers that select the same rows, the second to
-// commit runs again and finds them held. A run after its own commit whose
-// answer was lost keeps the claims still as it wrote them (outbox.Same)
-// and selects only the rest of limit.
+// ClaimDue selects through outbox_due and writes in one transaction: of
+// two sweepers that select the same rows, the second to commit runs again
+// and finds them held. A run after its own commit whose answer was lost
+// keeps its claims still as written (outbox.Same) and selects the rest.
 func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, lease time.Duration, limit int) ([]outbox.Entry, error) {
 	if err := outbox.ValidateClaim(kind, now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", kind, err)
