@@ -1,12 +1,8 @@
 // Package callback tells an API client that its job ended: a signed POST
-// to the callback_url the job was made with, in the Standard Webhooks
-// convention (standardwebhooks.com).
-//
-// A job made with a callback_url has an outbox entry (kind Callback, keyed
-// by the job id), put when the job is made and due a while after it (the
-// sweep then finds a job whose end notification was lost, and puts back
-// one not ended). Receivers dedupe by the webhook-id, the same on every
-// attempt. Attempts counts POSTs only.
+// to the job's callback_url, in the Standard Webhooks convention
+// (standardwebhooks.com). Its outbox entry is put with the job and due a
+// while after, the net under a lost end notification. Receivers dedupe by
+// the webhook-id, the same on every attempt.
 package callback
 
 import (
@@ -19,9 +15,9 @@ import (
 
 // Target is where a callback goes and who signs it: its entry's payload.
 type Target struct {
-	URL       string `json:"url"`        // the job's callback_url, checked by CheckURL
-	TokenHash string `json:"token_hash"` // the API token whose webhook secret signs it: the one that made the job
-	WebhookID string `json:"webhook_id"` // the webhook-id header, the same on every attempt
+	URL       string `json:"url"`        // checked by CheckURL
+	TokenHash string `json:"token_hash"` // the token that made the job: its webhook secret signs
+	WebhookID string `json:"webhook_id"`
 }
 
 // Delivery is a job's callback: its entry and its target.
@@ -31,7 +27,7 @@ type Delivery struct {
 }
 
 // DeliveryOf reads e's target; a payload that does not parse leaves it
-// empty (never written so).
+// empty.
 func DeliveryOf(e outbox.Entry) Delivery {
 	d := Delivery{Entry: e}
 	_ = json.Unmarshal([]byte(e.Payload), &d.Target)

@@ -12,39 +12,28 @@ import (
 	"time"
 )
 
-// Timeout bounds one POST: connecting, sending and the answer's status
-// and headers. A receiver that has not answered by then failed the
-// attempt.
+// Timeout bounds one POST up to the answer's headers.
 const Timeout = 10 * time.Second
 
-// MaxResponseBytes is the most of an answer's body that is read: the
-// status decides, the body is only drained so the connection closes
-// cleanly.
+// MaxResponseBytes of an answer's body are drained; the status decides.
 const MaxResponseBytes = 4 << 10
 
-// errRefusedAddress: the callback's host leads to an address a callback
-// may not reach (Public).
+// errRefusedAddress: the host leads to an address not Public.
 var errRefusedAddress = errors.New("the callback's host leads to an internal address")
 
-// ClientOptions shape Client. The zero value is the service's client.
+// ClientOptions shape Client; the zero value is the service's client.
 type ClientOptions struct {
-	// AllowPrivate lifts the address rules (CALLBACK_ALLOW_PRIVATE): for
-	// local use and tests only.
-	AllowPrivate bool
-	// Lookup resolves a host name; nil is the system resolver. Tests give
-	// one that answers what they need.
+	AllowPrivate bool // lifts the address rules (CALLBACK_ALLOW_PRIVATE): local use and tests
+	// Lookup resolves a host name; nil is the system resolver.
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Dial connects to an address already checked; nil is SafeDialer's.
-	// Tests give one that counts the connections made.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
-	// TLS is the client's TLS configuration; nil is the system's roots.
-	TLS *tls.Config
+	TLS  *tls.Config // nil: the system's roots
 }
 
-// SafeDialer is a net.Dialer whose Control refuses, just before the
-// socket connects, an address a callback may not reach, unless
-// allowPrivate: whatever resolved the name, the address connected to is
-// the one checked.
+// SafeDialer is a net.Dialer whose Control refuses, as the socket
+// connects, an address not Public unless allowPrivate: whatever resolved
+// the name, the address connected to is the one checked.
 func SafeDialer(allowPrivate bool) *net.Dialer {
 	return &net.Dialer{
 		Timeout: Timeout,
@@ -57,13 +46,10 @@ func SafeDialer(allowPrivate bool) *net.Dialer {
 	}
 }
 
-// Client returns the HTTP client callbacks are sent with. It resolves a
-// host itself and connects only to the addresses it checked (Public), so
-// a name that resolves to a public address when the URL is checked and to
-// an internal one when it is used (DNS rebinding) reaches nothing; the
-// dialer's Control checks the address once more. It follows no redirect
-// (a 3xx is the answer), uses no proxy from the environment, and gives up
-// after Timeout.
+// Client returns the HTTP client of callbacks. It resolves a host itself
+// and connects only to addresses it checked (Public), so DNS rebinding
+// reaches nothing, and the dialer checks again. It follows no redirect,
+// uses no proxy from the environment, and gives up after Timeout.
 func Client(o ClientOptions) *http.Client {
 	lookup := o.Lookup
 	if lookup == nil {

@@ -20,9 +20,8 @@ import (
 	"transcriber/internal/outbox"
 )
 
-// The schedule: a failed POST is tried again after a pause doubling from
-// FirstPause up to MaxPause, for GiveUpAfter from the first; the one that
-// would come later fails the delivery.
+// A failed POST is tried again after a pause doubling from FirstPause up
+// to MaxPause, until GiveUpAfter from the first.
 const (
 	FirstPause  = 30 * time.Second
 	MaxPause    = time.Hour
@@ -32,16 +31,15 @@ const (
 const (
 	// lease covers one POST (Timeout) and recording it.
 	lease = Timeout + 20*time.Second
-	// checkEvery is how long after it is put, and after a look that found
-	// its job unfinished, a delivery is due: the net under a lost
-	// notification.
+	// checkEvery: a delivery is due this long after it is put or found its
+	// job unfinished, the net under a lost notification.
 	checkEvery = 15 * time.Minute
-	// sweepBudget: a sweep takes no new delivery with less than that
-	// left before its deadline.
+	// sweepBudget: a sweep takes no delivery with less left than the
+	// lease and this.
 	sweepBudget = 5 * time.Second
 )
 
-// Event types, the payload's "type".
+// The payload's types.
 const (
 	TypeDone   = "job.done"
 	TypeFailed = "job.failed"
@@ -54,33 +52,28 @@ type Payload struct {
 	Data      any       `json:"data"`      // the job, as GET /v1/jobs/{id} shows it
 }
 
-// Jobs is what the sender reads of the job store.
 type Jobs interface {
 	Get(ctx context.Context, id string) (job.Job, error)
 }
 
-// Tokens is what the sender reads of the token store.
 type Tokens interface {
 	ByHash(ctx context.Context, hash string) (apitoken.Token, error)
 }
 
-// Sender posts the callbacks of API jobs: a pipeline Notifier (Finished
-// sends when a job ends) with the timer's Sweep (retries, and what a lost
-// notification left).
+// Sender posts API jobs' callbacks: a pipeline Notifier, and the timer's
+// Sweep for retries and lost notifications.
 type Sender struct {
 	Store  outbox.Store
 	Jobs   Jobs
 	Tokens Tokens
-	// View is the job as GET /v1/jobs/{id} shows it: the payload's data.
-	View   func(job.Job) any
-	Client *http.Client // Client(…) of the configuration
+	View   func(job.Job) any // the payload's data, as GET /v1/jobs/{id} shows it
+	Client *http.Client
 	Clock  clock.Clock
 	Log    *slog.Logger
 }
 
-// Register puts the callback of job j, made by the token tok, to url
-// (CheckURL passed), and returns it as stored: a retried request finds
-// the first.
+// Register puts the callback of job j, made by tok, to url (CheckURL
+// passed); a retried request finds the first.
 func (s *Sender) Register(ctx context.Context, j job.Job, tok apitoken.Token, url string) (Delivery, error) {
 	now := s.Clock.Now()
 	p, err := Target{URL: url, TokenHash: tok.Hash, WebhookID: "msg_" + ident.NewAt(now)}.payload()
@@ -136,9 +129,8 @@ func (s *Sender) Sweep(ctx context.Context) (int, error) {
 	})
 }
 
-// errNotDelivered is a failed attempt, for the caller's log: the receiver's
-// answer or the reason none came (never the URL, which may carry a
-// client's secret in its query).
+// errNotDelivered is a failed attempt for the log: never the URL, whose
+// query may carry a client's secret.
 type errNotDelivered struct {
 	status int
 	code   string
@@ -151,8 +143,8 @@ func (e errNotDelivered) Error() string {
 	return "callback failed: " + e.code
 }
 
-// deliver POSTs the callback of ended job j under d, which the caller
-// holds, records the outcome, and reports whether it was delivered.
+// deliver POSTs ended job j's callback under d, held, and records the
+// outcome.
 func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, error) {
 	log, box := s.Log.With("job_id", j.ID, "webhook_id", d.WebhookID), s.box()
 	if j.Deleted() {
@@ -206,8 +198,7 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 	return false, errNotDelivered{status: status, code: code}
 }
 
-// Pause is the wait after the n-th failed attempt (n from 1): FirstPause,
-// doubling, at most MaxPause.
+// Pause is the wait after the n-th failed attempt (n from 1).
 func Pause(n int) time.Duration {
 	p := FirstPause
 	for i := 1; i < n && p < MaxPause; i++ {
@@ -216,8 +207,7 @@ func Pause(n int) time.Duration {
 	return min(p, MaxPause)
 }
 
-// post makes one POST and returns the answer's status and, when it is not
-// a 2xx, a snake_case code for why.
+// post returns the answer's status and, but for a 2xx, a snake_case code.
 func (s *Sender) post(ctx context.Context, d Delivery, key, body []byte, at time.Time) (int, string) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
@@ -258,7 +248,7 @@ func failure(err error) string {
 	return "connection_failed"
 }
 
-// Get returns the callback of a job: outbox.ErrNotFound when it has none.
+// Get returns a job's callback: outbox.ErrNotFound when it has none.
 func (s *Sender) Get(ctx context.Context, jobID string) (Delivery, error) {
 	e, err := s.Store.Get(ctx, outbox.Callback, jobID)
 	return DeliveryOf(e), err

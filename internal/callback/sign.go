@@ -9,16 +9,14 @@ import (
 	"strings"
 )
 
-// SecretPrefix begins a webhook secret (apitoken.Token.WebhookSecret):
-// the Standard Webhooks form, "whsec_" and the key in standard base64.
+// SecretPrefix begins a webhook secret: "whsec_" and the key in standard
+// base64, the Standard Webhooks form.
 const SecretPrefix = "whsec_"
 
-// errBadSecret: a stored webhook secret is not of the form made. The
-// secret is never in the error.
+// errBadSecret never carries the secret.
 var errBadSecret = errors.New("the token's webhook secret is malformed")
 
-// Key returns the HMAC key of a webhook secret: the bytes its base64
-// spells.
+// Key returns the HMAC key a webhook secret spells.
 func Key(secret string) ([]byte, error) {
 	if !strings.HasPrefix(secret, SecretPrefix) {
 		return nil, errBadSecret
@@ -30,9 +28,8 @@ func Key(secret string) ([]byte, error) {
 	return key, nil
 }
 
-// Sign returns the webhook-signature header of a delivery: "v1," and the
-// standard base64 of HMAC-SHA256, keyed by key, over
-// "<webhook-id>.<webhook-timestamp>.<body>".
+// Sign returns the webhook-signature header: "v1," and the base64 of
+// HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<body>".
 func Sign(key []byte, id string, timestamp int64, body []byte) string {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(id))

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -17,13 +18,11 @@ const codeBadURL = "bad_callback_url"
 
 func badURL(msg string) error { return errs.New(errs.Invalid, codeBadURL, msg) }
 
-// CheckURL reports whether raw may be a job's callback_url: an absolute
-// https URL of at most MaxURLLen bytes, with a host, no user name or
-// password and no fragment; a host written as an IP address must be a
-// public one. allowPrivate (CALLBACK_ALLOW_PRIVATE, local use and tests)
-// lets http and any address through. The URL is not echoed in the error.
-// It is only the first check: where the host name leads is checked again
-// at every connection (Client).
+// CheckURL reports whether raw may be a callback_url: absolute https, at
+// most MaxURLLen bytes, a host, no user info or fragment, and an IP
+// address host Public. allowPrivate lets http and any address through.
+// The error never echoes the URL. Where a name leads is checked at every
+// connection (Client).
 func CheckURL(raw string, allowPrivate bool) error {
 	if raw == "" || len(raw) > MaxURLLen || !utf8.ValidString(raw) {
 		return badURL("callback_url must be a URL of 1 to 2048 bytes")
@@ -44,8 +43,8 @@ func CheckURL(raw string, allowPrivate bool) error {
 	case u.Hostname() == "":
 		return badURL("callback_url must name a host")
 	}
-	if port := u.Port(); port != "" && !validPort(port) {
-		return badURL("callback_url has a port out of 1..65535")
+	if port, err := strconv.Atoi(u.Port()); u.Port() != "" && (err != nil || port < 1 || port > 65535) {
+		return badURL("callback_url has a port out of 1..65535") // url.Parse let only digits through
 	}
 	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !allowPrivate && !Public(ip) {
 		return badURL("callback_url must not point at a private, loopback, link-local or other internal address")
@@ -53,27 +52,13 @@ func CheckURL(raw string, allowPrivate bool) error {
 	return nil
 }
 
-func validPort(p string) bool {
-	n := 0
-	for _, c := range p {
-		if c < '0' || c > '9' || n > 65535 {
-			return false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n >= 1 && n <= 65535
-}
-
-// blocked are address ranges beyond what netip's predicates name that a
-// callback may not reach: "this network", carrier-grade NAT (which clouds
-// use inside), IETF protocol assignments, benchmarking, reserved and
-// broadcast; the documentation ranges, which no receiver has on the
-// internet, so an address in one is a route somebody set up inside; and
-// the IPv6 prefixes that carry an IPv4 address or tunnel to one (NAT64,
-// 6to4, Teredo, IPv4-compatible ::a.b.c.d, SIIT's ::ffff:0:a.b.c.d, which
-// Unmap does not unwrap) and so could lead to any of these, site-local
-// (the deprecated fec0::/10, still routed inside some networks) and
-// discard-only.
+// blocked are ranges netip's predicates miss: "this network",
+// carrier-grade NAT (clouds use it inside), IETF assignments,
+// benchmarking, reserved, broadcast; documentation ranges (no receiver
+// has one on the internet, so it is a route set up inside); the IPv6
+// prefixes that carry or tunnel to an IPv4 address (NAT64, 6to4, Teredo,
+// IPv4-compatible, SIIT, which Unmap does not unwrap); site-local (still
+// routed inside some networks); discard-only.
 var blocked = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
@@ -94,16 +79,13 @@ var blocked = []netip.Prefix{
 	netip.MustParsePrefix("fec0::/10"), // site-local
 }
 
-// metadata is the cloud's metadata service, which hands out the
-// function's credentials: link-local, so refused anyway, and named here so
-// that no later change lets it through.
+// metadata hands out the function's credentials: link-local, refused
+// anyway, and named so no later change lets it through.
 var metadata = netip.MustParseAddr("169.254.169.254")
 
 // Public reports whether a callback may connect to ip: not loopback,
-// private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local, multicast,
-// unspecified, the metadata service or another internal, reserved,
-// documentation or IPv4-carrying range (blocked).
-// An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
+// private, link-local, multicast, unspecified, metadata or blocked. An
+// IPv4-mapped address is judged as the IPv4 address it carries.
 func Public(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	if !ip.IsValid() || ip.Zone() != "" || ip == metadata {

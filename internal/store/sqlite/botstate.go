@@ -11,17 +11,15 @@ import (
 	"transcriber/internal/outbox"
 )
 
-// BotState keeps the Telegram bot's chats in the telegram_chats table.
-// Every read-check-write is one write transaction (DB.tx).
+// BotState keeps the bot's chats in telegram_chats; every
+// read-check-write is one write transaction (DB.tx).
 type BotState struct{ db *DB }
 
 var _ botstate.Store = (*BotState)(nil)
 
-// NewBotState returns the bot state store of db.
 func NewBotState(db *DB) *BotState { return &BotState{db: db} }
 
-// chatColumns is the one list of the telegram_chats table's columns:
-// scanChat reads them and upsertChat writes them in this order.
+// chatColumns in the order scanChat reads and chatValues writes them.
 const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updated_at, mode, features`
 
 const (
@@ -56,7 +54,6 @@ func chatValues(c botstate.Chat) []any {
 	return []any{c.ID, c.Language, c.Format, string(c.Auto), c.UILang, nullTime(c.BlockedAt), formatTime(c.UpdatedAt), c.Mode, c.Features}
 }
 
-// Chat returns a chat's settings; a chat never seen has the zero settings.
 func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 	c, err := scanChat(s.db.sql.QueryRowContext(ctx, selectChat, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -68,8 +65,6 @@ func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 	return c, nil
 }
 
-// UpdateChat applies change to a chat's settings and writes them, in one
-// write transaction.
 func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, change func(*botstate.Chat)) (botstate.Chat, error) {
 	if err := botstate.ValidateChatUpdate(now); err != nil {
 		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
@@ -95,9 +90,8 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 	return c, nil
 }
 
-// ForgetChat removes a chat's settings and outbox entries, in one write
-// transaction: the entries are a range of the primary key, the keys from
-// the chat's prefix to the prefix with its "/" made "0", the next byte.
+// ForgetChat deletes the chat's outbox keys from its prefix up to the
+// prefix with "/" made "0", the next byte.
 func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
 	p := botstate.ChatPrefix(chatID)
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {

@@ -172,14 +172,7 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 }
 
 func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s.db.sql, selectInState, []any{string(kind), string(state), formatTime(since), limit}, scanEntry)
-	if err != nil {
-		return nil, fmt.Errorf("%s in %s: %w", kind, state, err)
-	}
-	return out, nil
+	return statusRead(ctx, s.db, fmt.Sprintf("%s in %s", kind, state), selectInState, since, limit, scanEntry, string(kind), string(state))
 }
 
 // Expire stands in for YDB's TTL: a scan, as the store serves one machine.

@@ -11,18 +11,14 @@ import (
 	"transcriber/internal/outbox"
 )
 
-// BotState keeps the Telegram bot's chats in the telegram_chats table. An
-// update is one DoTx: the row is read, botstate.ApplyChatUpdate applied,
-// and the row written; a concurrent writer of the same row invalidates the
-// transaction's locks and the SDK runs it again.
+// BotState keeps the bot's chats in telegram_chats. An update is one DoTx
+// that a concurrent writer of the row makes the SDK run again.
 type BotState struct{ db *DB }
 
 var _ botstate.Store = (*BotState)(nil)
 
-// NewBotState returns the bot state store of db.
 func NewBotState(db *DB) *BotState { return &BotState{db: db} }
 
-// Chat returns a chat's settings; a chat never seen has the zero settings.
 func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 	var c botstate.Chat
 	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
@@ -36,7 +32,6 @@ func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 	return c, nil
 }
 
-// getChat reads a chat inside tx: Chat{ID: id} when it has no row.
 func (s *BotState) getChat(ctx context.Context, tx query.TxActor, id int64) (botstate.Chat, error) {
 	c, found, err := readOne(ctx, s.db, tx, selectChat, chatIDParams(id), scanChat)
 	if !found {
@@ -45,30 +40,20 @@ func (s *BotState) getChat(ctx context.Context, tx query.TxActor, id int64) (bot
 	return c, err
 }
 
-// UpdateChat applies change to a chat's settings and writes them, in one
-// transaction. When the transaction is run again (its locks invalidated by
-// a concurrent update of the chat), change runs again on the settings read
-// anew: it must depend on nothing but its argument.
 func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, change func(*botstate.Chat)) (botstate.Chat, error) {
 	if err := botstate.ValidateChatUpdate(now); err != nil {
 		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
 	}
 	var c botstate.Chat
 	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		c = botstate.Chat{}
 		cur, err := s.getChat(ctx, tx, id)
-		if err != nil {
-			return err
+		if err == nil {
+			c, err = botstate.ApplyChatUpdate(cur, now, change)
 		}
-		next, err := botstate.ApplyChatUpdate(cur, now, change)
-		if err != nil {
-			return err
+		if err == nil {
+			err = s.db.exec(ctx, tx, upsertChat, chatParams(c))
 		}
-		if err := s.db.exec(ctx, tx, upsertChat, chatParams(next)); err != nil {
-			return err
-		}
-		c = next
-		return nil
+		return err
 	})
 	if err != nil {
 		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
@@ -76,8 +61,7 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 	return c, nil
 }
 
-// readOne reads the row stmt selects by its key inside tx, with scan;
-// found is false when there is none.
+// readOne reads the row stmt selects by its key; found is false for none.
 func readOne[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, p params, scan func(query.Row) (T, error)) (v T, found bool, err error) {
 	err = db.rows(ctx, tx, stmt, p, func(row query.Row) error {
 		var err error
@@ -88,9 +72,8 @@ func readOne[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, 
 	return v, found, err
 }
 
-// ForgetChat removes a chat's settings and outbox entries, in one
-// transaction: the entries are the key range from the chat's prefix to the
-// prefix with its "/" made "0", the next byte.
+// ForgetChat deletes the chat's outbox keys from its prefix up to the
+// prefix with "/" made "0", the next byte.
 func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
 	p := botstate.ChatPrefix(chatID)
 	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {

@@ -224,12 +224,5 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 }
 
 func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	out, err := readAll(ctx, s.db, selectEntriesInState, inStateParams(kind, state, since, limit), scanEntry)
-	if err != nil {
-		return nil, fmt.Errorf("%s in %s: %w", kind, state, err)
-	}
-	return out, nil
+	return statusRead(ctx, s.db, fmt.Sprintf("%s in %s", kind, state), selectEntriesInState, limit, inStateParams(kind, state, since, limit), scanEntry)
 }
