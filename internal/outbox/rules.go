@@ -17,77 +17,60 @@ func stored(t time.Time) time.Time {
 	return t.UTC().Truncate(time.Millisecond)
 }
 
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
+// check is one argument rule: bad says it is broken, why how.
+type check struct {
+	bad bool
+	why string
+}
+
+// invalid is ErrInvalid for the first broken check; nil when none is.
+func invalid(cs ...check) error {
+	for _, c := range cs {
+		if c.bad {
+			return fmt.Errorf("%w: %s", ErrInvalid, c.why)
 		}
 	}
 	return nil
+}
+
+func refChecks(kind Kind, key string, now time.Time) []check {
+	return []check{
+		{kind != Callback && kind != Telegram, fmt.Sprintf("unknown kind %q", kind)},
+		{key == "" || len(key) > MaxKeyLen, fmt.Sprintf("a key must be 1 to %d bytes", MaxKeyLen)},
+		{now.IsZero(), "no time given"},
+	}
 }
 
 // ValidateRef checks the kind and key every Store method takes.
 func ValidateRef(kind Kind, key string) error {
-	switch {
-	case kind != Callback && kind != Telegram:
-		return fmt.Errorf("%w: unknown kind %q", ErrInvalid, kind)
-	case key == "" || len(key) > MaxKeyLen:
-		return fmt.Errorf("%w: a key must be 1 to %d bytes", ErrInvalid, MaxKeyLen)
-	}
-	return nil
+	return invalid(refChecks(kind, key, time.Unix(0, 0))...)
 }
 
-func validateTime(t time.Time, what string) error {
-	if t.IsZero() {
-		return fmt.Errorf("%w: no %s given", ErrInvalid, what)
-	}
-	return nil
+func validateEntry(e Entry, now time.Time, more ...check) error {
+	return invalid(append(append(refChecks(e.Kind, e.Key, now),
+		check{len(e.JobID) > MaxJobIDLen, fmt.Sprintf("a job id is at most %d bytes", MaxJobIDLen)},
+		check{len(e.Payload) > MaxPayloadLen, fmt.Sprintf("a payload is at most %d bytes", MaxPayloadLen)}), more...)...)
 }
 
-func validateLease(lease time.Duration) error {
-	if lease <= 0 {
-		return fmt.Errorf("%w: lease %s is not positive", ErrInvalid, lease)
-	}
-	return nil
-}
-
-func validateEntry(e Entry, now time.Time) error {
-	var bad error
-	switch {
-	case len(e.JobID) > MaxJobIDLen:
-		bad = fmt.Errorf("%w: a job id is at most %d bytes", ErrInvalid, MaxJobIDLen)
-	case len(e.Payload) > MaxPayloadLen:
-		bad = fmt.Errorf("%w: a payload is at most %d bytes", ErrInvalid, MaxPayloadLen)
-	}
-	return firstErr(ValidateRef(e.Kind, e.Key), bad, validateTime(now, "time"))
+func leaseCheck(lease time.Duration) check {
+	return check{lease <= 0, fmt.Sprintf("lease %s is not positive", lease)}
 }
 
 // ValidateClaim checks ClaimDue's arguments.
 func ValidateClaim(kind Kind, now time.Time, lease time.Duration, limit int) error {
-	var bad error
-	if limit < 1 || limit > MaxClaimLimit {
-		bad = fmt.Errorf("%w: limit %d is out of 1..%d", ErrInvalid, limit, MaxClaimLimit)
-	}
-	return firstErr(ValidateRef(kind, "-"), validateTime(now, "time"), validateLease(lease), bad)
+	return invalid(append(refChecks(kind, "-", now), leaseCheck(lease),
+		check{limit < 1 || limit > MaxClaimLimit, fmt.Sprintf("limit %d is out of 1..%d", limit, MaxClaimLimit)})...)
 }
 
 func validateFinish(kind Kind, key string, o Outcome, now time.Time) error {
-	var bad error
-	switch o.State {
-	case Delivered, Failed:
-	case Pending:
-		if o.NextAt.IsZero() {
-			bad = fmt.Errorf("%w: pending without NextAt", ErrInvalid)
-		}
-	default:
-		bad = fmt.Errorf("%w: unknown state %q", ErrInvalid, o.State)
-	}
-	if bad == nil && o.Attempt != nil && o.Attempt.At.IsZero() {
-		bad = fmt.Errorf("%w: an attempt without its time", ErrInvalid)
-	}
-	return firstErr(ValidateRef(kind, key), validateTime(now, "time"), bad)
+	known := o.State == Delivered || o.State == Failed || o.State == Pending
+	return invalid(append(refChecks(kind, key, now),
+		check{!known, fmt.Sprintf("unknown state %q", o.State)},
+		check{o.State == Pending && o.NextAt.IsZero(), "pending without NextAt"},
+		check{o.Attempt != nil && o.Attempt.At.IsZero(), "an attempt without its time"})...)
 }
 
+// applyPut's created says whether to write, as applyBegin's taken does.
 func applyPut(cur Entry, found bool, e Entry, at, now time.Time) (Entry, bool) {
 	if found {
 		return cur, false
@@ -181,43 +164,38 @@ func Same(cur, wrote Entry) bool {
 	return a == b
 }
 
-func (c Change) Put(ctx context.Context, e Entry, at, now time.Time) (Entry, bool, error) {
-	if err := firstErr(validateEntry(e, now), validateTime(at, "due time")); err != nil {
-		return Entry{}, false, fmt.Errorf("put %s: %w", e.Kind, err)
+// run checks the arguments (bad), then runs apply through c.
+func (c Change) run(ctx context.Context, op string, kind Kind, key string, bad error,
+	apply func(cur Entry, found bool) (Entry, bool, error),
+) (Entry, bool, error) {
+	if bad != nil {
+		return Entry{}, false, fmt.Errorf("%s %s: %w", op, kind, bad)
 	}
-	got, created, err := c(ctx, e.Kind, e.Key, func(cur Entry, found bool) (Entry, bool, error) {
-		d, created := applyPut(cur, found, e, at, now)
-		return d, created, nil
-	})
+	got, wrote, err := c(ctx, kind, key, apply)
 	if err != nil {
-		return Entry{}, false, fmt.Errorf("put %s %s: %w", e.Kind, e.Key, err)
+		return Entry{}, false, fmt.Errorf("%s %s %s: %w", op, kind, key, err)
 	}
-	return got, created, nil
+	return got, wrote, nil
+}
+
+func (c Change) Put(ctx context.Context, e Entry, at, now time.Time) (Entry, bool, error) {
+	return c.run(ctx, "put", e.Kind, e.Key, validateEntry(e, now, check{at.IsZero(), "no due time given"}),
+		func(cur Entry, found bool) (Entry, bool, error) {
+			d, created := applyPut(cur, found, e, at, now)
+			return d, created, nil
+		})
 }
 
 func (c Change) Begin(ctx context.Context, e Entry, now time.Time, lease time.Duration) (Entry, bool, error) {
-	if err := firstErr(validateEntry(e, now), validateLease(lease)); err != nil {
-		return Entry{}, false, fmt.Errorf("begin %s: %w", e.Kind, err)
-	}
-	got, taken, err := c(ctx, e.Kind, e.Key, func(cur Entry, found bool) (Entry, bool, error) {
-		return applyBegin(cur, found, e, now, lease)
-	})
-	if err != nil {
-		return Entry{}, false, fmt.Errorf("begin %s %s: %w", e.Kind, e.Key, err)
-	}
-	return got, taken, nil
+	return c.run(ctx, "begin", e.Kind, e.Key, validateEntry(e, now, leaseCheck(lease)),
+		func(cur Entry, found bool) (Entry, bool, error) { return applyBegin(cur, found, e, now, lease) })
 }
 
 func (c Change) Finish(ctx context.Context, kind Kind, key string, o Outcome, now time.Time) (Entry, error) {
-	if err := validateFinish(kind, key, o, now); err != nil {
-		return Entry{}, fmt.Errorf("finish %s: %w", kind, err)
-	}
-	got, _, err := c(ctx, kind, key, func(cur Entry, found bool) (Entry, bool, error) {
-		e, err := applyFinish(cur, found, o, now)
-		return e, true, err
-	})
-	if err != nil {
-		return Entry{}, fmt.Errorf("finish %s %s: %w", kind, key, err)
-	}
-	return got, nil
+	got, _, err := c.run(ctx, "finish", kind, key, validateFinish(kind, key, o, now),
+		func(cur Entry, found bool) (Entry, bool, error) {
+			e, err := applyFinish(cur, found, o, now)
+			return e, true, err
+		})
+	return got, err
 }
