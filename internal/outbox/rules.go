@@ -142,6 +142,23 @@ func applyFinish(cur Entry, found bool, o Outcome, now time.Time) (Entry, error)
 	return e, nil
 }
 
+// Kept is those of wrote, an earlier run's claims whose commit's answer
+// was lost, that get reads still as written: a ClaimDue run again keeps
+// them and selects only the rest. It is never nil without an error.
+func Kept(wrote []Entry, get func(key string) (Entry, bool, error)) ([]Entry, error) {
+	kept := []Entry{}
+	for _, w := range wrote {
+		cur, found, err := get(w.Key)
+		if err != nil {
+			return nil, err
+		}
+		if found && Same(cur, w) {
+			kept = append(kept, cur)
+		}
+	}
+	return kept, nil
+}
+
 // Change is the primitive a store supplies: in one transaction no writer
 // of the row interleaves with, read the entry, let apply decide what it
 // becomes and whether to write, and write it. apply may run more than

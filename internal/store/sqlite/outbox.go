@@ -134,18 +134,10 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 	}
 	var claimed, wrote []outbox.Entry
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		claimed = make([]outbox.Entry, 0, limit)
-		for _, w := range wrote {
-			cur, found, err := getEntry(ctx, tx, kind, w.Key)
-			if err != nil {
-				return err
-			}
-			if found && outbox.Same(cur, w) {
-				claimed = append(claimed, cur)
-			}
-		}
-		if len(claimed) == limit {
-			return nil
+		var err error
+		claimed, err = outbox.Kept(wrote, func(key string) (outbox.Entry, bool, error) { return getEntry(ctx, tx, kind, key) })
+		if err != nil || len(claimed) == limit {
+			return err
 		}
 		at := formatTime(now)
 		due, err := queryAll(ctx, tx, selectDue, []any{string(kind), string(outbox.Pending), at, at, limit - len(claimed)}, scanEntry)

@@ -177,18 +177,12 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 	now = truncMs(now)
 	var claimed, wrote []outbox.Entry
 	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		claimed = nil
 		if !earlierCommit(ctx) {
 			wrote = nil // an earlier run did not commit: its claims are no one's
 		}
-		for _, w := range wrote {
-			cur, found, err := s.get(ctx, tx, kind, w.Key)
-			if err != nil {
-				return err
-			}
-			if found && outbox.Same(cur, w) {
-				claimed = append(claimed, cur)
-			}
+		var err error
+		if claimed, err = outbox.Kept(wrote, func(key string) (outbox.Entry, bool, error) { return s.get(ctx, tx, kind, key) }); err != nil {
+			return err
 		}
 		var next []outbox.Entry
 		if want := limit - len(claimed); want > 0 {
@@ -216,9 +210,6 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", kind, err)
-	}
-	if claimed == nil {
-		claimed = []outbox.Entry{}
 	}
 	return claimed, nil
 }
