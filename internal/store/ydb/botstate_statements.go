@@ -19,7 +19,7 @@ const createTelegramChats = `CREATE TABLE telegram_chats (
 	PRIMARY KEY (chat_id)
 )`
 
-// chatColumns: chatColumnList (botstate_rows.go) names them in order.
+// chatColumns: chatColumnList (botstate.go) names them in order.
 const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updated_at, mode, features`
 
 const (
