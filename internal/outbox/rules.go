@@ -142,6 +142,21 @@ func applyFinish(cur Entry, found bool, o Outcome, now time.Time) (Entry, error)
 	return e, nil
 }
 
+// Get is Store.Get over read, whose found is false when there is none.
+func Get(kind Kind, key string, read func() (Entry, bool, error)) (Entry, error) {
+	if err := ValidateRef(kind, key); err != nil {
+		return Entry{}, fmt.Errorf("get %s: %w", kind, err)
+	}
+	e, found, err := read()
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("get %s %s: %w", kind, key, err)
+	}
+	return e, nil
+}
+
 // Kept is those of wrote, an earlier run's claims whose commit's answer
 // was lost, that get reads still as written: a ClaimDue run again keeps
 // them and selects only the rest. It is never nil without an error.

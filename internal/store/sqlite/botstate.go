@@ -24,10 +24,7 @@ const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updat
 
 const (
 	selectChat = `SELECT ` + chatColumns + ` FROM telegram_chats WHERE chat_id = ?`
-	upsertChat = `INSERT INTO telegram_chats (` + chatColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (chat_id) DO UPDATE SET (` + chatColumns + `) =
-		(excluded.chat_id, excluded.language, excluded.format, excluded.auto, excluded.ui_lang, excluded.blocked_at, excluded.updated_at,
-		excluded.mode, excluded.features)`
+	upsertChat = `INSERT OR REPLACE INTO telegram_chats (` + chatColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 func scanChat(r scanner) (botstate.Chat, error) {

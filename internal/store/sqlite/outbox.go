@@ -35,8 +35,8 @@ const outboxColumns = `kind, key, job_id, payload, state, sent_id, attempts, nex
 
 const (
 	selectEntry = `SELECT ` + outboxColumns + ` FROM outbox`
-	insertEntry = `INSERT INTO outbox (` + outboxColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	updateEntry = `UPDATE outbox SET (` + outboxColumns + `) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE kind = ? AND key = ?`
+	// upsertEntry writes a row read in the same write transaction.
+	upsertEntry = `INSERT OR REPLACE INTO outbox (` + outboxColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	selectDue   = selectEntry + ` WHERE kind = ? AND state = ? AND next_at <= ? AND lease_until <= ?
 		ORDER BY next_at, key LIMIT ?`
 	selectInState = selectEntry + ` WHERE kind = ? AND state = ? AND next_at >= ? ORDER BY next_at, key LIMIT ?`
@@ -101,28 +101,14 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 		}
 		w := e
 		mine = &w
-		if found {
-			_, err = tx.ExecContext(ctx, updateEntry, append(entryValues(e), string(kind), key)...)
-		} else {
-			_, err = tx.ExecContext(ctx, insertEntry, entryValues(e)...)
-		}
+		_, err = tx.ExecContext(ctx, upsertEntry, entryValues(e)...)
 		return translate(err)
 	})
 	return e, wrote, err
 }
 
 func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
-	if err := outbox.ValidateRef(kind, key); err != nil {
-		return outbox.Entry{}, fmt.Errorf("get %s: %w", kind, err)
-	}
-	e, found, err := getEntry(ctx, s.db.sql, kind, key)
-	if err == nil && !found {
-		err = outbox.ErrNotFound
-	}
-	if err != nil {
-		return outbox.Entry{}, fmt.Errorf("get %s %s: %w", kind, key, err)
-	}
-	return e, nil
+	return outbox.Get(kind, key, func() (outbox.Entry, bool, error) { return getEntry(ctx, s.db.sql, kind, key) })
 }
 
 // ClaimDue selects through outbox_due; a run after its own commit whose
@@ -149,7 +135,7 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, updateEntry, append(entryValues(e), string(kind), e.Key)...); err != nil {
+			if _, err := tx.ExecContext(ctx, upsertEntry, entryValues(e)...); err != nil {
 				return translate(err)
 			}
 			claimed = append(claimed, e)

@@ -145,25 +145,13 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 }
 
 func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
-	if err := outbox.ValidateRef(kind, key); err != nil {
-		return outbox.Entry{}, fmt.Errorf("get %s: %w", kind, err)
-	}
-	var (
-		e     outbox.Entry
-		found bool
-	)
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		var err error
-		e, found, err = s.get(ctx, tx, kind, key)
-		return err
+	return outbox.Get(kind, key, func() (e outbox.Entry, found bool, err error) {
+		err = s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+			e, found, err = s.get(ctx, tx, kind, key)
+			return err
+		})
+		return e, found, err
 	})
-	if err == nil && !found {
-		err = outbox.ErrNotFound
-	}
-	if err != nil {
-		return outbox.Entry{}, fmt.Errorf("get %s %s: %w", kind, key, err)
-	}
-	return e, nil
 }
 
 // ClaimDue selects through outbox_due and writes in one transaction: of
