@@ -110,16 +110,6 @@ func Public(ip netip.Addr) bool {
 	return true
 }
 
-// publicAddr is Public for a dialer's "ip:port".
-func publicAddr(address string) bool {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return false
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && Public(ip)
-}
-
 // Timeout bounds one POST up to the answer's headers.
 const Timeout = 10 * time.Second
 
@@ -146,7 +136,7 @@ func SafeDialer(allowPrivate bool) *net.Dialer {
 	return &net.Dialer{
 		Timeout: Timeout,
 		Control: func(_, address string, _ syscall.RawConn) error {
-			if !allowPrivate && !publicAddr(address) {
+			if ap, err := netip.ParseAddrPort(address); !allowPrivate && (err != nil || !Public(ap.Addr())) {
 				return errRefusedAddress
 			}
 			return nil
