@@ -132,8 +132,8 @@ type Expirer interface {
 // ended: unrecorded, a sent message is sent again after its lease.
 const RecordTimeout = 5 * time.Second
 
-// Stop, returned by a sweep's send, ends the sweep without an error.
-var Stop = errors.New("stop the sweep")
+// ErrStop, returned by a sweep's send, ends the sweep without an error.
+var ErrStop = errors.New("stop the sweep")
 
 // Sender is the lease dance of one kind's senders: sweep, record, retry.
 type Sender struct {
@@ -166,7 +166,7 @@ func (s Sender) Retry(ctx context.Context, key string, wait time.Duration) {
 // Sweep claims due entries one at a time, so a lease covers only the send
 // in hand, and hands each to send, which records its outcome and reports
 // whether it delivered. It ends when none is due, when ctx has less than
-// the lease and budget left, or when send fails (Stop: without error).
+// the lease and budget left, or when send fails (ErrStop: without error).
 func (s Sender) Sweep(ctx context.Context, budget time.Duration, send func(context.Context, Entry) (bool, error)) (int, error) {
 	n := 0
 	for ctx.Err() == nil {
@@ -181,7 +181,7 @@ func (s Sender) Sweep(ctx context.Context, budget time.Duration, send func(conte
 		if ok {
 			n++
 		}
-		if errors.Is(err, Stop) {
+		if errors.Is(err, ErrStop) {
 			break
 		}
 		if err != nil {

@@ -112,7 +112,7 @@ func (b *Bot) Sweep(ctx context.Context) (int, error) {
 			if errors.Is(err, context.DeadlineExceeded) {
 				// Telegram did not answer within the window: the rest wait
 				// for the next pass rather than each hold this call as long.
-				return false, outbox.Stop
+				return false, outbox.ErrStop
 			}
 		}
 		return delivered, nil
