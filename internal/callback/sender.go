@@ -39,19 +39,6 @@ const (
 	sweepBudget = 5 * time.Second
 )
 
-// The payload's types.
-const (
-	TypeDone   = "job.done"
-	TypeFailed = "job.failed"
-)
-
-// Payload is the body of a callback.
-type Payload struct {
-	Type      string    `json:"type"`      // TypeDone or TypeFailed
-	Timestamp time.Time `json:"timestamp"` // when the job ended
-	Data      any       `json:"data"`      // the job, as GET /v1/jobs/{id} shows it
-}
-
 type Jobs interface {
 	Get(ctx context.Context, id string) (job.Job, error)
 }
@@ -163,15 +150,18 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
-	typ := TypeDone
+	typ, ended := "job.done", j.EndedAt
 	if j.State != job.Done {
-		typ = TypeFailed
+		typ = "job.failed"
 	}
-	ended := j.EndedAt
 	if ended.IsZero() {
 		ended = j.UpdatedAt
 	}
-	body, err := json.Marshal(Payload{Type: typ, Timestamp: ended.UTC(), Data: s.View(j)})
+	body, err := json.Marshal(struct {
+		Type      string    `json:"type"`
+		Timestamp time.Time `json:"timestamp"` // when the job ended
+		Data      any       `json:"data"`
+	}{typ, ended.UTC(), s.View(j)})
 	if err != nil {
 		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, fmt.Errorf("callback payload of job %s: %w", j.ID, err)

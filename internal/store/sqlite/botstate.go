@@ -27,24 +27,9 @@ const (
 	upsertChat = `INSERT OR REPLACE INTO telegram_chats (` + chatColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
-func scanChat(r scanner) (botstate.Chat, error) {
-	var (
-		c       botstate.Chat
-		auto    string
-		blocked sql.NullString
-		updated string
-	)
-	if err := r.Scan(&c.ID, &c.Language, &c.Format, &auto, &c.UILang, &blocked, &updated, &c.Mode, &c.Features); err != nil {
-		return botstate.Chat{}, err
-	}
-	c.Auto = botstate.Auto(auto)
-	var errT [2]error
-	c.BlockedAt, errT[0] = parseNullTime(blocked)
-	c.UpdatedAt, errT[1] = parseTime(updated)
-	if err := errors.Join(errT[:]...); err != nil {
-		return botstate.Chat{}, fmt.Errorf("chat %d: %w", c.ID, err)
-	}
-	return c, nil
+func scanChat(r scanner) (c botstate.Chat, err error) {
+	err = r.Scan(&c.ID, &c.Language, &c.Format, &c.Auto, &c.UILang, timeAt{&c.BlockedAt}, timeAt{&c.UpdatedAt}, &c.Mode, &c.Features)
+	return c, err
 }
 
 func chatValues(c botstate.Chat) []any {

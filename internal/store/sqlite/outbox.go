@@ -42,28 +42,22 @@ const (
 	selectInState = selectEntry + ` WHERE kind = ? AND state = ? AND next_at >= ? ORDER BY next_at, key LIMIT ?`
 )
 
-func scanEntry(r scanner) (outbox.Entry, error) {
-	var (
-		e                             outbox.Entry
-		next, lease, created, updated string
-		first, last                   sql.NullString
-	)
-	err := r.Scan(&e.Kind, &e.Key, &e.JobID, &e.Payload, &e.State, &e.SentID, &e.Attempts, &next, &lease, &first, &last,
-		&e.LastStatus, &e.LastError, &created, &updated)
-	if err != nil {
-		return outbox.Entry{}, err
+func scanEntry(r scanner) (e outbox.Entry, err error) {
+	err = r.Scan(&e.Kind, &e.Key, &e.JobID, &e.Payload, &e.State, &e.SentID, &e.Attempts, timeAt{&e.NextAt}, timeAt{&e.LeaseUntil},
+		timeAt{&e.FirstAt}, timeAt{&e.LastAt}, &e.LastStatus, &e.LastError, timeAt{&e.CreatedAt}, timeAt{&e.UpdatedAt})
+	return e, err
+}
+
+// timeAt scans a stored time, NULL as the zero time, into t.
+type timeAt struct{ t *time.Time }
+
+func (d timeAt) Scan(v any) error {
+	var s sql.NullString
+	err := s.Scan(v)
+	if err == nil {
+		*d.t, err = parseNullTime(s)
 	}
-	var errT [6]error
-	e.NextAt, errT[0] = parseTime(next)
-	e.LeaseUntil, errT[1] = parseTime(lease)
-	e.FirstAt, errT[2] = parseNullTime(first)
-	e.LastAt, errT[3] = parseNullTime(last)
-	e.CreatedAt, errT[4] = parseTime(created)
-	e.UpdatedAt, errT[5] = parseTime(updated)
-	if err := errors.Join(errT[:]...); err != nil {
-		return outbox.Entry{}, fmt.Errorf("%s %s: %w", e.Kind, e.Key, err)
-	}
-	return e, nil
+	return err
 }
 
 func entryValues(e outbox.Entry) []any {
