@@ -77,15 +77,11 @@ type Alert struct {
 func Decide(s Status, sent Sent, now time.Time) []Alert {
 	var out []Alert
 	allowed := func(k Kind) bool {
-		last, ok := sent[k]
-		if !ok || last.IsZero() {
-			return true
-		}
+		last := sent[k]
 		if k.Monthly() {
-			month, _ := spend.Month(now)
-			return last.Before(month)
+			return last.Before(WindowOf(k, now))
 		}
-		return now.Sub(last) >= AlertEvery
+		return last.IsZero() || now.Sub(last) >= AlertEvery
 	}
 
 	if allowed(AlertDead) {
