@@ -159,9 +159,7 @@ func (b *Bot) blocked(ctx context.Context, chat int64, key string, why error, st
 	return err
 }
 
-// recordTimeout bounds recording a send's outcome after the call's
-// context ended.
-const recordTimeout = 5 * time.Second
+const recordTimeout = outbox.RecordTimeout
 
 // callTimeout bounds one Bot API call outside a delivery's window
 // (deliveryWindow), as on the webhook's path, where the function has 60 s
