@@ -39,10 +39,6 @@ const (
 	sweepBudget = 5 * time.Second
 )
 
-type Jobs interface {
-	Get(ctx context.Context, id string) (job.Job, error)
-}
-
 type Tokens interface {
 	ByHash(ctx context.Context, hash string) (apitoken.Token, error)
 }
@@ -51,7 +47,7 @@ type Tokens interface {
 // Sweep for retries and lost notifications.
 type Sender struct {
 	Store  outbox.Store
-	Jobs   Jobs
+	Jobs   outbox.Jobs
 	Tokens Tokens
 	View   func(job.Job) any // the payload's data, as GET /v1/jobs/{id} shows it
 	Client *http.Client

@@ -128,6 +128,11 @@ type Expirer interface {
 	Expire(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
+// Jobs reads the job an entry belongs to.
+type Jobs interface {
+	Get(ctx context.Context, id string) (job.Job, error)
+}
+
 // RecordTimeout bounds recording an outcome after the caller's context
 // ended: unrecorded, a sent message is sent again after its lease.
 const RecordTimeout = 5 * time.Second
@@ -194,9 +199,7 @@ func (s Sender) Sweep(ctx context.Context, budget time.Duration, send func(conte
 // Job reads e's job for a sweep; ok is false when it recorded e instead:
 // failed for a job gone or deleted, due in a minute (and err) for a read
 // that failed.
-func (s Sender) Job(ctx context.Context, jobs interface {
-	Get(context.Context, string) (job.Job, error)
-}, e Entry) (j job.Job, ok bool, err error) {
+func (s Sender) Job(ctx context.Context, jobs Jobs, e Entry) (j job.Job, ok bool, err error) {
 	j, err = jobs.Get(ctx, e.JobID)
 	switch {
 	case errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()):
