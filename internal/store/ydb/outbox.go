@@ -114,7 +114,6 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 ) (e outbox.Entry, wrote bool, err error) {
 	var mine *outbox.Entry // what an earlier run wrote
 	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		e, wrote = outbox.Entry{}, false
 		cur, found, err := s.get(ctx, tx, kind, key)
 		if err != nil {
 			return err
@@ -123,23 +122,19 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 			e, wrote = cur, true
 			return nil
 		}
-		next, write, err := apply(cur, found)
-		switch {
-		case err != nil:
-			return err
-		case write && found:
-			err = s.db.exec(ctx, tx, upsertEntries, entriesParams(next))
-		case write:
-			err = retryKeyConflict(s.db.exec(ctx, tx, insertEntries, entriesParams(next)))
-		}
-		if err != nil {
+		if e, wrote, err = apply(cur, found); err != nil || !wrote {
 			return err
 		}
-		e, wrote = next, write
-		if write {
-			mine = &next
+		if found {
+			err = s.db.exec(ctx, tx, upsertEntries, entriesParams(e))
+		} else {
+			err = retryKeyConflict(s.db.exec(ctx, tx, insertEntries, entriesParams(e)))
 		}
-		return nil
+		if err == nil {
+			w := e
+			mine = &w
+		}
+		return err
 	})
 	return e, wrote, err
 }
