@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,11 +86,7 @@ func Decide(s Status, sent Sent, now time.Time) []Alert {
 	}
 
 	if allowed(AlertDead) {
-		// New: ended after the last alert, or in the last AlertEvery.
-		since := now.Add(-AlertEvery)
-		if last := sent[AlertDead]; !last.IsZero() {
-			since = last
-		}
+		since := cmp.Or(sent[AlertDead], now.Add(-AlertEvery)) // new: ended since
 		var fresh []Ended
 		for _, d := range s.Dead {
 			if d.At.After(since) {

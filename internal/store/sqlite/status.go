@@ -36,11 +36,8 @@ func statusRead[T any](ctx context.Context, db *DB, what, stmt string, since tim
 // StateEntries sets only ID, State and NextRunAt.
 func (s *JobStore) StateEntries(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error) {
 	return statusRead(ctx, s.db, "jobs in "+string(state), selectStateEntries, since, limit, func(r scanner) (job.Job, error) {
-		j, next := job.Job{State: state}, ""
-		err := r.Scan(&j.ID, &next)
-		if err == nil {
-			j.NextRunAt, err = parseTime(next)
-		}
+		j := job.Job{State: state}
+		err := r.Scan(&j.ID, timeAt{&j.NextRunAt})
 		return j, err
 	}, string(state))
 }
