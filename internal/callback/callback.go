@@ -56,21 +56,14 @@ func (t Target) payload() (string, error) {
 	return strings.TrimSpace(b.String()), err
 }
 
-// SecretPrefix begins a webhook secret: "whsec_" and the key in standard
-// base64, the Standard Webhooks form.
-const SecretPrefix = "whsec_"
-
-// errBadSecret never carries the secret.
-var errBadSecret = errors.New("the token's webhook secret is malformed")
-
-// Key returns the HMAC key a webhook secret spells.
+// Key returns the HMAC key a webhook secret spells: "whsec_" and the key
+// in standard base64, the Standard Webhooks form. The error never carries
+// the secret.
 func Key(secret string) ([]byte, error) {
-	if !strings.HasPrefix(secret, SecretPrefix) {
-		return nil, errBadSecret
-	}
-	key, err := base64.StdEncoding.DecodeString(secret[len(SecretPrefix):])
-	if err != nil || len(key) < 24 {
-		return nil, errBadSecret
+	b64, ok := strings.CutPrefix(secret, "whsec_")
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if !ok || err != nil || len(key) < 24 {
+		return nil, errors.New("the token's webhook secret is malformed")
 	}
 	return key, nil
 }
@@ -79,10 +72,7 @@ func Key(secret string) ([]byte, error) {
 // HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<body>".
 func Sign(key []byte, id string, timestamp int64, body []byte) string {
 	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id))
-	mac.Write([]byte{'.'})
-	mac.Write([]byte(strconv.FormatInt(timestamp, 10)))
-	mac.Write([]byte{'.'})
+	mac.Write([]byte(id + "." + strconv.FormatInt(timestamp, 10) + "."))
 	mac.Write(body)
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
