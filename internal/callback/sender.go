@@ -112,20 +112,6 @@ func (s *Sender) Sweep(ctx context.Context) (int, error) {
 	})
 }
 
-// errNotDelivered is a failed attempt for the log: never the URL, whose
-// query may carry a client's secret.
-type errNotDelivered struct {
-	status int
-	code   string
-}
-
-func (e errNotDelivered) Error() string {
-	if e.status != 0 {
-		return fmt.Sprintf("callback answered %d", e.status)
-	}
-	return "callback failed: " + e.code
-}
-
 // deliver POSTs ended job j's callback under d, held, and records the
 // outcome.
 func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, error) {
@@ -181,7 +167,10 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 	} else {
 		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: a})
 	}
-	return false, errNotDelivered{status: status, code: code}
+	if status != 0 { // never the URL, whose query may carry a client's secret
+		return false, fmt.Errorf("callback answered %d", status)
+	}
+	return false, errors.New("callback failed: " + code)
 }
 
 // Pause is the wait after the n-th failed attempt (n from 1).
