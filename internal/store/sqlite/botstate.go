@@ -36,13 +36,19 @@ func chatValues(c botstate.Chat) []any {
 	return []any{c.ID, c.Language, c.Format, string(c.Auto), c.UILang, nullTime(c.BlockedAt), formatTime(c.UpdatedAt), c.Mode, c.Features}
 }
 
-func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
-	c, err := scanChat(s.db.sql.QueryRowContext(ctx, selectChat, id))
+// getChat reads a chat: Chat{ID: id} when it has no row.
+func getChat(ctx context.Context, q queryer, id int64) (botstate.Chat, error) {
+	c, err := scanChat(q.QueryRowContext(ctx, selectChat, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return botstate.Chat{ID: id}, nil
 	}
+	return c, translate(err)
+}
+
+func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
+	c, err := getChat(ctx, s.db.sql, id)
 	if err != nil {
-		return botstate.Chat{}, fmt.Errorf("get chat %d: %w", id, translate(err))
+		return botstate.Chat{}, fmt.Errorf("get chat %d: %w", id, err)
 	}
 	return c, nil
 }
@@ -53,14 +59,11 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 	}
 	var c botstate.Chat
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		cur, err := scanChat(tx.QueryRowContext(ctx, selectChat, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			cur, err = botstate.Chat{ID: id}, nil
+		cur, err := getChat(ctx, tx, id)
+		if err == nil {
+			c, err = botstate.ApplyChatUpdate(cur, now, change)
 		}
 		if err != nil {
-			return translate(err)
-		}
-		if c, err = botstate.ApplyChatUpdate(cur, now, change); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, upsertChat, chatValues(c)...)

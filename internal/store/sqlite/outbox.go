@@ -153,10 +153,9 @@ func (s *Outbox) Expire(ctx context.Context, before time.Time, limit int) (int, 
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE rowid IN
 			(SELECT rowid FROM outbox WHERE updated_at < ? LIMIT ?)`, formatTime(before), limit)
-		if err != nil {
-			return translate(err)
+		if err == nil {
+			n, err = res.RowsAffected()
 		}
-		n, err = res.RowsAffected()
 		return translate(err)
 	})
 	if err != nil {

@@ -167,27 +167,24 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 		if claimed, err = outbox.Kept(wrote, func(key string) (outbox.Entry, bool, error) { return s.get(ctx, tx, kind, key) }); err != nil {
 			return err
 		}
-		var next []outbox.Entry
 		if want := limit - len(claimed); want > 0 {
+			var next []outbox.Entry
 			err := s.db.rows(ctx, tx, selectDueEntries, dueEntriesParams(kind, now, want), func(row query.Row) error {
 				cur, err := scanEntry(row)
-				if err != nil {
-					return err
+				if err == nil {
+					cur, err = outbox.ApplyClaim(cur, now, lease)
+					next = append(next, cur)
 				}
-				e, err := outbox.ApplyClaim(cur, now, lease)
-				next = append(next, e)
 				return err
 			})
+			if err == nil && len(next) > 0 {
+				err = s.db.exec(ctx, tx, upsertEntries, entriesParams(next...))
+			}
 			if err != nil {
 				return err
 			}
+			claimed = append(claimed, next...)
 		}
-		if len(next) > 0 {
-			if err := s.db.exec(ctx, tx, upsertEntries, entriesParams(next...)); err != nil {
-				return err
-			}
-		}
-		claimed = append(claimed, next...)
 		wrote = claimed
 		return nil
 	})
