@@ -175,11 +175,7 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 
 // Pause is the wait after the n-th failed attempt (n from 1).
 func Pause(n int) time.Duration {
-	p := FirstPause
-	for i := 1; i < n && p < MaxPause; i++ {
-		p *= 2
-	}
-	return min(p, MaxPause)
+	return min(FirstPause<<min(max(n-1, 0), 8), MaxPause) // 8 doublings pass MaxPause
 }
 
 // post returns the answer's status and, but for a 2xx, a snake_case code.
