@@ -20,9 +20,8 @@ import (
 	"transcriber/internal/outbox"
 )
 
-// The schedule: a failed POST is tried again after a pause doubling from
-// FirstPause up to MaxPause, for GiveUpAfter from the first; the one that
-// would come later fails the delivery.
+// A failed POST is tried again after a pause doubling from FirstPause up
+// to MaxPause, until GiveUpAfter from the first.
 const (
 	FirstPause  = 30 * time.Second
 	MaxPause    = time.Hour
@@ -32,55 +31,32 @@ const (
 const (
 	// lease covers one POST (Timeout) and recording it.
 	lease = Timeout + 20*time.Second
-	// checkEvery is how long after it is put, and after a look that found
-	// its job unfinished, a delivery is due: the net under a lost
-	// notification.
+	// checkEvery: a delivery is due this long after it is put or found its
+	// job unfinished, the net under a lost notification.
 	checkEvery = 15 * time.Minute
-	// sweepBudget: a sweep takes no new delivery with less than that
-	// left before its deadline.
+	// sweepBudget: a sweep takes no delivery with less left than the
+	// lease and this.
 	sweepBudget = 5 * time.Second
 )
 
-// Event types, the payload's "type".
-const (
-	TypeDone   = "job.done"
-	TypeFailed = "job.failed"
-)
-
-// Payload is the body of a callback.
-type Payload struct {
-	Type      string    `json:"type"`      // TypeDone or TypeFailed
-	Timestamp time.Time `json:"timestamp"` // when the job ended
-	Data      any       `json:"data"`      // the job, as GET /v1/jobs/{id} shows it
-}
-
-// Jobs is what the sender reads of the job store.
-type Jobs interface {
-	Get(ctx context.Context, id string) (job.Job, error)
-}
-
-// Tokens is what the sender reads of the token store.
 type Tokens interface {
 	ByHash(ctx context.Context, hash string) (apitoken.Token, error)
 }
 
-// Sender posts the callbacks of API jobs: a pipeline Notifier (Finished
-// sends when a job ends) with the timer's Sweep (retries, and what a lost
-// notification left).
+// Sender posts API jobs' callbacks: a pipeline Notifier, and the timer's
+// Sweep for retries and lost notifications.
 type Sender struct {
 	Store  outbox.Store
-	Jobs   Jobs
+	Jobs   outbox.Jobs
 	Tokens Tokens
-	// View is the job as GET /v1/jobs/{id} shows it: the payload's data.
-	View   func(job.Job) any
-	Client *http.Client // Client(…) of the configuration
+	View   func(job.Job) any // the payload's data, as GET /v1/jobs/{id} shows it
+	Client *http.Client
 	Clock  clock.Clock
 	Log    *slog.Logger
 }
 
-// Register puts the callback of job j, made by the token tok, to url
-// (CheckURL passed), and returns it as stored: a retried request finds
-// the first.
+// Register puts the callback of job j, made by tok, to url (CheckURL
+// passed); a retried request finds the first.
 func (s *Sender) Register(ctx context.Context, j job.Job, tok apitoken.Token, url string) (Delivery, error) {
 	now := s.Clock.Now()
 	p, err := Target{URL: url, TokenHash: tok.Hash, WebhookID: "msg_" + ident.NewAt(now)}.payload()
@@ -94,8 +70,8 @@ func (s *Sender) Register(ctx context.Context, j job.Job, tok apitoken.Token, ur
 // Moved does nothing: callbacks tell only that a job ended.
 func (s *Sender) Moved(context.Context, job.Job) error { return nil }
 
-// Finished sends the callback of an ended API job, if it has one. A failed
-// POST is left to the sweep; the error says why.
+// Finished sends the callback of an ended API job, if it has one; a failed
+// POST is left to the sweep.
 func (s *Sender) Finished(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceAPI || !j.State.Terminal() {
 		return nil
@@ -111,94 +87,65 @@ func (s *Sender) Finished(ctx context.Context, j job.Job) error {
 	return err
 }
 
-// Sweep sends the callbacks that are due: retries, and those whose job's
-// end was never notified. It returns how many were delivered.
+func (s *Sender) box() outbox.Sender {
+	return outbox.Sender{Store: s.Store, Kind: outbox.Callback, Now: s.Clock.Now, Lease: lease, Log: s.Log}
+}
+
+// Sweep sends the due callbacks: retries, and those whose job's end was
+// never notified. It returns how many were delivered.
 func (s *Sender) Sweep(ctx context.Context) (int, error) {
-	delivered := 0
-	for ctx.Err() == nil {
-		if dl, ok := ctx.Deadline(); ok && dl.Sub(s.Clock.Now()) < lease+sweepBudget {
-			return delivered, nil
+	box := s.box()
+	return box.Sweep(ctx, sweepBudget, func(ctx context.Context, e outbox.Entry) (bool, error) {
+		j, ok, err := box.Job(ctx, s.Jobs, e)
+		if !ok {
+			return false, err
 		}
-		due, err := s.Store.ClaimDue(ctx, outbox.Callback, s.Clock.Now(), lease, 1)
-		if err != nil || len(due) == 0 {
-			return delivered, err
+		if !j.State.Terminal() {
+			box.Retry(ctx, e.Key, checkEvery)
+			return false, nil
 		}
-		d := DeliveryOf(due[0])
-		j, err := s.Jobs.Get(ctx, d.JobID)
-		switch {
-		case errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()):
-			s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
-			continue
-		case err != nil:
-			s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: s.Clock.Now().Add(time.Minute)})
-			return delivered, err
-		case !j.State.Terminal():
-			s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: s.Clock.Now().Add(checkEvery)})
-			continue
-		}
-		ok, err := s.deliver(ctx, j, d)
+		ok, err = s.deliver(ctx, j, DeliveryOf(e))
 		if err != nil {
 			s.Log.WarnContext(ctx, "callback not delivered", "job_id", j.ID, "error", err.Error())
 		}
-		if ok {
-			delivered++
-		}
-	}
-	return delivered, nil
+		return ok, nil
+	})
 }
 
-func (s *Sender) finish(ctx context.Context, d Delivery, o outbox.Outcome) {
-	if _, err := s.Store.Finish(ctx, outbox.Callback, d.Key, o, s.Clock.Now()); err != nil {
-		s.Log.WarnContext(ctx, "callback not recorded", "job_id", d.JobID, "error", err.Error())
-	}
-}
-
-// errNotDelivered is a failed attempt, for the caller's log: the receiver's
-// answer or the reason none came (never the URL, which may carry a
-// client's secret in its query).
-type errNotDelivered struct {
-	status int
-	code   string
-}
-
-func (e errNotDelivered) Error() string {
-	if e.status != 0 {
-		return fmt.Sprintf("callback answered %d", e.status)
-	}
-	return "callback failed: " + e.code
-}
-
-// deliver POSTs the callback of ended job j under d, which the caller
-// holds, records the outcome, and reports whether it was delivered.
+// deliver POSTs ended job j's callback under d, held, and records the
+// outcome.
 func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, error) {
-	log := s.Log.With("job_id", j.ID, "webhook_id", d.WebhookID)
+	log, box := s.Log.With("job_id", j.ID, "webhook_id", d.WebhookID), s.box()
 	if j.Deleted() {
 		log.InfoContext(ctx, "callback given up", "reason", "job_deleted")
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
 	tok, err := s.Tokens.ByHash(ctx, d.TokenHash)
 	if err != nil && !errors.Is(err, apitoken.ErrNotFound) {
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: s.Clock.Now().Add(time.Minute)})
+		box.Retry(ctx, d.Key, time.Minute)
 		return false, err
 	}
 	key, kerr := Key(tok.CallbackSecret)
 	if err != nil || tok.Revoked() || kerr != nil {
 		log.InfoContext(ctx, "callback given up", "reason", "token_unusable")
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
-	typ := TypeDone
+	typ, ended := "job.done", j.EndedAt
 	if j.State != job.Done {
-		typ = TypeFailed
+		typ = "job.failed"
 	}
-	ended := j.EndedAt
 	if ended.IsZero() {
 		ended = j.UpdatedAt
 	}
-	body, err := json.Marshal(Payload{Type: typ, Timestamp: ended.UTC(), Data: s.View(j)})
+	body, err := json.Marshal(struct {
+		Type      string    `json:"type"`
+		Timestamp time.Time `json:"timestamp"` // when the job ended
+		Data      any       `json:"data"`
+	}{typ, ended.UTC(), s.View(j)})
 	if err != nil {
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, fmt.Errorf("callback payload of job %s: %w", j.ID, err)
 	}
 	at := s.Clock.Now()
@@ -206,7 +153,7 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 	a := &outbox.Attempt{At: at, Status: status, Error: code}
 	if code == "" {
 		log.InfoContext(ctx, "callback delivered", "status", status, "attempt", d.Attempts+1)
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Delivered, Attempt: a})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, Attempt: a})
 		return true, nil
 	}
 	first := d.FirstAt
@@ -216,25 +163,22 @@ func (s *Sender) deliver(ctx context.Context, j job.Job, d Delivery) (bool, erro
 	next := at.Add(Pause(d.Attempts + 1))
 	if next.Sub(first) > GiveUpAfter {
 		log.WarnContext(ctx, "callback given up", "status", status, "reason", code, "attempts", d.Attempts+1)
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Failed, Attempt: a})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed, Attempt: a})
 	} else {
-		s.finish(ctx, d, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: a})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: a})
 	}
-	return false, errNotDelivered{status: status, code: code}
+	if status != 0 { // never the URL, whose query may carry a client's secret
+		return false, fmt.Errorf("callback answered %d", status)
+	}
+	return false, errors.New("callback failed: " + code)
 }
 
-// Pause is the wait after the n-th failed attempt (n from 1): FirstPause,
-// doubling, at most MaxPause.
+// Pause is the wait after the n-th failed attempt (n from 1).
 func Pause(n int) time.Duration {
-	p := FirstPause
-	for i := 1; i < n && p < MaxPause; i++ {
-		p *= 2
-	}
-	return min(p, MaxPause)
+	return min(FirstPause<<min(max(n-1, 0), 8), MaxPause) // 8 doublings pass MaxPause
 }
 
-// post makes one POST and returns the answer's status and, when it is not
-// a 2xx, a snake_case code for why.
+// post returns the answer's status and, but for a 2xx, a snake_case code.
 func (s *Sender) post(ctx context.Context, d Delivery, key, body []byte, at time.Time) (int, string) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
@@ -275,7 +219,7 @@ func failure(err error) string {
 	return "connection_failed"
 }
 
-// Get returns the callback of a job: outbox.ErrNotFound when it has none.
+// Get returns a job's callback: outbox.ErrNotFound when it has none.
 func (s *Sender) Get(ctx context.Context, jobID string) (Delivery, error) {
 	e, err := s.Store.Get(ctx, outbox.Callback, jobID)
 	return DeliveryOf(e), err

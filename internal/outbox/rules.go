@@ -6,14 +6,10 @@ import (
 	"time"
 )
 
-// The rules of Store: a store reads the row inside its transaction, calls
-// the rule, and writes what it returns in the same transaction. Put, Begin
-// and Finish go through Change, which checks the arguments first, so a
-// malformed request never reaches a database and a rule takes them as
-// valid. Every time a rule writes is UTC at whole milliseconds, the
-// precision the stores keep.
+// The rules of Store, run by a store between its read and write of a row
+// in one transaction. Change checks the arguments first, so a rule takes
+// them as valid. Every time written is UTC whole milliseconds, as stored.
 
-// stored is t as the stores keep it; the zero time stays zero.
 func stored(t time.Time) time.Time {
 	if t.IsZero() {
 		return time.Time{}
@@ -21,78 +17,60 @@ func stored(t time.Time) time.Time {
 	return t.UTC().Truncate(time.Millisecond)
 }
 
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
+// check is one argument rule: bad says it is broken, why how.
+type check struct {
+	bad bool
+	why string
+}
+
+// invalid is ErrInvalid for the first broken check; nil when none is.
+func invalid(cs ...check) error {
+	for _, c := range cs {
+		if c.bad {
+			return fmt.Errorf("%w: %s", ErrInvalid, c.why)
 		}
 	}
 	return nil
 }
 
-// ValidateRef is the rule of every kind and key a Store method takes.
+func refChecks(kind Kind, key string, now time.Time) []check {
+	return []check{
+		{kind != Callback && kind != Telegram, fmt.Sprintf("unknown kind %q", kind)},
+		{key == "" || len(key) > MaxKeyLen, fmt.Sprintf("a key must be 1 to %d bytes", MaxKeyLen)},
+		{now.IsZero(), "no time given"},
+	}
+}
+
+// ValidateRef checks the kind and key every Store method takes.
 func ValidateRef(kind Kind, key string) error {
-	switch {
-	case kind != Callback && kind != Telegram:
-		return fmt.Errorf("%w: unknown kind %q", ErrInvalid, kind)
-	case key == "" || len(key) > MaxKeyLen:
-		return fmt.Errorf("%w: a key must be 1 to %d bytes", ErrInvalid, MaxKeyLen)
-	}
-	return nil
+	return invalid(refChecks(kind, key, time.Unix(0, 0))...)
 }
 
-func validateTime(t time.Time, what string) error {
-	if t.IsZero() {
-		return fmt.Errorf("%w: no %s given", ErrInvalid, what)
-	}
-	return nil
+func validateEntry(e Entry, now time.Time, more ...check) error {
+	return invalid(append(append(refChecks(e.Kind, e.Key, now),
+		check{len(e.JobID) > MaxJobIDLen, fmt.Sprintf("a job id is at most %d bytes", MaxJobIDLen)},
+		check{len(e.Payload) > MaxPayloadLen, fmt.Sprintf("a payload is at most %d bytes", MaxPayloadLen)}), more...)...)
 }
 
-func validateLease(lease time.Duration) error {
-	if lease <= 0 {
-		return fmt.Errorf("%w: lease %s is not positive", ErrInvalid, lease)
-	}
-	return nil
+func leaseCheck(lease time.Duration) check {
+	return check{lease <= 0, fmt.Sprintf("lease %s is not positive", lease)}
 }
 
-func validateEntry(e Entry, now time.Time) error {
-	var bad error
-	switch {
-	case len(e.JobID) > MaxJobIDLen:
-		bad = fmt.Errorf("%w: a job id is at most %d bytes", ErrInvalid, MaxJobIDLen)
-	case len(e.Payload) > MaxPayloadLen:
-		bad = fmt.Errorf("%w: a payload is at most %d bytes", ErrInvalid, MaxPayloadLen)
-	}
-	return firstErr(ValidateRef(e.Kind, e.Key), bad, validateTime(now, "time"))
-}
-
-// ValidateClaim is the argument rule of Store.ClaimDue.
+// ValidateClaim checks ClaimDue's arguments.
 func ValidateClaim(kind Kind, now time.Time, lease time.Duration, limit int) error {
-	var bad error
-	if limit < 1 || limit > MaxClaimLimit {
-		bad = fmt.Errorf("%w: limit %d is out of 1..%d", ErrInvalid, limit, MaxClaimLimit)
-	}
-	return firstErr(ValidateRef(kind, "-"), validateTime(now, "time"), validateLease(lease), bad)
+	return invalid(append(refChecks(kind, "-", now), leaseCheck(lease),
+		check{limit < 1 || limit > MaxClaimLimit, fmt.Sprintf("limit %d is out of 1..%d", limit, MaxClaimLimit)})...)
 }
 
 func validateFinish(kind Kind, key string, o Outcome, now time.Time) error {
-	var bad error
-	switch o.State {
-	case Delivered, Failed:
-	case Pending:
-		if o.NextAt.IsZero() {
-			bad = fmt.Errorf("%w: pending without NextAt", ErrInvalid)
-		}
-	default:
-		bad = fmt.Errorf("%w: unknown state %q", ErrInvalid, o.State)
-	}
-	if bad == nil && o.Attempt != nil && o.Attempt.At.IsZero() {
-		bad = fmt.Errorf("%w: an attempt without its time", ErrInvalid)
-	}
-	return firstErr(ValidateRef(kind, key), validateTime(now, "time"), bad)
+	known := o.State == Delivered || o.State == Failed || o.State == Pending
+	return invalid(append(refChecks(kind, key, now),
+		check{!known, fmt.Sprintf("unknown state %q", o.State)},
+		check{o.State == Pending && o.NextAt.IsZero(), "pending without NextAt"},
+		check{o.Attempt != nil && o.Attempt.At.IsZero(), "an attempt without its time"})...)
 }
 
-// applyPut is the rule of Store.Put: created says whether to write.
+// applyPut's created says whether to write, as applyBegin's taken does.
 func applyPut(cur Entry, found bool, e Entry, at, now time.Time) (Entry, bool) {
 	if found {
 		return cur, false
@@ -109,7 +87,6 @@ func take(e Entry, now time.Time, lease time.Duration) Entry {
 	return e
 }
 
-// applyBegin is the rule of Store.Begin: taken says whether to write.
 func applyBegin(cur Entry, found bool, e Entry, now time.Time, lease time.Duration) (Entry, bool, error) {
 	switch {
 	case !found && e.Kind == Telegram:
@@ -124,13 +101,11 @@ func applyBegin(cur Entry, found bool, e Entry, now time.Time, lease time.Durati
 	return cur, false, nil
 }
 
-// Due reports whether ClaimDue may take e at now: pending, due and not
-// held. A store's selection for ClaimDue is this condition, by NextAt.
+// Due reports whether ClaimDue may take e at now: pending, due, not held.
 func Due(e Entry, now time.Time) bool { return takeable(e, now) && !e.NextAt.After(now) }
 
-// ApplyClaim is the rule of ClaimDue's take of one entry the store
-// selected as due (ValidateClaim passed). An error of no kind when cur is
-// not Due: the store's selection and the rule disagree, a bug.
+// ApplyClaim takes an entry a store's ClaimDue selected; one not Due is a
+// bug in the selection (an error of no kind).
 func ApplyClaim(cur Entry, now time.Time, lease time.Duration) (Entry, error) {
 	if !Due(cur, now) {
 		return Entry{}, fmt.Errorf("%s %s (%s, due at %s, held until %s) is not due at %s", cur.Kind, cur.Key,
@@ -139,7 +114,6 @@ func ApplyClaim(cur Entry, now time.Time, lease time.Duration) (Entry, error) {
 	return take(cur, now, lease), nil
 }
 
-// applyFinish is the rule of Store.Finish.
 func applyFinish(cur Entry, found bool, o Outcome, now time.Time) (Entry, error) {
 	if !found {
 		return Entry{}, ErrNotFound
@@ -168,22 +142,51 @@ func applyFinish(cur Entry, found bool, o Outcome, now time.Time) (Entry, error)
 	return e, nil
 }
 
-// Change is the one primitive a store supplies: read the entry (found
-// false when there is none), let apply decide what it becomes and whether
-// to write it, and write that (an insert when not found, an update
-// otherwise) in one transaction no concurrent writer of the row
-// interleaves with. apply may run more than once; a run again after the
-// store's own commit (its answer lost) returns, without apply, what that
-// commit wrote (Same).
+// Get is Store.Get over read, whose found is false when there is none.
+func Get(kind Kind, key string, read func() (Entry, bool, error)) (Entry, error) {
+	if err := ValidateRef(kind, key); err != nil {
+		return Entry{}, fmt.Errorf("get %s: %w", kind, err)
+	}
+	e, found, err := read()
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("get %s %s: %w", kind, key, err)
+	}
+	return e, nil
+}
+
+// Kept is those of wrote, an earlier run's claims whose commit's answer
+// was lost, that get reads still as written: a ClaimDue run again keeps
+// them and selects only the rest. It is never nil without an error.
+func Kept(wrote []Entry, get func(key string) (Entry, bool, error)) ([]Entry, error) {
+	kept := []Entry{}
+	for _, w := range wrote {
+		cur, found, err := get(w.Key)
+		if err != nil {
+			return nil, err
+		}
+		if found && Same(cur, w) {
+			kept = append(kept, cur)
+		}
+	}
+	return kept, nil
+}
+
+// Change is the primitive a store supplies: in one transaction no writer
+// of the row interleaves with, read the entry, let apply decide what it
+// becomes and whether to write, and write it. apply may run more than
+// once; a run again after the store's own commit (its answer lost)
+// returns what that commit wrote (Same) without apply. A store embeds it
+// for Put, Begin and Finish.
 type Change func(ctx context.Context, kind Kind, key string, apply func(cur Entry, found bool) (e Entry, write bool, err error)) (Entry, bool, error)
 
-// Same reports whether cur, an entry as read back, is wrote, what a write
-// made of it, times at whole milliseconds. A store whose transaction runs
-// again after a commit whose answer was lost uses it to find that commit's
-// write: a Put run again says it created, a Begin finds its own take, a
-// Finish counts its attempt once. Two takes at the same millisecond with
-// the same lease are the same entry, so a store may use it only after such
-// a commit.
+// Same reports whether cur, as read back, is wrote, at whole milliseconds:
+// how a transaction run again after a commit whose answer was lost finds
+// that commit's write (a Put says it created, a Finish counts once). Two
+// takes at the same millisecond are equal, so use it only after such a
+// commit.
 func Same(cur, wrote Entry) bool {
 	a, b := cur, wrote
 	for _, t := range []*time.Time{&a.NextAt, &a.LeaseUntil, &a.FirstAt, &a.LastAt, &a.CreatedAt, &a.UpdatedAt,
@@ -193,46 +196,38 @@ func Same(cur, wrote Entry) bool {
 	return a == b
 }
 
-// Put is Store.Put over c.
+// run checks the arguments (bad), then runs apply through c.
+func (c Change) run(ctx context.Context, op string, kind Kind, key string, bad error,
+	apply func(cur Entry, found bool) (Entry, bool, error),
+) (Entry, bool, error) {
+	if bad != nil {
+		return Entry{}, false, fmt.Errorf("%s %s: %w", op, kind, bad)
+	}
+	got, wrote, err := c(ctx, kind, key, apply)
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("%s %s %s: %w", op, kind, key, err)
+	}
+	return got, wrote, nil
+}
+
 func (c Change) Put(ctx context.Context, e Entry, at, now time.Time) (Entry, bool, error) {
-	if err := firstErr(validateEntry(e, now), validateTime(at, "due time")); err != nil {
-		return Entry{}, false, fmt.Errorf("put %s: %w", e.Kind, err)
-	}
-	got, created, err := c(ctx, e.Kind, e.Key, func(cur Entry, found bool) (Entry, bool, error) {
-		d, created := applyPut(cur, found, e, at, now)
-		return d, created, nil
-	})
-	if err != nil {
-		return Entry{}, false, fmt.Errorf("put %s %s: %w", e.Kind, e.Key, err)
-	}
-	return got, created, nil
+	return c.run(ctx, "put", e.Kind, e.Key, validateEntry(e, now, check{at.IsZero(), "no due time given"}),
+		func(cur Entry, found bool) (Entry, bool, error) {
+			d, created := applyPut(cur, found, e, at, now)
+			return d, created, nil
+		})
 }
 
-// Begin is Store.Begin over c.
 func (c Change) Begin(ctx context.Context, e Entry, now time.Time, lease time.Duration) (Entry, bool, error) {
-	if err := firstErr(validateEntry(e, now), validateLease(lease)); err != nil {
-		return Entry{}, false, fmt.Errorf("begin %s: %w", e.Kind, err)
-	}
-	got, taken, err := c(ctx, e.Kind, e.Key, func(cur Entry, found bool) (Entry, bool, error) {
-		return applyBegin(cur, found, e, now, lease)
-	})
-	if err != nil {
-		return Entry{}, false, fmt.Errorf("begin %s %s: %w", e.Kind, e.Key, err)
-	}
-	return got, taken, nil
+	return c.run(ctx, "begin", e.Kind, e.Key, validateEntry(e, now, leaseCheck(lease)),
+		func(cur Entry, found bool) (Entry, bool, error) { return applyBegin(cur, found, e, now, lease) })
 }
 
-// Finish is Store.Finish over c.
 func (c Change) Finish(ctx context.Context, kind Kind, key string, o Outcome, now time.Time) (Entry, error) {
-	if err := validateFinish(kind, key, o, now); err != nil {
-		return Entry{}, fmt.Errorf("finish %s: %w", kind, err)
-	}
-	got, _, err := c(ctx, kind, key, func(cur Entry, found bool) (Entry, bool, error) {
-		e, err := applyFinish(cur, found, o, now)
-		return e, true, err
-	})
-	if err != nil {
-		return Entry{}, fmt.Errorf("finish %s %s: %w", kind, key, err)
-	}
-	return got, nil
+	got, _, err := c.run(ctx, "finish", kind, key, validateFinish(kind, key, o, now),
+		func(cur Entry, found bool) (Entry, bool, error) {
+			e, err := applyFinish(cur, found, o, now)
+			return e, true, err
+		})
+	return got, err
 }

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,114 +11,82 @@ import (
 	"transcriber/internal/spend"
 )
 
-// Kind is a kind of alert to the owner. Each kind is sent at most once an
-// hour, but for the month's audio thresholds, sent once a UTC month
-// (Kind.Monthly): a threshold is passed once.
+// Kind is a kind of alert to the owner, sent at most once an hour, or
+// once a UTC month for the thresholds (Monthly): a threshold is passed once.
 type Kind string
 
-// The kinds.
 const (
-	// AlertDead: a job ended dead (its code and id).
-	AlertDead Kind = "dead"
-	// AlertQuotaWait: jobs have waited for the recognizer's request window
-	// over QuotaWaitAlert.
-	AlertQuotaWait Kind = "quota_wait"
-	// AlertAudio80 and AlertAudio100: the month's audio passed 80 % and
-	// 100 % of LIMIT_AUDIO_PER_MONTH.
-	AlertAudio80  Kind = "audio_80"
-	AlertAudio100 Kind = "audio_100"
-	// AlertBudget80 and AlertBudget100: the month's money passed 80 % and
-	// 100 % of LIMIT_BUDGET_PER_MONTH.
-	AlertBudget80  Kind = "budget_80"
+	AlertDead      Kind = "dead"       // a job ended dead
+	AlertQuotaWait Kind = "quota_wait" // jobs waited for the request window over QuotaWaitAlert
+	AlertAudio80   Kind = "audio_80"   // the month's audio passed 80 % of LIMIT_AUDIO_PER_MONTH
+	AlertAudio100  Kind = "audio_100"
+	AlertBudget80  Kind = "budget_80" // the month's money passed 80 % of LIMIT_BUDGET_PER_MONTH
 	AlertBudget100 Kind = "budget_100"
-	// AlertCallbacks: a callback endpoint failed its last CallbackFailures
-	// POSTs.
-	AlertCallbacks Kind = "callbacks"
+	AlertCallbacks Kind = "callbacks" // an endpoint failed its last CallbackFailures POSTs
 )
 
 // Kinds are every kind, in the order Decide returns them.
 var Kinds = []Kind{AlertDead, AlertQuotaWait, AlertAudio100, AlertAudio80, AlertBudget100, AlertBudget80, AlertCallbacks}
 
-// Monthly reports whether k is sent once a UTC month rather than once an
-// hour.
+// Monthly reports whether k is sent once a UTC month, not an hour.
 func (k Kind) Monthly() bool {
 	return k == AlertAudio80 || k == AlertAudio100 || k == AlertBudget80 || k == AlertBudget100
 }
 
 // The alerts' numbers (docs/settings.md).
 const (
-	// AlertEvery is the least time between two alerts of one kind.
-	AlertEvery = time.Hour
-	// QuotaWaitAlert is how long jobs wait for the request window before
-	// the owner hears of it: a wait passes within one 10-minute window
-	// when the quota only ran short for a moment.
-	QuotaWaitAlert = 15 * time.Minute
-	// CallbackFailures is how many failed POSTs in a row of an endpoint's
-	// callbacks make an alert.
-	CallbackFailures = 5
-	// CheckEvery is how often the alerts are decided (Gate.Check): one
-	// status read each time (docs/database.md, "Cost in request units").
+	AlertEvery = time.Hour // the least time between two alerts of one kind
+	// QuotaWaitAlert: a wait passes within one 10-minute window when the
+	// quota only ran short for a moment.
+	QuotaWaitAlert   = 15 * time.Minute
+	CallbackFailures = 5 // failed POSTs in a row of an endpoint
+	// CheckEvery is how often the alerts are decided (Gate.Check), one
+	// status read each (docs/database.md, "Cost in request units").
 	CheckEvery = 15 * time.Minute
 )
 
-// Sent is when each kind of alert was last sent; a kind not in it was not
-// sent within what the record keeps (Gate.Sent).
+// Sent is when each kind was last sent, within what Gate.Sent reads.
 type Sent map[Kind]time.Time
 
 // Alert is one alert to send, with what its text says.
 type Alert struct {
 	Kind Kind `json:"kind"`
-	// AlertDead: the latest job that ended dead since the last alert, its
-	// code, when it ended, and how many others the status names since then
-	// (at most LatestDead in all).
+	// AlertDead: the latest dead job since the last alert, and how many
+	// others the status names (at most LatestDead in all).
 	JobID string    `json:"job_id,omitempty"`
 	Code  string    `json:"code,omitempty"`
 	At    time.Time `json:"at"`
 	More  int       `json:"more,omitempty"`
-	// AlertQuotaWait: how many jobs wait (more than that when JobsMore),
-	// and for how long at most.
+	// AlertQuotaWait: how many jobs wait (more with JobsMore), how long.
 	Jobs     int           `json:"jobs,omitempty"`
 	JobsMore bool          `json:"jobs_more,omitempty"`
 	Waited   time.Duration `json:"waited,omitempty"`
-	// AlertAudio80, AlertAudio100: the month's billed seconds and their
-	// limit, and when the month ends.
+	// Audio and budget thresholds: the month's use and limit; At is when
+	// the month ends.
 	UsedSeconds  int64 `json:"used_seconds,omitempty"`
 	LimitSeconds int64 `json:"limit_seconds,omitempty"`
-	// AlertBudget80, AlertBudget100: the month's money and the budget, in
-	// µ₽, and when the month ends.
-	UsedMicros   int64 `json:"used_micros,omitempty"`
+	UsedMicros   int64 `json:"used_micros,omitempty"` // µ₽
 	BudgetMicros int64 `json:"budget_micros,omitempty"`
-	// AlertCallbacks: the endpoint with the most failed POSTs, and how
-	// many endpoints fail in all.
+	// AlertCallbacks: the endpoint failing most, and how many fail.
 	Endpoint  Endpoint `json:"endpoint"`
 	Endpoints int      `json:"endpoints,omitempty"`
 }
 
-// Decide returns the alerts to send at now, given the status s (read at
-// now) and when each kind was last sent: each kind at most once in
-// AlertEvery (once a UTC month for the audio thresholds), in the order of
-// Kinds. The caller sends each through the outbox, keyed by kind and
-// window (sent once), then records it (Gate.Take).
+// Decide returns the alerts due at now, given the status read at now and
+// what was sent, in the order of Kinds. The caller sends each through the
+// outbox, keyed by kind and window, then records it (Gate.Take).
 func Decide(s Status, sent Sent, now time.Time) []Alert {
 	var out []Alert
 	allowed := func(k Kind) bool {
-		last, ok := sent[k]
-		if !ok || last.IsZero() {
-			return true
-		}
+		last := sent[k]
 		if k.Monthly() {
-			month, _ := spend.Month(now)
-			return last.Before(month)
+			return last.Before(WindowOf(k, now))
 		}
-		return now.Sub(last) >= AlertEvery
+		return last.IsZero() || now.Sub(last) >= AlertEvery
 	}
 
 	if allowed(AlertDead) {
-		// New: ended after the last alert, or in the last AlertEvery.
-		since := now.Add(-AlertEvery)
-		if last := sent[AlertDead]; !last.IsZero() {
-			since = last
-		}
+		since := cmp.Or(sent[AlertDead], now.Add(-AlertEvery)) // new: ended since
 		var fresh []Ended
 		for _, d := range s.Dead {
 			if d.At.After(since) {
@@ -133,9 +102,8 @@ func Decide(s Status, sent Sent, now time.Time) []Alert {
 		out = append(out, Alert{Kind: AlertQuotaWait, Jobs: q.Jobs, JobsMore: q.More, Waited: now.Sub(q.Since), At: now})
 	}
 
-	// A threshold's alert: 100 %, or 80 % but not after the month's
-	// 100 % alert (the limit came down or was raised since, and 80 % says
-	// nothing new).
+	// 80 % says nothing new after the month's 100 % alert (the limit was
+	// raised since).
 	threshold := func(used, limit int64, k80, k100 Kind, a Alert) {
 		_, sent100 := sent[k100]
 		switch {
@@ -169,23 +137,18 @@ func Decide(s Status, sent Sent, now time.Time) []Alert {
 	return out
 }
 
-// Gate keeps when each kind of alert was last sent in the shared usage
-// counters, so every instance sees one record: counter "alert:<kind>" of
-// the kind's window (the UTC hour, or month for the thresholds) holds the
-// moment as milliseconds from the window's start plus one. Take reserves
-// that amount with itself as the limit, granted only while the counter is
-// 0: one record a window, atomically. The rows expire as every counter's.
+// Gate keeps when each kind was last sent in the shared usage counters:
+// counter "alert:<kind>" of the kind's window (the UTC hour or month)
+// holds milliseconds from the window's start plus one. Take reserves that
+// with itself as the limit, granted only while the counter is 0: one
+// record a window, atomically.
 type Gate struct{ Counters quota.Counters }
 
-// AlertKey is the counter key of kind k's record.
 func AlertKey(k Kind) string { return "alert:" + string(k) }
 
-// checkKey is the counter that lets one caller a CheckEvery decide the
-// alerts (Check).
 const checkKey = "alert:check"
 
-// WindowOf is the start of kind k's window that holds t: at most one
-// alert of k is sent in it.
+// WindowOf is the start of k's window holding t: one alert of k a window.
 func WindowOf(k Kind, t time.Time) time.Time {
 	if k.Monthly() {
 		start, _ := spend.Month(t)
@@ -194,25 +157,19 @@ func WindowOf(k Kind, t time.Time) time.Time {
 	return t.UTC().Truncate(time.Hour)
 }
 
-// Take records an alert of kind k sent at at (the status's At, so a job
-// that ended after the read is new to the next one); false when one was
-// recorded in k's window already.
+// Take records an alert of k sent at at (the status's At, so a job that
+// ended after the read is new to the next); false when k's window has one.
 func (g Gate) Take(ctx context.Context, k Kind, at time.Time) (bool, error) {
-	if g.Counters == nil {
-		return false, errNoCounters
-	}
 	at = at.UTC().Truncate(time.Millisecond)
 	w := WindowOf(k, at)
-	mark := at.Sub(w).Milliseconds() + 1
-	_, ok, err := g.Counters.Reserve(ctx, AlertKey(k), w, mark, mark)
+	ok, err := g.once(ctx, AlertKey(k), w, at.Sub(w).Milliseconds()+1)
 	if err != nil {
 		return false, fmt.Errorf("record the %s alert: %w", k, err)
 	}
 	return ok, nil
 }
 
-// Sent reads when each kind was last sent in the current and previous hour
-// (the current month for the thresholds): all Decide needs.
+// Sent reads each kind's current and previous hour (or current month).
 func (g Gate) Sent(ctx context.Context, now time.Time) (Sent, error) {
 	out := Sent{}
 	if g.Counters == nil {
@@ -229,12 +186,7 @@ func (g Gate) Sent(ctx context.Context, now time.Time) (Sent, error) {
 			used, err := g.Counters.Used(ctx, AlertKey(k), w)
 			if err != nil {
 				errList = append(errList, err)
-				continue
-			}
-			if used <= 0 {
-				continue
-			}
-			if at := w.Add(time.Duration(used-1) * time.Millisecond); at.After(out[k]) {
+			} else if at := w.Add(time.Duration(used-1) * time.Millisecond); used > 0 && at.After(out[k]) {
 				out[k] = at
 			}
 		}
@@ -245,17 +197,22 @@ func (g Gate) Sent(ctx context.Context, now time.Time) (Sent, error) {
 	return out, nil
 }
 
-// Check reports whether this caller decides the alerts now: true for one
-// caller in each CheckEvery window; only it reads the status and Sent.
+// Check reports whether this caller decides the alerts now: one caller a
+// CheckEvery window.
 func (g Gate) Check(ctx context.Context, now time.Time) (bool, error) {
-	if g.Counters == nil {
-		return false, errNoCounters
-	}
-	_, ok, err := g.Counters.Reserve(ctx, checkKey, now.UTC().Truncate(CheckEvery), 1, 1)
+	ok, err := g.once(ctx, checkKey, now.UTC().Truncate(CheckEvery), 1)
 	if err != nil {
 		return false, fmt.Errorf("take the alerts' turn: %w", err)
 	}
 	return ok, nil
 }
 
-var errNoCounters = errors.New("no usage counters: alerts cannot be recorded")
+// once reserves mark of key's window w with mark as the limit: granted
+// only while the counter is 0.
+func (g Gate) once(ctx context.Context, key string, w time.Time, mark int64) (bool, error) {
+	if g.Counters == nil {
+		return false, errors.New("no usage counters: alerts cannot be recorded")
+	}
+	_, ok, err := g.Counters.Reserve(ctx, key, w, mark, mark)
+	return ok, err
+}

@@ -72,7 +72,7 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	if err != nil && !notModified(err) {
 		return classify(b.scrubbed(err))
 	}
-	_, err = b.record(ctx, st.Key, outbox.Outcome{State: outbox.Delivered})
+	_, err = b.box().Record(ctx, st.Key, outbox.Outcome{State: outbox.Delivered})
 	return err
 }
 
@@ -91,59 +91,36 @@ func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	return err
 }
 
-// Sweep delivers the results that are due: those whose delivery failed and
-// waits to be tried again, and those the pipeline never handed over. It
-// returns how many it sent.
+// Sweep delivers the due results: those whose delivery failed, and those
+// the pipeline never handed over. It returns how many it sent.
 func (b *Bot) Sweep(ctx context.Context) (int, error) {
-	sent := 0
-	for ctx.Err() == nil {
-		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < b.cfg.DeliveryLease+sweepBudget {
-			return sent, nil // no time to finish another within its lease
-		}
-		// One at a time: a delivery's lease covers only the send in hand,
-		// so an overlapping timer call never finds one held too long.
-		due, err := b.Outbox.ClaimDue(ctx, outbox.Telegram, b.Clock.Now(), b.cfg.DeliveryLease, 1)
-		if err != nil || len(due) == 0 {
-			return sent, err
-		}
-		d := due[0]
+	box := b.box()
+	return box.Sweep(ctx, sweepBudget, func(ctx context.Context, d outbox.Entry) (bool, error) {
 		if !strings.HasSuffix(d.Key, "/"+partResult) || d.JobID == "" {
-			// A status or a reply whose send failed: the update it
-			// answers was delivered again, or never will be.
-			b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
-			continue
+			// A status or reply whose send failed: its update came again
+			// or never will.
+			box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
+			return false, nil
 		}
-		j, err := b.Jobs.Get(ctx, d.JobID)
-		if errors.Is(err, job.ErrNotFound) || (err == nil && j.Deleted()) {
-			b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
-			continue
-		}
-		if err != nil {
-			b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
-			return sent, err
+		j, ok, err := box.Job(ctx, b.Jobs, d)
+		if !ok {
+			return false, err
 		}
 		delivered, err := b.deliver(ctx, j, d)
 		if err != nil {
 			b.Log.WarnContext(ctx, "result not delivered", "job_id", j.ID, "error", b.scrub(err.Error()))
 			if errors.Is(err, context.DeadlineExceeded) {
-				// Telegram did not answer within the delivery's window:
-				// the rest wait for the next pass rather than each hold
-				// this call as long.
-				return sent, nil
+				// Telegram did not answer within the window: the rest wait
+				// for the next pass rather than each hold this call as long.
+				return false, outbox.ErrStop
 			}
-			continue
 		}
-		if delivered {
-			sent++
-		}
-	}
-	return sent, nil
+		return delivered, nil
+	})
 }
 
-func (b *Bot) finish(ctx context.Context, key string, o outbox.Outcome) {
-	if _, err := b.record(ctx, key, o); err != nil {
-		b.Log.WarnContext(ctx, "send not recorded", "key", key, "error", err.Error())
-	}
+func (b *Bot) box() outbox.Sender {
+	return outbox.Sender{Store: b.Outbox, Kind: outbox.Telegram, Now: b.Clock.Now, Lease: b.cfg.DeliveryLease, Log: b.Log}
 }
 
 // deliver sends the result of job j under entry d, which the caller
@@ -152,17 +129,17 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 	log := b.Log.With("job_id", j.ID, "chat_id", j.TelegramChatID)
 	if !j.State.Terminal() {
 		// Not ended yet: look again later.
-		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck)})
+		b.box().Retry(ctx, d.Key, b.cfg.ResultCheck)
 		return false, nil
 	}
 	chat, err := b.State.Chat(ctx, j.TelegramChatID)
 	if err != nil {
-		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(time.Minute)})
+		b.box().Retry(ctx, d.Key, time.Minute)
 		return false, err
 	}
 	if !chat.BlockedAt.IsZero() {
 		log.InfoContext(ctx, "result not delivered", "reason", "bot_blocked")
-		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
+		b.box().Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
 	status := int64(0)
@@ -186,7 +163,7 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 		return false, nil
 	case err == nil:
 		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts+1)
-		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: sentID, Attempt: b.attempt(nil)})
+		b.box().Finish(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: sentID, Attempt: b.attempt(nil)})
 		if to := chat.TranslateTo(); to != "" && j.State == job.Done && b.Translations != nil {
 			if err := b.sendTranslation(wctx, j, chat, to); err != nil {
 				log.WarnContext(ctx, "translation not delivered", "lang", to, "error", b.scrub(err.Error()))
@@ -197,7 +174,7 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 		return false, b.blocked(ctx, j.TelegramChatID, d.Key, err, nil)
 	case errs.KindOf(classify(err)) == errs.Permanent, since >= DeliveryGiveUp:
 		log.ErrorContext(ctx, "result given up", "error", b.scrub(err.Error()), "since_end", since.String())
-		b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed, Attempt: b.attempt(err)})
+		b.box().Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed, Attempt: b.attempt(err)})
 		return false, classify(b.scrubbed(err))
 	}
 	next := b.Clock.Now().Add(retryPause(since))
@@ -205,7 +182,7 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 	if errors.As(err, &tooMany) {
 		next = b.Clock.Now().Add(time.Duration(tooMany.RetryAfter) * time.Second)
 	}
-	b.finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: b.attempt(err)})
+	b.box().Finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: b.attempt(err)})
 	return false, classify(b.scrubbed(err))
 }
 

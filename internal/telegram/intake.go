@@ -307,7 +307,7 @@ func (b *Bot) endJob(ctx context.Context, j job.Job) error {
 		return err
 	}
 	spend.Ended(ctx, b.Counters, b.cfg.Limits, ended, b.Log)
-	b.finish(ctx, ref{j.TelegramChatID, j.TelegramMessageID, partResult}.key(), outbox.Outcome{State: outbox.Failed})
+	b.box().Finish(ctx, ref{j.TelegramChatID, j.TelegramMessageID, partResult}.key(), outbox.Outcome{State: outbox.Failed})
 	b.Log.InfoContext(ctx, "job ended", "reason", "chat_gone", "job_id", j.ID, "chat_id", j.TelegramChatID)
 	return nil
 }

@@ -93,7 +93,7 @@ func (b *Bot) post(ctx context.Context, r ref, jobID string, send func(context.C
 	}
 	msg, err := withRetry(ctx, b, send)
 	if err == nil {
-		_, err = b.record(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: int64(msg.ID), Attempt: b.attempt(nil)})
+		_, err = b.box().Record(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: int64(msg.ID), Attempt: b.attempt(nil)})
 		return false, err
 	}
 	if chatGone(err) {
@@ -105,9 +105,7 @@ func (b *Bot) post(ctx context.Context, r ref, jobID string, send func(context.C
 	// The update comes again: the message is free for it at once, and
 	// otherwise the sweep drops it after a while.
 	o := outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck), Attempt: b.attempt(err)}
-	if _, ferr := b.record(ctx, d.Key, o); ferr != nil {
-		b.Log.WarnContext(ctx, "send not recorded", "error", ferr.Error())
-	}
+	b.box().Finish(ctx, d.Key, o)
 	return false, classify(err)
 }
 
@@ -143,21 +141,11 @@ func (b *Bot) blocked(ctx context.Context, chat int64, key string, why error, st
 			return err
 		}
 	}
-	_, err := b.record(ctx, key, outbox.Outcome{State: outbox.Failed})
+	_, err := b.box().Record(ctx, key, outbox.Outcome{State: outbox.Failed})
 	return err
 }
 
-// recordTimeout bounds recording a send's outcome after the call's
-// context ended.
-const recordTimeout = 5 * time.Second
-
-// record writes a send's outcome even when the call's context has ended
-// after the send: unrecorded, a sent message is sent again after its lease.
-func (b *Bot) record(ctx context.Context, key string, o outbox.Outcome) (outbox.Entry, error) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	return b.Outbox.Finish(rctx, outbox.Telegram, key, o, b.Clock.Now())
-}
+const recordTimeout = outbox.RecordTimeout
 
 // callTimeout bounds a Bot API call outside a delivery's window, as on the
 // webhook's path (60 s in all, no deadline to read); a later answer is

@@ -11,79 +11,59 @@ import (
 	"transcriber/internal/outbox"
 )
 
-// BotState keeps the Telegram bot's chats in the telegram_chats table.
-// Every read-check-write is one write transaction (DB.tx).
+// BotState keeps the bot's chats in telegram_chats; every
+// read-check-write is one write transaction (DB.tx).
 type BotState struct{ db *DB }
 
 var _ botstate.Store = (*BotState)(nil)
 
-// NewBotState returns the bot state store of db.
 func NewBotState(db *DB) *BotState { return &BotState{db: db} }
 
-// chatColumns is the one list of the telegram_chats table's columns:
-// scanChat reads them and upsertChat writes them in this order.
+// chatColumns in the order scanChat reads and chatValues writes them.
 const chatColumns = `chat_id, language, format, auto, ui_lang, blocked_at, updated_at, mode, features`
 
 const (
 	selectChat = `SELECT ` + chatColumns + ` FROM telegram_chats WHERE chat_id = ?`
-	upsertChat = `INSERT INTO telegram_chats (` + chatColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (chat_id) DO UPDATE SET (` + chatColumns + `) =
-		(excluded.chat_id, excluded.language, excluded.format, excluded.auto, excluded.ui_lang, excluded.blocked_at, excluded.updated_at,
-		excluded.mode, excluded.features)`
+	upsertChat = `INSERT OR REPLACE INTO telegram_chats (` + chatColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
-func scanChat(r scanner) (botstate.Chat, error) {
-	var (
-		c       botstate.Chat
-		auto    string
-		blocked sql.NullString
-		updated string
-	)
-	if err := r.Scan(&c.ID, &c.Language, &c.Format, &auto, &c.UILang, &blocked, &updated, &c.Mode, &c.Features); err != nil {
-		return botstate.Chat{}, err
-	}
-	c.Auto = botstate.Auto(auto)
-	var errT [2]error
-	c.BlockedAt, errT[0] = parseNullTime(blocked)
-	c.UpdatedAt, errT[1] = parseTime(updated)
-	if err := errors.Join(errT[:]...); err != nil {
-		return botstate.Chat{}, fmt.Errorf("chat %d: %w", c.ID, err)
-	}
-	return c, nil
+func scanChat(r scanner) (c botstate.Chat, err error) {
+	err = r.Scan(&c.ID, &c.Language, &c.Format, &c.Auto, &c.UILang, timeAt{&c.BlockedAt}, timeAt{&c.UpdatedAt}, &c.Mode, &c.Features)
+	return c, err
 }
 
 func chatValues(c botstate.Chat) []any {
 	return []any{c.ID, c.Language, c.Format, string(c.Auto), c.UILang, nullTime(c.BlockedAt), formatTime(c.UpdatedAt), c.Mode, c.Features}
 }
 
-// Chat returns a chat's settings; a chat never seen has the zero settings.
-func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
-	c, err := scanChat(s.db.sql.QueryRowContext(ctx, selectChat, id))
+// getChat reads a chat: Chat{ID: id} when it has no row.
+func getChat(ctx context.Context, q queryer, id int64) (botstate.Chat, error) {
+	c, err := scanChat(q.QueryRowContext(ctx, selectChat, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return botstate.Chat{ID: id}, nil
 	}
+	return c, translate(err)
+}
+
+func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
+	c, err := getChat(ctx, s.db.sql, id)
 	if err != nil {
-		return botstate.Chat{}, fmt.Errorf("get chat %d: %w", id, translate(err))
+		return botstate.Chat{}, fmt.Errorf("get chat %d: %w", id, err)
 	}
 	return c, nil
 }
 
-// UpdateChat applies change to a chat's settings and writes them, in one
-// write transaction.
 func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, change func(*botstate.Chat)) (botstate.Chat, error) {
 	if err := botstate.ValidateChatUpdate(now); err != nil {
 		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
 	}
 	var c botstate.Chat
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		cur, err := scanChat(tx.QueryRowContext(ctx, selectChat, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			cur, err = botstate.Chat{ID: id}, nil
+		cur, err := getChat(ctx, tx, id)
+		if err == nil {
+			c, err = botstate.ApplyChatUpdate(cur, now, change)
 		}
 		if err != nil {
-			return translate(err)
-		}
-		if c, err = botstate.ApplyChatUpdate(cur, now, change); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, upsertChat, chatValues(c)...)
@@ -95,9 +75,8 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 	return c, nil
 }
 
-// ForgetChat removes a chat's settings and outbox entries, in one write
-// transaction: the entries are a range of the primary key, the keys from
-// the chat's prefix to the prefix with its "/" made "0", the next byte.
+// ForgetChat deletes the chat's outbox keys from its prefix up to the
+// prefix with "/" made "0", the next byte.
 func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
 	p := botstate.ChatPrefix(chatID)
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {

@@ -11,17 +11,23 @@ import (
 	"transcriber/internal/status"
 )
 
-// Outbox keeps the outbox table. Every read-check-write is one write
-// transaction (DB.tx), as a job claim is.
-type Outbox struct{ db *DB }
+// Outbox keeps the outbox table; every read-check-write is one write
+// transaction (DB.tx).
+type Outbox struct {
+	outbox.Change
+	db *DB
+}
 
 var (
 	_ outbox.Store  = (*Outbox)(nil)
 	_ status.Outbox = (*Outbox)(nil)
 )
 
-// NewOutbox returns the outbox of db.
-func NewOutbox(db *DB) *Outbox { return &Outbox{db: db} }
+func NewOutbox(db *DB) *Outbox {
+	s := &Outbox{db: db}
+	s.Change = s.change
+	return s
+}
 
 // outboxColumns in the order scanEntry reads and entryValues writes them.
 const outboxColumns = `kind, key, job_id, payload, state, sent_id, attempts, next_at, lease_until, first_at, last_at,
@@ -29,37 +35,29 @@ const outboxColumns = `kind, key, job_id, payload, state, sent_id, attempts, nex
 
 const (
 	selectEntry = `SELECT ` + outboxColumns + ` FROM outbox`
-	insertEntry = `INSERT INTO outbox (` + outboxColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	updateEntry = `UPDATE outbox SET (` + outboxColumns + `) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE kind = ? AND key = ?`
-	// selectDue is ClaimDue's selection, a range of outbox_due.
-	selectDue = selectEntry + ` WHERE kind = ? AND state = ? AND next_at <= ? AND lease_until <= ?
+	// upsertEntry writes a row read in the same write transaction.
+	upsertEntry = `INSERT OR REPLACE INTO outbox (` + outboxColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	selectDue   = selectEntry + ` WHERE kind = ? AND state = ? AND next_at <= ? AND lease_until <= ?
 		ORDER BY next_at, key LIMIT ?`
-	// selectInState is a kind's state's range of outbox_due from since.
 	selectInState = selectEntry + ` WHERE kind = ? AND state = ? AND next_at >= ? ORDER BY next_at, key LIMIT ?`
 )
 
-func scanEntry(r scanner) (outbox.Entry, error) {
-	var (
-		e                             outbox.Entry
-		next, lease, created, updated string
-		first, last                   sql.NullString
-	)
-	err := r.Scan(&e.Kind, &e.Key, &e.JobID, &e.Payload, &e.State, &e.SentID, &e.Attempts, &next, &lease, &first, &last,
-		&e.LastStatus, &e.LastError, &created, &updated)
-	if err != nil {
-		return outbox.Entry{}, err
+func scanEntry(r scanner) (e outbox.Entry, err error) {
+	err = r.Scan(&e.Kind, &e.Key, &e.JobID, &e.Payload, &e.State, &e.SentID, &e.Attempts, timeAt{&e.NextAt}, timeAt{&e.LeaseUntil},
+		timeAt{&e.FirstAt}, timeAt{&e.LastAt}, &e.LastStatus, &e.LastError, timeAt{&e.CreatedAt}, timeAt{&e.UpdatedAt})
+	return e, err
+}
+
+// timeAt scans a stored time, NULL as the zero time, into t.
+type timeAt struct{ t *time.Time }
+
+func (d timeAt) Scan(v any) error {
+	var s sql.NullString
+	err := s.Scan(v)
+	if err == nil {
+		*d.t, err = parseNullTime(s)
 	}
-	var errT [6]error
-	e.NextAt, errT[0] = parseTime(next)
-	e.LeaseUntil, errT[1] = parseTime(lease)
-	e.FirstAt, errT[2] = parseNullTime(first)
-	e.LastAt, errT[3] = parseNullTime(last)
-	e.CreatedAt, errT[4] = parseTime(created)
-	e.UpdatedAt, errT[5] = parseTime(updated)
-	if err := errors.Join(errT[:]...); err != nil {
-		return outbox.Entry{}, fmt.Errorf("%s %s: %w", e.Kind, e.Key, err)
-	}
-	return e, nil
+	return err
 }
 
 func entryValues(e outbox.Entry) []any {
@@ -79,7 +77,6 @@ func getEntry(ctx context.Context, q queryer, kind outbox.Kind, key string) (out
 	return e, true, nil
 }
 
-// change is outbox.Change over one write transaction.
 func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 	apply func(cur outbox.Entry, found bool) (outbox.Entry, bool, error),
 ) (e outbox.Entry, wrote bool, err error) {
@@ -98,63 +95,29 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 		}
 		w := e
 		mine = &w
-		if found {
-			_, err = tx.ExecContext(ctx, updateEntry, append(entryValues(e), string(kind), key)...)
-		} else {
-			_, err = tx.ExecContext(ctx, insertEntry, entryValues(e)...)
-		}
+		_, err = tx.ExecContext(ctx, upsertEntry, entryValues(e)...)
 		return translate(err)
 	})
 	return e, wrote, err
 }
 
-func (s *Outbox) Put(ctx context.Context, e outbox.Entry, at, now time.Time) (outbox.Entry, bool, error) {
-	return outbox.Change(s.change).Put(ctx, e, at, now)
-}
-
-func (s *Outbox) Begin(ctx context.Context, e outbox.Entry, now time.Time, lease time.Duration) (outbox.Entry, bool, error) {
-	return outbox.Change(s.change).Begin(ctx, e, now, lease)
-}
-
-func (s *Outbox) Finish(ctx context.Context, kind outbox.Kind, key string, o outbox.Outcome, now time.Time) (outbox.Entry, error) {
-	return outbox.Change(s.change).Finish(ctx, kind, key, o, now)
-}
-
 func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
-	if err := outbox.ValidateRef(kind, key); err != nil {
-		return outbox.Entry{}, fmt.Errorf("get %s: %w", kind, err)
-	}
-	e, found, err := getEntry(ctx, s.db.sql, kind, key)
-	if err == nil && !found {
-		err = outbox.ErrNotFound
-	}
-	if err != nil {
-		return outbox.Entry{}, fmt.Errorf("get %s %s: %w", kind, key, err)
-	}
-	return e, nil
+	return outbox.Get(kind, key, func() (outbox.Entry, bool, error) { return getEntry(ctx, s.db.sql, kind, key) })
 }
 
-// ClaimDue selects through outbox_due and writes in one write
-// transaction. A run after its own commit whose answer was lost (DB.lose)
-// keeps the claims still as it wrote them and selects only the rest.
+// ClaimDue selects through outbox_due; a run after its own commit whose
+// answer was lost (DB.lose) keeps its claims still as written and selects
+// only the rest.
 func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, lease time.Duration, limit int) ([]outbox.Entry, error) {
 	if err := outbox.ValidateClaim(kind, now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", kind, err)
 	}
 	var claimed, wrote []outbox.Entry
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		claimed = make([]outbox.Entry, 0, limit)
-		for _, w := range wrote {
-			cur, found, err := getEntry(ctx, tx, kind, w.Key)
-			if err != nil {
-				return err
-			}
-			if found && outbox.Same(cur, w) {
-				claimed = append(claimed, cur)
-			}
-		}
-		if len(claimed) == limit {
-			return nil
+		var err error
+		claimed, err = outbox.Kept(wrote, func(key string) (outbox.Entry, bool, error) { return getEntry(ctx, tx, kind, key) })
+		if err != nil || len(claimed) == limit {
+			return err
 		}
 		at := formatTime(now)
 		due, err := queryAll(ctx, tx, selectDue, []any{string(kind), string(outbox.Pending), at, at, limit - len(claimed)}, scanEntry)
@@ -166,7 +129,7 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, updateEntry, append(entryValues(e), string(kind), e.Key)...); err != nil {
+			if _, err := tx.ExecContext(ctx, upsertEntry, entryValues(e)...); err != nil {
 				return translate(err)
 			}
 			claimed = append(claimed, e)
@@ -181,27 +144,18 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 }
 
 func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s.db.sql, selectInState, []any{string(kind), string(state), formatTime(since), limit}, scanEntry)
-	if err != nil {
-		return nil, fmt.Errorf("%s in %s: %w", kind, state, err)
-	}
-	return out, nil
+	return statusRead(ctx, s.db, fmt.Sprintf("%s in %s", kind, state), selectInState, since, limit, scanEntry, string(kind), string(state))
 }
 
-// Expire is the embedded store's stand-in for YDB's TTL (outbox.Expirer):
-// a scan of the table, as the store serves one machine.
+// Expire stands in for YDB's TTL: a scan, as the store serves one machine.
 func (s *Outbox) Expire(ctx context.Context, before time.Time, limit int) (int, error) {
 	var n int64
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE rowid IN
 			(SELECT rowid FROM outbox WHERE updated_at < ? LIMIT ?)`, formatTime(before), limit)
-		if err != nil {
-			return translate(err)
+		if err == nil {
+			n, err = res.RowsAffected()
 		}
-		n, err = res.RowsAffected()
 		return translate(err)
 	})
 	if err != nil {

@@ -9,52 +9,39 @@ import (
 	"transcriber/internal/status"
 )
 
-// The reads of the owner's status: each one range of an index in its
-// order (TestStatusReadsUseTheirIndexes checks the plans).
+// The status's reads: each one range of an index in its order
+// (TestStatusReadsUseTheirIndexes checks the plans).
 
-var (
-	_ status.Jobs = (*JobStore)(nil)
-)
+var _ status.Jobs = (*JobStore)(nil)
 
-const (
-	// selectStateEntries reads jobs_due alone: it holds every column named.
-	selectStateEntries = `SELECT id, next_run_at FROM jobs WHERE state = ? AND next_run_at >= ?
+// selectStateEntries reads jobs_due alone: it holds every column named.
+const selectStateEntries = `SELECT id, next_run_at FROM jobs WHERE state = ? AND next_run_at >= ?
 		ORDER BY next_run_at, id LIMIT ?`
-)
 
 var selectLatestInState = selectJob + ` WHERE state = ? AND next_run_at >= ?
 		ORDER BY next_run_at DESC, id DESC LIMIT ?`
 
-// StateEntries sets only ID, State and NextRunAt.
-func (s *JobStore) StateEntries(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error) {
+// statusRead runs stmt with args, since and limit (status.CheckRead).
+func statusRead[T any](ctx context.Context, db *DB, what, stmt string, since time.Time, limit int, scan func(scanner) (T, error), args ...any) ([]T, error) {
 	if err := status.CheckRead(limit); err != nil {
 		return nil, err
 	}
-	out, err := queryAll(ctx, s.db.sql, selectStateEntries, []any{string(state), formatTime(since), limit}, func(r scanner) (job.Job, error) {
-		var (
-			j    = job.Job{State: state}
-			next string
-			err  error
-		)
-		if err = r.Scan(&j.ID, &next); err != nil {
-			return j, err
-		}
-		j.NextRunAt, err = parseTime(next)
-		return j, err
-	})
+	out, err := queryAll(ctx, db.sql, stmt, append(args, formatTime(since), limit), scan)
 	if err != nil {
-		return nil, fmt.Errorf("jobs in %s: %w", state, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
 
+// StateEntries sets only ID, State and NextRunAt.
+func (s *JobStore) StateEntries(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error) {
+	return statusRead(ctx, s.db, "jobs in "+string(state), selectStateEntries, since, limit, func(r scanner) (job.Job, error) {
+		j := job.Job{State: state}
+		err := r.Scan(&j.ID, timeAt{&j.NextRunAt})
+		return j, err
+	}, string(state))
+}
+
 func (s *JobStore) LatestInState(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s.db.sql, selectLatestInState, []any{string(state), formatTime(since), limit}, scanJob)
-	if err != nil {
-		return nil, fmt.Errorf("latest jobs in %s: %w", state, err)
-	}
-	return out, nil
+	return statusRead(ctx, s.db, "latest jobs in "+string(state), selectLatestInState, since, limit, scanJob, string(state))
 }

@@ -23,13 +23,13 @@ func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, b
 	var e earliest
 	err := a.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
 		e = earliest{}
-		if err := e.jobs(ctx, a.db, tx, states); err != nil {
-			return err
+		err := e.jobs(ctx, a.db, tx, states)
+		for _, k := range []outbox.Kind{outbox.Telegram, outbox.Callback} {
+			if err == nil {
+				err = e.first(ctx, a.db, tx, selectNextEntry, "next_at", nextEntryParams(k))
+			}
 		}
-		if err := e.first(ctx, a.db, tx, selectNextEntry, "next_at", nextEntryParams(outbox.Telegram)); err != nil {
-			return err
-		}
-		return e.first(ctx, a.db, tx, selectNextEntry, "next_at", nextEntryParams(outbox.Callback))
+		return err
 	})
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due work: %w", err)

@@ -6,23 +6,20 @@ import (
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 
 	"transcriber/internal/botstate"
 	"transcriber/internal/outbox"
 )
 
-// BotState keeps the Telegram bot's chats in the telegram_chats table. An
-// update is one DoTx: the row is read, botstate.ApplyChatUpdate applied,
-// and the row written; a concurrent writer of the same row invalidates the
-// transaction's locks and the SDK runs it again.
+// BotState keeps the bot's chats in telegram_chats. An update is one DoTx
+// that a concurrent writer of the row makes the SDK run again.
 type BotState struct{ db *DB }
 
 var _ botstate.Store = (*BotState)(nil)
 
-// NewBotState returns the bot state store of db.
 func NewBotState(db *DB) *BotState { return &BotState{db: db} }
 
-// Chat returns a chat's settings; a chat never seen has the zero settings.
 func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 	var c botstate.Chat
 	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
@@ -36,7 +33,6 @@ func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 	return c, nil
 }
 
-// getChat reads a chat inside tx: Chat{ID: id} when it has no row.
 func (s *BotState) getChat(ctx context.Context, tx query.TxActor, id int64) (botstate.Chat, error) {
 	c, found, err := readOne(ctx, s.db, tx, selectChat, chatIDParams(id), scanChat)
 	if !found {
@@ -45,30 +41,20 @@ func (s *BotState) getChat(ctx context.Context, tx query.TxActor, id int64) (bot
 	return c, err
 }
 
-// UpdateChat applies change to a chat's settings and writes them, in one
-// transaction. When the transaction is run again (its locks invalidated by
-// a concurrent update of the chat), change runs again on the settings read
-// anew: it must depend on nothing but its argument.
 func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, change func(*botstate.Chat)) (botstate.Chat, error) {
 	if err := botstate.ValidateChatUpdate(now); err != nil {
 		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
 	}
 	var c botstate.Chat
 	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		c = botstate.Chat{}
 		cur, err := s.getChat(ctx, tx, id)
-		if err != nil {
-			return err
+		if err == nil {
+			c, err = botstate.ApplyChatUpdate(cur, now, change)
 		}
-		next, err := botstate.ApplyChatUpdate(cur, now, change)
-		if err != nil {
-			return err
+		if err == nil {
+			err = s.db.exec(ctx, tx, upsertChat, chatParams(c))
 		}
-		if err := s.db.exec(ctx, tx, upsertChat, chatParams(next)); err != nil {
-			return err
-		}
-		c = next
-		return nil
+		return err
 	})
 	if err != nil {
 		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
@@ -76,8 +62,7 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 	return c, nil
 }
 
-// readOne reads the row stmt selects by its key inside tx, with scan;
-// found is false when there is none.
+// readOne reads the row stmt selects by its key; found is false for none.
 func readOne[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, p params, scan func(query.Row) (T, error)) (v T, found bool, err error) {
 	err = db.rows(ctx, tx, stmt, p, func(row query.Row) error {
 		var err error
@@ -88,9 +73,8 @@ func readOne[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, 
 	return v, found, err
 }
 
-// ForgetChat removes a chat's settings and outbox entries, in one
-// transaction: the entries are the key range from the chat's prefix to the
-// prefix with its "/" made "0", the next byte.
+// ForgetChat deletes the chat's outbox keys from its prefix up to the
+// prefix with "/" made "0", the next byte.
 func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
 	p := botstate.ChatPrefix(chatID)
 	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
@@ -104,3 +88,77 @@ func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
 	}
 	return nil
 }
+
+// chatRow holds one telegram_chats row as it is read.
+type chatRow struct {
+	botstate.Chat
+	auto string
+}
+
+// rowCol is one column of a row type T, read through R: its name, the
+// value T gives it (the parameter of that name), and where R takes it.
+type rowCol[T, R any] struct {
+	name  string
+	value func(*T) types.Value
+	ref   func(*R) any
+}
+
+func structOf[T, R any](cols []rowCol[T, R], v *T) types.Value {
+	fields := make([]types.StructValueOption, len(cols))
+	for i, c := range cols {
+		fields[i] = types.StructFieldValue(c.name, c.value(v))
+	}
+	return types.StructValue(fields...)
+}
+
+func destsOf[T, R any](cols []rowCol[T, R], r *R) []query.NamedDestination {
+	d := make([]query.NamedDestination, len(cols))
+	for i, c := range cols {
+		d[i] = query.Named(c.name, c.ref(r))
+	}
+	return d
+}
+
+// chatColumnList names chatColumns (botstate_statements.go) in order.
+var chatColumnList = []rowCol[botstate.Chat, chatRow]{
+	{"chat_id", func(c *botstate.Chat) types.Value { return i64(c.ID) }, func(r *chatRow) any { return &r.ID }},
+	{"language", func(c *botstate.Chat) types.Value { return utf8(c.Language) }, func(r *chatRow) any { return &r.Language }},
+	{"format", func(c *botstate.Chat) types.Value { return utf8(c.Format) }, func(r *chatRow) any { return &r.Format }},
+	{"auto", func(c *botstate.Chat) types.Value { return utf8(string(c.Auto)) }, func(r *chatRow) any { return &r.auto }},
+	{"ui_lang", func(c *botstate.Chat) types.Value { return utf8(c.UILang) }, func(r *chatRow) any { return &r.UILang }},
+	{"blocked_at", func(c *botstate.Chat) types.Value { return optTS(c.BlockedAt) }, func(r *chatRow) any { return &r.BlockedAt }},
+	{"updated_at", func(c *botstate.Chat) types.Value { return ts(c.UpdatedAt) }, func(r *chatRow) any { return &r.UpdatedAt }},
+	{"mode", func(c *botstate.Chat) types.Value { return utf8(c.Mode) }, func(r *chatRow) any { return &r.Mode }},
+	{"features", func(c *botstate.Chat) types.Value { return utf8(c.Features) }, func(r *chatRow) any { return &r.Features }},
+}
+
+func chatParams(c botstate.Chat) params {
+	p := make(params, len(chatColumnList))
+	for i, col := range chatColumnList {
+		p[i] = param{"$" + col.name, col.value(&c)}
+	}
+	return p
+}
+
+func chatDests(r *chatRow) []query.NamedDestination { return destsOf(chatColumnList, r) }
+
+// finish turns a scanned row into its chat, times in UTC.
+func (r *chatRow) finish() botstate.Chat {
+	c := r.Chat
+	c.Auto = botstate.Auto(r.auto)
+	c.UpdatedAt = c.UpdatedAt.UTC()
+	if !c.BlockedAt.IsZero() {
+		c.BlockedAt = c.BlockedAt.UTC()
+	}
+	return c
+}
+
+func scanChat(row query.Row) (botstate.Chat, error) {
+	var r chatRow
+	if err := row.ScanNamed(chatDests(&r)...); err != nil {
+		return botstate.Chat{}, fmt.Errorf("read chat row: %w", err)
+	}
+	return r.finish(), nil
+}
+
+func chatIDParams(id int64) params { return params{{"$chat_id", i64(id)}} } // selectChat, deleteChat

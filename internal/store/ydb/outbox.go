@@ -15,15 +15,21 @@ import (
 // Outbox keeps the outbox table. Every read-check-write is one DoTx: a
 // concurrent writer of the row breaks its locks and the SDK runs it again,
 // so of two senders that read an entry as free, one takes it.
-type Outbox struct{ db *DB }
+type Outbox struct {
+	outbox.Change
+	db *DB
+}
 
 var (
 	_ outbox.Store  = (*Outbox)(nil)
 	_ status.Outbox = (*Outbox)(nil)
 )
 
-// NewOutbox returns the outbox of db.
-func NewOutbox(db *DB) *Outbox { return &Outbox{db: db} }
+func NewOutbox(db *DB) *Outbox {
+	s := &Outbox{db: db}
+	s.Change = s.change
+	return s
+}
 
 // entryRow holds one outbox row as it is read.
 type entryRow struct {
@@ -32,13 +38,8 @@ type entryRow struct {
 	attempts, lastStatus int32
 }
 
-// outboxColumnList: outbox_statements.go's outboxColumns and outboxStruct
-// name the same columns in the same order.
-var outboxColumnList = []struct {
-	name  string
-	value func(e *outbox.Entry) types.Value
-	ref   func(r *entryRow) any
-}{
+// outboxColumnList names outboxColumns (outbox_statements.go) in order.
+var outboxColumnList = []rowCol[outbox.Entry, entryRow]{
 	{"kind", func(e *outbox.Entry) types.Value { return utf8(string(e.Kind)) }, func(r *entryRow) any { return &r.kind }},
 	{"key", func(e *outbox.Entry) types.Value { return utf8(e.Key) }, func(r *entryRow) any { return &r.Key }},
 	{"job_id", func(e *outbox.Entry) types.Value { return utf8(e.JobID) }, func(r *entryRow) any { return &r.JobID }},
@@ -59,11 +60,7 @@ var outboxColumnList = []struct {
 func entriesParams(es ...outbox.Entry) params {
 	vs := make([]types.Value, len(es))
 	for i := range es {
-		fields := make([]types.StructValueOption, len(outboxColumnList))
-		for j, c := range outboxColumnList {
-			fields[j] = types.StructFieldValue(c.name, c.value(&es[i]))
-		}
-		vs[i] = types.StructValue(fields...)
+		vs[i] = structOf(outboxColumnList, &es[i])
 	}
 	return params{{"$entries", types.ListValue(vs...)}}
 }
@@ -90,11 +87,7 @@ func keyRangeParams(kind outbox.Kind, from, to string) params { // deleteKeyRang
 
 func scanEntry(row query.Row) (outbox.Entry, error) {
 	var r entryRow
-	dests := make([]query.NamedDestination, len(outboxColumnList))
-	for i, c := range outboxColumnList {
-		dests[i] = query.Named(c.name, c.ref(&r))
-	}
-	if err := row.ScanNamed(dests...); err != nil {
+	if err := row.ScanNamed(destsOf(outboxColumnList, &r)...); err != nil {
 		return outbox.Entry{}, fmt.Errorf("read outbox row: %w", err)
 	}
 	return r.finish(), nil
@@ -115,15 +108,12 @@ func (s *Outbox) get(ctx context.Context, tx query.TxActor, kind outbox.Kind, ke
 	return readOne(ctx, s.db, tx, selectEntry, entryParams(kind, key), scanEntry)
 }
 
-// change is outbox.Change over one transaction: read, decide, and insert
-// (retried on a key taken meanwhile) or upsert. A run after its own commit
-// whose answer was lost finds that write (outbox.Same) and answers it.
+// change inserts (retried on a key taken meanwhile) or upserts.
 func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 	apply func(cur outbox.Entry, found bool) (outbox.Entry, bool, error),
 ) (e outbox.Entry, wrote bool, err error) {
 	var mine *outbox.Entry // what an earlier run wrote
 	err = s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		e, wrote = outbox.Entry{}, false
 		cur, found, err := s.get(ctx, tx, kind, key)
 		if err != nil {
 			return err
@@ -132,66 +122,37 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 			e, wrote = cur, true
 			return nil
 		}
-		next, write, err := apply(cur, found)
-		switch {
-		case err != nil:
-			return err
-		case write && found:
-			err = s.db.exec(ctx, tx, upsertEntries, entriesParams(next))
-		case write:
-			err = retryKeyConflict(s.db.exec(ctx, tx, insertEntries, entriesParams(next)))
-		}
-		if err != nil {
+		if e, wrote, err = apply(cur, found); err != nil || !wrote {
 			return err
 		}
-		e, wrote = next, write
-		if write {
-			mine = &next
+		if found {
+			err = s.db.exec(ctx, tx, upsertEntries, entriesParams(e))
+		} else {
+			err = retryKeyConflict(s.db.exec(ctx, tx, insertEntries, entriesParams(e)))
 		}
-		return nil
+		if err == nil {
+			w := e
+			mine = &w
+		}
+		return err
 	})
 	return e, wrote, err
 }
 
-func (s *Outbox) Put(ctx context.Context, e outbox.Entry, at, now time.Time) (outbox.Entry, bool, error) {
-	return outbox.Change(s.change).Put(ctx, e, at, now)
-}
-
-func (s *Outbox) Begin(ctx context.Context, e outbox.Entry, now time.Time, lease time.Duration) (outbox.Entry, bool, error) {
-	return outbox.Change(s.change).Begin(ctx, e, now, lease)
-}
-
-func (s *Outbox) Finish(ctx context.Context, kind outbox.Kind, key string, o outbox.Outcome, now time.Time) (outbox.Entry, error) {
-	return outbox.Change(s.change).Finish(ctx, kind, key, o, now)
-}
-
 func (s *Outbox) Get(ctx context.Context, kind outbox.Kind, key string) (outbox.Entry, error) {
-	if err := outbox.ValidateRef(kind, key); err != nil {
-		return outbox.Entry{}, fmt.Errorf("get %s: %w", kind, err)
-	}
-	var (
-		e     outbox.Entry
-		found bool
-	)
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		var err error
-		e, found, err = s.get(ctx, tx, kind, key)
-		return err
+	return outbox.Get(kind, key, func() (e outbox.Entry, found bool, err error) {
+		err = s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
+			e, found, err = s.get(ctx, tx, kind, key)
+			return err
+		})
+		return e, found, err
 	})
-	if err == nil && !found {
-		err = outbox.ErrNotFound
-	}
-	if err != nil {
-		return outbox.Entry{}, fmt.Errorf("get %s %s: %w", kind, key, err)
-	}
-	return e, nil
 }
 
-// ClaimDue selects through outbox_due, takes and writes in one
-// transaction: of two sweepers that select the same rows, the second to
-// commit runs again and finds them held. A run after its own commit whose
-// answer was lost keeps the claims still as it wrote them (outbox.Same)
-// and selects only the rest of limit.
+// ClaimDue selects through outbox_due and writes in one transaction: of
+// two sweepers that select the same rows, the second to commit runs again
+// and finds them held. A run after its own commit whose answer was lost
+// keeps its claims still as written (outbox.Same) and selects the rest.
 func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, lease time.Duration, limit int) ([]outbox.Entry, error) {
 	if err := outbox.ValidateClaim(kind, now, lease, limit); err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", kind, err)
@@ -199,59 +160,40 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 	now = truncMs(now)
 	var claimed, wrote []outbox.Entry
 	err := s.db.update(ctx, func(ctx context.Context, tx query.TxActor) error {
-		claimed = nil
 		if !earlierCommit(ctx) {
 			wrote = nil // an earlier run did not commit: its claims are no one's
 		}
-		for _, w := range wrote {
-			cur, found, err := s.get(ctx, tx, kind, w.Key)
-			if err != nil {
-				return err
-			}
-			if found && outbox.Same(cur, w) {
-				claimed = append(claimed, cur)
-			}
+		var err error
+		if claimed, err = outbox.Kept(wrote, func(key string) (outbox.Entry, bool, error) { return s.get(ctx, tx, kind, key) }); err != nil {
+			return err
 		}
-		var next []outbox.Entry
 		if want := limit - len(claimed); want > 0 {
+			var next []outbox.Entry
 			err := s.db.rows(ctx, tx, selectDueEntries, dueEntriesParams(kind, now, want), func(row query.Row) error {
 				cur, err := scanEntry(row)
-				if err != nil {
-					return err
+				if err == nil {
+					cur, err = outbox.ApplyClaim(cur, now, lease)
+					next = append(next, cur)
 				}
-				e, err := outbox.ApplyClaim(cur, now, lease)
-				next = append(next, e)
 				return err
 			})
+			if err == nil && len(next) > 0 {
+				err = s.db.exec(ctx, tx, upsertEntries, entriesParams(next...))
+			}
 			if err != nil {
 				return err
 			}
+			claimed = append(claimed, next...)
 		}
-		if len(next) > 0 {
-			if err := s.db.exec(ctx, tx, upsertEntries, entriesParams(next...)); err != nil {
-				return err
-			}
-		}
-		claimed = append(claimed, next...)
 		wrote = claimed
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", kind, err)
 	}
-	if claimed == nil {
-		claimed = []outbox.Entry{}
-	}
 	return claimed, nil
 }
 
 func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error) {
-	if err := status.CheckRead(limit); err != nil {
-		return nil, err
-	}
-	out, err := readAll(ctx, s.db, selectEntriesInState, inStateParams(kind, state, since, limit), scanEntry)
-	if err != nil {
-		return nil, fmt.Errorf("%s in %s: %w", kind, state, err)
-	}
-	return out, nil
+	return statusRead(ctx, s.db, fmt.Sprintf("%s in %s", kind, state), selectEntriesInState, limit, inStateParams(kind, state, since, limit), scanEntry)
 }

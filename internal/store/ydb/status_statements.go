@@ -1,11 +1,10 @@
 package ydb
 
-// The reads of the owner's status (package status): each one range of an
-// index sorted by its whole key in one direction, so YDB reads at most
-// $limit index rows (TestIndexReadsFollowTheIndex).
+// The status's reads: each one range of an index sorted by its whole key
+// in one direction, so YDB reads at most $limit index rows
+// (TestIndexReadsFollowTheIndex).
 const (
-	// selectStateEntries reads the index alone: id and next_run_at are in
-	// its key.
+	// selectStateEntries reads the index alone.
 	selectStateEntries = `DECLARE $state AS Utf8;
 DECLARE $since AS Timestamp;
 DECLARE $limit AS Uint64;
