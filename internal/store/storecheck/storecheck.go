@@ -15,6 +15,7 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/ident"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/store"
 )
@@ -61,6 +62,12 @@ var Estimates = map[string]string{
 	"Reserve, refused":        "≈ 1",
 	"Used":                    "≈ 1",
 	"Used, spread counter":    "≈ 1–8",
+	"Put":                     "≈ 5",
+	"Put, recorded":           "≈ 1",
+	"Begin":                   "≈ 3–7",
+	"Begin, held":             "≈ 1",
+	"Finish":                  "≈ 3–7",
+	"ClaimDue (outbox)":       "≈ 3–7",
 }
 
 type probe struct {
@@ -71,15 +78,18 @@ type probe struct {
 	res   Result
 }
 
-// Run makes two jobs and a counter under a fresh owner, takes them through
-// the calls of a job's life and deletes them. It stops early only when a
-// call fails outright; a wrong answer is a failure and the probe goes on.
+// Run takes two jobs, a counter and an outbox entry, under fresh keys,
+// through the calls of their life. A call that fails outright ends its
+// part; a wrong answer is a failure and the probe goes on.
 func Run(ctx context.Context, s store.Set, clk clock.Clock, meter Meter) Result {
 	p := &probe{ctx: ctx, set: s, meter: meter, clk: clk}
 	if err := p.jobs(); err != nil {
 		p.fail("%v", err)
 	}
 	if err := p.counters(); err != nil {
+		p.fail("%v", err)
+	}
+	if err := p.outbox(); err != nil {
 		p.fail("%v", err)
 	}
 	return p.res
@@ -279,4 +289,50 @@ func (p *probe) counters() error {
 	}
 	p.check(used == 3, "Used of a spread counter: %d, want 3", used)
 	return cs.Release(p.ctx, admission.RequestsKey, spreadWindow, 3)
+}
+
+// outbox takes a callback entry through its life: made once, taken once,
+// given back, claimed when due, delivered.
+func (p *probe) outbox() error {
+	box := p.set.Outbox
+	now := p.clk.Now().UTC().Truncate(time.Millisecond)
+	e := outbox.Entry{Kind: outbox.Callback, Key: "probe-" + ident.New(), Payload: "https://example.invalid/hook"}
+	var got outbox.Entry
+	var ok bool
+	var err error
+	if err := p.call("Put", func(ctx context.Context) error { got, ok, err = box.Put(ctx, e, now.Add(time.Hour), now); return err }); err != nil {
+		return err
+	}
+	p.check(ok && got.State == outbox.Pending, "Put: created %v, state %s", ok, got.State)
+	if err := p.call("Put, recorded", func(ctx context.Context) error { got, ok, err = box.Put(ctx, e, now, now); return err }); err != nil {
+		return err
+	}
+	p.check(!ok && got.NextAt.Equal(now.Add(time.Hour)), "Put of a recorded entry: created %v, due %v", ok, got.NextAt)
+	if err := p.call("Begin", func(ctx context.Context) error { got, ok, err = box.Begin(ctx, e, now, time.Minute); return err }); err != nil {
+		return err
+	}
+	p.check(ok && got.LeaseUntil.Equal(now.Add(time.Minute)), "Begin: taken %v, lease until %v", ok, got.LeaseUntil)
+	if err := p.call("Begin, held", func(ctx context.Context) error { _, ok, err = box.Begin(ctx, e, now, time.Minute); return err }); err != nil {
+		return err
+	}
+	p.check(!ok, "Begin of a held entry: taken")
+	retry := outbox.Outcome{State: outbox.Pending, NextAt: now, Attempt: &outbox.Attempt{At: now, Status: 503, Error: "probe"}}
+	if err := p.call("Finish", func(ctx context.Context) error { got, err = box.Finish(ctx, e.Kind, e.Key, retry, now); return err }); err != nil {
+		return err
+	}
+	p.check(got.State == outbox.Pending && got.Attempts == 1, "Finish: state %s, attempts %d", got.State, got.Attempts)
+	var due []outbox.Entry
+	if err := p.call("ClaimDue (outbox)", func(ctx context.Context) error {
+		due, err = box.ClaimDue(ctx, e.Kind, now, time.Minute, 10)
+		return err
+	}); err != nil {
+		return err
+	}
+	p.check(len(due) == 1 && due[0].Key == e.Key, "ClaimDue of the outbox: %d entries, want only %s", len(due), e.Key)
+	got, err = box.Finish(p.ctx, e.Kind, e.Key, outbox.Outcome{State: outbox.Delivered, Attempt: &outbox.Attempt{At: now, Status: 200}}, now)
+	if err != nil {
+		return fmt.Errorf("finish an outbox entry: %w", err)
+	}
+	p.check(got.State == outbox.Delivered, "Finish, delivered: state %s", got.State)
+	return nil
 }

@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
+	"transcriber/internal/outbox"
 	"transcriber/internal/store"
 	"transcriber/internal/store/sqlite"
 	"transcriber/internal/store/storecheck"
@@ -90,4 +92,19 @@ func TestACallThatFailsStopsTheJobsAndSaysWhich(t *testing.T) {
 	r := storecheck.Run(ctx, s, clock.System(), nil)
 	require.NotEmpty(t, r.Failures)
 	require.True(t, strings.HasPrefix(r.Failures[0], "Create: "), r.Failures[0])
+}
+
+// eager takes an entry however it is held: a store that broke the lease.
+type eager struct{ outbox.Store }
+
+func (e eager) Begin(ctx context.Context, en outbox.Entry, now time.Time, lease time.Duration) (outbox.Entry, bool, error) {
+	got, _, err := e.Store.Begin(ctx, en, now.Add(lease), lease)
+	return got, err == nil, err
+}
+
+func TestAnOutboxThatBreaksTheLeaseFails(t *testing.T) {
+	s := openSet(t)
+	s.Outbox = eager{s.Outbox}
+	r := storecheck.Run(context.Background(), s, clock.System(), nil)
+	require.Contains(t, strings.Join(r.Failures, "\n"), "Begin of a held entry")
 }
