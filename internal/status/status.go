@@ -512,7 +512,9 @@ func (r Reader) readDeliveries(ctx context.Context, s *Status) error {
 		if free && !x.NextAt.After(s.At) {
 			d.Due++
 		}
-		if free && x.Attempts > 0 {
+		// Tried and not sent, or taken by a sender that died (a take
+		// leaves LeaseUntil past UpdatedAt; Finish makes them equal).
+		if free && (x.Attempts > 0 || x.LeaseUntil.After(x.UpdatedAt)) {
 			d.Failing++
 		}
 	}

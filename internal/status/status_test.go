@@ -298,6 +298,8 @@ func TestDeliveriesAndCallbacks(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = e.box.Begin(e.ctx, msg(3), now, time.Minute) // being sent now
 	require.NoError(t, err)
+	_, _, err = e.box.Begin(e.ctx, msg(4), now.Add(-10*time.Minute), time.Minute) // its sender died
+	require.NoError(t, err)
 
 	const secretURL = "https://hooks.example.com:8443/in/s3cr3t-path?token=s3cr3t"
 	ids := []string{"01jd0m3y8k9q2r5t7v4w6x8z0a", "01jd0m3y8k9q2r5t7v4w6x8z0b", "01jd0m3y8k9q2r5t7v4w6x8z0c", "01jd0m3y8k9q2r5t7v4w6x8z0d", "01jd0m3y8k9q2r5t7v4w6x8z0e"}
@@ -332,10 +334,10 @@ func TestDeliveriesAndCallbacks(t *testing.T) {
 	post(ids[4], 1, outbox.Pending, 502)
 
 	s := e.read(t)
-	require.Equal(t, 3, s.Telegram.Pending)
-	require.Equal(t, 1, s.Telegram.Due, "the one due and free")
-	require.Equal(t, 1, s.Telegram.Failing, "taken, not sent, and free")
-	require.Equal(t, now.Add(-time.Second), s.Telegram.OldestDue)
+	require.Equal(t, 4, s.Telegram.Pending)
+	require.Equal(t, 2, s.Telegram.Due, "the ones due and free")
+	require.Equal(t, 2, s.Telegram.Failing, "tried and not sent, or taken by a sender that never finished, and free")
+	require.Equal(t, now.Add(-9*time.Minute), s.Telegram.OldestDue)
 
 	cb := s.Callbacks
 	require.Equal(t, 4, cb.Pending)

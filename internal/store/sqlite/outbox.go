@@ -147,12 +147,13 @@ func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.Sta
 	return statusRead(ctx, s.db, fmt.Sprintf("%s in %s", kind, state), selectInState, since, limit, scanEntry, string(kind), string(state))
 }
 
-// Expire stands in for YDB's TTL: a scan, as the store serves one machine.
+// Expire stands in for YDB's TTL for Telegram entries: a scan, as the store
+// serves one machine. A callback goes with its job (the schema's trigger).
 func (s *Outbox) Expire(ctx context.Context, before time.Time, limit int) (int, error) {
 	var n int64
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE rowid IN
-			(SELECT rowid FROM outbox WHERE updated_at < ? LIMIT ?)`, formatTime(before), limit)
+			(SELECT rowid FROM outbox WHERE kind <> 'callback' AND updated_at < ? LIMIT ?)`, formatTime(before), limit)
 		if err == nil {
 			n, err = res.RowsAffected()
 		}
