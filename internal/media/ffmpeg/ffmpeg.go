@@ -31,7 +31,6 @@ import (
 const (
 	DefaultMaxDuration   = 6 * time.Hour
 	DefaultSegmentLength = 3*time.Hour + 50*time.Minute // under SpeechKit's 4 h per file
-	DefaultStderrLimit   = 4 << 10                      // the tail, where the fatal error is
 	DefaultPieceLength   = 5 * time.Minute
 	DefaultParallelFrom  = 10 * time.Minute
 	DefaultMaxPieces     = 24
@@ -122,9 +121,6 @@ func New(t Tools, cfg Config) *Media {
 	return &Media{tools: t, cfg: cfg.withDefaults()}
 }
 
-// Config returns the settings in use, defaults filled in.
-func (m *Media) Config() Config { return m.cfg }
-
 // The errors of Probe, Plan and Convert; errors.Is matches by kind and code.
 var (
 	ErrEmptyFile  = errs.New(errs.Permanent, "empty_file", "the file is empty")
@@ -150,6 +146,9 @@ func wrap(sentinel *errs.Error, cause error, message string) *errs.Error {
 	}
 	return errs.Wrap(cause, sentinel.Kind, sentinel.Code, message)
 }
+
+// stderrLimit keeps the tail, where the fatal error is.
+const stderrLimit = 4 << 10
 
 // rwTimeout is ffmpeg's network I/O wait before reconnecting: far over a
 // healthy read, far under the function's 10-minute life.

@@ -127,7 +127,7 @@ func (m *Media) probeFailure(ctx context.Context, input string, res runResult) e
 	if res.WriteErr != nil && ctx.Err() == nil {
 		return wrap(ErrUnreadable, fmt.Errorf("ffprobe: %w", res.WriteErr), "")
 	}
-	err := res.failure(ctx, "ffprobe")
+	err := res.err(ctx, "ffprobe")
 	if errors.Is(err, ErrUnsupported) {
 		return err // a demuxer was found and refused: not empty
 	}
@@ -176,15 +176,11 @@ func (m *Media) measure(ctx context.Context, input, container string) (int64, er
 		"-t", seconds(m.cfg.MaxDuration+time.Second), "-f", "null", "-")
 	out := cappedBuffer{limit: probeOutputLimit}
 	res := run(ctx, m.tools.FFmpeg, args, input, &out)
-	if res.Err != nil || res.WriteErr != nil {
-		err := res.failure(ctx, "ffmpeg (measure)")
+	if err := res.err(ctx, "ffmpeg (measure)"); err != nil {
 		if errors.Is(err, ErrFailed) && res.refused() {
 			return 0, wrap(ErrUnreadable, errors.Unwrap(err), "")
 		}
 		return 0, err
-	}
-	if inputReadBroke(res.Stderr) {
-		return 0, readBroke("ffmpeg (measure)", res.Stderr)
 	}
 	var last int64 = -1
 	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
