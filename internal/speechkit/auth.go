@@ -50,10 +50,6 @@ type tokenSource struct {
 	recent [2]string
 }
 
-func newTokenSource(url string, c clock.Clock) *tokenSource {
-	return &tokenSource{url: url, clock: c, http: &http.Client{Timeout: metadataTimeout}}
-}
-
 // token returns the cached token, refreshed when due; a failed refresh
 // falls back on an unexpired cached one.
 func (t *tokenSource) token(ctx context.Context) (string, error) {
@@ -162,7 +158,7 @@ func NewAuthorizer(apiKey, folderID, metadataURL string, c clock.Clock) (*Author
 	if c == nil {
 		c = clock.System()
 	}
-	a.tokens = newTokenSource(metadataURL, c)
+	a.tokens = &tokenSource{url: metadataURL, clock: c, http: &http.Client{Timeout: metadataTimeout}}
 	return a, nil
 }
 

@@ -153,9 +153,6 @@ func NotAccepted(err error) bool {
 // (transport, time-out, 5xx, no IAM token), not that this request is wrong;
 // the caller tells its own cancellation apart.
 func Outage(err error) bool {
-	switch errs.CodeOf(err) {
-	case CodeUnavailable, codeAuthUnavailable:
-		return true
-	}
-	return false
+	code := errs.CodeOf(err)
+	return code == CodeUnavailable || code == codeAuthUnavailable
 }

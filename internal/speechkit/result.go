@@ -22,10 +22,7 @@ import (
 // summarization's responses join by a blank line. No speech is an empty
 // transcript.
 func (c *Client) Result(ctx context.Context, operationID string) (transcript.Transcript, error) {
-	if operationID == "" {
-		return transcript.Transcript{}, errNoOperation()
-	}
-	ctx, err := c.outgoing(ctx)
+	ctx, err := c.onOperation(ctx, operationID)
 	if err != nil {
 		return transcript.Transcript{}, err
 	}

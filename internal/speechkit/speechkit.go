@@ -61,10 +61,6 @@ func (c Config) withDefaults() Config {
 	c.Endpoint = cmp.Or(c.Endpoint, DefaultEndpoint)
 	c.OperationEndpoint = cmp.Or(c.OperationEndpoint, DefaultOperationEndpoint)
 	c.Model = cmp.Or(c.Model, DefaultModel)
-	c.MetadataURL = cmp.Or(c.MetadataURL, DefaultMetadataURL)
-	if c.Clock == nil {
-		c.Clock = clock.System()
-	}
 	c.SyncURL = cmp.Or(c.SyncURL, DefaultSyncURL)
 	c.SyncTimeout = cmp.Or(max(c.SyncTimeout, 0), DefaultSyncTimeout)
 	return c
@@ -111,17 +107,15 @@ func New(cfg Config) (*Client, error) {
 		opConn = &lazyConn{target: cfg.OperationEndpoint, creds: creds}
 		conns = append(conns, opConn)
 	}
-	c := &Client{
-		cfg:   cfg,
-		auth:  auth,
-		stt:   sttsdk.NewSTT(sttConn.get).AsyncRecognizer(),
-		ops:   opsdk.NewOperation(opConn.get).Operation(),
-		conns: conns,
-
+	return &Client{
+		cfg:     cfg,
+		auth:    auth,
+		stt:     sttsdk.NewSTT(sttConn.get).AsyncRecognizer(),
+		ops:     opsdk.NewOperation(opConn.get).Operation(),
+		conns:   conns,
 		syncURL: syncURL,
 		http:    NewHTTPClient(cfg.SyncTimeout),
-	}
-	return c, nil
+	}, nil
 }
 
 // Authorizer is the client's credentials, shared with Translate (one token cache).

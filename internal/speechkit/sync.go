@@ -126,11 +126,7 @@ func (c *Client) RecognizeSync(ctx context.Context, r SyncRequest) (SyncResult, 
 		query.Set("folderId", folder)
 	}
 	u := *c.syncURL
-	all := u.Query() // the configured URL's parameters, the request's over them
-	for k, v := range query {
-		all[k] = v
-	}
-	u.RawQuery = all.Encode()
+	u.RawQuery = query.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(r.Audio))
 	if err != nil {
 		return SyncResult{}, errs.Wrap(c.auth.redact(err), errs.Internal, codeInternal, "")
@@ -172,7 +168,8 @@ func (c *Client) syncAnswer(resp *http.Response, durationMs int64) (SyncResult, 
 	return res, nil
 }
 
-// syncQuery checks r and returns its query and the audio's length.
+// syncQuery checks r and returns its query, the configured URL's
+// parameters under its own, and the audio's length.
 func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 	switch {
 	case len(r.Audio) == 0:
@@ -196,7 +193,10 @@ func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	q := url.Values{"lang": {lang}, "topic": {model}, "format": {string(SyncOggOpus)}}
+	q := c.syncURL.Query()
+	q.Set("lang", lang)
+	q.Set("topic", model)
+	q.Set("format", string(SyncOggOpus))
 	return q, max(r.DurationMs, counted), nil
 }
 

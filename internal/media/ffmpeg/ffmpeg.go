@@ -1,18 +1,13 @@
-// Package ffmpeg is the media adapter: ffprobe says what a file holds,
-// Plan decides how it is cut, Convert streams it to OGG/Opus, Split cuts a
-// long recording at quiet moments.
+// Package ffmpeg is the media adapter: Probe reads what a file holds, Plan
+// how it is cut, Convert streams it to OGG/Opus with bounded memory and no
+// disk, Split cuts a long recording at quiet moments (a few MB of pieces on
+// disk at once, under Cloud Functions' 512 MB).
 //
-// The input is a presigned URL on the storage's origin (or a local path),
-// opened by ffmpeg itself so that it can seek with Range requests, under a
-// demuxer and protocol allow-list (input.go); anything else is
-// ErrUnsupported. Convert copies ffmpeg's stdout to a writer: no disk,
-// bounded memory. Split alone writes to disk, and removes each piece once
-// handed over: a few MB at once, under Cloud Functions' 512 MB of temporary
-// files.
-//
-// Failures are *errs.Error (the Err sentinels); the writer's and the
-// context's errors come back wrapped with their kinds. The URL's signature
-// never reaches a message and is scrubbed to "<input>" from the causes.
+// The input, a presigned URL on the storage's origin or a local path, is
+// opened by ffmpeg itself (so it seeks with Range requests) under a demuxer
+// and protocol allow-list (input.go). Failures are *errs.Error (the Err
+// sentinels); the URL's signature never reaches a message and is scrubbed
+// to "<input>" from the causes.
 package ffmpeg
 
 import (
@@ -139,12 +134,9 @@ var (
 	ErrInputRefused = errs.New(errs.Internal, "media_input_refused", "the recording could not be read")
 )
 
-// wrap copies sentinel with cause and, if not empty, message.
-func wrap(sentinel *errs.Error, cause error, message string) *errs.Error {
-	if message == "" {
-		message = sentinel.Message
-	}
-	return errs.Wrap(cause, sentinel.Kind, sentinel.Code, message)
+// wrap copies sentinel with cause.
+func wrap(sentinel *errs.Error, cause error) *errs.Error {
+	return errs.Wrap(cause, sentinel.Kind, sentinel.Code, sentinel.Message)
 }
 
 // stderrLimit keeps the tail, where the fatal error is.

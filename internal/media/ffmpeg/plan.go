@@ -3,6 +3,8 @@ package ffmpeg
 import (
 	"fmt"
 	"time"
+
+	"transcriber/internal/errs"
 )
 
 // ContainerOggOpus is SpeechKit's name for what Convert and Split write.
@@ -26,14 +28,10 @@ type Segment struct {
 }
 
 // Plan decides from a Probe how the file is cut; it runs nothing. Every
-// recording is converted, even one SpeechKit takes as it is, so what is
-// submitted is cut at the planned length and counted packet by packet
-// (oggopus); an untouched file would be recognized to its real end,
-// whatever its header says.
-//
-// Past ParallelFrom a recording is cut into ⌈length/PieceLength⌉ equal
-// segments, at most MaxPieces; otherwise into ⌈length/SegmentLength⌉.
-// None is ever longer than SegmentLength.
+// recording is converted, so what is submitted is cut at the planned length
+// and counted packet by packet (oggopus), whatever its header says. Past
+// ParallelFrom it is cut into ⌈length/PieceLength⌉ equal segments, at most
+// MaxPieces, else ⌈length/SegmentLength⌉; none is over SegmentLength.
 func (m *Media) Plan(p Probe) (Plan, error) { return m.PlanFor(p, true) }
 
 // PlanFor without parallel cuts only where SegmentLength forces it: for
@@ -41,18 +39,18 @@ func (m *Media) Plan(p Probe) (Plan, error) { return m.PlanFor(p, true) }
 func (m *Media) PlanFor(p Probe, parallel bool) (Plan, error) {
 	format, ok := allowedDemuxer(p.Container)
 	if !ok {
-		return Plan{}, wrap(ErrUnsupported, fmt.Errorf("format %q is not accepted", p.Container), "")
+		return Plan{}, wrap(ErrUnsupported, fmt.Errorf("format %q is not accepted", p.Container))
 	}
 	if len(p.Audio) == 0 {
-		return Plan{}, wrap(ErrNoAudio, fmt.Errorf("no audio stream in %q", p.Container), "")
+		return Plan{}, wrap(ErrNoAudio, fmt.Errorf("no audio stream in %q", p.Container))
 	}
 	if p.DurationMs <= 0 {
-		return Plan{}, wrap(ErrEmptyFile, fmt.Errorf("%q audio of %d ms", p.Container, p.DurationMs),
-			"the recording is empty")
+		return Plan{}, errs.Wrap(fmt.Errorf("%q audio of %d ms", p.Container, p.DurationMs),
+			ErrEmptyFile.Kind, ErrEmptyFile.Code, "the recording is empty")
 	}
 	if limit := m.cfg.MaxDuration.Milliseconds(); p.DurationMs > limit {
-		return Plan{}, wrap(ErrTooLong, fmt.Errorf("%d ms is over the limit of %d ms", p.DurationMs, limit),
-			"the recording is longer than "+humanDuration(m.cfg.MaxDuration))
+		return Plan{}, errs.Wrap(fmt.Errorf("%d ms is over the limit of %d ms", p.DurationMs, limit),
+			ErrTooLong.Kind, ErrTooLong.Code, "the recording is longer than "+humanDuration(m.cfg.MaxDuration))
 	}
 
 	n, length := m.pieces(p.DurationMs, parallel)

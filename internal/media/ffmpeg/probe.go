@@ -92,20 +92,20 @@ func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
 func decodeProbe(b []byte) (Probe, error) {
 	var raw ffprobeOutput
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: decode its output: %w", err), "")
+		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: decode its output: %w", err))
 	}
 	if _, ok := allowedDemuxer(raw.Format.FormatName); !ok {
-		return Probe{}, wrap(ErrUnsupported, fmt.Errorf("ffprobe: format %q is not accepted", raw.Format.FormatName), "")
+		return Probe{}, wrap(ErrUnsupported, fmt.Errorf("ffprobe: format %q is not accepted", raw.Format.FormatName))
 	}
 	if len(raw.Streams) == 0 {
-		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: no streams in %q", raw.Format.FormatName), "")
+		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: no streams in %q", raw.Format.FormatName))
 	}
 	p := Probe{Container: raw.Format.FormatName}
 	for _, s := range raw.Streams {
 		switch s.CodecType {
 		case "audio":
 			if s.Index < 0 || s.Channels < 0 {
-				return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: audio stream %d of %d channels", s.Index, s.Channels), "")
+				return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: audio stream %d of %d channels", s.Index, s.Channels))
 			}
 			rate, err := strconv.Atoi(s.SampleRate) // absent for some codecs: 0
 			if err != nil || rate < 0 {
@@ -125,7 +125,7 @@ func decodeProbe(b []byte) (Probe, error) {
 // probeFailure tells an unreadable file from an unfetched one, and an empty one from both.
 func (m *Media) probeFailure(ctx context.Context, input string, res runResult) error {
 	if res.WriteErr != nil && ctx.Err() == nil {
-		return wrap(ErrUnreadable, fmt.Errorf("ffprobe: %w", res.WriteErr), "")
+		return wrap(ErrUnreadable, fmt.Errorf("ffprobe: %w", res.WriteErr))
 	}
 	err := res.err(ctx, "ffprobe")
 	if errors.Is(err, ErrUnsupported) {
@@ -137,9 +137,9 @@ func (m *Media) probeFailure(ctx context.Context, input string, res runResult) e
 		return err
 	}
 	if m.isEmpty(ctx, input) {
-		return wrap(ErrEmptyFile, errors.Unwrap(err), "")
+		return wrap(ErrEmptyFile, errors.Unwrap(err))
 	}
-	return wrap(ErrUnreadable, errors.Unwrap(err), "")
+	return wrap(ErrUnreadable, errors.Unwrap(err))
 }
 
 // isEmpty asks for the size of the input read as raw data, for a URL or a path alike.
@@ -178,7 +178,7 @@ func (m *Media) measure(ctx context.Context, input, container string) (int64, er
 	res := run(ctx, m.tools.FFmpeg, args, input, &out)
 	if err := res.err(ctx, "ffmpeg (measure)"); err != nil {
 		if errors.Is(err, ErrFailed) && res.refused() {
-			return 0, wrap(ErrUnreadable, errors.Unwrap(err), "")
+			return 0, wrap(ErrUnreadable, errors.Unwrap(err))
 		}
 		return 0, err
 	}

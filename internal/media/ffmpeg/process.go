@@ -90,7 +90,7 @@ func (r runResult) err(ctx context.Context, tool string) error {
 		if !inputReadBroke(r.Stderr) {
 			return nil
 		}
-		return wrap(ErrSourceUnavailable, processError(tool, errors.New("reading the input broke off"), r.Stderr), "")
+		return wrap(ErrSourceUnavailable, processError(tool, errors.New("reading the input broke off"), r.Stderr))
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", tool, err) // errs.KindOf: Unavailable
@@ -101,9 +101,9 @@ func (r runResult) err(ctx context.Context, tool string) error {
 	cause := processError(tool, r.Err, r.Stderr)
 	var exit *exec.ExitError
 	if !errors.As(r.Err, &exit) {
-		return wrap(ErrFailed, cause, "") // did not start: deployment
+		return wrap(ErrFailed, cause) // did not start: deployment
 	}
-	return wrap(classify(r.Stderr), cause, "")
+	return wrap(classify(r.Stderr), cause)
 }
 
 // tail keeps the last limit bytes written.

@@ -14,18 +14,13 @@ import (
 )
 
 // Split converts input into the pieces plan.Segments outline (more than
-// one), each cut moved to the quietest moment near it, and hands each
-// finished piece to piece in order: its real start and length in the
-// source, and its OGG/Opus bytes, readable during the call only. piece's
-// error stops ffmpeg and comes back as it is.
-//
-// A level pass measures loudness every 100 ms for Cuts; a conversion pass
-// encodes as Convert does and the segment muxer cuts at the first Opus
-// packet at or after each cut (exact to 20 ms, in the source's time). Each
-// piece file is removed once piece returns, so the disk holds about two.
-// Pieces are consecutive from 0 and stop at the plan's end, never holding
-// more than was reserved; a shorter recording gives fewer pieces. On error
-// the pieces handed over may be cut short and must be discarded.
+// one) and hands each finished piece to piece in order: its real start and
+// length in the source, and its OGG/Opus bytes, readable during the call.
+// piece's error stops ffmpeg and comes back as it is. A level pass measures
+// loudness every 100 ms for Cuts; a conversion pass encodes as Convert does
+// and cuts at the first Opus packet at or after each cut (exact to 20 ms).
+// Each file is removed once piece returns. Pieces stop at the plan's end,
+// never holding more than was reserved; on error they must be discarded.
 func (m *Media) Split(ctx context.Context, input string, plan Plan, piece func(seg Segment, audio io.Reader) error) error {
 	nominal, format, err := outline(plan)
 	if err != nil {
@@ -95,7 +90,7 @@ func (m *Media) levels(ctx context.Context, input, format string, last Segment) 
 	// Half the frames leaves room for a header that overstated.
 	if got := int64(len(levels)); got < expected/2 {
 		cause := fmt.Errorf("the level pass gave %d levels for about %d frames: its output is not what this code reads", got, expected)
-		return nil, wrap(ErrFailed, processError("ffmpeg (levels)", cause, res.Stderr), "")
+		return nil, wrap(ErrFailed, processError("ffmpeg (levels)", cause, res.Stderr))
 	}
 	return levels, nil
 }
@@ -167,7 +162,7 @@ func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64,
 	}
 	dir, err := os.MkdirTemp("", "transcriber-pieces-")
 	if err != nil {
-		return wrap(ErrFailed, fmt.Errorf("split: a directory for the pieces: %w", err), "")
+		return wrap(ErrFailed, fmt.Errorf("split: a directory for the pieces: %w", err))
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 
@@ -197,7 +192,7 @@ func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64,
 		}
 		list.err = errors.New("the segment list ends inside an entry")
 	}
-	return wrap(ErrFailed, processError("ffmpeg (split)", list.err, res.Stderr), "")
+	return wrap(ErrFailed, processError("ffmpeg (split)", list.err, res.Stderr))
 }
 
 // pieceList reads the segment list and hands each piece over.
