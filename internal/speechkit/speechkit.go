@@ -16,9 +16,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,7 +72,7 @@ type Client struct {
 	auth  *Authorizer
 	stt   *sttsdk.AsyncRecognizerClient
 	ops   *opsdk.OperationServiceClient
-	conns []*lazyConn
+	conns []*grpc.ClientConn
 
 	syncURL *url.URL     // RecognizeSync's endpoint
 	http    *http.Client // RecognizeSync's client
@@ -82,8 +82,8 @@ type Client struct {
 // SyncEndpoint is SyncURL or its default.
 func (c Config) SyncEndpoint() string { return c.withDefaults().SyncURL }
 
-// New returns a client without network I/O: connections and the IAM token
-// come on first use.
+// New returns a client without network I/O: grpc.NewClient connects and
+// the IAM token comes on first use.
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
 	auth, err := NewAuthorizer(cfg.APIKey, cfg.FolderID, cfg.MetadataURL, cfg.Clock)
@@ -100,18 +100,22 @@ func New(cfg Config) (*Client, error) {
 	} else {
 		creds = credentials.NewTLS(tlsConfig())
 	}
-	sttConn := &lazyConn{target: cfg.Endpoint, creds: creds}
-	opConn := sttConn
-	conns := []*lazyConn{sttConn}
+	sttConn, err := grpc.NewClient(cfg.Endpoint, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, fmt.Errorf("speechkit: endpoint: %w", err)
+	}
+	opConn, conns := sttConn, []*grpc.ClientConn{sttConn}
 	if cfg.OperationEndpoint != cfg.Endpoint {
-		opConn = &lazyConn{target: cfg.OperationEndpoint, creds: creds}
+		if opConn, err = grpc.NewClient(cfg.OperationEndpoint, grpc.WithTransportCredentials(creds)); err != nil {
+			return nil, errors.Join(fmt.Errorf("speechkit: operation endpoint: %w", err), sttConn.Close())
+		}
 		conns = append(conns, opConn)
 	}
 	return &Client{
 		cfg:     cfg,
 		auth:    auth,
-		stt:     sttsdk.NewSTT(sttConn.get).AsyncRecognizer(),
-		ops:     opsdk.NewOperation(opConn.get).Operation(),
+		stt:     sttsdk.NewSTT(fixedConn(sttConn)).AsyncRecognizer(),
+		ops:     opsdk.NewOperation(fixedConn(opConn)).Operation(),
 		conns:   conns,
 		syncURL: syncURL,
 		http:    NewHTTPClient(cfg.SyncTimeout),
@@ -126,15 +130,22 @@ func (c *Client) Close() error {
 	c.closed.Store(true)
 	c.http.CloseIdleConnections()
 	var all []error
-	for _, lc := range c.conns {
-		all = append(all, lc.close())
+	for _, conn := range c.conns {
+		all = append(all, conn.Close())
 	}
 	return errors.Join(all...)
+}
+
+func fixedConn(conn *grpc.ClientConn) func(context.Context) (*grpc.ClientConn, error) {
+	return func(context.Context) (*grpc.ClientConn, error) { return conn, nil }
 }
 
 // outgoing adds credentials, the folder and a fresh x-client-request-id
 // (support finds it in SpeechKit's logs).
 func (c *Client) outgoing(ctx context.Context) (context.Context, error) {
+	if c.closed.Load() {
+		return nil, errs.Wrap(errClosed, errs.Internal, codeInternal, "")
+	}
 	auth, folder, err := c.credentials(ctx)
 	if err != nil {
 		return nil, err
@@ -158,41 +169,3 @@ func (c *Client) credentials(ctx context.Context) (authorization, folder string,
 func tlsConfig() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
 
 var errClosed = errors.New("speechkit client is closed")
-
-// lazyConn opens one gRPC connection on first use; a failed open is retried next call.
-type lazyConn struct {
-	target string
-	creds  credentials.TransportCredentials
-
-	mu     sync.Mutex
-	conn   *grpc.ClientConn
-	closed bool
-}
-
-func (l *lazyConn) get(context.Context) (*grpc.ClientConn, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return nil, errClosed
-	}
-	if l.conn == nil {
-		conn, err := grpc.NewClient(l.target, grpc.WithTransportCredentials(l.creds))
-		if err != nil {
-			return nil, err
-		}
-		l.conn = conn
-	}
-	return l.conn, nil
-}
-
-func (l *lazyConn) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.closed = true
-	if l.conn == nil {
-		return nil
-	}
-	err := l.conn.Close()
-	l.conn = nil
-	return err
-}
