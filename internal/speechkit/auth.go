@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/status"
@@ -18,18 +19,17 @@ import (
 	"transcriber/internal/clock"
 )
 
-// An IAM token lives at most 12 h; the docs advise a new one "e.g., every
-// hour" (Compute, "Using Yandex Cloud from within a VM"). A token is reused
-// at most an hour, never within 5 minutes of expiry.
+// An IAM token lives at most 12 h (a longer claim is refused, which keeps
+// expires_in from overflowing time.Duration); the docs advise a new one
+// "e.g., every hour" (Compute, "Using Yandex Cloud from within a VM").
+// A token is reused at most an hour, never within 5 minutes of expiry.
 const (
 	tokenMaxAge        = time.Hour
 	tokenRefreshMargin = 5 * time.Minute
-	// tokenMaxLifetime refuses longer claims, which also keeps expires_in
-	// far from overflowing time.Duration.
-	tokenMaxLifetime = 12 * time.Hour
-	maxQuoted        = 32 // of an answer's string in an error
-	metadataTimeout  = 10 * time.Second
-	metadataMaxBody  = 64 << 10 // a real answer is ~1 KB
+	tokenMaxLifetime   = 12 * time.Hour
+	maxQuoted          = 32 // of an answer's string in an error
+	metadataTimeout    = 10 * time.Second
+	metadataMaxBody    = 64 << 10 // a real answer is ~1 KB
 )
 
 // tokenSource caches the IAM token of the metadata service; concurrent
@@ -44,10 +44,9 @@ type tokenSource struct {
 	refreshAt time.Time // ask again from here on
 	expiresAt time.Time // the token is no good from here on
 
-	// The current and previous token, for scrubbing; own lock so that
-	// classifying an error never waits for a fetch.
-	seenMu sync.Mutex
-	recent [2]string
+	// recent holds the current and previous token, for scrubbing without
+	// waiting for a fetch.
+	recent atomic.Pointer[[2]string]
 }
 
 // token returns the cached token, refreshed when due; a failed refresh
@@ -67,8 +66,10 @@ func (t *tokenSource) token(ctx context.Context) (string, error) {
 		return "", err
 	}
 	life := max(min(ttl-tokenRefreshMargin, tokenMaxAge), 0) // 0: this call only
+	if tok != t.current {
+		t.recent.Store(&[2]string{tok, t.current})
+	}
 	t.current, t.refreshAt, t.expiresAt = tok, now.Add(life), now.Add(ttl)
-	t.remember(tok)
 	return tok, nil
 }
 
@@ -120,20 +121,6 @@ func (t *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) 
 // quoted cuts s so that a server cannot fill logs through an error.
 func quoted(s string) string { return cut(s, maxQuoted) }
 
-func (t *tokenSource) remember(tok string) {
-	t.seenMu.Lock()
-	defer t.seenMu.Unlock()
-	if t.recent[0] != tok {
-		t.recent[1], t.recent[0] = t.recent[0], tok
-	}
-}
-
-func (t *tokenSource) seen() []string {
-	t.seenMu.Lock()
-	defer t.seenMu.Unlock()
-	return []string{t.recent[0], t.recent[1]}
-}
-
 const redactedText = "[redacted]"
 
 // Authorizer is the credentials of SpeechKit and Translate: an API key, or
@@ -178,8 +165,8 @@ func (a *Authorizer) Authorization(ctx context.Context) (value, folder string, e
 // Scrub replaces the API key and the IAM tokens handed out.
 func (a *Authorizer) Scrub(text string) string {
 	secrets := []string{a.apiKey}
-	if a.tokens != nil {
-		secrets = append(secrets, a.tokens.seen()...)
+	if a.tokens != nil && a.tokens.recent.Load() != nil {
+		secrets = append(secrets, a.tokens.recent.Load()[:]...)
 	}
 	for _, s := range secrets {
 		if s != "" {

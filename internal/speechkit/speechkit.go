@@ -1,14 +1,9 @@
 // Package speechkit is the adapter to Yandex SpeechKit: asynchronous
-// recognition over gRPC API v3 (submit, check, result, delete) and
-// synchronous recognition over REST API v1 (sync.go).
-//
-// It imports only go-sdk's gen/ai/sttv3 and gen/operation, never the go-sdk
-// root, which pulls in every service and overruns the Cloud Functions build
-// (docs/platform.md, "Cloud Functions: the Go build").
-//
-// Every error goes through classify: the kind decides retries, the code is
-// a stable word, the message holds no SDK text; keys and tokens are scrubbed
-// from the causes too.
+// recognition over gRPC API v3 and synchronous over REST API v1 (sync.go).
+// It imports only go-sdk's gen packages: the root overruns the Cloud
+// Functions build (docs/platform.md). Every error goes through classify:
+// the kind decides retries, the code is stable, the message holds no SDK
+// text, and keys and tokens are scrubbed from the causes.
 package speechkit
 
 import (
@@ -34,7 +29,6 @@ import (
 	"transcriber/internal/ident"
 )
 
-// Defaults for the zero fields of Config.
 const (
 	DefaultEndpoint          = "stt.api.cloud.yandex.net:443"
 	DefaultOperationEndpoint = "operation.api.cloud.yandex.net:443"
@@ -79,7 +73,6 @@ type Client struct {
 	closed  atomic.Bool
 }
 
-// SyncEndpoint is SyncURL or its default.
 func (c Config) SyncEndpoint() string { return c.withDefaults().SyncURL }
 
 // New returns a client without network I/O: grpc.NewClient connects and
@@ -140,8 +133,8 @@ func fixedConn(conn *grpc.ClientConn) func(context.Context) (*grpc.ClientConn, e
 	return func(context.Context) (*grpc.ClientConn, error) { return conn, nil }
 }
 
-// outgoing adds credentials, the folder and a fresh x-client-request-id
-// (support finds it in SpeechKit's logs).
+// outgoing adds credentials, the folder and a fresh x-client-request-id,
+// which support finds in SpeechKit's logs.
 func (c *Client) outgoing(ctx context.Context) (context.Context, error) {
 	if c.closed.Load() {
 		return nil, errs.Wrap(errClosed, errs.Internal, codeInternal, "")
@@ -159,11 +152,10 @@ func (c *Client) outgoing(ctx context.Context) (context.Context, error) {
 
 // credentials is Authorizer.Authorization with its error classified.
 func (c *Client) credentials(ctx context.Context) (authorization, folder string, err error) {
-	authorization, folder, err = c.auth.Authorization(ctx)
-	if err != nil {
-		return "", "", errs.Wrap(err, errs.Unavailable, codeAuthUnavailable, msgUnavailable)
+	if authorization, folder, err = c.auth.Authorization(ctx); err != nil {
+		err = errs.Wrap(err, errs.Unavailable, codeAuthUnavailable, msgUnavailable)
 	}
-	return authorization, folder, nil
+	return authorization, folder, err
 }
 
 func tlsConfig() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
