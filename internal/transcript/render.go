@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,17 +36,10 @@ func ParseFormat(s string) (Format, bool) {
 	return "", false
 }
 
+var contentTypes = map[Format]string{SRT: "application/x-subrip", VTT: "text/vtt", JSON: "application/json"}
+
 func (f Format) ContentType() string {
-	switch f {
-	case SRT:
-		return "application/x-subrip; charset=utf-8"
-	case VTT:
-		return "text/vtt; charset=utf-8"
-	case JSON:
-		return "application/json; charset=utf-8"
-	default:
-		return "text/plain; charset=utf-8"
-	}
+	return cmp.Or(contentTypes[f], "text/plain") + "; charset=utf-8"
 }
 
 // maxCueMs bounds a cue on screen; longer utterances split at words.
@@ -61,11 +55,10 @@ func Render(w io.Writer, t Transcript, f Format) error {
 	case VTT:
 		return renderCues(w, t, true)
 	case JSON:
-		t = cleaned(t)
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		return enc.Encode(t)
+		return enc.Encode(cleaned(t))
 	}
 	return fmt.Errorf("unknown transcript format %q", f)
 }
@@ -204,9 +197,7 @@ func renderCues(w io.Writer, t Transcript, vtt bool) error {
 	return err
 }
 
-func clampMs(ms, lo int64) int64 {
-	return min(max(ms, lo), maxStampMs)
-}
+func clampMs(ms, lo int64) int64 { return min(max(ms, lo), maxStampMs) }
 
 // cuesOf splits an utterance into cues of at most maxCueMs by its words,
 // which have no normalized text; one that fits shows the normalized text.
@@ -250,8 +241,5 @@ func cuesOf(u Utterance) []cue {
 
 func stamp(ms int64, sep byte) string {
 	ms = clampMs(ms, 0)
-	h := ms / 3_600_000
-	m := ms / 60_000 % 60
-	s := ms / 1000 % 60
-	return fmt.Sprintf("%02d:%02d:%02d%c%03d", h, m, s, sep, ms%1000)
+	return fmt.Sprintf("%02d:%02d:%02d%c%03d", ms/3_600_000, ms/60_000%60, ms/1000%60, sep, ms%1000)
 }

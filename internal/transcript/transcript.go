@@ -28,11 +28,7 @@ type SummaryUsage struct {
 }
 
 func (u SummaryUsage) Add(o SummaryUsage) SummaryUsage {
-	return SummaryUsage{
-		InputTextTokens:  u.InputTextTokens + o.InputTextTokens,
-		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
-		TotalTokens:      u.TotalTokens + o.TotalTokens,
-	}
+	return SummaryUsage{u.InputTextTokens + o.InputTextTokens, u.CompletionTokens + o.CompletionTokens, u.TotalTokens + o.TotalTokens}
 }
 
 // Utterance is one final result: a phrase on one channel.
@@ -75,12 +71,10 @@ func (t *Transcript) Append(seg Transcript, offsetMs int64) {
 	}
 	for _, u := range seg.Utterances {
 		u.StartMs, u.EndMs = at(u.StartMs), at(u.EndMs)
-		words := make([]Word, len(u.Words))
+		u.Words = append(make([]Word, 0, len(u.Words)), u.Words...)
 		for i, w := range u.Words {
-			w.StartMs, w.EndMs = at(w.StartMs), at(w.EndMs)
-			words[i] = w
+			u.Words[i].StartMs, u.Words[i].EndMs = at(w.StartMs), at(w.EndMs)
 		}
-		u.Words = words
 		t.Utterances = append(t.Utterances, u)
 	}
 	t.DurationMs = max(t.DurationMs, offsetMs+seg.DurationMs)
