@@ -7,6 +7,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -83,12 +84,7 @@ func (p Priority) Valid() bool {
 	return p == "" || p == PriorityNormal || p == PriorityDeferred || p == PriorityFast
 }
 
-func (p Priority) normal() Priority {
-	if p == "" {
-		return PriorityNormal
-	}
-	return p
-}
+func (p Priority) normal() Priority { return cmp.Or(p, PriorityNormal) }
 
 func (j Job) Deferred() bool { return j.Priority == PriorityDeferred }
 
@@ -130,8 +126,8 @@ func AudioMs(segs []Segment) int64 {
 
 func Lengths(segs []Segment) []int64 {
 	out := make([]int64, len(segs))
-	for i, sg := range segs {
-		out[i] = sg.DurationMs
+	for i := range segs {
+		out[i] = segs[i].DurationMs
 	}
 	return out
 }
@@ -180,9 +176,7 @@ func (j Job) Due(now time.Time) bool {
 	return !j.State.Terminal() && !now.Before(j.NextRunAt) && j.claimFree(now)
 }
 
-func (j Job) claimFree(now time.Time) bool {
-	return j.ClaimID == "" || !now.Before(j.ClaimUntil)
-}
+func (j Job) claimFree(now time.Time) bool { return j.ClaimID == "" || !now.Before(j.ClaimUntil) }
 
 // Draft is what a caller knows of a job before it exists.
 type Draft struct {

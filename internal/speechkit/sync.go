@@ -70,10 +70,9 @@ type SyncRequest struct {
 type SyncResult struct {
 	Text       string // empty without speech
 	DurationMs int64  // the larger of declared and counted
-	// BilledSeconds is the billing header when believable (BilledFromHeader),
-	// else spend.SyncBilledSeconds of DurationMs.
-	BilledSeconds    int64
-	BilledFromHeader bool
+	// BilledSeconds is the billing header when believable, else
+	// spend.SyncBilledSeconds of DurationMs.
+	BilledSeconds int64
 }
 
 // Transcript is one utterance over the audio, with the billed seconds.
@@ -159,13 +158,11 @@ func (c *Client) syncAnswer(resp *http.Response, durationMs int64) (SyncResult, 
 	if err := json.Unmarshal(body, &a); err != nil || a.Result == nil {
 		return SyncResult{}, errs.Wrap(errors.New("the synchronous answer is not {\"result\": text}"), errs.Internal, codeInternal, "")
 	}
-	res := SyncResult{Text: *a.Result, DurationMs: durationMs}
-	if n, ok := billedHeader(resp.Header.Values(SyncBillingHeader)); ok {
-		res.BilledSeconds, res.BilledFromHeader = n, true
-	} else {
-		res.BilledSeconds = spend.SyncBilledSeconds(durationMs, SyncChannels)
+	billed, ok := billedHeader(resp.Header.Values(SyncBillingHeader))
+	if !ok {
+		billed = spend.SyncBilledSeconds(durationMs, SyncChannels)
 	}
-	return res, nil
+	return SyncResult{Text: *a.Result, DurationMs: durationMs, BilledSeconds: billed}, nil
 }
 
 // syncQuery checks r and returns its query, the configured URL's
