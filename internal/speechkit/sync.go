@@ -26,7 +26,13 @@ import (
 // summary. Its quota, 20 requests a second, is apart from asynchronous
 // recognition's 500 an hour (speechkit/concepts/limits.md).
 
-const DefaultSyncURL = "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
+const (
+	DefaultSyncURL = "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
+	// DefaultSyncTimeout is twice the ~5 s 30 s of audio takes asynchronously.
+	DefaultSyncTimeout = 10 * time.Second
+	// SyncBillingHeader states the billed seconds (speechkit/stt/api/request-examples.md).
+	SyncBillingHeader = "YaCloud-Billing-Units"
+)
 
 // The documented limits (speechkit/stt/request.md), checked before sending.
 const (
@@ -35,13 +41,6 @@ const (
 	SyncChannels    = 1
 )
 
-// DefaultSyncTimeout bounds one request: twice the ~5 s that 30 s of audio
-// takes asynchronously; past it the audio goes asynchronous.
-const DefaultSyncTimeout = 10 * time.Second
-
-// SyncBillingHeader states the billed seconds (speechkit/stt/api/request-examples.md).
-const SyncBillingHeader = "YaCloud-Billing-Units"
-
 const (
 	maxSyncAnswer   = 64 << 10 // ten times the longest text 30 s of speech makes, all \u-escaped
 	maxSyncError    = 4 << 10
@@ -49,12 +48,10 @@ const (
 	maxBilledHeader = 2 * 30 // a header past twice 30 s is not about this request
 )
 
-// SyncFormat is the format query parameter; the API also takes LPCM,
-// which no caller sends.
+// SyncFormat is the format parameter; of the API's, only SyncOggOpus is sent.
 type SyncFormat string
 
-// SyncOggOpus is Telegram's voice notes; the API's default.
-const SyncOggOpus SyncFormat = "oggopus"
+const SyncOggOpus SyncFormat = "oggopus" // Telegram's voice notes
 
 // SyncRequest is one short recording to recognize synchronously.
 type SyncRequest struct {
@@ -87,9 +84,7 @@ const (
 	// CodeSyncUnfit: the recording does not fit the synchronous API;
 	// errs.Invalid when refused here, errs.Permanent for SpeechKit's 400 or 413.
 	CodeSyncUnfit = "sync_unfit"
-)
 
-const (
 	msgSyncQuota = "the speech recognizer's quota of quick requests is used up for this moment"
 	msgSyncUnfit = "the recording does not fit quick recognition (at most 30 s, 1 MB, one channel, OggOpus)"
 )
