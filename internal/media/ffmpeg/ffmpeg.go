@@ -112,9 +112,7 @@ type Media struct {
 	cfg   Config
 }
 
-func New(t Tools, cfg Config) *Media {
-	return &Media{tools: t, cfg: cfg.withDefaults()}
-}
+func New(t Tools, cfg Config) *Media { return &Media{tools: t, cfg: cfg.withDefaults()} }
 
 // The errors of Probe, Plan and Convert; errors.Is matches by kind and code.
 var (
@@ -139,15 +137,16 @@ func wrap(sentinel *errs.Error, cause error) *errs.Error {
 	return errs.Wrap(cause, sentinel.Kind, sentinel.Code, sentinel.Message)
 }
 
-// stderrLimit keeps the tail, where the fatal error is.
-const stderrLimit = 4 << 10
-
-// rwTimeout is ffmpeg's network I/O wait before reconnecting: far over a
-// healthy read, far under the function's 10-minute life.
-const rwTimeout = 30 * time.Second
-
-// reconnectDelayMax: ffmpeg sleeps 0, 1, 3 s, then gives up; longer outages
-// are the job's retry policy's.
-const reconnectDelayMax = 4
+const (
+	stderrLimit = 4 << 10 // the tail, where the fatal error is
+	// rwTimeout is ffmpeg's network I/O wait before reconnecting: far over a
+	// healthy read, far under the function's 10-minute life.
+	rwTimeout = 30 * time.Second
+	// reconnectDelayMax: ffmpeg sleeps 0, 1, 3 s, then gives up; longer
+	// outages are the job's retry policy's.
+	reconnectDelayMax = 4
+	copyBufferSize    = 64 << 10 // a Linux pipe's size
+	waitDelay         = 5 * time.Second
+)
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -84,18 +84,15 @@ func ceilDiv(a, b int64) int64 {
 
 // humanDuration says "6 hours", "90 minutes", "1 hour".
 func humanDuration(d time.Duration) string {
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return fmt.Sprintf("%d %ss", n, unit)
-	}
+	n, unit := int64(d/time.Second), "second"
 	switch {
 	case d%time.Hour == 0:
-		return plural(int64(d/time.Hour), "hour")
+		n, unit = int64(d/time.Hour), "hour"
 	case d%time.Minute == 0:
-		return plural(int64(d/time.Minute), "minute")
-	default:
-		return plural(int64(d/time.Second), "second")
+		n, unit = int64(d/time.Minute), "minute"
 	}
+	if n != 1 {
+		unit += "s"
+	}
+	return fmt.Sprintf("%d %s", n, unit)
 }

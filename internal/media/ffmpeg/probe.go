@@ -1,7 +1,6 @@
 package ffmpeg
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -31,14 +30,12 @@ type AudioStream struct {
 	SampleRate int // Hz
 }
 
-// probeOutputLimit caps ffprobe's output: a few hundred bytes a stream.
-const probeOutputLimit = 1 << 20
-
-// probeEntries keep tags, the sender's text, out.
-const probeEntries = "format=format_name,duration:stream=index,codec_type,codec_name,channels,sample_rate"
-
-// estimatedDuration warns of a duration guessed from the bitrate.
-const estimatedDuration = "Estimating duration from bitrate"
+const (
+	probeOutputLimit = 1 << 20 // a few hundred bytes a stream
+	// probeEntries keep tags, the sender's text, out.
+	probeEntries      = "format=format_name,duration:stream=index,codec_type,codec_name,channels,sample_rate"
+	estimatedDuration = "Estimating duration from bitrate" // ffprobe's warning
+)
 
 type ffprobeOutput struct {
 	Streams []struct {
@@ -183,18 +180,14 @@ func (m *Media) measure(ctx context.Context, input, container string) (int64, er
 		return 0, err
 	}
 	var last int64 = -1
-	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "out_time_us="); ok {
-			if us, err := strconv.ParseInt(v, 10, 64); err == nil {
+	for _, line := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "out_time_us="); ok {
+			if us, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
 				last = us
 			}
 		}
 	}
-	if last < 0 {
-		return 0, nil // no packet: empty
-	}
-	return (last + 500) / 1000, nil
+	return max(last+500, 0) / 1000, nil // no packet (-1): empty
 }
 
 // parseSeconds turns "12.345000" into ms; 0 for "N/A" or nonsense.

@@ -9,12 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"time"
-)
-
-const (
-	copyBufferSize = 64 << 10 // a Linux pipe's size
-	waitDelay      = 5 * time.Second
 )
 
 // runResult is what one run of ffmpeg or ffprobe left behind.
