@@ -63,9 +63,7 @@ type assembler struct {
 	usage      transcript.SummaryUsage
 }
 
-func newAssembler() *assembler {
-	return &assembler{byKey: map[finalKey]int{}, langs: map[string]float64{}}
-}
+func newAssembler() *assembler { return &assembler{byKey: map[finalKey]int{}, langs: map[string]float64{}} }
 
 func (a *assembler) add(r *stt.StreamingResponse) {
 	cur := r.GetAudioCursors()
@@ -133,24 +131,14 @@ func (a *assembler) transcript() transcript.Transcript {
 // utterance takes its words' start when it has no times, and ends no
 // earlier than any word, so the duration covers every word.
 func utterance(channel int, alt *stt.Alternative) transcript.Utterance {
-	u := transcript.Utterance{
-		Channel: channel,
-		StartMs: alt.GetStartTimeMs(),
-		EndMs:   alt.GetEndTimeMs(),
-		Text:    alt.GetText(),
-	}
+	u := transcript.Utterance{Channel: channel, StartMs: alt.GetStartTimeMs(), EndMs: alt.GetEndTimeMs(), Text: alt.GetText()}
+	untimed := u.StartMs == 0 && u.EndMs == 0
 	for _, w := range alt.GetWords() {
-		u.Words = append(u.Words, transcript.Word{
-			Text:    w.GetText(),
-			StartMs: w.GetStartTimeMs(),
-			EndMs:   w.GetEndTimeMs(),
-		})
+		u.Words = append(u.Words, transcript.Word{Text: w.GetText(), StartMs: w.GetStartTimeMs(), EndMs: w.GetEndTimeMs()})
+		u.EndMs = max(u.EndMs, w.GetEndTimeMs())
 	}
-	if len(u.Words) > 0 && u.StartMs == 0 && u.EndMs == 0 {
+	if untimed && len(u.Words) > 0 {
 		u.StartMs = u.Words[0].StartMs
-	}
-	for _, w := range u.Words {
-		u.EndMs = max(u.EndMs, w.EndMs)
 	}
 	return u
 }

@@ -11,8 +11,9 @@ type SummaryRequest struct {
 	Instruction string // the prompt; SummaryInstruction gives the service's
 }
 
-// summaryInstructions are the prompts by lower-case language, each in its
-// language (docs/settings.md lists them; a test checks).
+// summaryInstructions are the general model's languages (speechkit/stt/models.md;
+// pt-BR is only in general:rc), lower-case, each with its summary prompt in
+// that language (docs/settings.md lists them; a test checks).
 var summaryInstructions = map[string]string{
 	"auto":  "Summarize this recording in a few sentences, in the language it is spoken in.",
 	"de-de": "Fasse den Inhalt dieser Aufnahme in wenigen Sätzen zusammen.",
