@@ -30,10 +30,7 @@ func EncodeFeatures(f Features) string {
 	if f.Zero() {
 		return ""
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return "" // cannot happen
-	}
+	b, _ := json.Marshal(f) // plain fields: no error
 	return string(b)
 }
 
