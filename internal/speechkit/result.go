@@ -63,7 +63,9 @@ type assembler struct {
 	usage      transcript.SummaryUsage
 }
 
-func newAssembler() *assembler { return &assembler{byKey: map[finalKey]int{}, langs: map[string]float64{}} }
+func newAssembler() *assembler {
+	return &assembler{byKey: map[finalKey]int{}, langs: map[string]float64{}}
+}
 
 func (a *assembler) add(r *stt.StreamingResponse) {
 	cur := r.GetAudioCursors()

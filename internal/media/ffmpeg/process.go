@@ -111,18 +111,12 @@ type tail struct {
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := len(p)
-	if len(p) >= t.limit {
-		t.dropped += int64(len(t.buf) + len(p) - t.limit)
-		t.buf = append(t.buf[:0], p[len(p)-t.limit:]...)
-		return n, nil
-	}
-	if over := len(t.buf) + len(p) - t.limit; over > 0 {
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.limit; over > 0 {
 		t.dropped += int64(over)
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
-	t.buf = append(t.buf, p...)
-	return n, nil
+	return len(p), nil
 }
 
 // String drops a partial first line: it could hold a URL's end that scrub
