@@ -25,13 +25,8 @@ var Formats = []Format{TXT, SRT, VTT, JSON}
 
 // ParseFormat reads a format name; empty means TXT.
 func ParseFormat(s string) (Format, bool) {
-	if s == "" {
-		return TXT, true
-	}
-	for _, f := range Formats {
-		if string(f) == strings.ToLower(s) {
-			return f, true
-		}
+	if f := Format(cmp.Or(strings.ToLower(s), string(TXT))); slices.Contains(Formats, f) {
+		return f, true
 	}
 	return "", false
 }
@@ -87,17 +82,16 @@ func clean(s string) string {
 
 // cleaned is t with every text cleaned.
 func cleaned(t Transcript) Transcript {
-	out := Transcript{DurationMs: t.DurationMs, Language: clean(t.Language), BilledSeconds: t.BilledSeconds,
-		Utterances: make([]Utterance, len(t.Utterances)), Summary: t.Summary}
-	for i, u := range t.Utterances {
-		u.Text, u.Normal = clean(u.Text), clean(u.Normal)
-		u.Words = slices.Clone(u.Words)
+	t.Language = clean(t.Language)
+	t.Utterances = append(make([]Utterance, 0, len(t.Utterances)), t.Utterances...)
+	for i := range t.Utterances {
+		u := &t.Utterances[i]
+		u.Text, u.Normal, u.Words = clean(u.Text), clean(u.Normal), slices.Clone(u.Words)
 		for j := range u.Words {
 			u.Words[j].Text = clean(u.Words[j].Text)
 		}
-		out.Utterances[i] = u
 	}
-	return out
+	return t
 }
 
 // naming says whether every format names speakers, or else channels.
