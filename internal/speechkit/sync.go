@@ -219,14 +219,8 @@ func billedHeader(values []string) (int64, bool) {
 		return 0, false
 	}
 	v := strings.TrimSpace(values[0])
-	if v == "" || len(v) > 4 || strings.Trim(v, "0123456789") != "" {
-		return 0, false
-	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 || n%spend.SyncUnitSeconds != 0 || n > maxBilledHeader {
-		return 0, false
-	}
-	return n, true
+	return n, err == nil && strings.Trim(v, "0123456789") == "" && n > 0 && n%spend.SyncUnitSeconds == 0 && n <= maxBilledHeader
 }
 
 // syncRefusal classifies a non-200 answer by status; the API's code and
@@ -267,13 +261,8 @@ func cut(s string, n int) string {
 func NewHTTPClient(timeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = tlsConfig()
-	return &http.Client{
-		Transport: t,
-		Timeout:   timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &http.Client{Transport: t, Timeout: timeout, CheckRedirect: noRedirect}
 }
 
 // CheckSyncURL reports whether New takes raw: https with a host and no user
