@@ -50,10 +50,10 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 			return Job{}, fmt.Errorf("%w: segment %d has seq %d", ErrInvalid, i, sg.Seq)
 		}
 	}
-	if !next.Recognition.Valid() {
+	switch {
+	case !next.Recognition.Valid():
 		return Job{}, fmt.Errorf("%w: unknown recognition %q", ErrInvalid, next.Recognition)
-	}
-	if next.BilledSeconds < 0 || next.ReservedMicros < 0 {
+	case next.BilledSeconds < 0 || next.ReservedMicros < 0:
 		return Job{}, fmt.Errorf("%w: negative billed seconds or reserved money", ErrInvalid)
 	}
 	j := cur
@@ -235,14 +235,11 @@ func Settle(ctx context.Context, st Store, p Policy, j Job, err error) (Job, err
 	case Fail:
 		j.State = Failed
 	case Die:
-		j.State = Dead
+		j.State, f.Message = Dead, deadMessage(f.Message, j.Attempts)
 	default:
 		return st.Release(ctx, j.Claim(), p.Pause(j.Attempts), f)
 	}
 	j.ErrorCode, j.ErrorMessage = f.Code, f.Message
-	if j.State == Dead {
-		j.ErrorMessage = deadMessage(f.Message, j.Attempts)
-	}
 	return st.Save(ctx, j, Next{})
 }
 

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"transcriber/internal/errs"
@@ -61,25 +60,22 @@ func locate(name, setting, explicit, taskRoot string) (string, error) {
 		}
 		return p, nil
 	}
-	var tried []string
+	tried := "PATH"
 	if taskRoot != "" {
 		candidate := filepath.Join(taskRoot, "bin", name)
 		if p, err := exec.LookPath(candidate); err == nil {
 			return p, nil
 		}
-		tried = append(tried, candidate)
+		tried = candidate + ", PATH"
 	}
 	p, err := exec.LookPath(name)
 	if err == nil {
 		return p, nil
 	}
-	if errors.Is(err, exec.ErrDot) {
-		// Refuse a find in the working directory, as the go command does.
-		tried = append(tried, "PATH (found only in the current directory)")
-	} else {
-		tried = append(tried, "PATH")
+	if errors.Is(err, exec.ErrDot) { // refused, as the go command does
+		tried += " (found only in the current directory)"
 	}
-	return "", fmt.Errorf("locate %s: not found; tried %s (%s not set)", name, strings.Join(tried, ", "), setting)
+	return "", fmt.Errorf("locate %s: not found; tried %s (%s not set)", name, tried, setting)
 }
 
 // Config holds the adapter's settings; a zero field takes its default.
