@@ -95,7 +95,7 @@ func (p *Pipeline) recognizeSync(ctx context.Context, j job.Job, audio []byte) (
 	}
 	lang := p.language(j)
 	res, err := p.SyncRecognizer.RecognizeSync(ctx, speechkit.SyncRequest{
-		Audio: audio, Format: speechkit.SyncOggOpus, DurationMs: j.DurationMs, Language: lang,
+		Audio: audio, DurationMs: j.DurationMs, Language: lang,
 	})
 	p.heardAside(ctx, admission.SyncRecognizer, err)
 	if err != nil {

@@ -48,15 +48,9 @@ const (
 	maxBilledHeader = 2 * 30 // a header past twice 30 s is not about this request
 )
 
-// SyncFormat is the format parameter; of the API's, only SyncOggOpus is sent.
-type SyncFormat string
-
-const SyncOggOpus SyncFormat = "oggopus" // Telegram's voice notes
-
 // SyncRequest is one short recording to recognize synchronously.
 type SyncRequest struct {
-	Audio  []byte     // at most MaxSyncBytes, one channel
-	Format SyncFormat // empty is SyncOggOpus
+	Audio []byte // Ogg Opus (the API takes LPCM too), at most MaxSyncBytes, one channel
 	// DurationMs is the length the caller knows; the client also counts the
 	// audio and takes the larger.
 	DurationMs int64
@@ -178,9 +172,6 @@ func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 	if lang == AutoLanguage {
 		return nil, 0, syncUnfit("language detection is not documented for the synchronous API")
 	}
-	if r.Format != SyncOggOpus && r.Format != "" {
-		return nil, 0, syncUnfit("format %q; only oggopus is sent", quoted(string(r.Format)))
-	}
 	counted, err := countOggOpus(r.Audio)
 	if err != nil {
 		return nil, 0, err
@@ -188,7 +179,7 @@ func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 	q := c.syncURL.Query()
 	q.Set("lang", lang)
 	q.Set("topic", model)
-	q.Set("format", string(SyncOggOpus))
+	q.Set("format", "oggopus")
 	return q, max(r.DurationMs, counted), nil
 }
 

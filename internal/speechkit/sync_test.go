@@ -139,10 +139,9 @@ func TestRecognizeSyncRefusesWhatDoesNotFit(t *testing.T) {
 		"stereo":                    {Audio: oggopus.SynthChannels(5_000, 2)},
 		"not Ogg Opus":              {Audio: []byte("ID3\x04\x00\x00\x00\x00\x00\x00 an mp3, or says so")},
 		"Ogg Opus cut short":        {Audio: voiceNote(5_000)[:200]},
-		"mp3":                       {Audio: voiceNote(5_000), Format: "mp3"},
-		"LPCM, which is never sent": {Audio: make([]byte, 32_000), Format: "lpcm"},
+		"LPCM, which is never sent": {Audio: make([]byte, 32_000)},
 		"language detection":        {Audio: voiceNote(5_000), Language: "AUTO"},
-		"over 1 MB, declared short": {Audio: make([]byte, speechkit.MaxSyncBytes+2), Format: "lpcm", DurationMs: 1},
+		"over 1 MB, declared short": {Audio: make([]byte, speechkit.MaxSyncBytes+2), DurationMs: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := recognizeSync(t, c, r)
