@@ -134,7 +134,7 @@ func wrap(sentinel *errs.Error, cause error) *errs.Error {
 }
 
 const (
-	stderrLimit = 4 << 10 // the tail, where the fatal error is
+	DefaultStderrLimit = 4 << 10 // the tail, where the fatal error is
 	// rwTimeout is ffmpeg's network I/O wait before reconnecting: far over a
 	// healthy read, far under the function's 10-minute life.
 	rwTimeout = 30 * time.Second

@@ -30,7 +30,7 @@ func run(ctx context.Context, tool string, args []string, input string, out io.W
 
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.WaitDelay = waitDelay
-	stderr := &tail{limit: stderrLimit}
+	stderr := &tail{limit: DefaultStderrLimit}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
