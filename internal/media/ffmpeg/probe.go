@@ -125,12 +125,9 @@ func (m *Media) probeFailure(ctx context.Context, input string, res runResult) e
 		return wrap(ErrUnreadable, fmt.Errorf("ffprobe: %w", res.WriteErr))
 	}
 	err := res.err(ctx, "ffprobe")
-	if errors.Is(err, ErrUnsupported) {
-		return err // a demuxer was found and refused: not empty
-	}
-	// Only when ffprobe ran and refused is the file at fault.
-	refused := errors.Is(err, ErrUnreadable) || (errors.Is(err, ErrFailed) && res.refused())
-	if !refused {
+	// Only when ffprobe ran and refused is the file at fault; ErrUnsupported
+	// (a demuxer found and refused) stays.
+	if !errors.Is(err, ErrUnreadable) && !(errors.Is(err, ErrFailed) && res.refused()) {
 		return err
 	}
 	if m.isEmpty(ctx, input) {
