@@ -127,7 +127,7 @@ func (m *Media) probeFailure(ctx context.Context, input string, res runResult) e
 	err := res.err(ctx, "ffprobe")
 	// Only when ffprobe ran and refused is the file at fault; ErrUnsupported
 	// (a demuxer found and refused) stays.
-	if !errors.Is(err, ErrUnreadable) && !(errors.Is(err, ErrFailed) && res.refused()) {
+	if !errors.Is(err, ErrUnreadable) && (!errors.Is(err, ErrFailed) || !res.refused()) {
 		return err
 	}
 	if m.isEmpty(ctx, input) {
