@@ -102,17 +102,15 @@ func (t *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) 
 		return "", 0, fmt.Errorf("read the metadata service's IAM token: %w", err)
 	}
 	var mt metadataToken
-	if json.Unmarshal(body, &mt) != nil {
+	switch {
+	case json.Unmarshal(body, &mt) != nil:
 		return "", 0, errors.New("the metadata service's IAM token answer is not the expected JSON")
-	}
-	if mt.AccessToken == "" || mt.ExpiresIn <= 0 {
+	case mt.AccessToken == "" || mt.ExpiresIn <= 0:
 		return "", 0, errors.New("the metadata service's IAM token answer has no token or no lifetime")
-	}
-	if mt.ExpiresIn > int64(tokenMaxLifetime/time.Second) {
+	case mt.ExpiresIn > int64(tokenMaxLifetime/time.Second):
 		return "", 0, fmt.Errorf("the metadata service's IAM token answer says it lives %d s, more than an IAM token's %d s",
 			mt.ExpiresIn, int64(tokenMaxLifetime/time.Second))
-	}
-	if mt.TokenType != "" && !strings.EqualFold(mt.TokenType, "Bearer") {
+	case mt.TokenType != "" && !strings.EqualFold(mt.TokenType, "Bearer"):
 		return "", 0, fmt.Errorf("the metadata service returned a token of type %q, not Bearer", quoted(mt.TokenType))
 	}
 	return mt.AccessToken, time.Duration(mt.ExpiresIn) * time.Second, nil

@@ -38,17 +38,15 @@ func (m *Media) Plan(p Probe) (Plan, error) { return m.PlanFor(p, true) }
 // results worked out per file (speakers, a summary).
 func (m *Media) PlanFor(p Probe, parallel bool) (Plan, error) {
 	format, ok := allowedDemuxer(p.Container)
-	if !ok {
+	switch limit := m.cfg.MaxDuration.Milliseconds(); {
+	case !ok:
 		return Plan{}, wrap(ErrUnsupported, fmt.Errorf("format %q is not accepted", p.Container))
-	}
-	if len(p.Audio) == 0 {
+	case len(p.Audio) == 0:
 		return Plan{}, wrap(ErrNoAudio, fmt.Errorf("no audio stream in %q", p.Container))
-	}
-	if p.DurationMs <= 0 {
+	case p.DurationMs <= 0:
 		return Plan{}, errs.Wrap(fmt.Errorf("%q audio of %d ms", p.Container, p.DurationMs),
 			ErrEmptyFile.Kind, ErrEmptyFile.Code, "the recording is empty")
-	}
-	if limit := m.cfg.MaxDuration.Milliseconds(); p.DurationMs > limit {
+	case p.DurationMs > limit:
 		return Plan{}, errs.Wrap(fmt.Errorf("%d ms is over the limit of %d ms", p.DurationMs, limit),
 			ErrTooLong.Kind, ErrTooLong.Code, "the recording is longer than "+humanDuration(m.cfg.MaxDuration))
 	}

@@ -75,11 +75,10 @@ func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
 	if err != nil {
 		return Probe{}, err
 	}
-	header := p.DurationMs
 	if strings.Contains(res.Stderr, estimatedDuration) {
-		header = 0
+		p.DurationMs = 0
 	}
-	p.DurationMs = max(header, d)
+	p.DurationMs = max(p.DurationMs, d)
 	return p, nil
 }
 
@@ -88,13 +87,14 @@ func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
 // returns has no negative number.
 func decodeProbe(b []byte) (Probe, error) {
 	var raw ffprobeOutput
-	if err := json.Unmarshal(b, &raw); err != nil {
+	err := json.Unmarshal(b, &raw)
+	_, accepted := allowedDemuxer(raw.Format.FormatName)
+	switch {
+	case err != nil:
 		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: decode its output: %w", err))
-	}
-	if _, ok := allowedDemuxer(raw.Format.FormatName); !ok {
+	case !accepted:
 		return Probe{}, wrap(ErrUnsupported, fmt.Errorf("ffprobe: format %q is not accepted", raw.Format.FormatName))
-	}
-	if len(raw.Streams) == 0 {
+	case len(raw.Streams) == 0:
 		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: no streams in %q", raw.Format.FormatName))
 	}
 	p := Probe{Container: raw.Format.FormatName}
