@@ -164,18 +164,17 @@ func renderCues(w io.Writer, t Transcript, vtt bool) error {
 	speakers, channels := naming(t)
 	var cues []cue
 	for _, u := range t.Utterances {
+		prefix, voice := "", "" // voice is our name, not the recognizer's text: not escaped
+		switch {
+		case channels:
+			prefix = fmt.Sprintf("[%d] ", u.Channel+1)
+		case speakers && u.Speaker > 0 && vtt:
+			voice = "<v " + SpeakerName(u.Speaker) + ">"
+		case speakers && u.Speaker > 0:
+			prefix = SpeakerName(u.Speaker) + ": "
+		}
 		for _, c := range cuesOf(u) {
-			if channels {
-				c.text = fmt.Sprintf("[%d] %s", u.Channel+1, c.text)
-			}
-			if speakers && u.Speaker > 0 && !vtt {
-				c.text = SpeakerName(u.Speaker) + ": " + c.text
-			}
-			c.text = cueText(c.text, vtt)
-			if speakers && u.Speaker > 0 && vtt {
-				// Our name, not the recognizer's text: no escaping.
-				c.text = "<v " + SpeakerName(u.Speaker) + ">" + c.text
-			}
+			c.text = voice + cueText(prefix+c.text, vtt)
 			cues = append(cues, c)
 		}
 	}
