@@ -136,9 +136,6 @@ func sizeRefusal(msg string) bool {
 // IAM token, UNAVAILABLE, or the quota itself. Anything else may have been
 // read and is counted (docs/platform.md).
 func NotAccepted(err error) bool {
-	if err == nil {
-		return false
-	}
 	switch errs.CodeOf(err) {
 	case codeAuthUnavailable, CodeRecognitionQuota:
 		return true

@@ -185,15 +185,15 @@ func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 
 // countOggOpus counts a mono Ogg Opus stream by its packets.
 func countOggOpus(b []byte) (int64, error) {
-	ch, err := oggopus.Channels(b)
-	if err != nil {
+	switch ch, err := oggopus.Channels(b); {
+	case err != nil:
 		return 0, syncUnfit("not an Ogg Opus stream: %w", err)
-	}
-	if ch != SyncChannels {
+	case ch != SyncChannels:
 		return 0, syncUnfit("%d channels; the API takes %d", ch, SyncChannels)
 	}
 	m := &oggopus.Meter{LimitMs: MaxSyncDuration.Milliseconds()}
-	if _, err = m.Write(b); err == nil {
+	_, err := m.Write(b)
+	if err == nil {
 		err = m.Close()
 	}
 	if err != nil {
