@@ -153,7 +153,7 @@ func Check(b []byte) (Whole, error) {
 	case st.open:
 		return bad("the stream ends inside a packet")
 	case w.Samples-granule > granuleSlack:
-		return bad("the last granule position %d says much less than the %d samples the st.packets hold", granule, w.Samples)
+		return bad("the last granule position %d says much less than the %d samples the packets hold", granule, w.Samples)
 	case w.Samples <= preSkip:
 		return bad("no audio after the pre-skip")
 	}
