@@ -120,7 +120,9 @@ func (c *Client) Authorizer() *Authorizer { return c.auth }
 
 // Close closes the connections. Calls after Close fail.
 func (c *Client) Close() error {
-	c.closed.Store(true)
+	if c.closed.Swap(true) {
+		return nil
+	}
 	c.http.CloseIdleConnections()
 	var all []error
 	for _, conn := range c.conns {
