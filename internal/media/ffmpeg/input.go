@@ -110,11 +110,6 @@ func (m *Media) checkInputURL(input string) (string, error) {
 	return strings.ToLower(u.Scheme), nil
 }
 
-func isURL(input string) bool {
-	lower := strings.ToLower(input)
-	return strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")
-}
-
 // inputArgs is the one place that says how ffmpeg and ffprobe open their
 // input, up to and including -i. format is forced with -f: "" detects among
 // acceptedFormats, a Probe.Container must be accepted, rawData is isEmpty's.
@@ -137,7 +132,7 @@ func (m *Media) inputArgs(input, format string) ([]string, error) {
 
 	protocols, target := "file", "file:"+input
 	var network []string
-	if isURL(input) {
+	if lower := strings.ToLower(input); strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
 		scheme, err := m.checkInputURL(input)
 		if err != nil {
 			return nil, err
