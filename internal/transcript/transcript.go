@@ -2,7 +2,10 @@
 // timings per channel, and its txt, srt, vtt and json renderers.
 package transcript
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Transcript is one job's audio; times are ms from its start, whatever
 // segments it was cut into.
@@ -51,12 +54,7 @@ type Word struct {
 
 // Empty reports no speech, a result of its own, not an error.
 func (t Transcript) Empty() bool {
-	for _, u := range t.Utterances {
-		if u.Normal != "" || u.Text != "" {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(t.Utterances, func(u Utterance) bool { return u.Normal != "" || u.Text != "" })
 }
 
 // Append adds a later segment's utterances, shifted by offsetMs. Times are
