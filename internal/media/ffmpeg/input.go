@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -49,10 +50,8 @@ func allowList() (set map[string]bool, whitelist, labels string) {
 // ("mov,mp4,…" gives "mov") if any of its names is accepted.
 func allowedDemuxer(formatName string) (string, bool) {
 	names := strings.Split(formatName, ",")
-	for _, n := range names {
-		if allowedDemuxers[n] {
-			return names[0], true
-		}
+	if slices.ContainsFunc(names, func(n string) bool { return allowedDemuxers[n] }) {
+		return names[0], true
 	}
 	return "", false
 }
