@@ -3,6 +3,7 @@ package ffmpeg
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"transcriber/internal/errs"
@@ -34,18 +35,14 @@ var dataSigns = []string{
 // classify is a failed run's error by what ffmpeg printed (it exits 1
 // whatever happened); ErrFailed, retried as Internal, when nothing matches.
 func classify(stderr string) *errs.Error {
-	if strings.Contains(stderr, refusedSign) {
+	printed := func(sign string) bool { return strings.Contains(stderr, sign) }
+	switch {
+	case printed(refusedSign):
 		return ErrUnsupported
-	}
-	for _, s := range networkSigns {
-		if strings.Contains(stderr, s) {
-			return ErrSourceUnavailable
-		}
-	}
-	for _, s := range dataSigns {
-		if strings.Contains(stderr, s) {
-			return ErrUnreadable
-		}
+	case slices.ContainsFunc(networkSigns, printed):
+		return ErrSourceUnavailable
+	case slices.ContainsFunc(dataSigns, printed):
+		return ErrUnreadable
 	}
 	return ErrFailed
 }
