@@ -1,6 +1,7 @@
 package speechkit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -58,17 +59,11 @@ func ValidLanguage(code string) bool {
 // languageModel is the canonical language (empty is DefaultLanguage) and
 // the model (empty is Config.Model).
 func (c *Client) languageModel(lang, model string) (string, string, error) {
-	if model == "" {
-		model = c.cfg.Model
-	}
-	if lang == "" {
-		return DefaultLanguage, model, nil
-	}
-	lang, ok := canonical(lang)
+	lang, ok := canonical(cmp.Or(lang, DefaultLanguage))
 	if !ok {
 		return "", "", errs.New(errs.Invalid, CodeUnsupportedLanguage, "the recognizer does not support this language")
 	}
-	return lang, model, nil
+	return lang, cmp.Or(model, c.cfg.Model), nil
 }
 
 // Request is one audio file to recognize: by URI or inline, not both.

@@ -1,6 +1,9 @@
 package speechkit
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // SummaryRequest asks a language model to summarize the recognized text
 // (SpeechKit docs, "Using LLMs to process recognition results"); the model
@@ -36,10 +39,7 @@ var summaryInstructions = map[string]string{
 // SummaryInstruction is the prompt for lang (empty is DefaultLanguage); an
 // unknown language gets the "auto" prompt.
 func SummaryInstruction(lang string) string {
-	if lang == "" {
-		lang = DefaultLanguage
-	}
-	if s, ok := summaryInstructions[strings.ToLower(lang)]; ok {
+	if s, ok := summaryInstructions[strings.ToLower(cmp.Or(lang, DefaultLanguage))]; ok {
 		return s
 	}
 	return summaryInstructions[AutoLanguage]
