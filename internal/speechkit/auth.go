@@ -140,10 +140,7 @@ func NewAuthorizer(apiKey, folderID, metadataURL string, c clock.Clock) (*Author
 	if u, err := url.Parse(metadataURL); err != nil || u.Host == "" {
 		return nil, errors.New("speechkit: the metadata URL is not a valid URL")
 	}
-	if c == nil {
-		c = clock.System()
-	}
-	a.tokens = &tokenSource{url: metadataURL, clock: c, http: &http.Client{Timeout: metadataTimeout}}
+	a.tokens = &tokenSource{url: metadataURL, clock: cmp.Or(c, clock.System()), http: &http.Client{Timeout: metadataTimeout}}
 	return a, nil
 }
 
