@@ -19,8 +19,9 @@ import (
 // piece's error stops ffmpeg and comes back as it is. A level pass measures
 // loudness every 100 ms for Cuts; a conversion pass encodes as Convert does
 // and cuts at the first Opus packet at or after each cut (exact to 20 ms).
-// Each file is removed once piece returns. Pieces stop at the plan's end,
-// never holding more than was reserved; on error they must be discarded.
+// Each file is removed once piece returns. Pieces are consecutive from 0
+// and stop at the plan's end, never holding more than was reserved (a
+// shorter recording gives fewer); on error they must be discarded.
 func (m *Media) Split(ctx context.Context, input string, plan Plan, piece func(seg Segment, audio io.Reader) error) error {
 	nominal, format, err := outline(plan)
 	if err != nil {
