@@ -6,8 +6,8 @@
 // The input, a presigned URL on the storage's origin or a local path, is
 // opened by ffmpeg itself (so it seeks with Range requests) under a demuxer
 // and protocol allow-list (input.go). Failures are *errs.Error (the Err
-// sentinels); the URL's signature never reaches a message and is scrubbed
-// to "<input>" from the causes.
+// sentinels), the writer's and the context's wrapped with their kinds; the
+// URL's signature never reaches a message and is "<input>" in the causes.
 package ffmpeg
 
 import (
