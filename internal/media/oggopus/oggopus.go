@@ -176,6 +176,12 @@ func (m *Meter) packet(s *stream) error {
 	return nil
 }
 
+// frameSamples is each TOC config's frame: SILK 10–60 ms, hybrid 10–20 ms, CELT 2.5–20 ms.
+var frameSamples = [32]int{
+	480, 960, 1920, 2880, 480, 960, 1920, 2880, 480, 960, 1920, 2880, 480, 960, 480, 960,
+	120, 240, 480, 960, 120, 240, 480, 960, 120, 240, 480, 960, 120, 240, 480, 960,
+}
+
 // PacketSamples is a packet's length from its first two bytes (RFC 6716,
 // 3.1: the TOC's config gives the frame size, its low bits the count, for
 // code 3 in the second byte).
@@ -184,17 +190,7 @@ func PacketSamples(head []byte) (int, error) {
 		return 0, nil
 	}
 	toc := head[0]
-	config := int(toc >> 3)
-	var frame int
-	switch {
-	case config < 12: // SILK: 10, 20, 40, 60 ms
-		frame = []int{480, 960, 1920, 2880}[config%4]
-	case config < 16: // hybrid: 10, 20 ms
-		frame = []int{480, 960}[config%2]
-	default: // CELT: 2.5, 5, 10, 20 ms
-		frame = []int{120, 240, 480, 960}[config%4]
-	}
-	count := 1
+	frame, count := frameSamples[toc>>3], 1
 	switch toc & 3 {
 	case 1, 2:
 		count = 2
