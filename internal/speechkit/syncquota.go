@@ -86,7 +86,7 @@ func TakeSyncPlace(ctx context.Context, counters quota.Counters, clk clock.Clock
 // nextSyncPlace is the first later window whose three predecessors, later
 // ones taken empty, hold fewer than 20; W(n+4) always may.
 func nextSyncPlace(start time.Time, counts [SyncWindowsCounted]int64) time.Time {
-	for j := 1; j < SyncWindowsCounted; j++ {
+	for j := 1; ; j++ { // j = SyncWindowsCounted counts nothing
 		var held int64
 		for _, c := range counts[j:] {
 			held += c
@@ -95,5 +95,4 @@ func nextSyncPlace(start time.Time, counts [SyncWindowsCounted]int64) time.Time 
 			return start.Add(time.Duration(j) * SyncWindow)
 		}
 	}
-	return start.Add(SyncWindowsCounted * SyncWindow)
 }
