@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 )
@@ -48,9 +49,6 @@ func DecodeFeatures(s string) (Features, error) {
 
 // saved keeps the draft's options and takes what the pipeline learned from next.
 func (f Features) saved(next Features) Features {
-	f.Channels, f.SummaryMissing = next.Channels, next.SummaryMissing
-	if f.ReusedFrom == "" {
-		f.ReusedFrom = next.ReusedFrom
-	}
+	f.Channels, f.SummaryMissing, f.ReusedFrom = next.Channels, next.SummaryMissing, cmp.Or(f.ReusedFrom, next.ReusedFrom)
 	return f
 }
