@@ -63,7 +63,7 @@ func measureSyncCmd(ctx context.Context, args []string, getenv func(string) stri
 	for i := range *runs {
 		start := clk.Now()
 		res, err := client.RecognizeSync(ctx, speechkit.SyncRequest{
-			Audio: audio, Format: speechkit.SyncOggOpus, DurationMs: whole.Ms(), Language: language,
+			Audio: audio, DurationMs: whole.Ms(), Language: language,
 		})
 		d := clk.Now().Sub(start)
 		if err != nil {

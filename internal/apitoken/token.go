@@ -92,26 +92,22 @@ func (t Token) Same(read Token) bool {
 
 // Check is Create's validation (ErrInvalid).
 func (t Token) Check() error {
-	if t.ID == "" {
+	canon, idErr := ident.Parse(t.ID)
+	name, nameErr := checkName(t.Name)
+	switch {
+	case t.ID == "":
 		return invalid("a token needs an id")
-	}
-	if canon, err := ident.Parse(t.ID); err != nil || canon != t.ID {
+	case idErr != nil || canon != t.ID:
 		return invalid("a token's id must be a lower-case ULID")
-	}
-	if !isHash(t.Hash) {
+	case !isHash(t.Hash):
 		return invalid("a token's hash must be 64 lower-case hex digits")
-	}
-	name, err := checkName(t.Name)
-	if err != nil {
-		return err
-	}
-	if name != t.Name {
+	case nameErr != nil:
+		return nameErr
+	case name != t.Name:
 		return invalid("a token's name must not start or end with spaces")
-	}
-	if t.CreatedAt.IsZero() {
+	case t.CreatedAt.IsZero():
 		return invalid("a token needs the time it was made")
-	}
-	if t.CallbackSecret != "" && !isCallbackSecret(t.CallbackSecret) {
+	case t.CallbackSecret != "" && !isCallbackSecret(t.CallbackSecret):
 		return invalid("a token's callback secret must be whsec_ and 32 bytes of standard base64")
 	}
 	return nil
@@ -141,10 +137,8 @@ func checkName(name string) (string, error) {
 	if !utf8.ValidString(name) {
 		return "", invalid("a token's name must be UTF-8 text")
 	}
-	for _, r := range name {
-		if !unicode.IsPrint(r) {
-			return "", invalid("a token's name must be printable text, on one line")
-		}
+	if strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return "", invalid("a token's name must be printable text, on one line")
 	}
 	return name, nil
 }

@@ -35,15 +35,13 @@ func System() Clock { return system{} }
 type Fake struct {
 	mu     sync.Mutex
 	now    time.Time
-	to     time.Time // where it is moving while timers run on the way
-	timers []*fakeTimer
-	seq    uint64
+	to     time.Time    // where it is moving while timers run on the way
+	timers []*fakeTimer // in the order set, which breaks ties
 }
 
 type fakeTimer struct {
-	at  time.Time
-	seq uint64 // ties run in the order set
-	f   func()
+	at time.Time
+	f  func()
 }
 
 func NewFake(t time.Time) *Fake { return &Fake{now: t.UTC(), to: t.UTC()} }
@@ -79,8 +77,7 @@ func (f *Fake) Advance(d time.Duration) time.Time {
 func (f *Fake) AfterFunc(d time.Duration, fn func()) (stop func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.seq++
-	t := &fakeTimer{at: f.now.Add(d), seq: f.seq, f: fn}
+	t := &fakeTimer{at: f.now.Add(d), f: fn}
 	f.timers = append(f.timers, t)
 	return func() {
 		f.mu.Lock()
@@ -95,10 +92,7 @@ func (f *Fake) run() {
 		f.mu.Lock()
 		i := -1
 		for k, t := range f.timers {
-			if t.at.After(f.to) {
-				continue
-			}
-			if i < 0 || t.at.Before(f.timers[i].at) || (t.at.Equal(f.timers[i].at) && t.seq < f.timers[i].seq) {
+			if !t.at.After(f.to) && (i < 0 || t.at.Before(f.timers[i].at)) {
 				i = k
 			}
 		}

@@ -50,10 +50,10 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 			return Job{}, fmt.Errorf("%w: segment %d has seq %d", ErrInvalid, i, sg.Seq)
 		}
 	}
-	if !next.Recognition.Valid() {
+	switch {
+	case !next.Recognition.Valid():
 		return Job{}, fmt.Errorf("%w: unknown recognition %q", ErrInvalid, next.Recognition)
-	}
-	if next.BilledSeconds < 0 || next.ReservedMicros < 0 {
+	case next.BilledSeconds < 0 || next.ReservedMicros < 0:
 		return Job{}, fmt.Errorf("%w: negative billed seconds or reserved money", ErrInvalid)
 	}
 	j := cur
@@ -92,8 +92,7 @@ func ApplySave(cur, next Job, n Next, now time.Time) (Job, error) {
 		j.NextRunAt = now.Add(n.After)
 	}
 	if j.State.Terminal() {
-		// next_run_at is the end, so jobs_due orders ended jobs by it
-		// (internal/status counts a day's on it).
+		// The end, by which jobs_due orders ended jobs (internal/status counts a day's).
 		j.NextRunAt = now
 	}
 	return j, nil
@@ -171,19 +170,14 @@ func ApplyDelete(cur Job, now time.Time) Job {
 	return j
 }
 
-// Forgotten is j without what the sender gave or what names a person:
-// file name and type, reuse key, Telegram message, idempotency key, and a
-// Telegram job's owner and payer. An API job keeps its owner, a token id,
-// so the owner still gets 410 where others get 404. Stores remove the key
-// rows pointing at the job in the same write.
+// Forgotten is j without what the sender gave or what names a person. An
+// API job keeps its owner, a token id, so the owner still gets 410 where
+// others get 404. Stores remove the job's key rows in the same write.
 func Forgotten(j Job) Job {
-	j.Filename, j.ContentType = "", ""
-	j.ReuseKey = "" // a deleted job lends nothing
+	j.Filename, j.ContentType, j.ReuseKey, j.IdempotencyKey = "", "", "", ""
 	j.TelegramChatID, j.TelegramMessageID = 0, 0
-	j.IdempotencyKey = ""
 	if j.Source == SourceTelegram {
-		j.OwnerID = ""
-		j.ChargedTo = ""
+		j.OwnerID, j.ChargedTo = "", ""
 	}
 	return j
 }
@@ -241,14 +235,11 @@ func Settle(ctx context.Context, st Store, p Policy, j Job, err error) (Job, err
 	case Fail:
 		j.State = Failed
 	case Die:
-		j.State = Dead
+		j.State, f.Message = Dead, deadMessage(f.Message, j.Attempts)
 	default:
 		return st.Release(ctx, j.Claim(), p.Pause(j.Attempts), f)
 	}
 	j.ErrorCode, j.ErrorMessage = f.Code, f.Message
-	if j.State == Dead {
-		j.ErrorMessage = deadMessage(f.Message, j.Attempts)
-	}
 	return st.Save(ctx, j, Next{})
 }
 

@@ -7,9 +7,8 @@ import (
 )
 
 // Change is a store's one write primitive: read job id, let apply decide,
-// write (with segments when asked), in one transaction. Claim, Save,
-// Release, Renew and Delete are its methods, each rule through once, so a
-// rerun transaction is safe.
+// write (with segments when asked), in one transaction. Its methods pass
+// each rule through once, so a rerun transaction is safe.
 type Change func(ctx context.Context, id string, withSegments bool, apply func(cur Job, now time.Time) (Job, error)) (Job, error)
 
 func (c Change) Claim(ctx context.Context, id string, step Step) (Job, error) {

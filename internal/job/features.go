@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 )
@@ -30,10 +31,7 @@ func EncodeFeatures(f Features) string {
 	if f.Zero() {
 		return ""
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return "" // cannot happen
-	}
+	b, _ := json.Marshal(f) // plain fields: no error
 	return string(b)
 }
 
@@ -51,9 +49,6 @@ func DecodeFeatures(s string) (Features, error) {
 
 // saved keeps the draft's options and takes what the pipeline learned from next.
 func (f Features) saved(next Features) Features {
-	f.Channels, f.SummaryMissing = next.Channels, next.SummaryMissing
-	if f.ReusedFrom == "" {
-		f.ReusedFrom = next.ReusedFrom
-	}
+	f.Channels, f.SummaryMissing, f.ReusedFrom = next.Channels, next.SummaryMissing, cmp.Or(f.ReusedFrom, next.ReusedFrom)
 	return f
 }

@@ -1,12 +1,11 @@
 // Package job is the domain of a transcription job: states and moves, the
 // claim that makes a step exclusive, the retry policy, and the Store port.
-//
-// The rules of each write are functions here (Apply*); every store reads
-// the row, lets the rule decide and writes, in one transaction, so the
-// stores cannot drift apart, and jobstoretest checks the atomicity.
+// Each write's rule is a function here (Apply*) that every store runs
+// between its read and its write in one transaction; jobstoretest checks.
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -51,17 +50,14 @@ type Job struct {
 	EndedAt        time.Time // the row expires a retention period after
 
 	// The reservation against the payer's day and the month (package
-	// spend): seconds, their price with any summary's in micro-rubles, and
-	// the UTC day counted in. Recorded once, after the probe, so a retried
-	// ingest does not reserve again; then moved within its day to what is
-	// billed.
+	// spend): seconds, their price with any summary's in micro-rubles, the
+	// UTC day. Recorded once after the probe, then moved within its day to
+	// what is billed.
 	ReservedSeconds int64
 	ReservedMicros  int64
 	ReservedDay     time.Time
 
-	// ReuseKey (ReuseKeyOf) lets a done job lend its transcript; recorded
-	// once, blanked by a deletion.
-	ReuseKey string
+	ReuseKey string // ReuseKeyOf, so a done job lends its transcript; blanked by a deletion
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -73,9 +69,7 @@ type Priority string
 const (
 	PriorityNormal   Priority = "normal"
 	PriorityDeferred Priority = "deferred" // cheaper, within a day
-	// PriorityFast is synchronous recognition when short enough and
-	// accepted, else normal.
-	PriorityFast Priority = "fast"
+	PriorityFast     Priority = "fast"     // synchronous recognition when it fits, else normal
 )
 
 // Valid reports whether p is a priority; empty is (normal).
@@ -83,12 +77,7 @@ func (p Priority) Valid() bool {
 	return p == "" || p == PriorityNormal || p == PriorityDeferred || p == PriorityFast
 }
 
-func (p Priority) normal() Priority {
-	if p == "" {
-		return PriorityNormal
-	}
-	return p
-}
+func (p Priority) normal() Priority { return cmp.Or(p, PriorityNormal) }
 
 func (j Job) Deferred() bool { return j.Priority == PriorityDeferred }
 
@@ -130,8 +119,8 @@ func AudioMs(segs []Segment) int64 {
 
 func Lengths(segs []Segment) []int64 {
 	out := make([]int64, len(segs))
-	for i, sg := range segs {
-		out[i] = sg.DurationMs
+	for i := range segs {
+		out[i] = segs[i].DurationMs
 	}
 	return out
 }
@@ -141,21 +130,18 @@ type Segment struct {
 	Seq         int // its place in the job's audio
 	StartMs     int64
 	DurationMs  int64
-	AudioKey    string // the source itself, or a converted piece
-	Container   string // OGG_OPUS, MP3, WAV
-	OperationID string // empty until submitted
-	Done        bool   // finished and its result read
-	// CountedIn is the window of the in-flight count it was last counted
-	// in; zero when not counted.
-	CountedIn time.Time
+	AudioKey    string    // the source itself, or a converted piece
+	Container   string    // OGG_OPUS, MP3, WAV
+	OperationID string    // empty until submitted
+	Done        bool      // finished and its result read
+	CountedIn   time.Time // the in-flight count's window it was last counted in; zero: none
 }
 
-// Object keys are made only here, from the job's id, never from what a
-// sender chose.
+// Object keys are made only here, from the job's id, never a sender's words.
 func SourceKey(id string) string { return "sources/" + id }
 
-// AcceptedKey is ingest's server-side copy of the checked upload, so a later
-// PUT through the same presigned URL cannot change what is recognized.
+// AcceptedKey is ingest's copy of the checked upload: a later PUT through
+// the presigned URL cannot change what is recognized.
 func AcceptedKey(id string) string { return "audio/" + id + "/source" }
 
 func AudioKey(id string, seq int) string { return fmt.Sprintf("audio/%s/%03d.ogg", id, seq) }
@@ -180,9 +166,7 @@ func (j Job) Due(now time.Time) bool {
 	return !j.State.Terminal() && !now.Before(j.NextRunAt) && j.claimFree(now)
 }
 
-func (j Job) claimFree(now time.Time) bool {
-	return j.ClaimID == "" || !now.Before(j.ClaimUntil)
-}
+func (j Job) claimFree(now time.Time) bool { return j.ClaimID == "" || !now.Before(j.ClaimUntil) }
 
 // Draft is what a caller knows of a job before it exists.
 type Draft struct {
@@ -202,9 +186,7 @@ type Draft struct {
 	TelegramMessageID int64
 
 	IdempotencyKey string
-	// UploadWindow is how long before a due selection checks for the file
-	// (the upload event may have been lost).
-	UploadWindow time.Duration
+	UploadWindow   time.Duration // until a due selection looks for the file (the event may be lost)
 }
 
 func (d Draft) Validate() error {
@@ -232,7 +214,7 @@ func (d Draft) Validate() error {
 }
 
 // NewJob makes the job Store.Create records: awaiting upload, due when the
-// window closes (the upload event claims it sooner).
+// window closes unless the upload event claims it.
 func NewJob(d Draft, now time.Time) (Job, error) {
 	if d.Source == SourceTelegram {
 		return Job{}, fmt.Errorf("%w: a Telegram job is created for its message", ErrInvalid)

@@ -3,11 +3,10 @@ package job
 import "time"
 
 // YDB's SDK reruns an idempotent transaction whose commit's fate is
-// unknown, and every write is marked idempotent so that a call on a
-// connection that died while the instance slept is not lost. So every
-// write recognizes its own: a rerun that reads what the previous run wrote
-// answers that, where the rule would refuse (the claim is gone, or held by
-// itself) or count an attempt twice.
+// unknown, and every write is idempotent (a call on a connection that died
+// while the instance slept is not lost). So a rerun that reads what the
+// previous run wrote answers that, where the rule would refuse or count an
+// attempt twice.
 
 // Same reports whether cur, as read back, is the version wrote made, at
 // the stores' whole milliseconds: no other writer makes it (a claim has
@@ -45,10 +44,9 @@ func once(apply func(cur Job, now time.Time) (Job, error)) func(cur Job, now tim
 	}
 }
 
-// Claimed is what ClaimDue's earlier runs claimed, kept per call outside
-// the transaction, so a rerun finds its claims again (no longer due, they
-// would be lost until the lease ran out): read IDs, keep Ours, claim the
-// rest of the limit, record the answer with Wrote.
+// Claimed is what ClaimDue's earlier runs claimed, kept outside the
+// transaction so a rerun finds its claims, no longer due, again: read IDs,
+// keep Ours, claim the rest of the limit, record the answer with Wrote.
 type Claimed struct{ wrote []Job }
 
 func (c *Claimed) IDs() []string {

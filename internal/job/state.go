@@ -37,10 +37,8 @@ func (s State) Valid() bool { return slices.Contains(States, s) }
 func (s State) Terminal() bool { return s == Done || s == Failed || s == Dead }
 
 func CanMove(from, to State) bool {
-	if !from.Valid() || !to.Valid() || from.Terminal() {
-		return false
-	}
-	return to == from || to == Failed || to == Dead || slices.Contains(forward[from], to)
+	return from.Valid() && to.Valid() && !from.Terminal() &&
+		(to == from || to == Failed || to == Dead || slices.Contains(forward[from], to))
 }
 
 func checkMove(from, to State) error {

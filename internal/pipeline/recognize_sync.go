@@ -65,7 +65,7 @@ func (h *held) recognizeSync(ctx context.Context, j job.Job, audio []byte) (job.
 	}
 	lang := h.language(j)
 	res, err := h.SyncRecognizer.RecognizeSync(ctx, speechkit.SyncRequest{
-		Audio: audio, Format: speechkit.SyncOggOpus, DurationMs: j.DurationMs, Language: lang,
+		Audio: audio, DurationMs: j.DurationMs, Language: lang,
 	})
 	// No settling tells the breaker of this failure: it is told here. A
 	// fault of ours (errs.Internal) says nothing of the service.

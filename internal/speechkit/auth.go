@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/status"
@@ -18,18 +19,17 @@ import (
 	"transcriber/internal/clock"
 )
 
-// An IAM token lives at most 12 h; the docs advise a new one "e.g., every
-// hour" (Compute, "Using Yandex Cloud from within a VM"). A token is reused
-// at most an hour, never within 5 minutes of expiry.
+// An IAM token lives at most 12 h (a longer claim is refused, which keeps
+// expires_in from overflowing time.Duration); the docs advise a new one
+// "e.g., every hour" (Compute, "Using Yandex Cloud from within a VM").
+// A token is reused at most an hour, never within 5 minutes of expiry.
 const (
 	tokenMaxAge        = time.Hour
 	tokenRefreshMargin = 5 * time.Minute
-	// tokenMaxLifetime refuses longer claims, which also keeps expires_in
-	// far from overflowing time.Duration.
-	tokenMaxLifetime = 12 * time.Hour
-	maxQuoted        = 32 // of an answer's string in an error
-	metadataTimeout  = 10 * time.Second
-	metadataMaxBody  = 64 << 10 // a real answer is ~1 KB
+	tokenMaxLifetime   = 12 * time.Hour
+	maxQuoted          = 32 // of an answer's string in an error
+	metadataTimeout    = 10 * time.Second
+	metadataMaxBody    = 64 << 10 // a real answer is ~1 KB
 )
 
 // tokenSource caches the IAM token of the metadata service; concurrent
@@ -44,14 +44,9 @@ type tokenSource struct {
 	refreshAt time.Time // ask again from here on
 	expiresAt time.Time // the token is no good from here on
 
-	// The current and previous token, for scrubbing; own lock so that
-	// classifying an error never waits for a fetch.
-	seenMu sync.Mutex
-	recent [2]string
-}
-
-func newTokenSource(url string, c clock.Clock) *tokenSource {
-	return &tokenSource{url: url, clock: c, http: &http.Client{Timeout: metadataTimeout}}
+	// recent holds the current and previous token, for scrubbing without
+	// waiting for a fetch.
+	recent atomic.Pointer[[2]string]
 }
 
 // token returns the cached token, refreshed when due; a failed refresh
@@ -71,8 +66,10 @@ func (t *tokenSource) token(ctx context.Context) (string, error) {
 		return "", err
 	}
 	life := max(min(ttl-tokenRefreshMargin, tokenMaxAge), 0) // 0: this call only
+	if tok != t.current {
+		t.recent.Store(&[2]string{tok, t.current})
+	}
 	t.current, t.refreshAt, t.expiresAt = tok, now.Add(life), now.Add(ttl)
-	t.remember(tok)
 	return tok, nil
 }
 
@@ -105,17 +102,15 @@ func (t *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) 
 		return "", 0, fmt.Errorf("read the metadata service's IAM token: %w", err)
 	}
 	var mt metadataToken
-	if json.Unmarshal(body, &mt) != nil {
+	switch {
+	case json.Unmarshal(body, &mt) != nil:
 		return "", 0, errors.New("the metadata service's IAM token answer is not the expected JSON")
-	}
-	if mt.AccessToken == "" || mt.ExpiresIn <= 0 {
+	case mt.AccessToken == "" || mt.ExpiresIn <= 0:
 		return "", 0, errors.New("the metadata service's IAM token answer has no token or no lifetime")
-	}
-	if mt.ExpiresIn > int64(tokenMaxLifetime/time.Second) {
+	case mt.ExpiresIn > int64(tokenMaxLifetime/time.Second):
 		return "", 0, fmt.Errorf("the metadata service's IAM token answer says it lives %d s, more than an IAM token's %d s",
 			mt.ExpiresIn, int64(tokenMaxLifetime/time.Second))
-	}
-	if mt.TokenType != "" && !strings.EqualFold(mt.TokenType, "Bearer") {
+	case mt.TokenType != "" && !strings.EqualFold(mt.TokenType, "Bearer"):
 		return "", 0, fmt.Errorf("the metadata service returned a token of type %q, not Bearer", quoted(mt.TokenType))
 	}
 	return mt.AccessToken, time.Duration(mt.ExpiresIn) * time.Second, nil
@@ -123,20 +118,6 @@ func (t *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) 
 
 // quoted cuts s so that a server cannot fill logs through an error.
 func quoted(s string) string { return cut(s, maxQuoted) }
-
-func (t *tokenSource) remember(tok string) {
-	t.seenMu.Lock()
-	defer t.seenMu.Unlock()
-	if t.recent[0] != tok {
-		t.recent[1], t.recent[0] = t.recent[0], tok
-	}
-}
-
-func (t *tokenSource) seen() []string {
-	t.seenMu.Lock()
-	defer t.seenMu.Unlock()
-	return []string{t.recent[0], t.recent[1]}
-}
 
 const redactedText = "[redacted]"
 
@@ -159,10 +140,7 @@ func NewAuthorizer(apiKey, folderID, metadataURL string, c clock.Clock) (*Author
 	if u, err := url.Parse(metadataURL); err != nil || u.Host == "" {
 		return nil, errors.New("speechkit: the metadata URL is not a valid URL")
 	}
-	if c == nil {
-		c = clock.System()
-	}
-	a.tokens = newTokenSource(metadataURL, c)
+	a.tokens = &tokenSource{url: metadataURL, clock: cmp.Or(c, clock.System()), http: &http.Client{Timeout: metadataTimeout}}
 	return a, nil
 }
 
@@ -182,8 +160,8 @@ func (a *Authorizer) Authorization(ctx context.Context) (value, folder string, e
 // Scrub replaces the API key and the IAM tokens handed out.
 func (a *Authorizer) Scrub(text string) string {
 	secrets := []string{a.apiKey}
-	if a.tokens != nil {
-		secrets = append(secrets, a.tokens.seen()...)
+	if a.tokens != nil && a.tokens.recent.Load() != nil {
+		secrets = append(secrets, a.tokens.recent.Load()[:]...)
 	}
 	for _, s := range secrets {
 		if s != "" {

@@ -40,8 +40,7 @@ func FuzzMetadataToken(f *testing.F) {
 		if status < 100 || status > 999 {
 			status = 200 // net/http answers only three-digit statuses
 		}
-		src := newTokenSource("http://metadata.invalid/token", clock.System())
-		src.http = &http.Client{Transport: answer{status, body}}
+		src := &tokenSource{url: "http://metadata.invalid/token", clock: clock.System(), http: &http.Client{Transport: answer{status, body}}}
 
 		tok, ttl, err := src.fetch(context.Background())
 

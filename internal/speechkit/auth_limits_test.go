@@ -16,8 +16,7 @@ import (
 // fetchFrom runs fetch against a metadata service answering body.
 func fetchFrom(t *testing.T, body string) (string, time.Duration, error) {
 	t.Helper()
-	src := newTokenSource("http://metadata.invalid/token", clock.System())
-	src.http = &http.Client{Transport: answer{http.StatusOK, []byte(body)}}
+	src := &tokenSource{url: "http://metadata.invalid/token", clock: clock.System(), http: &http.Client{Transport: answer{http.StatusOK, []byte(body)}}}
 	return src.fetch(context.Background())
 }
 

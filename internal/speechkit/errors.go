@@ -136,9 +136,6 @@ func sizeRefusal(msg string) bool {
 // IAM token, UNAVAILABLE, or the quota itself. Anything else may have been
 // read and is counted (docs/platform.md).
 func NotAccepted(err error) bool {
-	if err == nil {
-		return false
-	}
 	switch errs.CodeOf(err) {
 	case codeAuthUnavailable, CodeRecognitionQuota:
 		return true
@@ -153,9 +150,6 @@ func NotAccepted(err error) bool {
 // (transport, time-out, 5xx, no IAM token), not that this request is wrong;
 // the caller tells its own cancellation apart.
 func Outage(err error) bool {
-	switch errs.CodeOf(err) {
-	case CodeUnavailable, codeAuthUnavailable:
-		return true
-	}
-	return false
+	code := errs.CodeOf(err)
+	return code == CodeUnavailable || code == codeAuthUnavailable
 }

@@ -15,10 +15,7 @@ import (
 // A recognition that failed is done with its error classified; a failed
 // call is not done (an unknown operation is CodeExpired).
 func (c *Client) Check(ctx context.Context, operationID string) (done bool, err error) {
-	if operationID == "" {
-		return false, errNoOperation()
-	}
-	ctx, err = c.outgoing(ctx)
+	ctx, err = c.onOperation(ctx, operationID)
 	if err != nil {
 		return false, err
 	}
@@ -35,10 +32,7 @@ func (c *Client) Check(ctx context.Context, operationID string) (done bool, err 
 
 // Delete removes the result (else kept 3 days); one already gone is no error.
 func (c *Client) Delete(ctx context.Context, operationID string) error {
-	if operationID == "" {
-		return errNoOperation()
-	}
-	ctx, err := c.outgoing(ctx)
+	ctx, err := c.onOperation(ctx, operationID)
 	if err != nil {
 		return err
 	}
@@ -46,6 +40,10 @@ func (c *Client) Delete(ctx context.Context, operationID string) error {
 	return c.classify(callDelete, err)
 }
 
-func errNoOperation() error {
-	return errs.New(errs.Invalid, CodeNoOperation, "no recognition operation was given")
+// onOperation is outgoing for a call on an operation, which must be named.
+func (c *Client) onOperation(ctx context.Context, operationID string) (context.Context, error) {
+	if operationID == "" {
+		return nil, errs.New(errs.Invalid, CodeNoOperation, "no recognition operation was given")
+	}
+	return c.outgoing(ctx)
 }

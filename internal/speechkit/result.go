@@ -22,10 +22,7 @@ import (
 // summarization's responses join by a blank line. No speech is an empty
 // transcript.
 func (c *Client) Result(ctx context.Context, operationID string) (transcript.Transcript, error) {
-	if operationID == "" {
-		return transcript.Transcript{}, errNoOperation()
-	}
-	ctx, err := c.outgoing(ctx)
+	ctx, err := c.onOperation(ctx, operationID)
 	if err != nil {
 		return transcript.Transcript{}, err
 	}
@@ -136,24 +133,14 @@ func (a *assembler) transcript() transcript.Transcript {
 // utterance takes its words' start when it has no times, and ends no
 // earlier than any word, so the duration covers every word.
 func utterance(channel int, alt *stt.Alternative) transcript.Utterance {
-	u := transcript.Utterance{
-		Channel: channel,
-		StartMs: alt.GetStartTimeMs(),
-		EndMs:   alt.GetEndTimeMs(),
-		Text:    alt.GetText(),
-	}
+	u := transcript.Utterance{Channel: channel, StartMs: alt.GetStartTimeMs(), EndMs: alt.GetEndTimeMs(), Text: alt.GetText()}
+	untimed := u.StartMs == 0 && u.EndMs == 0
 	for _, w := range alt.GetWords() {
-		u.Words = append(u.Words, transcript.Word{
-			Text:    w.GetText(),
-			StartMs: w.GetStartTimeMs(),
-			EndMs:   w.GetEndTimeMs(),
-		})
+		u.Words = append(u.Words, transcript.Word{Text: w.GetText(), StartMs: w.GetStartTimeMs(), EndMs: w.GetEndTimeMs()})
+		u.EndMs = max(u.EndMs, w.GetEndTimeMs())
 	}
-	if len(u.Words) > 0 && u.StartMs == 0 && u.EndMs == 0 {
+	if untimed && len(u.Words) > 0 {
 		u.StartMs = u.Words[0].StartMs
-	}
-	for _, w := range u.Words {
-		u.EndMs = max(u.EndMs, w.EndMs)
 	}
 	return u
 }

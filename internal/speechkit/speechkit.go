@@ -1,14 +1,9 @@
 // Package speechkit is the adapter to Yandex SpeechKit: asynchronous
-// recognition over gRPC API v3 (submit, check, result, delete) and
-// synchronous recognition over REST API v1 (sync.go).
-//
-// It imports only go-sdk's gen/ai/sttv3 and gen/operation, never the go-sdk
-// root, which pulls in every service and overruns the Cloud Functions build
-// (docs/platform.md, "Cloud Functions: the Go build").
-//
-// Every error goes through classify: the kind decides retries, the code is
-// a stable word, the message holds no SDK text; keys and tokens are scrubbed
-// from the causes too.
+// recognition over gRPC API v3 and synchronous over REST API v1 (sync.go).
+// It imports only go-sdk's gen packages: the root overruns the Cloud
+// Functions build (docs/platform.md). Every error goes through classify:
+// the kind decides retries, the code is stable, the message holds no SDK
+// text, and keys and tokens are scrubbed from the causes.
 package speechkit
 
 import (
@@ -16,9 +11,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +29,6 @@ import (
 	"transcriber/internal/ident"
 )
 
-// Defaults for the zero fields of Config.
 const (
 	DefaultEndpoint          = "stt.api.cloud.yandex.net:443"
 	DefaultOperationEndpoint = "operation.api.cloud.yandex.net:443"
@@ -61,10 +55,6 @@ func (c Config) withDefaults() Config {
 	c.Endpoint = cmp.Or(c.Endpoint, DefaultEndpoint)
 	c.OperationEndpoint = cmp.Or(c.OperationEndpoint, DefaultOperationEndpoint)
 	c.Model = cmp.Or(c.Model, DefaultModel)
-	c.MetadataURL = cmp.Or(c.MetadataURL, DefaultMetadataURL)
-	if c.Clock == nil {
-		c.Clock = clock.System()
-	}
 	c.SyncURL = cmp.Or(c.SyncURL, DefaultSyncURL)
 	c.SyncTimeout = cmp.Or(max(c.SyncTimeout, 0), DefaultSyncTimeout)
 	return c
@@ -76,18 +66,17 @@ type Client struct {
 	auth  *Authorizer
 	stt   *sttsdk.AsyncRecognizerClient
 	ops   *opsdk.OperationServiceClient
-	conns []*lazyConn
+	conns []*grpc.ClientConn
 
 	syncURL *url.URL     // RecognizeSync's endpoint
 	http    *http.Client // RecognizeSync's client
 	closed  atomic.Bool
 }
 
-// SyncEndpoint is SyncURL or its default.
 func (c Config) SyncEndpoint() string { return c.withDefaults().SyncURL }
 
-// New returns a client without network I/O: connections and the IAM token
-// come on first use.
+// New returns a client without network I/O: grpc.NewClient connects and
+// the IAM token comes on first use.
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
 	auth, err := NewAuthorizer(cfg.APIKey, cfg.FolderID, cfg.MetadataURL, cfg.Clock)
@@ -104,24 +93,26 @@ func New(cfg Config) (*Client, error) {
 	} else {
 		creds = credentials.NewTLS(tlsConfig())
 	}
-	sttConn := &lazyConn{target: cfg.Endpoint, creds: creds}
-	opConn := sttConn
-	conns := []*lazyConn{sttConn}
+	sttConn, err := grpc.NewClient(cfg.Endpoint, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, fmt.Errorf("speechkit: endpoint: %w", err)
+	}
+	opConn, conns := sttConn, []*grpc.ClientConn{sttConn}
 	if cfg.OperationEndpoint != cfg.Endpoint {
-		opConn = &lazyConn{target: cfg.OperationEndpoint, creds: creds}
+		if opConn, err = grpc.NewClient(cfg.OperationEndpoint, grpc.WithTransportCredentials(creds)); err != nil {
+			return nil, errors.Join(fmt.Errorf("speechkit: operation endpoint: %w", err), sttConn.Close())
+		}
 		conns = append(conns, opConn)
 	}
-	c := &Client{
-		cfg:   cfg,
-		auth:  auth,
-		stt:   sttsdk.NewSTT(sttConn.get).AsyncRecognizer(),
-		ops:   opsdk.NewOperation(opConn.get).Operation(),
-		conns: conns,
-
+	return &Client{
+		cfg:     cfg,
+		auth:    auth,
+		stt:     sttsdk.NewSTT(fixedConn(sttConn)).AsyncRecognizer(),
+		ops:     opsdk.NewOperation(fixedConn(opConn)).Operation(),
+		conns:   conns,
 		syncURL: syncURL,
 		http:    NewHTTPClient(cfg.SyncTimeout),
-	}
-	return c, nil
+	}, nil
 }
 
 // Authorizer is the client's credentials, shared with Translate (one token cache).
@@ -129,18 +120,27 @@ func (c *Client) Authorizer() *Authorizer { return c.auth }
 
 // Close closes the connections. Calls after Close fail.
 func (c *Client) Close() error {
-	c.closed.Store(true)
+	if c.closed.Swap(true) {
+		return nil
+	}
 	c.http.CloseIdleConnections()
 	var all []error
-	for _, lc := range c.conns {
-		all = append(all, lc.close())
+	for _, conn := range c.conns {
+		all = append(all, conn.Close())
 	}
 	return errors.Join(all...)
 }
 
-// outgoing adds credentials, the folder and a fresh x-client-request-id
-// (support finds it in SpeechKit's logs).
+func fixedConn(conn *grpc.ClientConn) func(context.Context) (*grpc.ClientConn, error) {
+	return func(context.Context) (*grpc.ClientConn, error) { return conn, nil }
+}
+
+// outgoing adds credentials, the folder and a fresh x-client-request-id,
+// which support finds in SpeechKit's logs.
 func (c *Client) outgoing(ctx context.Context) (context.Context, error) {
+	if c.closed.Load() {
+		return nil, errs.Wrap(errClosed, errs.Internal, codeInternal, "")
+	}
 	auth, folder, err := c.credentials(ctx)
 	if err != nil {
 		return nil, err
@@ -154,51 +154,12 @@ func (c *Client) outgoing(ctx context.Context) (context.Context, error) {
 
 // credentials is Authorizer.Authorization with its error classified.
 func (c *Client) credentials(ctx context.Context) (authorization, folder string, err error) {
-	authorization, folder, err = c.auth.Authorization(ctx)
-	if err != nil {
-		return "", "", errs.Wrap(err, errs.Unavailable, codeAuthUnavailable, msgUnavailable)
+	if authorization, folder, err = c.auth.Authorization(ctx); err != nil {
+		err = errs.Wrap(err, errs.Unavailable, codeAuthUnavailable, msgUnavailable)
 	}
-	return authorization, folder, nil
+	return authorization, folder, err
 }
 
 func tlsConfig() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
 
 var errClosed = errors.New("speechkit client is closed")
-
-// lazyConn opens one gRPC connection on first use; a failed open is retried next call.
-type lazyConn struct {
-	target string
-	creds  credentials.TransportCredentials
-
-	mu     sync.Mutex
-	conn   *grpc.ClientConn
-	closed bool
-}
-
-func (l *lazyConn) get(context.Context) (*grpc.ClientConn, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return nil, errClosed
-	}
-	if l.conn == nil {
-		conn, err := grpc.NewClient(l.target, grpc.WithTransportCredentials(l.creds))
-		if err != nil {
-			return nil, err
-		}
-		l.conn = conn
-	}
-	return l.conn, nil
-}
-
-func (l *lazyConn) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.closed = true
-	if l.conn == nil {
-		return nil
-	}
-	err := l.conn.Close()
-	l.conn = nil
-	return err
-}

@@ -1,6 +1,7 @@
 package speechkit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -36,39 +37,33 @@ const DefaultLanguage = "ru-RU"
 // AutoLanguage detects the language, without normalization or punctuation.
 const AutoLanguage = "auto"
 
-// languages are the general model's (speechkit/stt/models.md) by lower-case
-// code; pt-BR is only in general:rc.
-var languages = func() map[string]string {
-	m := map[string]string{}
-	for _, code := range []string{
-		"auto", "de-DE", "en-US", "es-ES", "fi-FI", "fr-FR", "he-HE", "it-IT",
-		"kk-KZ", "nl-NL", "pl-PL", "pt-PT", "ru-RU", "sv-SE", "tr-TR", "uz-UZ",
-	} {
-		m[strings.ToLower(code)] = code
+// canonical is code as the general model names it ("en-us" gives "en-US"),
+// if it takes it: the languages of summaryInstructions.
+func canonical(code string) (string, bool) {
+	code = strings.ToLower(code)
+	if _, ok := summaryInstructions[code]; !ok {
+		return "", false
 	}
-	return m
-}()
+	if lang, region, ok := strings.Cut(code, "-"); ok {
+		return lang + "-" + strings.ToUpper(region), true
+	}
+	return code, true
+}
 
 // ValidLanguage reports whether the general model takes code, in any case.
 func ValidLanguage(code string) bool {
-	_, ok := languages[strings.ToLower(code)]
+	_, ok := canonical(code)
 	return ok
 }
 
 // languageModel is the canonical language (empty is DefaultLanguage) and
 // the model (empty is Config.Model).
 func (c *Client) languageModel(lang, model string) (string, string, error) {
-	if model == "" {
-		model = c.cfg.Model
-	}
-	if lang == "" {
-		return DefaultLanguage, model, nil
-	}
-	canonical, ok := languages[strings.ToLower(lang)]
+	lang, ok := canonical(cmp.Or(lang, DefaultLanguage))
 	if !ok {
 		return "", "", errs.New(errs.Invalid, CodeUnsupportedLanguage, "the recognizer does not support this language")
 	}
-	return canonical, model, nil
+	return lang, cmp.Or(model, c.cfg.Model), nil
 }
 
 // Request is one audio file to recognize: by URI or inline, not both.
@@ -136,16 +131,10 @@ func (c *Client) recognizeRequest(r Request) (*stt.RecognizeFileRequest, error) 
 	if err != nil {
 		return nil, err
 	}
-	norm := &stt.TextNormalizationOptions{
-		TextNormalization:   stt.TextNormalizationOptions_TEXT_NORMALIZATION_ENABLED,
-		ProfanityFilter:     false,
-		LiteratureText:      true,
-		PhoneFormattingMode: stt.TextNormalizationOptions_PHONE_FORMATTING_MODE_DISABLED,
-	}
-	if lang == AutoLanguage {
-		norm = &stt.TextNormalizationOptions{
-			TextNormalization: stt.TextNormalizationOptions_TEXT_NORMALIZATION_DISABLED,
-		}
+	norm := &stt.TextNormalizationOptions{TextNormalization: stt.TextNormalizationOptions_TEXT_NORMALIZATION_DISABLED}
+	if lang != AutoLanguage { // the profanity filter stays off
+		norm = &stt.TextNormalizationOptions{TextNormalization: stt.TextNormalizationOptions_TEXT_NORMALIZATION_ENABLED,
+			LiteratureText: true, PhoneFormattingMode: stt.TextNormalizationOptions_PHONE_FORMATTING_MODE_DISABLED}
 	}
 	req.RecognitionModel = &stt.RecognitionModelOptions{
 		Model: model,

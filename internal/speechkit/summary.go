@@ -1,6 +1,9 @@
 package speechkit
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // SummaryRequest asks a language model to summarize the recognized text
 // (SpeechKit docs, "Using LLMs to process recognition results"); the model
@@ -11,8 +14,9 @@ type SummaryRequest struct {
 	Instruction string // the prompt; SummaryInstruction gives the service's
 }
 
-// summaryInstructions are the prompts by lower-case language, each in its
-// language (docs/settings.md lists them; a test checks).
+// summaryInstructions are the general model's languages (speechkit/stt/models.md;
+// pt-BR is only in general:rc), lower-case, each with its summary prompt in
+// that language (docs/settings.md lists them; a test checks).
 var summaryInstructions = map[string]string{
 	"auto":  "Summarize this recording in a few sentences, in the language it is spoken in.",
 	"de-de": "Fasse den Inhalt dieser Aufnahme in wenigen Sätzen zusammen.",
@@ -35,10 +39,7 @@ var summaryInstructions = map[string]string{
 // SummaryInstruction is the prompt for lang (empty is DefaultLanguage); an
 // unknown language gets the "auto" prompt.
 func SummaryInstruction(lang string) string {
-	if lang == "" {
-		lang = DefaultLanguage
-	}
-	if s, ok := summaryInstructions[strings.ToLower(lang)]; ok {
+	if s, ok := summaryInstructions[strings.ToLower(cmp.Or(lang, DefaultLanguage))]; ok {
 		return s
 	}
 	return summaryInstructions[AutoLanguage]

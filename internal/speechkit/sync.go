@@ -26,7 +26,13 @@ import (
 // summary. Its quota, 20 requests a second, is apart from asynchronous
 // recognition's 500 an hour (speechkit/concepts/limits.md).
 
-const DefaultSyncURL = "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
+const (
+	DefaultSyncURL = "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
+	// DefaultSyncTimeout is twice the ~5 s 30 s of audio takes asynchronously.
+	DefaultSyncTimeout = 10 * time.Second
+	// SyncBillingHeader states the billed seconds (speechkit/stt/api/request-examples.md).
+	SyncBillingHeader = "YaCloud-Billing-Units"
+)
 
 // The documented limits (speechkit/stt/request.md), checked before sending.
 const (
@@ -35,13 +41,6 @@ const (
 	SyncChannels    = 1
 )
 
-// DefaultSyncTimeout bounds one request: twice the ~5 s that 30 s of audio
-// takes asynchronously; past it the audio goes asynchronous.
-const DefaultSyncTimeout = 10 * time.Second
-
-// SyncBillingHeader states the billed seconds (speechkit/stt/api/request-examples.md).
-const SyncBillingHeader = "YaCloud-Billing-Units"
-
 const (
 	maxSyncAnswer   = 64 << 10 // ten times the longest text 30 s of speech makes, all \u-escaped
 	maxSyncError    = 4 << 10
@@ -49,17 +48,9 @@ const (
 	maxBilledHeader = 2 * 30 // a header past twice 30 s is not about this request
 )
 
-// SyncFormat is the format query parameter; the API also takes LPCM,
-// which no caller sends.
-type SyncFormat string
-
-// SyncOggOpus is Telegram's voice notes; the API's default.
-const SyncOggOpus SyncFormat = "oggopus"
-
 // SyncRequest is one short recording to recognize synchronously.
 type SyncRequest struct {
-	Audio  []byte     // at most MaxSyncBytes, one channel
-	Format SyncFormat // empty is SyncOggOpus
+	Audio []byte // Ogg Opus (the API takes LPCM too), at most MaxSyncBytes, one channel
 	// DurationMs is the length the caller knows; the client also counts the
 	// audio and takes the larger.
 	DurationMs int64
@@ -70,10 +61,9 @@ type SyncRequest struct {
 type SyncResult struct {
 	Text       string // empty without speech
 	DurationMs int64  // the larger of declared and counted
-	// BilledSeconds is the billing header when believable (BilledFromHeader),
-	// else spend.SyncBilledSeconds of DurationMs.
-	BilledSeconds    int64
-	BilledFromHeader bool
+	// BilledSeconds is the billing header when believable, else
+	// spend.SyncBilledSeconds of DurationMs.
+	BilledSeconds int64
 }
 
 // Transcript is one utterance over the audio, with the billed seconds.
@@ -88,9 +78,7 @@ const (
 	// CodeSyncUnfit: the recording does not fit the synchronous API;
 	// errs.Invalid when refused here, errs.Permanent for SpeechKit's 400 or 413.
 	CodeSyncUnfit = "sync_unfit"
-)
 
-const (
 	msgSyncQuota = "the speech recognizer's quota of quick requests is used up for this moment"
 	msgSyncUnfit = "the recording does not fit quick recognition (at most 30 s, 1 MB, one channel, OggOpus)"
 )
@@ -126,11 +114,7 @@ func (c *Client) RecognizeSync(ctx context.Context, r SyncRequest) (SyncResult, 
 		query.Set("folderId", folder)
 	}
 	u := *c.syncURL
-	all := u.Query() // the configured URL's parameters, the request's over them
-	for k, v := range query {
-		all[k] = v
-	}
-	u.RawQuery = all.Encode()
+	u.RawQuery = query.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(r.Audio))
 	if err != nil {
 		return SyncResult{}, errs.Wrap(c.auth.redact(err), errs.Internal, codeInternal, "")
@@ -163,16 +147,15 @@ func (c *Client) syncAnswer(resp *http.Response, durationMs int64) (SyncResult, 
 	if err := json.Unmarshal(body, &a); err != nil || a.Result == nil {
 		return SyncResult{}, errs.Wrap(errors.New("the synchronous answer is not {\"result\": text}"), errs.Internal, codeInternal, "")
 	}
-	res := SyncResult{Text: *a.Result, DurationMs: durationMs}
-	if n, ok := billedHeader(resp.Header.Values(SyncBillingHeader)); ok {
-		res.BilledSeconds, res.BilledFromHeader = n, true
-	} else {
-		res.BilledSeconds = spend.SyncBilledSeconds(durationMs, SyncChannels)
+	billed, ok := billedHeader(resp.Header.Values(SyncBillingHeader))
+	if !ok {
+		billed = spend.SyncBilledSeconds(durationMs, SyncChannels)
 	}
-	return res, nil
+	return SyncResult{Text: *a.Result, DurationMs: durationMs, BilledSeconds: billed}, nil
 }
 
-// syncQuery checks r and returns its query and the audio's length.
+// syncQuery checks r and returns its query, the configured URL's
+// parameters under its own, and the audio's length.
 func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 	switch {
 	case len(r.Audio) == 0:
@@ -189,28 +172,28 @@ func (c *Client) syncQuery(r SyncRequest) (url.Values, int64, error) {
 	if lang == AutoLanguage {
 		return nil, 0, syncUnfit("language detection is not documented for the synchronous API")
 	}
-	if r.Format != SyncOggOpus && r.Format != "" {
-		return nil, 0, syncUnfit("format %q; only oggopus is sent", quoted(string(r.Format)))
-	}
 	counted, err := countOggOpus(r.Audio)
 	if err != nil {
 		return nil, 0, err
 	}
-	q := url.Values{"lang": {lang}, "topic": {model}, "format": {string(SyncOggOpus)}}
+	q := c.syncURL.Query()
+	q.Set("lang", lang)
+	q.Set("topic", model)
+	q.Set("format", "oggopus")
 	return q, max(r.DurationMs, counted), nil
 }
 
 // countOggOpus counts a mono Ogg Opus stream by its packets.
 func countOggOpus(b []byte) (int64, error) {
-	ch, err := oggopus.Channels(b)
-	if err != nil {
+	switch ch, err := oggopus.Channels(b); {
+	case err != nil:
 		return 0, syncUnfit("not an Ogg Opus stream: %w", err)
-	}
-	if ch != SyncChannels {
+	case ch != SyncChannels:
 		return 0, syncUnfit("%d channels; the API takes %d", ch, SyncChannels)
 	}
 	m := &oggopus.Meter{LimitMs: MaxSyncDuration.Milliseconds()}
-	if _, err = m.Write(b); err == nil {
+	_, err := m.Write(b)
+	if err == nil {
 		err = m.Close()
 	}
 	if err != nil {
@@ -227,14 +210,8 @@ func billedHeader(values []string) (int64, bool) {
 		return 0, false
 	}
 	v := strings.TrimSpace(values[0])
-	if v == "" || len(v) > 4 || strings.Trim(v, "0123456789") != "" {
-		return 0, false
-	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 || n%spend.SyncUnitSeconds != 0 || n > maxBilledHeader {
-		return 0, false
-	}
-	return n, true
+	return n, err == nil && strings.Trim(v, "0123456789") == "" && n > 0 && n%spend.SyncUnitSeconds == 0 && n <= maxBilledHeader
 }
 
 // syncRefusal classifies a non-200 answer by status; the API's code and
@@ -275,13 +252,8 @@ func cut(s string, n int) string {
 func NewHTTPClient(timeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = tlsConfig()
-	return &http.Client{
-		Transport: t,
-		Timeout:   timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &http.Client{Transport: t, Timeout: timeout, CheckRedirect: noRedirect}
 }
 
 // CheckSyncURL reports whether New takes raw: https with a host and no user

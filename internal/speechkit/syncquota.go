@@ -8,43 +8,36 @@ import (
 	"transcriber/internal/quota"
 )
 
-// SyncQuotaKey counts the installation's synchronous requests per SyncWindow (UTC).
-const SyncQuotaKey = quota.PerSecond + "speechkit_sync_requests"
-
-// SyncRequestsPerSecond is SpeechKit's synchronous quota
-// (speechkit/concepts/limits.md); clock second or any second is not
-// documented, so TakeSyncPlace keeps it over any second.
-const SyncRequestsPerSecond = 20
-
-// SyncWindowsCounted windows of SyncWindow, the current one last, hold at
-// most SyncRequestsPerSecond places between them.
 const (
+	// SyncQuotaKey counts the installation's synchronous requests per SyncWindow (UTC).
+	SyncQuotaKey = quota.PerSecond + "speechkit_sync_requests"
+	// SyncRequestsPerSecond is SpeechKit's synchronous quota
+	// (speechkit/concepts/limits.md); clock second or any second is not
+	// documented, so TakeSyncPlace keeps it over any second.
+	SyncRequestsPerSecond = 20
+	// SyncWindowsCounted windows of SyncWindow, the current one last, hold
+	// at most SyncRequestsPerSecond places between them.
 	SyncWindow         = 500 * time.Millisecond
 	SyncWindowsCounted = 4
+	// SyncSendWithin is how soon after its place a request must leave for the bound to hold.
+	SyncSendWithin = SyncWindow
 )
 
-// SyncSendWithin is how soon after its place a request must leave for the bound to hold.
-const SyncSendWithin = SyncWindow
-
 // TakeSyncPlace takes a place in the installation's synchronous quota so
-// that no one-second span, wherever it starts, holds more than 20 requests.
-// Without a place it returns the earliest time one may come (at most 2 s
-// on). Nil counters pace nothing. On a store error the caller goes
-// asynchronous rather than send unpaced.
+// that no one-second span, wherever it starts, holds more than 20 requests;
+// without one it returns the earliest time one may come (at most 2 s on).
+// Nil counters pace nothing; on a store error the caller goes asynchronous.
 //
-// How: in window W(n) = [n·w, (n+1)·w) it reads the three windows before
-// (sum S), reserves W(n) with limit 20 − S (a conditional update), and
-// reads the clock again; the place is used only if still inside W(n), else
-// it stays counted and unused and the call tries once more.
-//
-// Why it holds: a used place of an earlier window committed before n·w,
-// so every reader of W(n) saw it; hence the used places of W(n−3)…W(n) are
-// at most 20. Sent within one window of its place, W(n)'s requests go in
-// [n·w, (n+2)·w), and any closed one-second span meets only four
-// consecutive windows. It assumes clocks agree to milliseconds and no
-// request is slower than SyncSendWithin to leave; otherwise SpeechKit may
-// answer 429 and the recognition goes asynchronous. The price: 10 a second
-// sustained where SpeechKit takes 20 (docs/scale.md).
+// In window W(n) = [n·w, (n+1)·w) it reads the three windows before (sum S),
+// reserves W(n) with limit 20 − S (a conditional update) and reads the
+// clock again: a place taken after W(n) ended stays counted, unused, and
+// the call tries once more. So every used place of an earlier window
+// committed before n·w and every reader of W(n) saw it: W(n−3)…W(n) hold
+// at most 20, W(n)'s requests leave in [n·w, (n+2)·w), and a one-second
+// span meets four windows. It assumes clocks agree to milliseconds and no
+// request takes over SyncSendWithin to leave (else a 429 sends it
+// asynchronous). The price: 10 a second sustained of SpeechKit's 20
+// (docs/scale.md).
 func TakeSyncPlace(ctx context.Context, counters quota.Counters, clk clock.Clock) (ok bool, next time.Time, err error) {
 	if counters == nil {
 		return true, time.Time{}, nil
@@ -93,7 +86,7 @@ func TakeSyncPlace(ctx context.Context, counters quota.Counters, clk clock.Clock
 // nextSyncPlace is the first later window whose three predecessors, later
 // ones taken empty, hold fewer than 20; W(n+4) always may.
 func nextSyncPlace(start time.Time, counts [SyncWindowsCounted]int64) time.Time {
-	for j := 1; j < SyncWindowsCounted; j++ {
+	for j := 1; ; j++ { // j = SyncWindowsCounted counts nothing
 		var held int64
 		for _, c := range counts[j:] {
 			held += c
@@ -102,5 +95,4 @@ func nextSyncPlace(start time.Time, counts [SyncWindowsCounted]int64) time.Time 
 			return start.Add(time.Duration(j) * SyncWindow)
 		}
 	}
-	return start.Add(SyncWindowsCounted * SyncWindow)
 }

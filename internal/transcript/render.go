@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,28 +25,16 @@ var Formats = []Format{TXT, SRT, VTT, JSON}
 
 // ParseFormat reads a format name; empty means TXT.
 func ParseFormat(s string) (Format, bool) {
-	if s == "" {
-		return TXT, true
-	}
-	for _, f := range Formats {
-		if string(f) == strings.ToLower(s) {
-			return f, true
-		}
+	if f := Format(cmp.Or(strings.ToLower(s), string(TXT))); slices.Contains(Formats, f) {
+		return f, true
 	}
 	return "", false
 }
 
+var contentTypes = map[Format]string{SRT: "application/x-subrip", VTT: "text/vtt", JSON: "application/json"}
+
 func (f Format) ContentType() string {
-	switch f {
-	case SRT:
-		return "application/x-subrip; charset=utf-8"
-	case VTT:
-		return "text/vtt; charset=utf-8"
-	case JSON:
-		return "application/json; charset=utf-8"
-	default:
-		return "text/plain; charset=utf-8"
-	}
+	return cmp.Or(contentTypes[f], "text/plain") + "; charset=utf-8"
 }
 
 // maxCueMs bounds a cue on screen; longer utterances split at words.
@@ -61,11 +50,10 @@ func Render(w io.Writer, t Transcript, f Format) error {
 	case VTT:
 		return renderCues(w, t, true)
 	case JSON:
-		t = cleaned(t)
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		return enc.Encode(t)
+		return enc.Encode(cleaned(t))
 	}
 	return fmt.Errorf("unknown transcript format %q", f)
 }
@@ -94,17 +82,16 @@ func clean(s string) string {
 
 // cleaned is t with every text cleaned.
 func cleaned(t Transcript) Transcript {
-	out := Transcript{DurationMs: t.DurationMs, Language: clean(t.Language), BilledSeconds: t.BilledSeconds,
-		Utterances: make([]Utterance, len(t.Utterances)), Summary: t.Summary}
-	for i, u := range t.Utterances {
-		u.Text, u.Normal = clean(u.Text), clean(u.Normal)
-		u.Words = slices.Clone(u.Words)
+	t.Language = clean(t.Language)
+	t.Utterances = append(make([]Utterance, 0, len(t.Utterances)), t.Utterances...)
+	for i := range t.Utterances {
+		u := &t.Utterances[i]
+		u.Text, u.Normal, u.Words = clean(u.Text), clean(u.Normal), slices.Clone(u.Words)
 		for j := range u.Words {
 			u.Words[j].Text = clean(u.Words[j].Text)
 		}
-		out.Utterances[i] = u
 	}
-	return out
+	return t
 }
 
 // naming says whether every format names speakers, or else channels.
@@ -177,18 +164,17 @@ func renderCues(w io.Writer, t Transcript, vtt bool) error {
 	speakers, channels := naming(t)
 	var cues []cue
 	for _, u := range t.Utterances {
+		prefix, voice := "", "" // voice is our name, not the recognizer's text: not escaped
+		switch {
+		case channels:
+			prefix = fmt.Sprintf("[%d] ", u.Channel+1)
+		case speakers && u.Speaker > 0 && vtt:
+			voice = "<v " + SpeakerName(u.Speaker) + ">"
+		case speakers && u.Speaker > 0:
+			prefix = SpeakerName(u.Speaker) + ": "
+		}
 		for _, c := range cuesOf(u) {
-			if channels {
-				c.text = fmt.Sprintf("[%d] %s", u.Channel+1, c.text)
-			}
-			if speakers && u.Speaker > 0 && !vtt {
-				c.text = SpeakerName(u.Speaker) + ": " + c.text
-			}
-			c.text = cueText(c.text, vtt)
-			if speakers && u.Speaker > 0 && vtt {
-				// Our name, not the recognizer's text: no escaping.
-				c.text = "<v " + SpeakerName(u.Speaker) + ">" + c.text
-			}
+			c.text = voice + cueText(prefix+c.text, vtt)
 			cues = append(cues, c)
 		}
 	}
@@ -204,9 +190,7 @@ func renderCues(w io.Writer, t Transcript, vtt bool) error {
 	return err
 }
 
-func clampMs(ms, lo int64) int64 {
-	return min(max(ms, lo), maxStampMs)
-}
+func clampMs(ms, lo int64) int64 { return min(max(ms, lo), maxStampMs) }
 
 // cuesOf splits an utterance into cues of at most maxCueMs by its words,
 // which have no normalized text; one that fits shows the normalized text.
@@ -250,8 +234,5 @@ func cuesOf(u Utterance) []cue {
 
 func stamp(ms int64, sep byte) string {
 	ms = clampMs(ms, 0)
-	h := ms / 3_600_000
-	m := ms / 60_000 % 60
-	s := ms / 1000 % 60
-	return fmt.Sprintf("%02d:%02d:%02d%c%03d", h, m, s, sep, ms%1000)
+	return fmt.Sprintf("%02d:%02d:%02d%c%03d", ms/3_600_000, ms/60_000%60, ms/1000%60, sep, ms%1000)
 }

@@ -2,7 +2,10 @@
 // timings per channel, and its txt, srt, vtt and json renderers.
 package transcript
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Transcript is one job's audio; times are ms from its start, whatever
 // segments it was cut into.
@@ -28,11 +31,7 @@ type SummaryUsage struct {
 }
 
 func (u SummaryUsage) Add(o SummaryUsage) SummaryUsage {
-	return SummaryUsage{
-		InputTextTokens:  u.InputTextTokens + o.InputTextTokens,
-		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
-		TotalTokens:      u.TotalTokens + o.TotalTokens,
-	}
+	return SummaryUsage{u.InputTextTokens + o.InputTextTokens, u.CompletionTokens + o.CompletionTokens, u.TotalTokens + o.TotalTokens}
 }
 
 // Utterance is one final result: a phrase on one channel.
@@ -55,12 +54,7 @@ type Word struct {
 
 // Empty reports no speech, a result of its own, not an error.
 func (t Transcript) Empty() bool {
-	for _, u := range t.Utterances {
-		if u.Normal != "" || u.Text != "" {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(t.Utterances, func(u Utterance) bool { return u.Normal != "" || u.Text != "" })
 }
 
 // Append adds a later segment's utterances, shifted by offsetMs. Times are
@@ -75,12 +69,10 @@ func (t *Transcript) Append(seg Transcript, offsetMs int64) {
 	}
 	for _, u := range seg.Utterances {
 		u.StartMs, u.EndMs = at(u.StartMs), at(u.EndMs)
-		words := make([]Word, len(u.Words))
+		u.Words = append(make([]Word, 0, len(u.Words)), u.Words...)
 		for i, w := range u.Words {
-			w.StartMs, w.EndMs = at(w.StartMs), at(w.EndMs)
-			words[i] = w
+			u.Words[i].StartMs, u.Words[i].EndMs = at(w.StartMs), at(w.EndMs)
 		}
-		u.Words = words
 		t.Utterances = append(t.Utterances, u)
 	}
 	t.DurationMs = max(t.DurationMs, offsetMs+seg.DurationMs)

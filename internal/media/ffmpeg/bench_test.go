@@ -25,7 +25,7 @@ import (
 //
 //   - stream/local-ratio: wall time of converting 1 hour of 16 kHz mono AAC
 //     (M4A) by the production path (ffmpeg reads an HTTP URL served with
-//     Range support, stdout piped through ConvertStats into io.Discard)
+//     Range support, stdout piped through Convert into a byte counter)
 //     over plain `ffmpeg -i local.m4a … out.ogg`;
 //   - ffmpeg-maxrss-MB-10m and -1h: ffmpeg's peak resident memory for
 //     10 minutes and for 1 hour of the same audio, and go-alloc-KB-10m and
@@ -87,9 +87,9 @@ func BenchmarkStreaming(b *testing.B) {
 		conv := clk.Now().Sub(start) / rounds
 
 		// (b): ten minutes, then an hour, by the streaming path.
-		st10m, alloc10m := convertCounted(b, m, urlOf(tenMin), 600_000)
+		rss10m, _, alloc10m := convertCounted(b, m, urlOf(tenMin), 600_000)
 		start = clk.Now()
-		st1h, alloc1h := convertCounted(b, m, urlOf(hour), 3_600_000)
+		rss1h, out1h, alloc1h := convertCounted(b, m, urlOf(hour), 3_600_000)
 		stream := clk.Now().Sub(start)
 
 		// (a): the same hour by plain ffmpeg from the local file.
@@ -104,13 +104,13 @@ func BenchmarkStreaming(b *testing.B) {
 		b.ReportMetric(stream.Seconds(), "stream-s-1h")
 		b.ReportMetric(plain.Seconds(), "local-s-1h")
 		b.ReportMetric(stream.Seconds()/plain.Seconds(), "stream/local-ratio")
-		b.ReportMetric(float64(st10m.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-10m")
-		b.ReportMetric(float64(st1h.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-1h")
+		b.ReportMetric(float64(rss10m)/1e6, "ffmpeg-maxrss-MB-10m")
+		b.ReportMetric(float64(rss1h)/1e6, "ffmpeg-maxrss-MB-1h")
 		b.ReportMetric(float64(alloc10m.bytes)/1e3, "go-alloc-KB-10m")
 		b.ReportMetric(float64(alloc1h.bytes)/1e3, "go-alloc-KB-1h")
 		b.ReportMetric(float64(alloc10m.count), "go-mallocs-10m")
 		b.ReportMetric(float64(alloc1h.count), "go-mallocs-1h")
-		b.ReportMetric(float64(st1h.BytesOut)/1e6, "ogg-MB-1h")
+		b.ReportMetric(float64(out1h)/1e6, "ogg-MB-1h")
 		b.ReportMetric(ms(startup), "ffprobe-start-ms")
 		b.ReportMetric(ms(probe), "voice-probe-ms")
 		b.ReportMetric(ms(conv), "voice-convert-ms")
@@ -120,18 +120,32 @@ func BenchmarkStreaming(b *testing.B) {
 // allocs is what the Go side allocated during a run.
 type allocs struct{ bytes, count uint64 }
 
-// convertCounted converts input by the streaming path into io.Discard and
-// returns the run's Stats and what the Go side allocated meanwhile.
-func convertCounted(b *testing.B, m *Media, input string, durationMs int64) (Stats, allocs) {
+// convertCounted converts input by the streaming path into a byte counter
+// and returns ffmpeg's peak resident bytes, the bytes out and what the Go
+// side allocated meanwhile.
+func convertCounted(b *testing.B, m *Media, input string, durationMs int64) (rss, out int64, a allocs) {
 	b.Helper()
 	var before, after runtime.MemStats
+	var n counter
+	defer watchRSS(&rss)()
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	st, err := m.ConvertStats(context.Background(), input, Segment{DurationMs: durationMs}, io.Discard)
+	err := m.Convert(context.Background(), input, Segment{DurationMs: durationMs}, &n)
 	runtime.ReadMemStats(&after)
-	require.NoError(b, err, "stderr: %s", st.Stderr)
-	return st, allocs{bytes: after.TotalAlloc - before.TotalAlloc, count: after.Mallocs - before.Mallocs}
+	require.NoError(b, err)
+	return rss, int64(n), allocs{bytes: after.TotalAlloc - before.TotalAlloc, count: after.Mallocs - before.Mallocs}
 }
+
+// watchRSS keeps in rss the peak resident bytes of the last process run
+// (0 off Linux) until the returned stop.
+func watchRSS(rss *int64) (stop func()) {
+	ranHook = func(ps *os.ProcessState) { *rss = maxRSS(ps) }
+	return func() { ranHook = nil }
+}
+
+type counter int64
+
+func (c *counter) Write(p []byte) (int, error) { *c += counter(len(p)); return len(p), nil }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 
@@ -197,21 +211,25 @@ func BenchmarkSplit(b *testing.B) {
 
 	for i := 0; i < b.N; i++ {
 		var before, after runtime.MemStats
+		var levelsRSS, piecesRSS, convertRSS int64
+		stop := watchRSS(&levelsRSS)
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		start := clk.Now()
-		levels, lst, err := m.levels(ctx, in, format, plan.Segments[len(plan.Segments)-1])
+		levels, err := m.levels(ctx, in, format, plan.Segments[len(plan.Segments)-1])
 		levelTime := clk.Now().Sub(start)
 		runtime.ReadMemStats(&after)
-		require.NoError(b, err, "stderr: %s", lst.Stderr)
+		stop()
+		require.NoError(b, err)
 		require.InDelta(b, 36_000, len(levels), 2)
 
 		cuts := Cuts(levels, levelFrameMs, nominal, cutWindow(plan.Segments[0].DurationMs), m.cfg.SegmentLength)
 		var first time.Duration
 		var largest int64
 		pieces := 0
+		stop = watchRSS(&piecesRSS)
 		start = clk.Now()
-		pst, err := m.splitAt(ctx, in, format, cuts, 3_600_000, func(_ Segment, audio io.Reader) error {
+		err = m.splitAt(ctx, in, format, cuts, 3_600_000, func(_ Segment, audio io.Reader) error {
 			if pieces == 0 {
 				first = clk.Now().Sub(start)
 			}
@@ -221,13 +239,16 @@ func BenchmarkSplit(b *testing.B) {
 			return err
 		})
 		pieceTime := clk.Now().Sub(start)
-		require.NoError(b, err, "stderr: %s", pst.Stderr)
+		stop()
+		require.NoError(b, err)
 		require.Equal(b, 12, pieces)
 
+		stop = watchRSS(&convertRSS)
 		start = clk.Now()
-		cst, err := m.ConvertStats(ctx, in, Segment{Format: format}, io.Discard)
+		err = m.Convert(ctx, in, Segment{Format: format}, io.Discard)
 		convertTime := clk.Now().Sub(start)
-		require.NoError(b, err, "stderr: %s", cst.Stderr)
+		stop()
+		require.NoError(b, err)
 
 		b.ReportMetric(levelTime.Seconds(), "levels-s-1h")
 		b.ReportMetric(pieceTime.Seconds(), "pieces-s-1h")
@@ -235,9 +256,9 @@ func BenchmarkSplit(b *testing.B) {
 		b.ReportMetric((levelTime+pieceTime).Seconds()/convertTime.Seconds(), "split/convert-ratio")
 		b.ReportMetric(levelTime.Seconds()/convertTime.Seconds(), "levels/convert-ratio")
 		b.ReportMetric(first.Seconds(), "first-piece-s")
-		b.ReportMetric(float64(lst.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-levels")
-		b.ReportMetric(float64(pst.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-pieces")
-		b.ReportMetric(float64(cst.MaxRSSBytes)/1e6, "ffmpeg-maxrss-MB-convert")
+		b.ReportMetric(float64(levelsRSS)/1e6, "ffmpeg-maxrss-MB-levels")
+		b.ReportMetric(float64(piecesRSS)/1e6, "ffmpeg-maxrss-MB-pieces")
+		b.ReportMetric(float64(convertRSS)/1e6, "ffmpeg-maxrss-MB-convert")
 		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/1e3, "go-alloc-KB-levels")
 		b.ReportMetric(float64(largest)/1e6, "piece-MB-max")
 	}

@@ -1,20 +1,12 @@
 package ffmpeg
 
 import (
-	"errors"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
-)
 
-// A failed run is classed by what ffmpeg printed: it exits 1 whatever happened.
-type failureClass int
-
-const (
-	unknownFailure failureClass = iota // retried as Internal
-	networkFailure                     // retried
-	dataFailure                        // not media: given up
-	refusedFormat                      // not allowed: given up
+	"transcriber/internal/errs"
 )
 
 // refusedSign is an allow-list's refusal (format or protocol). It comes
@@ -24,53 +16,35 @@ const refusedSign = "not on whitelist"
 // networkSigns are what ffmpeg 5.x prints when reading a URL fails; an HTTP
 // error counts (an expired URL's 403 is cured by the next attempt's).
 var networkSigns = []string{
-	"[http @", "[https @", "[tcp @", "[tls @",
-	"Server returned",
-	"Stream ends prematurely",
-	"Input/output error",
-	"Connection refused",
-	"Connection reset by peer",
-	"Connection timed out",
-	"Operation timed out",
-	"Network is unreachable",
-	"No route to host",
-	"Failed to resolve hostname",
-	"Temporary failure in name resolution",
-	"Error in the pull function",
-	"Error in the push function",
+	"[http @", "[https @", "[tcp @", "[tls @", "Server returned", "Stream ends prematurely",
+	"Input/output error", "Connection refused", "Connection reset by peer", "Connection timed out",
+	"Operation timed out", "Network is unreachable", "No route to host", "Failed to resolve hostname",
+	"Temporary failure in name resolution", "Error in the pull function", "Error in the push function",
 }
 
 // dataSigns count only without a network sign: a stream cut short also
 // ends in "Invalid data found".
 var dataSigns = []string{
-	"Invalid data found when processing input",
-	"moov atom not found",
+	"Invalid data found when processing input", "moov atom not found",
 	"ould not find codec parameters", // "Could not" and "could not"
-	"does not contain any stream",
-	"matches no streams",
-	"no decoder found",
-	"Decoder (codec",
-	"Error while decoding",
-	"partial file",
-	"EBML header parsing failed",
+	"does not contain any stream", "matches no streams", "no decoder found", "Decoder (codec",
+	"Error while decoding", "partial file", "EBML header parsing failed",
 	"detected only with low score", // "Format mp3 detected only with low score of 1"
 }
 
-func classify(stderr string) failureClass {
-	if strings.Contains(stderr, refusedSign) {
-		return refusedFormat
+// classify is a failed run's error by what ffmpeg printed (it exits 1
+// whatever happened); ErrFailed, retried as Internal, when nothing matches.
+func classify(stderr string) *errs.Error {
+	printed := func(sign string) bool { return strings.Contains(stderr, sign) }
+	switch {
+	case printed(refusedSign):
+		return ErrUnsupported
+	case slices.ContainsFunc(networkSigns, printed):
+		return ErrSourceUnavailable
+	case slices.ContainsFunc(dataSigns, printed):
+		return ErrUnreadable
 	}
-	for _, s := range networkSigns {
-		if strings.Contains(stderr, s) {
-			return networkFailure
-		}
-	}
-	for _, s := range dataSigns {
-		if strings.Contains(stderr, s) {
-			return dataFailure
-		}
-	}
-	return unknownFailure
+	return ErrFailed
 }
 
 // inputReadBroke reports whether a run that exited 0 stopped on a network
@@ -78,20 +52,11 @@ func classify(stderr string) failureClass {
 // connection would pass as a shorter recording. A corrupt tail is tolerated.
 func inputReadBroke(stderr string) bool {
 	for _, line := range strings.Split(stderr, "\n") {
-		i := strings.Index(line, scrubbedInput+": ")
-		if i < 0 {
-			continue
-		}
-		if classify(line[i+len(scrubbedInput)+2:]) == networkFailure {
+		if _, msg, ok := strings.Cut(line, scrubbedInput+": "); ok && classify(msg) == ErrSourceUnavailable {
 			return true
 		}
 	}
 	return false
-}
-
-// readBroke is the error of a run that inputReadBroke.
-func readBroke(tool, stderr string) error {
-	return wrap(ErrSourceUnavailable, &processError{tool: tool, err: errors.New("reading the input broke off"), stderr: stderr}, "")
 }
 
 // scrubbedInput replaces the input in everything kept for logs.

@@ -6,51 +6,29 @@ import (
 	"io"
 )
 
-// Stats describe one conversion, for the logs and the benchmark.
-type Stats struct {
-	BytesOut    int64
-	MaxRSSBytes int64  // 0 off Linux
-	Stderr      string // the scrubbed tail; a successful run's warnings
-}
-
-// Convert is ConvertStats without the stats.
-func (m *Media) Convert(ctx context.Context, input string, seg Segment, w io.Writer) error {
-	_, err := m.ConvertStats(ctx, input, seg, w)
-	return err
-}
-
-// ConvertStats streams seg of input as OGG/Opus to w in bounded memory:
-// the first audio stream, more than two channels downmixed to stereo, cut
+// Convert streams seg of input as OGG/Opus to w in bounded memory: the
+// first audio stream, more than two channels downmixed to stereo, cut
 // accurately (-ss before -i seeks and drops the decoded lead; -t ends it).
 // w's error comes back as it is; on any error what w got must be discarded.
-func (m *Media) ConvertStats(ctx context.Context, input string, seg Segment, w io.Writer) (Stats, error) {
+func (m *Media) Convert(ctx context.Context, input string, seg Segment, w io.Writer) error {
 	return m.convert(ctx, input, seg, false, w)
 }
 
 // ConvertMono is Convert mixed down to one channel, for synchronous
 // recognition (30 s at 32 kbit/s is ~120 KB, under its 1 MB).
 func (m *Media) ConvertMono(ctx context.Context, input string, seg Segment, w io.Writer) error {
-	_, err := m.convert(ctx, input, seg, true, w)
-	return err
+	return m.convert(ctx, input, seg, true, w)
 }
 
-func (m *Media) convert(ctx context.Context, input string, seg Segment, mono bool, w io.Writer) (Stats, error) {
+func (m *Media) convert(ctx context.Context, input string, seg Segment, mono bool, w io.Writer) error {
 	if seg.StartMs < 0 || seg.DurationMs < 0 {
-		return Stats{}, fmt.Errorf("convert: invalid segment %+v", seg)
+		return fmt.Errorf("convert: invalid segment %+v", seg)
 	}
 	args, err := m.convertArgs(input, seg, mono, "pipe:1")
 	if err != nil {
-		return Stats{}, err
+		return err
 	}
-	res := run(ctx, m.tools.FFmpeg, args, input, w)
-	st := Stats{BytesOut: res.Written, MaxRSSBytes: res.MaxRSS, Stderr: res.Stderr}
-	if res.Err != nil || res.WriteErr != nil {
-		return st, res.failure(ctx, "ffmpeg")
-	}
-	if inputReadBroke(res.Stderr) {
-		return st, readBroke("ffmpeg", res.Stderr)
-	}
-	return st, nil
+	return run(ctx, m.tools.FFmpeg, args, input, w).err(ctx, "ffmpeg")
 }
 
 // convertArgs is ffmpeg's command line for seg of input, written to out.

@@ -73,11 +73,9 @@ func Cuts(levels []float64, frameMs int64, nominal []int64, window, maxPiece tim
 			}
 		}
 		if !found {
-			cut = nom
+			cut = min(max(nom, lo), hi)
 			if lo > hi {
 				cut = lo
-			} else {
-				cut = min(max(cut, lo), hi)
 			}
 		}
 		cuts[i] = cut

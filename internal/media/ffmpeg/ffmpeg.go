@@ -1,18 +1,13 @@
-// Package ffmpeg is the media adapter: ffprobe says what a file holds,
-// Plan decides how it is cut, Convert streams it to OGG/Opus, Split cuts a
-// long recording at quiet moments.
+// Package ffmpeg is the media adapter: Probe reads what a file holds, Plan
+// how it is cut, Convert streams it to OGG/Opus with bounded memory and no
+// disk, Split cuts a long recording at quiet moments (a few MB of pieces on
+// disk at once, under Cloud Functions' 512 MB).
 //
-// The input is a presigned URL on the storage's origin (or a local path),
-// opened by ffmpeg itself so that it can seek with Range requests, under a
-// demuxer and protocol allow-list (input.go); anything else is
-// ErrUnsupported. Convert copies ffmpeg's stdout to a writer: no disk,
-// bounded memory. Split alone writes to disk, and removes each piece once
-// handed over: a few MB at once, under Cloud Functions' 512 MB of temporary
-// files.
-//
-// Failures are *errs.Error (the Err sentinels); the writer's and the
-// context's errors come back wrapped with their kinds. The URL's signature
-// never reaches a message and is scrubbed to "<input>" from the causes.
+// The input, a presigned URL on the storage's origin or a local path, is
+// opened by ffmpeg itself (so it seeks with Range requests) under a demuxer
+// and protocol allow-list (input.go). Failures are *errs.Error (the Err
+// sentinels), the writer's and the context's wrapped with their kinds; the
+// URL's signature never reaches a message and is "<input>" in the causes.
 package ffmpeg
 
 import (
@@ -21,7 +16,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"transcriber/internal/errs"
@@ -31,7 +25,6 @@ import (
 const (
 	DefaultMaxDuration   = 6 * time.Hour
 	DefaultSegmentLength = 3*time.Hour + 50*time.Minute // under SpeechKit's 4 h per file
-	DefaultStderrLimit   = 4 << 10                      // the tail, where the fatal error is
 	DefaultPieceLength   = 5 * time.Minute
 	DefaultParallelFrom  = 10 * time.Minute
 	DefaultMaxPieces     = 24
@@ -67,25 +60,22 @@ func locate(name, setting, explicit, taskRoot string) (string, error) {
 		}
 		return p, nil
 	}
-	var tried []string
+	tried := "PATH"
 	if taskRoot != "" {
 		candidate := filepath.Join(taskRoot, "bin", name)
 		if p, err := exec.LookPath(candidate); err == nil {
 			return p, nil
 		}
-		tried = append(tried, candidate)
+		tried = candidate + ", PATH"
 	}
 	p, err := exec.LookPath(name)
 	if err == nil {
 		return p, nil
 	}
-	if errors.Is(err, exec.ErrDot) {
-		// Refuse a find in the working directory, as the go command does.
-		tried = append(tried, "PATH (found only in the current directory)")
-	} else {
-		tried = append(tried, "PATH")
+	if errors.Is(err, exec.ErrDot) { // refused, as the go command does
+		tried += " (found only in the current directory)"
 	}
-	return "", fmt.Errorf("locate %s: not found; tried %s (%s not set)", name, strings.Join(tried, ", "), setting)
+	return "", fmt.Errorf("locate %s: not found; tried %s (%s not set)", name, tried, setting)
 }
 
 // Config holds the adapter's settings; a zero field takes its default.
@@ -118,12 +108,7 @@ type Media struct {
 	cfg   Config
 }
 
-func New(t Tools, cfg Config) *Media {
-	return &Media{tools: t, cfg: cfg.withDefaults()}
-}
-
-// Config returns the settings in use, defaults filled in.
-func (m *Media) Config() Config { return m.cfg }
+func New(t Tools, cfg Config) *Media { return &Media{tools: t, cfg: cfg.withDefaults()} }
 
 // The errors of Probe, Plan and Convert; errors.Is matches by kind and code.
 var (
@@ -143,20 +128,21 @@ var (
 	ErrInputRefused = errs.New(errs.Internal, "media_input_refused", "the recording could not be read")
 )
 
-// wrap copies sentinel with cause and, if not empty, message.
-func wrap(sentinel *errs.Error, cause error, message string) *errs.Error {
-	if message == "" {
-		message = sentinel.Message
-	}
-	return errs.Wrap(cause, sentinel.Kind, sentinel.Code, message)
+// wrap copies sentinel with cause.
+func wrap(sentinel *errs.Error, cause error) *errs.Error {
+	return errs.Wrap(cause, sentinel.Kind, sentinel.Code, sentinel.Message)
 }
 
-// rwTimeout is ffmpeg's network I/O wait before reconnecting: far over a
-// healthy read, far under the function's 10-minute life.
-const rwTimeout = 30 * time.Second
-
-// reconnectDelayMax: ffmpeg sleeps 0, 1, 3 s, then gives up; longer outages
-// are the job's retry policy's.
-const reconnectDelayMax = 4
+const (
+	DefaultStderrLimit = 4 << 10 // the tail, where the fatal error is
+	// rwTimeout is ffmpeg's network I/O wait before reconnecting: far over a
+	// healthy read, far under the function's 10-minute life.
+	rwTimeout = 30 * time.Second
+	// reconnectDelayMax: ffmpeg sleeps 0, 1, 3 s, then gives up; longer
+	// outages are the job's retry policy's.
+	reconnectDelayMax = 4
+	copyBufferSize    = 64 << 10 // a Linux pipe's size
+	waitDelay         = 5 * time.Second
+)
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -20,22 +21,10 @@ import (
 // playlists, network descriptions, images, subtitles, and formats detected
 // with a low score, so random bytes are not taken for media. libavformat
 // matches any of a demuxer's names ("mov" admits "mov,mp4,m4a,…").
-var acceptedFormats = []struct {
-	label    string
-	demuxers []string
-}{
-	{"OGG/Opus", []string{"ogg"}},
-	{"MP3", []string{"mp3"}},
-	{"WAV", []string{"wav", "w64"}},
-	{"FLAC", []string{"flac"}},
-	{"M4A/MP4/MOV/3GP", []string{"mov"}},
-	{"WebM/MKV", []string{"matroska"}},
-	{"AAC", []string{"aac"}},
-	{"AMR", []string{"amr"}},
-	{"AIFF", []string{"aiff"}},
-	{"CAF", []string{"caf"}},
-	{"WMA/WMV", []string{"asf"}},
-	{"AVI", []string{"avi"}},
+var acceptedFormats = [][2]string{ // label, demuxers
+	{"OGG/Opus", "ogg"}, {"MP3", "mp3"}, {"WAV", "wav,w64"}, {"FLAC", "flac"},
+	{"M4A/MP4/MOV/3GP", "mov"}, {"WebM/MKV", "matroska"}, {"AAC", "aac"}, {"AMR", "amr"},
+	{"AIFF", "aiff"}, {"CAF", "caf"}, {"WMA/WMV", "asf"}, {"AVI", "avi"},
 }
 
 // rawData is isEmpty's demuxer, allowed for that call only.
@@ -48,10 +37,10 @@ func allowList() (set map[string]bool, whitelist, labels string) {
 	set = map[string]bool{}
 	var names, people []string
 	for _, f := range acceptedFormats {
-		people = append(people, f.label)
-		for _, d := range f.demuxers {
+		people = append(people, f[0])
+		names = append(names, f[1])
+		for _, d := range strings.Split(f[1], ",") {
 			set[d] = true
-			names = append(names, d)
 		}
 	}
 	return set, strings.Join(names, ","), strings.Join(people, ", ")
@@ -61,10 +50,8 @@ func allowList() (set map[string]bool, whitelist, labels string) {
 // ("mov,mp4,…" gives "mov") if any of its names is accepted.
 func allowedDemuxer(formatName string) (string, bool) {
 	names := strings.Split(formatName, ",")
-	for _, n := range names {
-		if allowedDemuxers[n] {
-			return names[0], true
-		}
+	if slices.ContainsFunc(names, func(n string) bool { return allowedDemuxers[n] }) {
+		return names[0], true
 	}
 	return "", false
 }
@@ -106,25 +93,20 @@ func OriginOf(rawURL string) (string, error) {
 // cause names the origin, never the query (the signature).
 func (m *Media) checkInputURL(input string) (string, error) {
 	if strings.ContainsAny(input, "\\") || strings.IndexFunc(input, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-		return "", wrap(ErrInputRefused, fmt.Errorf("input URL has characters a URL does not hold"), "")
+		return "", wrap(ErrInputRefused, fmt.Errorf("input URL has characters a URL does not hold"))
 	}
 	u, err := url.Parse(input)
 	if err != nil {
-		return "", wrap(ErrInputRefused, fmt.Errorf("input URL does not parse"), "")
+		return "", wrap(ErrInputRefused, fmt.Errorf("input URL does not parse"))
 	}
 	origin, ok := normalOrigin(u)
 	if !ok {
-		return "", wrap(ErrInputRefused, fmt.Errorf("input URL %s://%s is not a plain http(s) URL", u.Scheme, u.Host), "")
+		return "", wrap(ErrInputRefused, fmt.Errorf("input URL %s://%s is not a plain http(s) URL", u.Scheme, u.Host))
 	}
 	if m.cfg.InputOrigin == "" || origin != m.cfg.InputOrigin { // normalized by New
-		return "", wrap(ErrInputRefused, fmt.Errorf("input URL on %s, but only %q may be read", origin, m.cfg.InputOrigin), "")
+		return "", wrap(ErrInputRefused, fmt.Errorf("input URL on %s, but only %q may be read", origin, m.cfg.InputOrigin))
 	}
 	return strings.ToLower(u.Scheme), nil
-}
-
-func isURL(input string) bool {
-	lower := strings.ToLower(input)
-	return strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")
 }
 
 // inputArgs is the one place that says how ffmpeg and ffprobe open their
@@ -142,14 +124,14 @@ func (m *Media) inputArgs(input, format string) ([]string, error) {
 	default:
 		name, ok := allowedDemuxer(format)
 		if !ok {
-			return nil, wrap(ErrUnsupported, fmt.Errorf("format %q is not accepted", format), "")
+			return nil, wrap(ErrUnsupported, fmt.Errorf("format %q is not accepted", format))
 		}
 		format = name
 	}
 
 	protocols, target := "file", "file:"+input
 	var network []string
-	if isURL(input) {
+	if lower := strings.ToLower(input); strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
 		scheme, err := m.checkInputURL(input)
 		if err != nil {
 			return nil, err

@@ -12,13 +12,13 @@ import (
 
 func TestTailKeepsTheEndInWholeLines(t *testing.T) {
 	t.Run("short output is kept as it is", func(t *testing.T) {
-		tl := newTail(64)
+		tl := &tail{limit: 64}
 		_, _ = tl.Write([]byte("one\n"))
 		_, _ = tl.Write([]byte("two\n"))
 		require.Equal(t, "one\ntwo\n", tl.String())
 	})
 	t.Run("long output keeps its last lines", func(t *testing.T) {
-		tl := newTail(16)
+		tl := &tail{limit: 16}
 		for _, line := range []string{"first line\n", "second line\n", "third\n"} {
 			_, _ = tl.Write([]byte(line))
 		}
@@ -28,14 +28,14 @@ func TestTailKeepsTheEndInWholeLines(t *testing.T) {
 		require.Contains(t, got, "bytes of stderr dropped")
 	})
 	t.Run("a single write larger than the limit", func(t *testing.T) {
-		tl := newTail(8)
+		tl := &tail{limit: 8}
 		n, err := tl.Write([]byte("abcdefghij\nxyz\n"))
 		require.NoError(t, err)
 		require.Equal(t, 15, n)
 		require.True(t, strings.HasSuffix(tl.String(), "\nxyz\n"))
 	})
 	t.Run("one endless line is dropped rather than cut", func(t *testing.T) {
-		tl := newTail(8)
+		tl := &tail{limit: 8}
 		_, _ = tl.Write([]byte("https://host/key?X-Amz-Signature=secretsecret"))
 		require.Equal(t, "[45 bytes of stderr dropped]", tl.String())
 	})
@@ -66,22 +66,22 @@ func TestScrub(t *testing.T) {
 func TestClassify(t *testing.T) {
 	tests := []struct {
 		stderr string
-		want   failureClass
+		want   *errs.Error
 	}{
-		{"<input>: Server returned 403 Forbidden (access denied)", networkFailure},
-		{"<input>: Server returned 5XX Server Error reply", networkFailure},
-		{"[tcp @ 0x1] Connection to tcp://127.0.0.1:1 failed: Connection refused\n<input>: Connection refused", networkFailure},
-		{"[http @ 0x2] Stream ends prematurely at 44, should be 900\n<input>: Invalid data found when processing input", networkFailure},
-		{"<input>: Connection timed out", networkFailure},
-		{"<input>: Invalid data found when processing input", dataFailure},
-		{"[mov,mp4,m4a,3gp,3g2,mj2 @ 0x3] moov atom not found", dataFailure},
-		{"Stream map '0:a:0' matches no streams.", dataFailure},
-		{"[hls @ 0x4] Format not on whitelist 'ogg,mp3'\n<input>: Invalid argument", refusedFormat},
-		{"[http @ 0x5] Protocol 'http' not on whitelist 'file'!\n[hls @ 0x4] Failed to open segment", refusedFormat},
-		{"[hls @ 0x4] Format not on whitelist 'ogg'\n[tcp @ 0x1] Connection refused", refusedFormat},
-		{"[mp3 @ 0x6] Format mp3 detected only with low score of 1, misdetection possible!\n<input>: Invalid argument", dataFailure},
-		{"Segmentation fault", unknownFailure},
-		{"", unknownFailure},
+		{"<input>: Server returned 403 Forbidden (access denied)", ErrSourceUnavailable},
+		{"<input>: Server returned 5XX Server Error reply", ErrSourceUnavailable},
+		{"[tcp @ 0x1] Connection to tcp://127.0.0.1:1 failed: Connection refused\n<input>: Connection refused", ErrSourceUnavailable},
+		{"[http @ 0x2] Stream ends prematurely at 44, should be 900\n<input>: Invalid data found when processing input", ErrSourceUnavailable},
+		{"<input>: Connection timed out", ErrSourceUnavailable},
+		{"<input>: Invalid data found when processing input", ErrUnreadable},
+		{"[mov,mp4,m4a,3gp,3g2,mj2 @ 0x3] moov atom not found", ErrUnreadable},
+		{"Stream map '0:a:0' matches no streams.", ErrUnreadable},
+		{"[hls @ 0x4] Format not on whitelist 'ogg,mp3'\n<input>: Invalid argument", ErrUnsupported},
+		{"[http @ 0x5] Protocol 'http' not on whitelist 'file'!\n[hls @ 0x4] Failed to open segment", ErrUnsupported},
+		{"[hls @ 0x4] Format not on whitelist 'ogg'\n[tcp @ 0x1] Connection refused", ErrUnsupported},
+		{"[mp3 @ 0x6] Format mp3 detected only with low score of 1, misdetection possible!\n<input>: Invalid argument", ErrUnreadable},
+		{"Segmentation fault", ErrFailed},
+		{"", ErrFailed},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, classify(tt.stderr), tt.stderr)
@@ -168,7 +168,7 @@ func TestAllowedDemuxers(t *testing.T) {
 
 func TestInputURLMustBeOnTheOrigin(t *testing.T) {
 	m := New(Tools{}, Config{InputOrigin: "http://127.0.0.1:9000/"})
-	require.Equal(t, "http://127.0.0.1:9000", m.Config().InputOrigin)
+	require.Equal(t, "http://127.0.0.1:9000", m.cfg.InputOrigin)
 	_, err := m.inputArgs("http://127.0.0.1:9000/bucket/key?X-Amz-Signature=1", "")
 	require.NoError(t, err)
 	for _, in := range []string{
@@ -207,7 +207,7 @@ func TestSettingsHelpers(t *testing.T) {
 	require.Equal(t, int64(0), parseSeconds("N/A"))
 	require.Equal(t, int64(0), parseSeconds(""))
 
-	cfg := New(Tools{}, Config{}).Config()
+	cfg := New(Tools{}, Config{}).cfg
 	require.Equal(t, Config{MaxDuration: 6 * time.Hour, SegmentLength: 230 * time.Minute,
 		PieceLength: 5 * time.Minute, ParallelFrom: 10 * time.Minute, MaxPieces: 24}, cfg)
 }

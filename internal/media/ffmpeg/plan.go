@@ -3,6 +3,8 @@ package ffmpeg
 import (
 	"fmt"
 	"time"
+
+	"transcriber/internal/errs"
 )
 
 // ContainerOggOpus is SpeechKit's name for what Convert and Split write.
@@ -26,33 +28,27 @@ type Segment struct {
 }
 
 // Plan decides from a Probe how the file is cut; it runs nothing. Every
-// recording is converted, even one SpeechKit takes as it is, so what is
-// submitted is cut at the planned length and counted packet by packet
-// (oggopus); an untouched file would be recognized to its real end,
-// whatever its header says.
-//
-// Past ParallelFrom a recording is cut into ⌈length/PieceLength⌉ equal
-// segments, at most MaxPieces; otherwise into ⌈length/SegmentLength⌉.
-// None is ever longer than SegmentLength.
+// recording is converted, so what is submitted is cut at the planned length
+// and counted packet by packet (oggopus), whatever its header says. Past
+// ParallelFrom it is cut into ⌈length/PieceLength⌉ equal segments, at most
+// MaxPieces, else ⌈length/SegmentLength⌉; none is over SegmentLength.
 func (m *Media) Plan(p Probe) (Plan, error) { return m.PlanFor(p, true) }
 
 // PlanFor without parallel cuts only where SegmentLength forces it: for
 // results worked out per file (speakers, a summary).
 func (m *Media) PlanFor(p Probe, parallel bool) (Plan, error) {
 	format, ok := allowedDemuxer(p.Container)
-	if !ok {
-		return Plan{}, wrap(ErrUnsupported, fmt.Errorf("format %q is not accepted", p.Container), "")
-	}
-	if len(p.Audio) == 0 {
-		return Plan{}, wrap(ErrNoAudio, fmt.Errorf("no audio stream in %q", p.Container), "")
-	}
-	if p.DurationMs <= 0 {
-		return Plan{}, wrap(ErrEmptyFile, fmt.Errorf("%q audio of %d ms", p.Container, p.DurationMs),
-			"the recording is empty")
-	}
-	if limit := m.cfg.MaxDuration.Milliseconds(); p.DurationMs > limit {
-		return Plan{}, wrap(ErrTooLong, fmt.Errorf("%d ms is over the limit of %d ms", p.DurationMs, limit),
-			"the recording is longer than "+humanDuration(m.cfg.MaxDuration))
+	switch limit := m.cfg.MaxDuration.Milliseconds(); {
+	case !ok:
+		return Plan{}, wrap(ErrUnsupported, fmt.Errorf("format %q is not accepted", p.Container))
+	case len(p.Audio) == 0:
+		return Plan{}, wrap(ErrNoAudio, fmt.Errorf("no audio stream in %q", p.Container))
+	case p.DurationMs <= 0:
+		return Plan{}, errs.Wrap(fmt.Errorf("%q audio of %d ms", p.Container, p.DurationMs),
+			ErrEmptyFile.Kind, ErrEmptyFile.Code, "the recording is empty")
+	case p.DurationMs > limit:
+		return Plan{}, errs.Wrap(fmt.Errorf("%d ms is over the limit of %d ms", p.DurationMs, limit),
+			ErrTooLong.Kind, ErrTooLong.Code, "the recording is longer than "+humanDuration(m.cfg.MaxDuration))
 	}
 
 	n, length := m.pieces(p.DurationMs, parallel)
@@ -86,18 +82,15 @@ func ceilDiv(a, b int64) int64 {
 
 // humanDuration says "6 hours", "90 minutes", "1 hour".
 func humanDuration(d time.Duration) string {
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return fmt.Sprintf("%d %ss", n, unit)
-	}
+	n, unit := int64(d/time.Second), "second"
 	switch {
 	case d%time.Hour == 0:
-		return plural(int64(d/time.Hour), "hour")
+		n, unit = int64(d/time.Hour), "hour"
 	case d%time.Minute == 0:
-		return plural(int64(d/time.Minute), "minute")
-	default:
-		return plural(int64(d/time.Second), "second")
+		n, unit = int64(d/time.Minute), "minute"
 	}
+	if n != 1 {
+		unit += "s"
+	}
+	return fmt.Sprintf("%d %s", n, unit)
 }

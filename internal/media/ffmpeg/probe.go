@@ -1,7 +1,6 @@
 package ffmpeg
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -31,14 +30,12 @@ type AudioStream struct {
 	SampleRate int // Hz
 }
 
-// probeOutputLimit caps ffprobe's output: a few hundred bytes a stream.
-const probeOutputLimit = 1 << 20
-
-// probeEntries keep tags, the sender's text, out.
-const probeEntries = "format=format_name,duration:stream=index,codec_type,codec_name,channels,sample_rate"
-
-// estimatedDuration warns of a duration guessed from the bitrate.
-const estimatedDuration = "Estimating duration from bitrate"
+const (
+	probeOutputLimit = 1 << 20 // a few hundred bytes a stream
+	// probeEntries keep tags, the sender's text, out.
+	probeEntries      = "format=format_name,duration:stream=index,codec_type,codec_name,channels,sample_rate"
+	estimatedDuration = "Estimating duration from bitrate" // ffprobe's warning
+)
 
 type ffprobeOutput struct {
 	Streams []struct {
@@ -78,11 +75,10 @@ func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
 	if err != nil {
 		return Probe{}, err
 	}
-	header := p.DurationMs
 	if strings.Contains(res.Stderr, estimatedDuration) {
-		header = 0
+		p.DurationMs = 0
 	}
-	p.DurationMs = max(header, d)
+	p.DurationMs = max(p.DurationMs, d)
 	return p, nil
 }
 
@@ -91,21 +87,22 @@ func (m *Media) Probe(ctx context.Context, input string) (Probe, error) {
 // returns has no negative number.
 func decodeProbe(b []byte) (Probe, error) {
 	var raw ffprobeOutput
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: decode its output: %w", err), "")
-	}
-	if _, ok := allowedDemuxer(raw.Format.FormatName); !ok {
-		return Probe{}, wrap(ErrUnsupported, fmt.Errorf("ffprobe: format %q is not accepted", raw.Format.FormatName), "")
-	}
-	if len(raw.Streams) == 0 {
-		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: no streams in %q", raw.Format.FormatName), "")
+	err := json.Unmarshal(b, &raw)
+	_, accepted := allowedDemuxer(raw.Format.FormatName)
+	switch {
+	case err != nil:
+		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: decode its output: %w", err))
+	case !accepted:
+		return Probe{}, wrap(ErrUnsupported, fmt.Errorf("ffprobe: format %q is not accepted", raw.Format.FormatName))
+	case len(raw.Streams) == 0:
+		return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: no streams in %q", raw.Format.FormatName))
 	}
 	p := Probe{Container: raw.Format.FormatName}
 	for _, s := range raw.Streams {
 		switch s.CodecType {
 		case "audio":
 			if s.Index < 0 || s.Channels < 0 {
-				return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: audio stream %d of %d channels", s.Index, s.Channels), "")
+				return Probe{}, wrap(ErrUnreadable, fmt.Errorf("ffprobe: audio stream %d of %d channels", s.Index, s.Channels))
 			}
 			rate, err := strconv.Atoi(s.SampleRate) // absent for some codecs: 0
 			if err != nil || rate < 0 {
@@ -125,21 +122,18 @@ func decodeProbe(b []byte) (Probe, error) {
 // probeFailure tells an unreadable file from an unfetched one, and an empty one from both.
 func (m *Media) probeFailure(ctx context.Context, input string, res runResult) error {
 	if res.WriteErr != nil && ctx.Err() == nil {
-		return wrap(ErrUnreadable, fmt.Errorf("ffprobe: %w", res.WriteErr), "")
+		return wrap(ErrUnreadable, fmt.Errorf("ffprobe: %w", res.WriteErr))
 	}
-	err := res.failure(ctx, "ffprobe")
-	if errors.Is(err, ErrUnsupported) {
-		return err // a demuxer was found and refused: not empty
-	}
-	// Only when ffprobe ran and refused is the file at fault.
-	refused := errors.Is(err, ErrUnreadable) || (errors.Is(err, ErrFailed) && res.refused())
-	if !refused {
+	err := res.err(ctx, "ffprobe")
+	// Only when ffprobe ran and refused is the file at fault; ErrUnsupported
+	// (a demuxer found and refused) stays.
+	if !errors.Is(err, ErrUnreadable) && (!errors.Is(err, ErrFailed) || !res.refused()) {
 		return err
 	}
 	if m.isEmpty(ctx, input) {
-		return wrap(ErrEmptyFile, errors.Unwrap(err), "")
+		return wrap(ErrEmptyFile, errors.Unwrap(err))
 	}
-	return wrap(ErrUnreadable, errors.Unwrap(err), "")
+	return wrap(ErrUnreadable, errors.Unwrap(err))
 }
 
 // isEmpty asks for the size of the input read as raw data, for a URL or a path alike.
@@ -176,29 +170,21 @@ func (m *Media) measure(ctx context.Context, input, container string) (int64, er
 		"-t", seconds(m.cfg.MaxDuration+time.Second), "-f", "null", "-")
 	out := cappedBuffer{limit: probeOutputLimit}
 	res := run(ctx, m.tools.FFmpeg, args, input, &out)
-	if res.Err != nil || res.WriteErr != nil {
-		err := res.failure(ctx, "ffmpeg (measure)")
+	if err := res.err(ctx, "ffmpeg (measure)"); err != nil {
 		if errors.Is(err, ErrFailed) && res.refused() {
-			return 0, wrap(ErrUnreadable, errors.Unwrap(err), "")
+			return 0, wrap(ErrUnreadable, errors.Unwrap(err))
 		}
 		return 0, err
 	}
-	if inputReadBroke(res.Stderr) {
-		return 0, readBroke("ffmpeg (measure)", res.Stderr)
-	}
 	var last int64 = -1
-	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "out_time_us="); ok {
-			if us, err := strconv.ParseInt(v, 10, 64); err == nil {
+	for _, line := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "out_time_us="); ok {
+			if us, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
 				last = us
 			}
 		}
 	}
-	if last < 0 {
-		return 0, nil // no packet: empty
-	}
-	return (last + 500) / 1000, nil
+	return max(last+500, 0) / 1000, nil // no packet (-1): empty
 }
 
 // parseSeconds turns "12.345000" into ms; 0 for "N/A" or nonsense.

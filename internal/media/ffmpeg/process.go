@@ -5,25 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
-	"time"
-)
-
-const (
-	copyBufferSize = 64 << 10 // a Linux pipe's size
-	waitDelay      = 5 * time.Second
 )
 
 // runResult is what one run of ffmpeg or ffprobe left behind.
 type runResult struct {
-	Written  int64
 	WriteErr error  // the writer's, which ended the run
 	Err      error  // of start or wait (*exec.ExitError for a non-zero exit)
 	Stderr   string // the tail, scrubbed
-	MaxRSS   int64  // peak resident bytes; 0 off Linux
 }
+
+// ranHook, set by the benchmarks alone, sees each process that ran.
+var ranHook func(*os.ProcessState)
 
 // run copies tool's stdout to out at the writer's pace (ffmpeg blocks on
 // the full pipe). A failed writer or ctx kills it; Wait reaps it after
@@ -34,7 +30,7 @@ func run(ctx context.Context, tool string, args []string, input string, out io.W
 
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.WaitDelay = waitDelay
-	stderr := newTail(DefaultStderrLimit)
+	stderr := &tail{limit: DefaultStderrLimit}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -49,20 +45,18 @@ func run(ctx context.Context, tool string, args []string, input string, out io.W
 	for {
 		n, rerr := stdout.Read(buf)
 		if n > 0 {
-			if _, werr := out.Write(buf[:n]); werr != nil {
-				res.WriteErr = werr
+			if _, res.WriteErr = out.Write(buf[:n]); res.WriteErr != nil {
 				cancel() // else ffmpeg blocks on the full pipe for ever
 				break
 			}
-			res.Written += int64(n)
 		}
 		if rerr != nil {
 			break
 		}
 	}
 	res.Err = cmd.Wait()
-	if cmd.ProcessState != nil {
-		res.MaxRSS = maxRSS(cmd.ProcessState)
+	if ranHook != nil && cmd.ProcessState != nil {
+		ranHook(cmd.ProcessState)
 	}
 	res.Stderr = scrub(stderr.String(), input)
 	return res
@@ -75,46 +69,35 @@ func (r runResult) refused() bool {
 }
 
 // processError is the cause kept for logs.
-type processError struct {
-	tool   string
-	err    error
-	stderr string
-}
-
-func (e *processError) Error() string {
-	msg := e.tool + ": " + e.err.Error()
-	if e.stderr != "" {
-		msg += ": " + e.stderr
+func processError(tool string, err error, stderr string) error {
+	if stderr == "" {
+		return fmt.Errorf("%s: %w", tool, err)
 	}
-	return msg
+	return fmt.Errorf("%s: %w: %s", tool, err, stderr)
 }
 
-func (e *processError) Unwrap() error { return e.err }
-
-// failure classifies a failed run: the context first (nobody's fault),
-// then the writer (keeping its kind), then the process.
-func (r runResult) failure(ctx context.Context, tool string) error {
+// err classifies a run: the context first (nobody's fault), then the
+// writer (keeping its kind), then the process; a clean exit whose input
+// read broke off is ErrSourceUnavailable.
+func (r runResult) err(ctx context.Context, tool string) error {
+	if r.Err == nil && r.WriteErr == nil {
+		if !inputReadBroke(r.Stderr) {
+			return nil
+		}
+		return wrap(ErrSourceUnavailable, processError(tool, errors.New("reading the input broke off"), r.Stderr))
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", tool, err) // errs.KindOf: Unavailable
 	}
 	if r.WriteErr != nil {
 		return fmt.Errorf("write %s output: %w", tool, r.WriteErr)
 	}
-	cause := &processError{tool: tool, err: r.Err, stderr: r.Stderr}
+	cause := processError(tool, r.Err, r.Stderr)
 	var exit *exec.ExitError
 	if !errors.As(r.Err, &exit) {
-		return wrap(ErrFailed, cause, "") // did not start: deployment
+		return wrap(ErrFailed, cause) // did not start: deployment
 	}
-	switch classify(r.Stderr) {
-	case refusedFormat:
-		return wrap(ErrUnsupported, cause, "")
-	case networkFailure:
-		return wrap(ErrSourceUnavailable, cause, "")
-	case dataFailure:
-		return wrap(ErrUnreadable, cause, "")
-	default:
-		return wrap(ErrFailed, cause, "")
-	}
+	return wrap(classify(r.Stderr), cause)
 }
 
 // tail keeps the last limit bytes written.
@@ -125,23 +108,15 @@ type tail struct {
 	dropped int64
 }
 
-func newTail(limit int) *tail { return &tail{limit: limit} }
-
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := len(p)
-	if len(p) >= t.limit {
-		t.dropped += int64(len(t.buf) + len(p) - t.limit)
-		t.buf = append(t.buf[:0], p[len(p)-t.limit:]...)
-		return n, nil
-	}
-	if over := len(t.buf) + len(p) - t.limit; over > 0 {
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.limit; over > 0 {
 		t.dropped += int64(over)
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
-	t.buf = append(t.buf, p...)
-	return n, nil
+	return len(p), nil
 }
 
 // String drops a partial first line: it could hold a URL's end that scrub

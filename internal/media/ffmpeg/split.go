@@ -14,31 +14,26 @@ import (
 )
 
 // Split converts input into the pieces plan.Segments outline (more than
-// one), each cut moved to the quietest moment near it, and hands each
-// finished piece to piece in order: its real start and length in the
-// source, and its OGG/Opus bytes, readable during the call only. piece's
-// error stops ffmpeg and comes back as it is.
-//
-// A level pass measures loudness every 100 ms for Cuts; a conversion pass
-// encodes as Convert does and the segment muxer cuts at the first Opus
-// packet at or after each cut (exact to 20 ms, in the source's time). Each
-// piece file is removed once piece returns, so the disk holds about two.
-// Pieces are consecutive from 0 and stop at the plan's end, never holding
-// more than was reserved; a shorter recording gives fewer pieces. On error
-// the pieces handed over may be cut short and must be discarded.
+// one) and hands each finished piece to piece in order: its real start and
+// length in the source, and its OGG/Opus bytes, readable during the call.
+// piece's error stops ffmpeg and comes back as it is. A level pass measures
+// loudness every 100 ms for Cuts; a conversion pass encodes as Convert does
+// and cuts at the first Opus packet at or after each cut (exact to 20 ms).
+// Each file is removed once piece returns. Pieces are consecutive from 0
+// and stop at the plan's end, never holding more than was reserved (a
+// shorter recording gives fewer); on error they must be discarded.
 func (m *Media) Split(ctx context.Context, input string, plan Plan, piece func(seg Segment, audio io.Reader) error) error {
 	nominal, format, err := outline(plan)
 	if err != nil {
 		return err
 	}
 	last := plan.Segments[len(plan.Segments)-1]
-	levels, _, err := m.levels(ctx, input, format, last)
+	levels, err := m.levels(ctx, input, format, last)
 	if err != nil {
 		return err
 	}
 	cuts := Cuts(levels, levelFrameMs, nominal, cutWindow(plan.Segments[0].DurationMs), m.cfg.SegmentLength)
-	_, err = m.splitAt(ctx, input, format, cuts, last.StartMs+last.DurationMs, piece)
-	return err
+	return m.splitAt(ctx, input, format, cuts, last.StartMs+last.DurationMs, piece)
 }
 
 // outline returns the cuts and format of a plan of consecutive segments from 0.
@@ -75,32 +70,30 @@ var levelFilter = fmt.Sprintf("aresample=%d,aformat=channel_layouts=mono,asetnsa
 
 // levels runs the level pass up to last's end: one level a frame, 8 bytes
 // per 100 ms.
-func (m *Media) levels(ctx context.Context, input, format string, last Segment) ([]float64, Stats, error) {
+func (m *Media) levels(ctx context.Context, input, format string, last Segment) ([]float64, error) {
 	in, err := m.inputArgs(input, format)
 	if err != nil {
-		return nil, Stats{}, err
+		return nil, err
 	}
 	args := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error"}, in...)
 	args = append(args, "-map", "0:a:0", "-t", seconds(msDuration(last.StartMs+last.DurationMs)),
 		"-af", levelFilter, "-f", "null", "-")
 	expected := min(last.StartMs+last.DurationMs, m.cfg.MaxDuration.Milliseconds()) / levelFrameMs
-	p := &levelParser{levels: make([]float64, 0, expected+expected/100+16)}
-	res := run(ctx, m.tools.FFmpeg, args, input, p)
-	st := Stats{BytesOut: res.Written, MaxRSSBytes: res.MaxRSS, Stderr: res.Stderr}
-	if res.Err != nil || res.WriteErr != nil {
-		return nil, st, res.failure(ctx, "ffmpeg (levels)")
-	}
-	if inputReadBroke(res.Stderr) {
-		return nil, st, readBroke("ffmpeg (levels)", res.Stderr)
+	levels := make([]float64, 0, expected+expected/100+16)
+	res := run(ctx, m.tools.FFmpeg, args, input, &lines{line: func(l []byte) error {
+		levels = appendLevel(levels, l)
+		return nil
+	}})
+	if err := res.err(ctx, "ffmpeg (levels)"); err != nil {
+		return nil, err
 	}
 	// A build that prints otherwise would cut blind, inside words: fail.
 	// Half the frames leaves room for a header that overstated.
-	if got := int64(len(p.levels)); got < expected/2 {
-		cause := &processError{tool: "ffmpeg (levels)",
-			err: fmt.Errorf("the level pass gave %d levels for about %d frames: its output is not what this code reads", got, expected), stderr: res.Stderr}
-		return nil, st, wrap(ErrFailed, cause, "")
+	if got := int64(len(levels)); got < expected/2 {
+		cause := fmt.Errorf("the level pass gave %d levels for about %d frames: its output is not what this code reads", got, expected)
+		return nil, wrap(ErrFailed, processError("ffmpeg (levels)", cause, res.Stderr))
 	}
-	return p.levels, st, nil
+	return levels, nil
 }
 
 // maxLine bounds an output line (theirs are under 100 bytes).
@@ -143,29 +136,17 @@ func (l *lines) keep(p []byte) {
 
 func (l *lines) pending() bool { return len(l.buf) > 0 || l.overlong }
 
-type levelParser struct {
-	levels []float64
-	lines  *lines
-}
-
-func (p *levelParser) Write(b []byte) (int, error) {
-	if p.lines == nil {
-		p.lines = &lines{line: p.line}
-	}
-	return p.lines.Write(b)
-}
-
-func (p *levelParser) line(l []byte) error {
+// appendLevel appends the level a line holds; a frame header holds none.
+func appendLevel(levels []float64, l []byte) []float64 {
 	v, ok := bytes.CutPrefix(l, []byte(levelKey+"="))
 	if !ok {
-		return nil // a frame header line
+		return levels
 	}
 	level, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
-	if err != nil || math.IsNaN(level) {
+	if err != nil {
 		level = math.NaN() // Cuts counts it loud
 	}
-	p.levels = append(p.levels, level)
-	return nil
+	return append(levels, level)
 }
 
 func pieceName(i int) string { return fmt.Sprintf("piece%04d.ogg", i) }
@@ -175,14 +156,14 @@ func pieceName(i int) string { return fmt.Sprintf("piece%04d.ogg", i) }
 // entry only after the piece's file is finished and flushed, so an entry is
 // a finished file. -avoid_negative_ts make_non_negative shifts the Opus
 // pre-skip to 0, so the entry's times are the source's, as the levels are.
-func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64, endMs int64, piece func(Segment, io.Reader) error) (Stats, error) {
+func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64, endMs int64, piece func(Segment, io.Reader) error) error {
 	in, err := m.inputArgs(input, format)
 	if err != nil {
-		return Stats{}, err
+		return err
 	}
 	dir, err := os.MkdirTemp("", "transcriber-pieces-")
 	if err != nil {
-		return Stats{}, wrap(ErrFailed, fmt.Errorf("split: a directory for the pieces: %w", err), "")
+		return wrap(ErrFailed, fmt.Errorf("split: a directory for the pieces: %w", err))
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 
@@ -203,20 +184,16 @@ func (m *Media) splitAt(ctx context.Context, input, format string, cuts []int64,
 	list := &pieceList{dir: dir, format: format, piece: piece}
 	list.lines = &lines{line: list.entry}
 	res := run(ctx, m.tools.FFmpeg, args, input, list.lines)
-	st := Stats{BytesOut: list.written, MaxRSSBytes: res.MaxRSS, Stderr: res.Stderr}
-	switch {
-	case list.pieceErr != nil:
-		return st, list.pieceErr
-	case list.err != nil:
-		return st, wrap(ErrFailed, &processError{tool: "ffmpeg (split)", err: list.err, stderr: res.Stderr}, "")
-	case res.Err != nil || res.WriteErr != nil:
-		return st, res.failure(ctx, "ffmpeg (split)")
-	case inputReadBroke(res.Stderr):
-		return st, readBroke("ffmpeg (split)", res.Stderr)
-	case list.lines.pending():
-		return st, wrap(ErrFailed, &processError{tool: "ffmpeg (split)", err: errors.New("the segment list ends inside an entry"), stderr: res.Stderr}, "")
+	if list.pieceErr != nil {
+		return list.pieceErr
 	}
-	return st, nil
+	if list.err == nil {
+		if err := res.err(ctx, "ffmpeg (split)"); err != nil || !list.lines.pending() {
+			return err
+		}
+		list.err = errors.New("the segment list ends inside an entry")
+	}
+	return wrap(ErrFailed, processError("ffmpeg (split)", list.err, res.Stderr))
 }
 
 // pieceList reads the segment list and hands each piece over.
@@ -225,8 +202,7 @@ type pieceList struct {
 	format   string
 	piece    func(Segment, io.Reader) error
 	lines    *lines
-	n        int // pieces handed over
-	written  int64
+	n        int   // pieces handed over
 	pieceErr error // returned as it is
 	err      error // the list made no sense
 }
@@ -247,9 +223,6 @@ func (l *pieceList) entry(line []byte) error {
 		_ = f.Close()
 		_ = os.Remove(path) // /tmp is small
 	}()
-	if fi, err := f.Stat(); err == nil {
-		l.written += fi.Size()
-	}
 	if err := l.piece(seg, f); err != nil {
 		l.pieceErr = err
 		return err

@@ -26,7 +26,8 @@ func TestLevelParserReadsWhatAmetadataPrints(t *testing.T) {
 		"frame:4    pts:3200    pts_time:0.4\n" +
 		"lavfi.astats.Overall.RMS_level=what\n"
 	for _, chunk := range []int{1, 7, 64, len(out)} {
-		p := &levelParser{}
+		var levels []float64
+		p := &lines{line: func(l []byte) error { levels = appendLevel(levels, l); return nil }}
 		for rest := out; rest != ""; {
 			n := min(chunk, len(rest))
 			w, err := p.Write([]byte(rest[:n]))
@@ -34,12 +35,12 @@ func TestLevelParserReadsWhatAmetadataPrints(t *testing.T) {
 			require.Equal(t, n, w)
 			rest = rest[n:]
 		}
-		require.Len(t, p.levels, 5, "chunks of %d: one level a frame, the overlong line dropped", chunk)
-		require.InDelta(t, -21.559404, p.levels[0], 1e-9)
-		require.True(t, math.IsInf(p.levels[1], -1), "digital silence")
-		require.True(t, math.IsNaN(p.levels[2]), "unknown")
-		require.InDelta(t, -60.5, p.levels[3], 1e-9)
-		require.True(t, math.IsNaN(p.levels[4]), "what does not parse is unknown, and keeps the frames in step")
+		require.Len(t, levels, 5, "chunks of %d: one level a frame, the overlong line dropped", chunk)
+		require.InDelta(t, -21.559404, levels[0], 1e-9)
+		require.True(t, math.IsInf(levels[1], -1), "digital silence")
+		require.True(t, math.IsNaN(levels[2]), "unknown")
+		require.InDelta(t, -60.5, levels[3], 1e-9)
+		require.True(t, math.IsNaN(levels[4]), "what does not parse is unknown, and keeps the frames in step")
 	}
 }
 

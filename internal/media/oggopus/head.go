@@ -6,7 +6,7 @@ import "fmt"
 // added up over logical streams as the Meter adds their audio. Each is
 // alone on its stream's first page, and first pages come first (RFC 3533, 4).
 func Channels(b []byte) (int, error) {
-	total, streams := 0, 0
+	total := 0 // every header declares one channel at least
 	for len(b) >= 27 && string(b[:4]) == "OggS" && b[4] == 0 && b[5]&0x02 != 0 {
 		nseg := int(b[26])
 		if nseg == 0 || len(b) < 27+nseg {
@@ -30,10 +30,9 @@ func Channels(b []byte) (int, error) {
 			return 0, fmt.Errorf("%w: an identification header with no channels", ErrMalformed)
 		}
 		total += int(head[9])
-		streams++
 		b = b[size:]
 	}
-	if streams == 0 {
+	if total == 0 {
 		return 0, fmt.Errorf("%w: no Ogg Opus first page at the start", ErrMalformed)
 	}
 	return total, nil

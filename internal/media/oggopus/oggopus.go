@@ -34,11 +34,34 @@ type Meter struct {
 	err     error
 }
 
-// stream is one logical stream's packet state.
+// stream assembles one logical stream's packets across pages.
 type stream struct {
 	packets int    // completed, the two headers included
-	head    []byte // the packet's first bytes, up to 2
-	open    bool   // the packet continues on the next page
+	head    []byte // the open packet's first bytes, up to keep
+	size    int    // its bytes so far
+	open    bool   // it continues on the next page
+}
+
+// page adds a page's segments, calling done as each packet ends with the
+// index of its last lacing value.
+func (s *stream) page(lacing, body []byte, keep int, done func(i int) error) error {
+	for i, l := range lacing {
+		seg := body[:l]
+		body = body[l:]
+		if len(s.head) < keep {
+			s.head = append(s.head, seg[:min(len(seg), keep-len(s.head))]...)
+		}
+		s.size += int(l)
+		if s.open = l == 255; s.open {
+			continue
+		}
+		s.packets++
+		if err := done(i); err != nil {
+			return err
+		}
+		s.head, s.size = s.head[:0], 0
+	}
+	return nil
 }
 
 // Write parses what it can of p; after an error every Write fails.
@@ -110,19 +133,8 @@ func (m *Meter) page(b []byte) (int, error) {
 	if continued := flags&0x01 != 0; continued != s.open {
 		return 0, fmt.Errorf("%w: a page's continuation flag does not match the packet before it", ErrMalformed)
 	}
-	for _, l := range lacing {
-		seg := body[:l]
-		body = body[l:]
-		if len(s.head) < 2 {
-			s.head = append(s.head, seg[:min(len(seg), 2-len(s.head))]...)
-		}
-		s.open = l == 255
-		if s.open {
-			continue
-		}
-		if err := m.packet(s); err != nil {
-			return 0, err
-		}
+	if err := s.page(lacing, body, 2, func(int) error { return m.packet(s) }); err != nil {
+		return 0, err
 	}
 	return size, nil
 }
@@ -144,19 +156,16 @@ func pageAt(b []byte) (size int, lacing, body []byte) {
 }
 
 func (m *Meter) packet(s *stream) error {
-	head := s.head
-	s.head = s.head[:0]
-	s.packets++
 	switch s.packets {
 	case 1:
-		if len(head) < 2 || string(head) != "Op" {
+		if string(s.head) != "Op" {
 			return fmt.Errorf("%w: the stream does not start with OpusHead", ErrMalformed)
 		}
 		return nil
 	case 2:
 		return nil // OpusTags
 	}
-	n, err := PacketSamples(head)
+	n, err := PacketSamples(s.head)
 	if err != nil {
 		return err
 	}
@@ -167,6 +176,12 @@ func (m *Meter) packet(s *stream) error {
 	return nil
 }
 
+// frameSamples is each TOC config's frame: SILK 10–60 ms, hybrid 10–20 ms, CELT 2.5–20 ms.
+var frameSamples = [32]int{
+	480, 960, 1920, 2880, 480, 960, 1920, 2880, 480, 960, 1920, 2880, 480, 960, 480, 960,
+	120, 240, 480, 960, 120, 240, 480, 960, 120, 240, 480, 960, 120, 240, 480, 960,
+}
+
 // PacketSamples is a packet's length from its first two bytes (RFC 6716,
 // 3.1: the TOC's config gives the frame size, its low bits the count, for
 // code 3 in the second byte).
@@ -175,17 +190,7 @@ func PacketSamples(head []byte) (int, error) {
 		return 0, nil
 	}
 	toc := head[0]
-	config := int(toc >> 3)
-	var frame int
-	switch {
-	case config < 12: // SILK: 10, 20, 40, 60 ms
-		frame = []int{480, 960, 1920, 2880}[config%4]
-	case config < 16: // hybrid: 10, 20 ms
-		frame = []int{480, 960}[config%2]
-	default: // CELT: 2.5, 5, 10, 20 ms
-		frame = []int{120, 240, 480, 960}[config%4]
-	}
-	count := 1
+	frame, count := frameSamples[toc>>3], 1
 	switch toc & 3 {
 	case 1, 2:
 		count = 2

@@ -38,18 +38,13 @@ func Check(b []byte) (Whole, error) {
 		w       Whole
 		serial  uint32
 		preSkip int64
-		packets int    // completed, the two headers included
-		pkt     []byte // the packet's first 19 bytes
-		pktLen  int
-		open    bool  // the packet continues on the next page
-		granule int64 // the last set
+		st      stream // packets keep their first 19 bytes
+		granule int64  // the last set
 		ended   bool
 		whole   = b
 		seq     uint32
 	)
-	bad := func(format string, args ...any) (Whole, error) {
-		return Whole{}, fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
-	}
+	bad := func(format string, args ...any) (Whole, error) { return Whole{}, malformed(format, args...) }
 	for ; len(b) > 0; seq++ {
 		if ended {
 			return bad("%d bytes after the page that ends the stream", len(b))
@@ -62,7 +57,6 @@ func Check(b []byte) (Whole, error) {
 		if size == 0 {
 			return bad("page %d cut short", seq)
 		}
-		nseg := len(lacing)
 		page := b[:size]
 		b = b[size:]
 		if flags&^0x07 != 0 {
@@ -81,63 +75,57 @@ func Check(b []byte) (Whole, error) {
 			return bad("page %d is out of sequence", seq)
 		case (flags&0x02 != 0) != (seq == 0):
 			return bad("page %d begins a stream", seq)
-		case (flags&0x01 != 0) != open:
+		case (flags&0x01 != 0) != st.open:
 			return bad("page %d's continuation flag does not match the packet before it", seq)
 		}
 		ended = flags&0x04 != 0
-		before := packets
-		for i, l := range lacing {
-			seg := body[:l]
-			body = body[l:]
-			if len(pkt) < 19 {
-				pkt = append(pkt, seg[:min(len(seg), 19-len(pkt))]...)
-			}
-			pktLen += int(l)
-			if open = l == 255; open {
-				continue
-			}
-			packets++
-			switch packets {
+		before := st.packets
+		err := st.page(lacing, body, 19, func(i int) error {
+			pkt, size := st.head, st.size
+			switch st.packets {
 			case 1:
 				// RFC 7845, 5.1: family 0's header is 19 bytes.
-				if pktLen != 19 || string(pkt[:8]) != "OpusHead" || pkt[8]>>4 != 0 {
-					return bad("the first packet is not an identification header")
+				if size != 19 || string(pkt[:8]) != "OpusHead" || pkt[8]>>4 != 0 {
+					return malformed("the first packet is not an identification header")
 				}
 				if pkt[18] != 0 || pkt[9] < 1 || pkt[9] > 2 {
-					return bad("channel mapping family %d with %d channels", pkt[18], pkt[9])
+					return malformed("channel mapping family %d with %d channels", pkt[18], pkt[9])
 				}
 				w.Channels = int(pkt[9])
 				preSkip = int64(binary.LittleEndian.Uint16(pkt[10:12]))
 			case 2:
-				if pktLen < 16 || string(pkt[:8]) != "OpusTags" {
-					return bad("the second packet is not a comment header")
+				if size < 16 || string(pkt[:8]) != "OpusTags" {
+					return malformed("the second packet is not a comment header")
 				}
-				if i != nseg-1 {
-					return bad("audio on the comment header's page")
+				if i != len(lacing)-1 {
+					return malformed("audio on the comment header's page")
 				}
 			default:
 				n, err := PacketSamples(pkt)
 				switch {
 				case err != nil:
-					return Whole{}, err
-				case pktLen == 0:
-					return bad("an empty audio packet")
-				case pkt[0]&3 == 3 && (pktLen < 2 || pkt[1]&0x3f == 0):
-					return bad("a code 3 audio packet without frames")
+					return err
+				case size == 0:
+					return malformed("an empty audio packet")
+				case pkt[0]&3 == 3 && (size < 2 || pkt[1]&0x3f == 0):
+					return malformed("a code 3 audio packet without frames")
 				}
 				w.Samples += int64(n)
 			}
-			pkt, pktLen = pkt[:0], 0
+			return nil
+		})
+		if err != nil {
+			return Whole{}, err
 		}
 		// Header pages at granule 0, a page ending no packet at -1 (RFC 3533, 6).
 		g := int64(binary.LittleEndian.Uint64(page[6:14]))
 		switch {
-		case seq == 0 && (packets != 1 || open):
+		case seq == 0 && (st.packets != 1 || st.open):
 			return bad("the first page holds more or less than the identification header")
-		case packets == before && g != -1:
+		case st.packets == before && g != -1:
 			return bad("page %d ends no packet and sets a granule position", seq)
-		case packets == before:
-		case packets <= 2 && g != 0:
+		case st.packets == before:
+		case st.packets <= 2 && g != 0:
 			return bad("a header page has a granule position")
 		case len(b) == 0 && g >= granule && g <= w.Samples+lastFrame:
 			// The last page: short by end trimming (checked below), or a
@@ -160,9 +148,9 @@ func Check(b []byte) (Whole, error) {
 		return bad("%d capture patterns for %d pages: a page inside a packet", n, seq)
 	}
 	switch {
-	case packets < 2:
+	case st.packets < 2:
 		return bad("no headers")
-	case open:
+	case st.open:
 		return bad("the stream ends inside a packet")
 	case w.Samples-granule > granuleSlack:
 		return bad("the last granule position %d says much less than the %d samples the packets hold", granule, w.Samples)
@@ -170,6 +158,10 @@ func Check(b []byte) (Whole, error) {
 		return bad("no audio after the pre-skip")
 	}
 	return w, nil
+}
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
 }
 
 // crcTable is CRC-32, polynomial 0x04c11db7, not reflected (RFC 3533, 6).
