@@ -290,10 +290,11 @@ func (r Reader) readJobs(ctx context.Context, s *Status) error {
 		if err != nil {
 			return err
 		}
-		c := count(st, len(got), limit)
+		got, more := upTo(got, limit)
+		c := Count{State: st, Jobs: len(got), More: more}
 		if !st.Terminal() {
 			s.Live = append(s.Live, c)
-			for _, j := range got[:c.Jobs] {
+			for _, j := range got {
 				if s.Oldest == nil || j.ID < s.Oldest.JobID {
 					s.Oldest = &Waiting{JobID: j.ID}
 				}
@@ -304,7 +305,7 @@ func (r Reader) readJobs(ctx context.Context, s *Status) error {
 		if st == job.Done {
 			continue
 		}
-		for _, j := range got[:c.Jobs] {
+		for _, j := range got {
 			byCode[Failure{State: st, Code: j.ErrorCode}]++
 			if st == job.Dead && len(s.Dead) < LatestDead {
 				s.Dead = append(s.Dead, Ended{JobID: j.ID, Code: j.ErrorCode, At: j.NextRunAt})
@@ -321,22 +322,30 @@ func (r Reader) readJobs(ctx context.Context, s *Status) error {
 	return nil
 }
 
-// count is a Count of n rows read with a limit of limit+1.
-func count(st job.State, n, limit int) Count {
-	if n > limit {
-		return Count{State: st, Jobs: limit, More: true}
+// upTo cuts rows read with a limit of limit+1 to limit; more: it cut.
+func upTo[T any](rows []T, limit int) (_ []T, more bool) {
+	if len(rows) > limit {
+		return rows[:limit], true
 	}
-	return Count{State: st, Jobs: n}
+	return rows, false
+}
+
+// used reads a counter; without Counters, 0.
+func (r Reader) used(ctx context.Context, key string, window time.Time) (int64, error) {
+	if r.Counters == nil {
+		return 0, nil
+	}
+	return r.Counters.Used(ctx, key, window)
 }
 
 func (r Reader) readRequests(ctx context.Context, s *Status) error {
 	w := r.Config.Windows.Request(s.At)
 	s.Requests = Requests{Paced: w.Limit > 0, Allowed: w.Limit, Start: w.Start, ResetsAt: w.End}
-	if r.Counters == nil || w.Limit <= 0 {
+	if w.Limit <= 0 {
 		return nil
 	}
-	used, err := r.Counters.Used(ctx, r.Config.Windows.RequestsKey, w.Start)
-	s.Requests.Used = used
+	var err error
+	s.Requests.Used, err = r.used(ctx, r.Config.Windows.RequestsKey, w.Start)
 	return err
 }
 
@@ -347,13 +356,14 @@ func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 	if err != nil {
 		return err
 	}
+	got, more := upTo(got, limit)
 	var waiting []job.Job
-	for _, j := range got[:min(len(got), limit)] {
+	for _, j := range got {
 		if r.quotaWaitOf(j, s.At) {
 			waiting = append(waiting, j)
 		}
 	}
-	s.QuotaWait = QuotaWait{Jobs: len(waiting), More: len(got) > limit}
+	s.QuotaWait = QuotaWait{Jobs: len(waiting), More: more}
 	if len(waiting) == 0 {
 		return nil
 	}
@@ -363,7 +373,10 @@ func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 	if err != nil {
 		return err
 	}
-	s.QuotaWait.Since = latest(first.CreatedAt, run)
+	s.QuotaWait.Since = first.CreatedAt
+	if run.After(first.CreatedAt) {
+		s.QuotaWait.Since = run
+	}
 	return nil
 }
 
@@ -385,13 +398,12 @@ func held(j job.Job, now time.Time) bool { return j.ClaimID != "" && now.Before(
 func (r Reader) fullSince(ctx context.Context, now time.Time, span time.Duration) (time.Time, error) {
 	w := r.Config.Windows.Request(now)
 	start := w.Start
-	if r.Counters == nil || w.Limit <= 0 {
+	if w.Limit <= 0 {
 		return start, nil
 	}
-	length := w.End.Sub(w.Start)
 	for i := 0; i < maxLookBack && now.Sub(start) < span; i++ {
-		prev := start.Add(-length)
-		used, err := r.Counters.Used(ctx, r.Config.Windows.RequestsKey, prev)
+		prev := start.Add(-w.End.Sub(w.Start))
+		used, err := r.used(ctx, r.Config.Windows.RequestsKey, prev)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -404,13 +416,6 @@ func (r Reader) fullSince(ctx context.Context, now time.Time, span time.Duration
 }
 
 const maxLookBack = 6 // an hour of 10-minute windows
-
-func latest(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
 
 // readOldest runs after readJobs and readRequests.
 func (r Reader) readOldest(ctx context.Context, s *Status) error {
@@ -474,15 +479,12 @@ func unsubmitted(j job.Job) bool {
 
 func (r Reader) readInFlight(ctx context.Context, s *Status) error {
 	s.InFlight.Max = r.Config.MaxInFlight
-	if r.Counters == nil {
-		return nil
-	}
 	cur, prev := r.Config.Windows.InFlight(s.At)
 	if cur.IsZero() {
 		return nil
 	}
 	for _, w := range []time.Time{cur, prev} {
-		n, err := r.Counters.Used(ctx, r.Config.Windows.InFlightKey, w)
+		n, err := r.used(ctx, r.Config.Windows.InFlightKey, w)
 		if err != nil {
 			return err
 		}
@@ -494,17 +496,12 @@ func (r Reader) readInFlight(ctx context.Context, s *Status) error {
 func (r Reader) readAudio(ctx context.Context, s *Status) error {
 	month, end := spend.Month(s.At)
 	s.Audio = spend.Window{LimitSeconds: int64(r.Config.AudioPerMonth / time.Second), ResetsAt: end}
-	if r.Counters == nil {
-		return nil
-	}
 	var err error
-	if s.Audio.UsedSeconds, err = r.Counters.Used(ctx, spend.MonthKey, month); err != nil {
+	if s.Audio.UsedSeconds, err = r.used(ctx, spend.MonthKey, month); err != nil {
 		return err
 	}
-	if s.Audio.AudioSeconds, err = r.Counters.Used(ctx, spend.AudioMonthKey, month); err != nil {
-		return err
-	}
-	return nil
+	s.Audio.AudioSeconds, err = r.used(ctx, spend.AudioMonthKey, month)
+	return err
 }
 
 func (r Reader) readSpend(ctx context.Context, s *Status) error {
@@ -535,8 +532,9 @@ func (r Reader) readDeliveries(ctx context.Context, s *Status) error {
 	if err != nil {
 		return err
 	}
-	d := &TelegramState{Pending: min(len(got), limit), More: len(got) > limit}
-	for _, x := range got[:d.Pending] {
+	got, more := upTo(got, limit)
+	d := &TelegramState{Pending: len(got), More: more}
+	for _, x := range got {
 		free := !x.LeaseUntil.After(s.At)
 		if free && !x.NextAt.After(s.At) {
 			d.Due++
@@ -562,12 +560,16 @@ func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 	if err != nil {
 		return err
 	}
-	c := &CallbackState{Pending: min(len(pending), limit), More: len(pending) > limit,
-		Failed: min(len(failed), limit), FailedMore: len(failed) > limit, Endpoints: []Endpoint{}}
+	pending, more := upTo(pending, limit)
+	failed, failedMore := upTo(failed, limit)
+	c := &CallbackState{Pending: len(pending), More: more, Failed: len(failed), FailedMore: failedMore, Endpoints: []Endpoint{}}
 	hosts := map[string]*Endpoint{}
-	see := func(d outbox.Entry) {
+	for i, d := range slices.Concat(pending, failed) {
 		if d.Attempts == 0 || d.LastError == "" {
-			return // never POSTed: failed for its job or token, not the endpoint
+			continue // never POSTed: failed for its job or token, not the endpoint
+		}
+		if i < len(pending) {
+			c.Failing++
 		}
 		host := hostOf(callback.DeliveryOf(d).URL)
 		e := hosts[host]
@@ -580,15 +582,6 @@ func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 		if !d.LastAt.Before(e.LastAt) {
 			e.LastAt, e.LastError, e.LastStatus = d.LastAt, d.LastError, d.LastStatus
 		}
-	}
-	for _, d := range pending[:c.Pending] {
-		if d.Attempts > 0 && d.LastError != "" {
-			c.Failing++
-		}
-		see(d)
-	}
-	for _, d := range failed[:c.Failed] {
-		see(d)
 	}
 	for _, e := range hosts {
 		c.Endpoints = append(c.Endpoints, *e)

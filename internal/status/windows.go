@@ -2,25 +2,15 @@ package status
 
 import "time"
 
-// Windows are the fixed windows the pipeline counts in, in the usage
-// counters, and the counters' keys: the recognizer's requests and the
-// recognitions in flight. The caller passes them in from the pipeline's
-// configuration (app.StatusConfig), so the status holds none of the
-// pipeline's numbers.
+// Windows are the pipeline's counting windows and their counters' keys
+// (app.StatusConfig passes them in): the recognizer's requests, RequestLimit
+// a RequestLength window (0: not paced, not counted), and the recognitions
+// in flight, a counter row a InFlightLength window (0: unread).
 type Windows struct {
-	// RequestsKey is the counter of the recognizer's requests, one row per
-	// request window.
-	RequestsKey string
-	// RequestLength is the length of a request window and RequestLimit
-	// the requests one allows; 0 is no pacing (the requests are not
-	// counted).
-	RequestLength time.Duration
-	RequestLimit  int64
-	// InFlightKey is the counter of the recognitions in flight, one row
-	// per in-flight window.
-	InFlightKey string
-	// InFlightLength is the length of an in-flight window; 0 leaves the
-	// recognitions in flight unread.
+	RequestsKey    string
+	RequestLength  time.Duration
+	RequestLimit   int64
+	InFlightKey    string
 	InFlightLength time.Duration
 }
 

@@ -150,12 +150,7 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 
 // featureCommand shows or sets /speakers or /summary.
 func (b *Bot) featureCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang, feature string, name text) error {
-	state := func(on bool) string {
-		if on {
-			return txtFeatureOn.in(l)
-		}
-		return txtFeatureOff.in(l)
-	}
+	state := func(on bool) string { return onOff(on, txtFeatureOn, txtFeatureOff, l) }
 	switch strings.ToLower(arg) {
 	case "":
 		return b.reply(ctx, m, txtFeatureIs.f(l, name.in(l), state(chat.Has(feature)), feature, feature), nil)
@@ -205,12 +200,19 @@ func (b *Bot) autoCommand(ctx context.Context, m *models.Message, arg string, ch
 			return err
 		}
 	}
-	on := chat.Auto == botstate.AutoOn || (chat.Auto == botstate.AutoDefault && private(m.Chat))
-	state := txtOff.in(l)
+	return b.reply(ctx, m, txtAutoIs.f(l, onOff(autoOn(chat, m.Chat), txtOn, txtOff, l)), nil)
+}
+
+// autoOn: the chat's media are transcribed unasked (/auto; by default in private chats).
+func autoOn(c botstate.Chat, in models.Chat) bool {
+	return c.Auto == botstate.AutoOn || (c.Auto == botstate.AutoDefault && private(in))
+}
+
+func onOff(on bool, yes, no text, l lang) string {
 	if on {
-		state = txtOn.in(l)
+		return yes.in(l)
 	}
-	return b.reply(ctx, m, txtAutoIs.f(l, state), nil)
+	return no.in(l)
 }
 
 func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -41,8 +42,7 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	if err != nil {
 		return err
 	}
-	auto := chat.Auto == botstate.AutoOn || (chat.Auto == botstate.AutoDefault && private(m.Chat))
-	addressed := cmd != "" || (isMedia && auto) || private(m.Chat)
+	addressed := cmd != "" || (isMedia && autoOn(chat, m.Chat)) || private(m.Chat)
 	if !addressed {
 		return nil // group chatter; not for the bot
 	}
@@ -126,27 +126,24 @@ func mediaOf(m *models.Message) (media, bool) {
 	switch {
 	case m == nil:
 	case m.Voice != nil:
-		return media{FileID: m.Voice.FileID, UniqueID: m.Voice.FileUniqueID, Size: m.Voice.FileSize, ContentType: orDefault(m.Voice.MimeType, "audio/ogg"), Filename: "voice.ogg"}, true
+		v := m.Voice
+		return media{v.FileID, v.FileUniqueID, v.FileSize, cmp.Or(v.MimeType, "audio/ogg"), "voice.ogg", false}, true
 	case m.Audio != nil:
-		return media{FileID: m.Audio.FileID, UniqueID: m.Audio.FileUniqueID, Size: m.Audio.FileSize, ContentType: orDefault(m.Audio.MimeType, "audio/mpeg"), Filename: job.CleanFilename(m.Audio.FileName)}, true
+		a := m.Audio
+		return media{a.FileID, a.FileUniqueID, a.FileSize, cmp.Or(a.MimeType, "audio/mpeg"), job.CleanFilename(a.FileName), false}, true
 	case m.Video != nil:
-		return media{FileID: m.Video.FileID, UniqueID: m.Video.FileUniqueID, Size: m.Video.FileSize, ContentType: orDefault(m.Video.MimeType, "video/mp4"), Filename: job.CleanFilename(m.Video.FileName)}, true
+		v := m.Video
+		return media{v.FileID, v.FileUniqueID, v.FileSize, cmp.Or(v.MimeType, "video/mp4"), job.CleanFilename(v.FileName), false}, true
 	case m.VideoNote != nil:
-		return media{FileID: m.VideoNote.FileID, UniqueID: m.VideoNote.FileUniqueID, Size: int64(m.VideoNote.FileSize), ContentType: "video/mp4", Filename: "video_note.mp4"}, true
+		v := m.VideoNote
+		return media{v.FileID, v.FileUniqueID, int64(v.FileSize), "video/mp4", "video_note.mp4", false}, true
 	case m.Document != nil:
-		ct := strings.ToLower(m.Document.MimeType)
+		d, ct := m.Document, strings.ToLower(m.Document.MimeType)
 		if strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/") {
-			return media{FileID: m.Document.FileID, UniqueID: m.Document.FileUniqueID, Size: m.Document.FileSize, ContentType: ct, Filename: job.CleanFilename(m.Document.FileName)}, true
+			return media{d.FileID, d.FileUniqueID, d.FileSize, ct, job.CleanFilename(d.FileName), false}, true
 		}
 	}
 	return media{}, false
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // intake makes or finds the job of a media message, posts its status, and
@@ -198,7 +195,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	}
 	d.Priority = draftPriority(chat, d)
 	if b.Reuser != nil && med.UniqueID != "" {
-		d.ReuseKey = job.ReuseKeyOfDraft(b.cfg.ReuseScope, d, job.MediaOfTelegram(med.UniqueID), orDefault(d.Language, b.cfg.DefaultLanguage))
+		d.ReuseKey = job.ReuseKeyOfDraft(b.cfg.ReuseScope, d, job.MediaOfTelegram(med.UniqueID), cmp.Or(d.Language, b.cfg.DefaultLanguage))
 	}
 	j, created, err := b.create(ctx, m, d)
 	if errs.CodeOf(err) == spend.CodeTooManyActive {
@@ -223,7 +220,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	status := txtReceived.in(l)
 	if byLink {
 		link := uploadlink.URL(b.publicBase(ctx), b.cfg.UploadLinkSecret, j.ID)
-		hours := humanDuration(l, int(b.cfg.LinkWindow.Hours()))
+		hours := text{"%d h", "%d ч"}.f(l, int(b.cfg.LinkWindow.Hours()))
 		status = txtLinkUnsized.f(l, humanBytes(maxDownloadBytes), hours, link)
 		if med.Size > 0 {
 			status = txtLink.f(l, humanBytes(med.Size), humanBytes(maxDownloadBytes), hours, link)

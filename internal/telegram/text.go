@@ -303,13 +303,6 @@ func humanReset(l lang, at time.Time) string {
 	return at.Format("on 2 Jan 2006, 15:04 UTC")
 }
 
-func humanDuration(l lang, hours int) string {
-	if l == ru {
-		return fmt.Sprintf("%d ч", hours)
-	}
-	return fmt.Sprintf("%d h", hours)
-}
-
 func modeName(p job.Priority, l lang) string {
 	if p == job.PriorityDeferred {
 		return txtModeDeferred.in(l)

@@ -122,18 +122,14 @@ func (b *Bot) Process(ctx context.Context, upd *models.Update) error {
 }
 
 func (b *Bot) handle(ctx context.Context, _ *bot.Bot, upd *models.Update) {
-	err := b.dispatch(ctx, upd)
+	var err error
+	switch { // edits, channel posts and the rest are ignored
+	case upd.Message != nil:
+		err = b.onMessage(ctx, upd.Message)
+	case upd.CallbackQuery != nil:
+		err = b.onCallback(ctx, upd.CallbackQuery)
+	}
 	if out, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
 		out.err = b.scrubbed(err)
 	}
-}
-
-func (b *Bot) dispatch(ctx context.Context, upd *models.Update) error {
-	switch {
-	case upd.Message != nil:
-		return b.onMessage(ctx, upd.Message)
-	case upd.CallbackQuery != nil:
-		return b.onCallback(ctx, upd.CallbackQuery)
-	}
-	return nil // edits, channel posts and the rest
 }
