@@ -217,13 +217,6 @@ func (a *API) health(w http.ResponseWriter, _ *http.Request, _ apitoken.Token) e
 	return nil
 }
 
-func routeOf(r *http.Request) string {
-	if r.Pattern != "" {
-		return r.Pattern
-	}
-	return "unmatched"
-}
-
 // cors sets the headers for an allowed origin and reports whether it
 // answered a preflight.
 func (a *API) cors(w http.ResponseWriter, r *http.Request) bool {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -61,10 +62,11 @@ type errorBody struct {
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	status := StatusOf(err)
 	body := errorBody{errorView{Code: errs.CodeOf(err), Message: errs.MessageOf(err)}}
+	route := cmp.Or(r.Pattern, "unmatched")
 	if status >= 500 {
-		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", routeOf(r), "status", status, "error", err.Error())
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", route, "status", status, "error", err.Error())
 	} else {
-		log.InfoContext(r.Context(), "request refused", "method", r.Method, "route", routeOf(r), "status", status, "code", body.Error.Code)
+		log.InfoContext(r.Context(), "request refused", "method", r.Method, "route", route, "status", status, "code", body.Error.Code)
 	}
 	switch status {
 	case http.StatusUnauthorized:

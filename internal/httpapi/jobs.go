@@ -202,7 +202,7 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		if err != nil {
 			return fail(err)
 		}
-		v.Upload = &uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}
+		v.Upload = ptr(uploadView(put))
 	}
 	status := http.StatusCreated
 	if !created {
@@ -318,13 +318,8 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 	if err != nil {
 		return err
 	}
-	switch {
-	case j.Deleted():
-		return errs.New(errs.NotFound, codeGone, "the job was deleted")
-	case j.State == job.Failed || j.State == job.Dead:
-		return errs.New(errs.Conflict, "job_failed", "the job failed: "+j.ErrorMessage)
-	case j.State != job.Done:
-		return errs.New(errs.Conflict, codeNotDone, "the transcript is not ready yet: the job is "+string(j.State))
+	if err := notReady(j, "transcript", true); err != nil {
+		return err
 	}
 	t, err := a.readResult(r.Context(), j)
 	if err != nil {
@@ -348,6 +343,20 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", name))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b.Bytes())
+	return nil
+}
+
+// notReady says why done job j has no transcript or summary (what) to
+// read yet; asked: the job asked for it.
+func notReady(j job.Job, what string, asked bool) error {
+	switch {
+	case j.Deleted():
+		return errs.New(errs.NotFound, codeGone, "the job was deleted")
+	case j.State == job.Failed || j.State == job.Dead:
+		return errs.New(errs.Conflict, "job_failed", "the job failed: "+j.ErrorMessage)
+	case j.State != job.Done && asked:
+		return errs.New(errs.Conflict, codeNotDone, "the "+what+" is not ready yet: the job is "+string(j.State))
+	}
 	return nil
 }
 
@@ -381,13 +390,9 @@ func (a *API) summary(w http.ResponseWriter, r *http.Request, caller apitoken.To
 	if err != nil {
 		return err
 	}
-	switch {
-	case j.Deleted():
-		return errs.New(errs.NotFound, codeGone, "the job was deleted")
-	case j.State == job.Failed || j.State == job.Dead:
-		return errs.New(errs.Conflict, "job_failed", "the job failed: "+j.ErrorMessage)
-	case j.State != job.Done && j.Features.Summary:
-		return errs.New(errs.Conflict, codeNotDone, "the summary is not ready yet: the job is "+string(j.State))
+	switch err := notReady(j, "summary", j.Features.Summary); {
+	case err != nil:
+		return err
 	case !j.Features.Summary:
 		return errs.New(errs.NotFound, codeNoSummary, `the job did not ask for a summary ("summary": true)`)
 	case j.Features.SummaryMissing != "":

@@ -177,7 +177,7 @@ func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 		return err
 	}
 	a.Log.InfoContext(r.Context(), "upload link signed", "job_id", j.ID)
-	writeJSON(w, http.StatusOK, uploadLinkView{Upload: uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}})
+	writeJSON(w, http.StatusOK, uploadLinkView{Upload: uploadView(put)})
 	return nil
 }
 

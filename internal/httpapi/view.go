@@ -58,12 +58,10 @@ type callbackView struct {
 func callbackOf(d callback.Delivery) *callbackView {
 	v := &callbackView{URL: d.URL, State: d.State, Attempts: d.Attempts, LastStatus: d.LastStatus, LastError: d.LastError}
 	if !d.LastAt.IsZero() {
-		at := d.LastAt
-		v.LastAttemptAt = &at
+		v.LastAttemptAt = ptr(d.LastAt)
 	}
 	if d.State == outbox.Pending && d.Attempts > 0 {
-		at := d.NextAt
-		v.NextAttemptAt = &at
+		v.NextAttemptAt = ptr(d.NextAt)
 	}
 	return v
 }
@@ -98,21 +96,18 @@ func (a *API) view(j job.Job) jobView {
 		v.Language = a.cfg.DefaultLanguage
 	}
 	if j.Deleted() {
-		at := j.DeletedAt
-		v.DeletedAt = &at
+		v.DeletedAt = ptr(j.DeletedAt)
 	}
 	if (j.State == job.Failed || j.State == job.Dead) && j.ErrorCode != "" {
 		v.Error = &errorView{Code: j.ErrorCode, Message: j.ErrorMessage}
 	}
 	if j.State == job.Done {
-		billed := spend.JobBilled(j)
-		v.BilledSeconds = &billed
+		v.BilledSeconds = ptr(spend.JobBilled(j))
 		cost := j.ReservedMicros // settled to the cost once done
 		if j.ReservedSeconds == 0 {
 			cost = a.cfg.Limits.Cost(j, 0).Micros // kept no reservation: no counters
 		}
-		rub := spend.RublesFloat(cost)
-		v.CostRub = &rub
+		v.CostRub = ptr(spend.RublesFloat(cost))
 	}
 	if j.State == job.Done && !j.Deleted() {
 		v.Transcript = make(map[string]string, len(transcript.Formats))
@@ -129,8 +124,7 @@ func (a *API) view(j job.Job) jobView {
 	if f := j.Features; f.Speakers || f.Summary || f.NoReuse {
 		v.Options = &optionsView{Speakers: f.Speakers, Summary: f.Summary}
 		if f.NoReuse {
-			no := false
-			v.Options.Reuse = &no
+			v.Options.Reuse = ptr(false)
 		}
 	}
 	v.ReusedFrom = j.Features.ReusedFrom
@@ -165,3 +159,5 @@ func progress(j job.Job) *int {
 	}
 	return &p
 }
+
+func ptr[T any](v T) *T { return &v }
