@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -92,17 +93,9 @@ func (c Config) UploadWindow() time.Duration {
 }
 
 func (c Config) withDefaults() Config {
-	if c.UploadURLTTL == 0 {
-		c.UploadURLTTL = 15 * time.Minute
-	}
-	if c.DefaultLanguage == "" {
-		c.DefaultLanguage = "ru-RU"
-	}
+	c.UploadURLTTL, c.DefaultLanguage, c.MaxBodyBytes = cmp.Or(c.UploadURLTTL, 15*time.Minute), cmp.Or(c.DefaultLanguage, "ru-RU"), cmp.Or(c.MaxBodyBytes, 16<<10)
 	if c.ValidLanguage == nil {
 		c.ValidLanguage = func(string) bool { return true }
-	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = 16 << 10
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = DefaultRequestTimeout
@@ -141,12 +134,7 @@ var Routes = []Route{
 }
 
 func New(d Deps, cfg Config) *API {
-	if d.Clock == nil {
-		d.Clock = clock.System()
-	}
-	if d.Log == nil {
-		d.Log = slog.Default()
-	}
+	d.Clock, d.Log = cmp.Or(d.Clock, clock.System()), cmp.Or(d.Log, slog.Default())
 	a := &API{Deps: d, cfg: cfg.withDefaults(), mux: http.NewServeMux()}
 	byPath := map[string][]Route{}
 	for _, rt := range Routes {

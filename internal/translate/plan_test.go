@@ -140,7 +140,7 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestCleanRemovesSecretsAndTexts(t *testing.T) {
-	c := &Client{creds: scrubber("SECRETKEY")}
+	c := &Client{cfg: Config{Credentials: scrubber("SECRETKEY")}}
 	texts := []string{"ok", "a private sentence that goes on for a while"}
 
 	require.Equal(t, "bad key [redacted] for [text]", c.clean("bad key SECRETKEY for a private sentence that goes on for a while", texts))

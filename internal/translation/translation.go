@@ -73,7 +73,7 @@ func (s *Service) Of(ctx context.Context, j job.Job, t transcript.Transcript, la
 		return tr, nil
 	}
 	texts := textsOf(t)
-	_, chars := translate.Estimate(texts)
+	chars := translate.Estimate(texts)
 	res, err := spend.ReserveTranslation(ctx, s.Counters, s.Limits, j.ChargedTo, chars, s.Clock.Now())
 	if err != nil {
 		return transcript.Transcript{}, err

@@ -4,6 +4,7 @@
 package tgconf
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -66,33 +67,14 @@ const (
 )
 
 func (c Config) WithDefaults() Config {
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	if c.DefaultLanguage == "" {
-		c.DefaultLanguage = "ru-RU"
-	}
+	c.APIURL, c.DefaultLanguage = cmp.Or(c.APIURL, DefaultAPIURL), cmp.Or(c.DefaultLanguage, "ru-RU")
 	if c.ValidLanguage == nil {
 		c.ValidLanguage = func(string) bool { return true }
 	}
-	if c.MaxSourceBytes == 0 {
-		c.MaxSourceBytes = 5 << 30
-	}
-	if c.DownloadWindow == 0 {
-		c.DownloadWindow = DefaultDownloadWindow
-	}
-	if c.LinkWindow == 0 {
-		c.LinkWindow = DefaultLinkWindow
-	}
-	if c.StatusEvery == 0 {
-		c.StatusEvery = DefaultStatusEvery
-	}
-	if c.DeliveryLease == 0 {
-		c.DeliveryLease = DefaultDeliveryLease
-	}
-	if c.ResultCheck == 0 {
-		c.ResultCheck = DefaultResultCheck
-	}
+	c.MaxSourceBytes = cmp.Or(c.MaxSourceBytes, 5<<30)
+	c.DownloadWindow, c.LinkWindow = cmp.Or(c.DownloadWindow, DefaultDownloadWindow), cmp.Or(c.LinkWindow, DefaultLinkWindow)
+	c.StatusEvery, c.DeliveryLease = cmp.Or(c.StatusEvery, DefaultStatusEvery), cmp.Or(c.DeliveryLease, DefaultDeliveryLease)
+	c.ResultCheck = cmp.Or(c.ResultCheck, DefaultResultCheck)
 	return c
 }
 
