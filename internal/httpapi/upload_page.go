@@ -92,10 +92,10 @@ type pageData struct {
 	Error     string // the job's failure, in words
 }
 
-func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
+func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Token) (any, error) {
 	j, err := a.linkedJob(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d := pageData{Filename: j.Filename, SizeBytes: j.SizeBytes, State: j.State, Error: failure(j)}
 	if d.Filename == "" {
@@ -109,13 +109,13 @@ func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 		// the page PUTs to the presigned URL's origin
 		origin, err := a.storageOrigin(r, j)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		connect += " " + origin
 	}
 	var b bytes.Buffer
 	if err := uploadPage.Execute(&b, d); err != nil {
-		return fmt.Errorf("render the upload page: %w", err)
+		return nil, fmt.Errorf("render the upload page: %w", err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -124,9 +124,8 @@ func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src '"+pageScriptHash+"'; style-src '"+pageStyleHash+
 		"'; connect-src "+connect+"; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b.Bytes())
-	return nil
+	return nil, nil
 }
 
 func (a *API) storageOrigin(r *http.Request, j job.Job) (string, error) {
@@ -150,35 +149,34 @@ type uploadLinkView struct {
 	Upload uploadView `json:"upload"`
 }
 
-func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
+func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Token) (any, error) {
 	j, err := a.linkedJob(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := uploadClosed(j, a.Clock.Now()); err != nil {
-		return err
+		return nil, err
 	}
 	req, err := a.decodeUploadLink(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	size := j.SizeBytes
 	switch {
 	case size > 0 && req.SizeBytes != size:
-		return errs.New(errs.Invalid, "size_mismatch", fmt.Sprintf(
+		return nil, errs.New(errs.Invalid, "size_mismatch", fmt.Sprintf(
 			"the file picked is %d bytes, but the file sent to the bot is %d bytes: pick that same file", req.SizeBytes, size))
 	case size == 0 && req.SizeBytes > s3.MaxPutSize:
-		return errTooLarge
+		return nil, errTooLarge
 	case size == 0:
 		size = req.SizeBytes // Telegram did not say; the signature holds the file to what the page read
 	}
 	put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), size, j.ContentType, a.cfg.UploadURLTTL)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a.Log.InfoContext(r.Context(), "upload link signed", "job_id", j.ID)
-	writeJSON(w, http.StatusOK, uploadLinkView{Upload: uploadView(put)})
-	return nil
+	return uploadLinkView{Upload: uploadView(put)}, nil
 }
 
 // decodeUploadLink reads the page's request. content_type, the browser's
@@ -208,13 +206,12 @@ type linkStatusView struct {
 	ErrorMessage string    `json:"error_message,omitempty"`
 }
 
-func (a *API) uploadStatus(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
+func (a *API) uploadStatus(w http.ResponseWriter, r *http.Request, _ apitoken.Token) (any, error) {
 	j, err := a.linkedJob(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, linkStatusView{State: j.State, Progress: progress(j), ErrorMessage: failure(j)})
-	return nil
+	return linkStatusView{State: j.State, Progress: progress(j), ErrorMessage: failure(j)}, nil
 }
 
 func failure(j job.Job) string {
