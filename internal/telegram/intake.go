@@ -161,18 +161,18 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		}
 	}
 	byLink := med.Size > maxDownloadBytes || med.TooBig
+	refusal, noLink := "", byLink && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == "")
 	switch {
 	case med.Size > b.cfg.MaxSourceBytes:
+		refusal = txtTooLarge.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxSourceBytes))
+	case noLink && med.Size > 0:
+		refusal = txtNoLink.f(l, humanBytes(med.Size), humanBytes(maxDownloadBytes))
+	case noLink:
+		refusal = txtNoLinkUnsized.f(l, humanBytes(maxDownloadBytes))
+	}
+	if refusal != "" {
 		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
-			return b.api.SendMessage(ctx, replyTo(m, txtTooLarge.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxSourceBytes))))
-		})
-	case byLink && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == ""):
-		text := txtNoLinkUnsized.f(l, humanBytes(maxDownloadBytes))
-		if med.Size > 0 {
-			text = txtNoLink.f(l, humanBytes(med.Size), humanBytes(maxDownloadBytes))
-		}
-		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
-			return b.api.SendMessage(ctx, replyTo(m, text))
+			return b.api.SendMessage(ctx, replyTo(m, refusal))
 		})
 	}
 	window := b.cfg.DownloadWindow

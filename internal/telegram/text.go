@@ -290,17 +290,11 @@ func humanSeconds(l lang, n int64) string {
 
 // humanReset writes "at 00:00 UTC" tomorrow, "on 1 Jan 2026, 00:00 UTC".
 func humanReset(l lang, at time.Time) string {
-	at = at.UTC()
-	if at.Day() != 1 {
-		if l == ru {
-			return at.Format("в 15:04 UTC")
-		}
-		return at.Format("at 15:04 UTC")
+	layout := text{"at 15:04 UTC", "в 15:04 UTC"}
+	if at.UTC().Day() == 1 {
+		layout = text{"on 2 Jan 2006, 15:04 UTC", "02.01.2006 в 15:04 UTC"}
 	}
-	if l == ru {
-		return at.Format("02.01.2006 в 15:04 UTC")
-	}
-	return at.Format("on 2 Jan 2006, 15:04 UTC")
+	return at.UTC().Format(layout.in(l))
 }
 
 func modeName(p job.Priority, l lang) string {
