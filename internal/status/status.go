@@ -1,11 +1,8 @@
-// Package status is the owner's view of the service: jobs waiting and why,
-// what ended in the last day, the recognizer's request window, the month's
-// audio and money, recognitions in flight, Telegram deliveries and
-// callbacks. `transcriber status` prints it, the bot's /status sends it,
-// and Decide (alert.go) turns it into alerts.
-//
-// It only reads, each read a range of an existing index bounded by
-// Config.Cap (cost in YDB: docs/database.md).
+// Package status is the owner's view of the service (`transcriber status`,
+// the bot's /status, and Decide's alerts): jobs waiting and why, what ended
+// in the last day, the request window, the month's audio and money,
+// recognitions in flight, Telegram deliveries and callbacks. It only reads,
+// each read a range of an index bounded by Config.Cap (docs/database.md).
 package status
 
 import (
@@ -26,14 +23,13 @@ import (
 	"transcriber/internal/spend"
 )
 
-// Jobs reads ranges of jobs_due (state, next_run_at, id). An ended job's
-// next_run_at is when it ended, so a final state's range is in end order.
-// Limits outside 1..MaxRead are ErrInvalid.
+// Jobs reads ranges of jobs_due (state, next_run_at, id), an ended job's
+// next_run_at being when it ended; limits outside 1..MaxRead are ErrInvalid.
+// StateEntries returns up to limit jobs in state from since, by next_run_at
+// then id, with only ID, State and NextRunAt; LatestInState, latest first,
+// whole jobs without segments.
 type Jobs interface {
-	// StateEntries returns up to limit jobs in state with next_run_at >=
-	// since, by next_run_at then id, only ID, State and NextRunAt set.
 	StateEntries(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error)
-	// LatestInState is StateEntries latest first, whole jobs without segments.
 	LatestInState(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error)
 	Get(ctx context.Context, id string) (job.Job, error)
 }
@@ -44,7 +40,6 @@ type Outbox interface {
 	InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error)
 }
 
-// MaxRead is the most rows one read of a port may return.
 const MaxRead = 10_000
 
 var ErrInvalid = errs.New(errs.Invalid, "status_invalid", "the status read is not valid")
@@ -58,15 +53,12 @@ func CheckRead(limit int) error {
 }
 
 const (
-	// DefaultCap bounds the rows one range counts, and so a status's cost
-	// whatever the backlog; past it a count reads "more than".
-	DefaultCap = 1000
+	DefaultCap = 1000           // rows a range counts, whatever the backlog; past it a count reads "more than"
 	Span       = 24 * time.Hour // how far back ended jobs and failed callbacks count
 	LatestDead = 5              // how many of the latest dead jobs are named
 )
 
-// Config is what the status needs of the installation's settings; a zero
-// limit is none.
+// Config is the installation's settings the status needs; a zero limit is none.
 type Config struct {
 	Windows        Windows
 	QuotaCode      string // the code of a recognizer's quota refusal; "": none recognized
@@ -83,8 +75,8 @@ func (c Config) limit() int {
 	return c.Cap
 }
 
-// Reader reads the status. A nil Counters reads as zero; a nil Outbox
-// leaves the Telegram and callback parts out.
+// Reader reads the status; nil Counters read as zero, a nil Outbox leaves
+// the Telegram and callback parts out.
 type Reader struct {
 	Jobs     Jobs
 	Counters quota.Counters
@@ -158,7 +150,6 @@ const (
 	ForTurn        Reason = "turn"             // due, waiting for the timer's sweep
 )
 
-// Waiting is a live job and what it waits for.
 type Waiting struct {
 	JobID     string    `json:"job_id"`
 	State     job.State `json:"state"`
@@ -169,14 +160,12 @@ type Waiting struct {
 	Until     time.Time `json:"until"` // its next_run_at
 }
 
-// Failure is how many jobs ended in State with Code.
 type Failure struct {
 	State job.State `json:"state"`
 	Code  string    `json:"code"`
 	Jobs  int       `json:"jobs"`
 }
 
-// Ended is a job that ended, with its code and when.
 type Ended struct {
 	JobID string    `json:"job_id"`
 	Code  string    `json:"code"`
@@ -190,9 +179,8 @@ type QuotaWait struct {
 	Jobs     int    `json:"jobs"`
 	More     bool   `json:"more,omitempty"`
 	OldestID string `json:"oldest_job_id,omitempty"`
-	// Since is the earliest the longest wait can have begun: not before its
-	// job was made nor before the run of full windows ending now (rows keep
-	// no start of a wait). Zero when none waits.
+	// Since is the earliest the longest wait can have begun (rows keep no
+	// start): its job's making or the run of full windows ending now.
 	Since time.Time `json:"since"`
 }
 
@@ -205,8 +193,7 @@ type Requests struct {
 	ResetsAt time.Time `json:"resets_at"`
 }
 
-// InFlight is the in-flight count of the current and previous window, an
-// upper bound on the recognitions in flight.
+// InFlight counts the current and previous window: a bound on the recognitions in flight.
 type InFlight struct {
 	Counted int64 `json:"counted"`
 	Max     int   `json:"max"` // 0: no bound
@@ -244,7 +231,6 @@ type Endpoint struct {
 	LastAt     time.Time `json:"last_at"`
 }
 
-// Read reads the status at now.
 func (r Reader) Read(ctx context.Context, now time.Time) (Status, error) {
 	now = now.UTC().Truncate(time.Millisecond) // the stores' precision
 	s := Status{At: now, EndedSince: now.Add(-Span), Failures: []Failure{}, Dead: []Ended{}}

@@ -82,7 +82,7 @@ func (c *Client) send(ctx context.Context, texts []string, target, source string
 // attempt sends the request once; after an error wait is 0 for the
 // backoff, negative for no retry.
 func (c *Client) attempt(ctx context.Context, texts []string, target, source string, chars int64, res *Result) (out []translation, wait time.Duration, err error) {
-	if err := c.cfg.Pacer.Take(ctx, chars); err != nil {
+	if err := c.pacer.Take(ctx, chars); err != nil {
 		if errs.KindOf(err) == errs.Internal {
 			err = unavailable(err)
 		}

@@ -46,7 +46,7 @@ type Config struct {
 	Credentials Credentials // required
 	Clock       clock.Clock
 	Sleep       func(ctx context.Context, d time.Duration) error
-	Pacer       Pacer // default NewPacer(DefaultQuota, Clock, Sleep)
+	Quota       Quota // zero: DefaultQuota
 	MaxAttempts int   // per request, retries included; default DefaultMaxAttempts
 	Log         *slog.Logger
 }
@@ -62,8 +62,9 @@ func CheckURL(raw string, insecure bool) error {
 
 // Client calls Translate; it is safe for concurrent use.
 type Client struct {
-	cfg  Config
-	http *http.Client
+	cfg   Config
+	http  *http.Client
+	pacer *pacer
 }
 
 // New returns a client without network I/O.
@@ -81,10 +82,10 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Credentials == nil {
 		return nil, errors.New("translate: no credentials")
 	}
-	if cfg.Pacer == nil {
-		cfg.Pacer = NewPacer(DefaultQuota, cfg.Clock, cfg.Sleep)
+	if cfg.Quota == (Quota{}) {
+		cfg.Quota = DefaultQuota
 	}
-	return &Client{cfg: cfg, http: speechkit.NewHTTPClient(DefaultTimeout)}, nil
+	return &Client{cfg: cfg, http: speechkit.NewHTTPClient(DefaultTimeout), pacer: &pacer{q: cfg.Quota, clock: cfg.Clock, sleep: cfg.Sleep}}, nil
 }
 
 // Result is what a call translated, in order (after an error, the prefix

@@ -99,11 +99,6 @@ func (h *harness) logText() string {
 	return h.log.String()
 }
 
-// noPacing lets every request go at once.
-type noPacing struct{}
-
-func (noPacing) Take(context.Context, int64) error { return nil }
-
 // words makes a text of n characters from distinct sentences, so each text
 // of a test is told apart by its content.
 func words(tag string, n int) string {
@@ -553,11 +548,11 @@ func TestAnErrorKeepsWhatWasTranslated(t *testing.T) {
 func TestPacing(t *testing.T) {
 	// The fake answers 429 past 20 requests in a second of the same fake
 	// clock the client's pacer sleeps on.
-	run := func(t *testing.T, pacer translate.Pacer) (*harness, int) {
+	run := func(t *testing.T, q translate.Quota) (*harness, int) {
 		t.Helper()
 		h := start(t, func(c *translate.Config) {
 			c.MaxAttempts = 1
-			c.Pacer = pacer
+			c.Quota = q
 		})
 		h.srv.Limit(20, "1")
 		refused := 0
@@ -573,7 +568,7 @@ func TestPacing(t *testing.T) {
 	}
 
 	t.Run("the default pacer keeps 20 requests a second", func(t *testing.T) {
-		h, refused := run(t, nil)
+		h, refused := run(t, translate.Quota{})
 		require.Zero(t, refused)
 		calls := h.srv.Calls()
 		require.Len(t, calls, 50)
@@ -583,13 +578,13 @@ func TestPacing(t *testing.T) {
 	})
 
 	t.Run("without pacing the API refuses", func(t *testing.T) {
-		_, refused := run(t, noPacing{})
+		_, refused := run(t, translate.Quota{RequestsPerSecond: 1000}) // as good as none
 		require.Equal(t, 30, refused, "the test sees what the pacer prevents")
 	})
 
 	t.Run("characters an hour", func(t *testing.T) {
 		h := start(t, func(c *translate.Config) {
-			c.Pacer = translate.NewPacer(translate.Quota{CharsPerHour: 25_000, MaxWait: 2 * time.Hour}, c.Clock, c.Sleep)
+			c.Quota = translate.Quota{CharsPerHour: 25_000, MaxWait: 2 * time.Hour}
 		})
 		text := words("hour", 10_000)
 		for i := 0; i < 3; i++ {
@@ -604,7 +599,7 @@ func TestPacing(t *testing.T) {
 
 	t.Run("a wait past MaxWait is refused, nothing sent", func(t *testing.T) {
 		h := start(t, func(c *translate.Config) {
-			c.Pacer = translate.NewPacer(translate.Quota{CharsPerHour: 15_000, MaxWait: 30 * time.Second}, c.Clock, c.Sleep)
+			c.Quota = translate.Quota{CharsPerHour: 15_000, MaxWait: 30 * time.Second}
 		})
 		text := words("hour", 10_000)
 		_, err := h.c.Translate(context.Background(), []string{text}, "de", "")
