@@ -157,9 +157,19 @@ func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 	if err := uploadClosed(j, a.Clock.Now()); err != nil {
 		return nil, err
 	}
-	req, err := a.decodeUploadLink(r)
-	if err != nil {
+	// content_type, the browser's word, is checked but not signed: the job's own type is
+	var req uploadLinkRequest
+	body, err := a.readBody(r)
+	if err == nil {
+		err = decodeJSON(body, &req)
+	}
+	switch {
+	case err != nil:
 		return nil, err
+	case req.SizeBytes <= 0:
+		return nil, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
+	case req.ContentType != "" && (!isMediaType(req.ContentType) || len(req.ContentType) > 255):
+		return nil, errBadContentType
 	}
 	size := j.SizeBytes
 	switch {
@@ -177,26 +187,6 @@ func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 	}
 	a.Log.InfoContext(r.Context(), "upload link signed", "job_id", j.ID)
 	return uploadLinkView{Upload: uploadView(put)}, nil
-}
-
-// decodeUploadLink reads the page's request. content_type, the browser's
-// word, is checked but not signed: the job's own type is.
-func (a *API) decodeUploadLink(r *http.Request) (uploadLinkRequest, error) {
-	var req uploadLinkRequest
-	body, err := a.readBody(r)
-	if err == nil {
-		err = decodeJSON(body, &req)
-	}
-	if err != nil {
-		return req, err
-	}
-	if req.SizeBytes <= 0 {
-		return req, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
-	}
-	if req.ContentType != "" && (!isMediaType(req.ContentType) || len(req.ContentType) > 255) {
-		return req, errBadContentType
-	}
-	return req, nil
 }
 
 // linkStatusView names nothing but this job's progress.
@@ -237,22 +227,14 @@ func pageHashes() (script, style string) {
 	if err := uploadPage.Execute(&b, pageData{}); err != nil {
 		panic(fmt.Sprintf("upload page: %v", err))
 	}
-	return cspHash(inline(b.String(), "script")), cspHash(inline(b.String(), "style"))
-}
-
-func inline(page, tag string) string {
-	_, rest, ok := strings.Cut(page, "<"+tag+">")
-	if !ok {
-		panic("upload page: no <" + tag + ">")
+	hash := func(tag string) string {
+		_, rest, opened := strings.Cut(b.String(), "<"+tag+">")
+		text, _, closed := strings.Cut(rest, "</"+tag+">")
+		if !opened || !closed {
+			panic("upload page: no <" + tag + "> element")
+		}
+		sum := sha256.Sum256([]byte(text))
+		return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 	}
-	text, _, ok := strings.Cut(rest, "</"+tag+">")
-	if !ok {
-		panic("upload page: <" + tag + "> is not closed")
-	}
-	return text
-}
-
-func cspHash(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+	return hash("script"), hash("style")
 }
