@@ -145,10 +145,6 @@ type uploadLinkRequest struct {
 	ContentType string `json:"content_type,omitempty"`
 }
 
-type uploadLinkView struct {
-	Upload uploadView `json:"upload"`
-}
-
 func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Token) (any, error) {
 	j, err := a.linkedJob(r)
 	if err != nil {
@@ -186,7 +182,7 @@ func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 		return nil, err
 	}
 	a.Log.InfoContext(r.Context(), "upload link signed", "job_id", j.ID)
-	return uploadLinkView{Upload: uploadView(put)}, nil
+	return map[string]uploadView{"upload": uploadView(put)}, nil
 }
 
 // linkStatusView names nothing but this job's progress.
