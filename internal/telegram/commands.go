@@ -150,7 +150,7 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 
 // featureCommand shows or sets /speakers or /summary.
 func (b *Bot) featureCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang, feature string, name text) error {
-	state := func(on bool) string { return onOff(on, txtFeatureOn, txtFeatureOff, l) }
+	state := func(on bool) string { return either(on, txtFeatureOn, txtFeatureOff, l) }
 	switch strings.ToLower(arg) {
 	case "":
 		return b.reply(ctx, m, txtFeatureIs.f(l, name.in(l), state(chat.Has(feature)), feature, feature), nil)
@@ -200,7 +200,7 @@ func (b *Bot) autoCommand(ctx context.Context, m *models.Message, arg string, ch
 			return err
 		}
 	}
-	return b.reply(ctx, m, txtAutoIs.f(l, onOff(autoOn(chat, m.Chat), txtOn, txtOff, l)), nil)
+	return b.reply(ctx, m, txtAutoIs.f(l, either(autoOn(chat, m.Chat), txtOn, txtOff, l)), nil)
 }
 
 // autoOn: the chat's media are transcribed unasked (/auto; by default in private chats).
@@ -208,7 +208,7 @@ func autoOn(c botstate.Chat, in models.Chat) bool {
 	return c.Auto == botstate.AutoOn || (c.Auto == botstate.AutoDefault && private(in))
 }
 
-func onOff(on bool, yes, no text, l lang) string {
+func either(on bool, yes, no text, l lang) string {
 	if on {
 		return yes.in(l)
 	}
@@ -221,10 +221,9 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 			b.Log.WarnContext(ctx, "answer button failed", "error", b.scrub(err.Error()))
 		}
 	}
-	answer := func() { answerWith("") }
 	msg := q.Message.Message
 	if msg == nil || !b.cfg.Allowed.Allows(q.From.ID) { // nil: too old to touch
-		answer()
+		answerWith("")
 		return nil
 	}
 	l := langOf(q.From.LanguageCode)
@@ -235,11 +234,7 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 		if asker != 0 || msg.Chat.ID != q.From.ID {
 			b.Log.InfoContext(ctx, "forget refused", "reason", "not_asker",
 				"user_id", q.From.ID, "asker_id", asker, "chat_id", msg.Chat.ID)
-			note := txtNotYours
-			if asker == 0 {
-				note = txtOldButton
-			}
-			answerWith(note.in(l))
+			answerWith(either(asker != 0, txtNotYours, txtOldButton, l))
 			return nil
 		}
 	}
@@ -247,13 +242,8 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 		return b.onTranslateButton(ctx, q.Data, msg.Chat.ID, answerWith, l)
 	}
 	var text string
-	switch {
-	case strings.HasPrefix(q.Data, cbFormat):
-		f := strings.TrimPrefix(q.Data, cbFormat)
-		if !validFormat(f) {
-			answer()
-			return nil
-		}
+	switch f, isFormat := strings.CutPrefix(q.Data, cbFormat); {
+	case isFormat && validFormat(f):
 		if _, err := b.State.UpdateChat(ctx, msg.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Format = f }); err != nil {
 			return err
 		}
@@ -267,10 +257,10 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	case isForget && forget == cbForgetNo:
 		text = txtCancelled.in(l)
 	default:
-		answer()
+		answerWith("")
 		return nil
 	}
-	answer()
+	answerWith("")
 	_, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: msg.Chat.ID, MessageID: msg.ID, Text: text})
 	if err != nil && !notModified(err) {
 		b.Log.WarnContext(ctx, "edit buttons failed", "error", b.scrub(err.Error()))
