@@ -60,8 +60,7 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	return nil
 }
 
-// remember records the chat's reply language and that it writes again
-// (lifting a block).
+// remember records the chat's reply language and lifts a block.
 func (b *Bot) remember(ctx context.Context, chatID int64, c botstate.Chat, l lang) (botstate.Chat, error) {
 	if c.UILang == string(l) && c.BlockedAt.IsZero() {
 		return c, nil
@@ -120,8 +119,7 @@ type media struct {
 }
 
 // mediaOf returns the message's voice, audio, video, video note, or audio
-// or video document; its name is cleaned (job.CleanFilename), not refused
-// as the API would.
+// or video document, its name cleaned (job.CleanFilename), not refused.
 func mediaOf(m *models.Message) (media, bool) {
 	switch {
 	case m == nil:
@@ -146,11 +144,9 @@ func mediaOf(m *models.Message) (media, bool) {
 	return media{}, false
 }
 
-// intake makes or finds the job of a media message, posts its status, and
-// fetches the file or gives an upload link. payer sent the message or
-// asked /transcribe; at the limit of unfinished jobs they are told to wait.
-// The status message finds a chat that blocked the bot: the job then ends
-// unfetched (endJob).
+// intake makes or finds m's job, paid by payer (who sent it or asked
+// /transcribe), posts its status, and fetches the file or gives an upload
+// link; a chat found blocked ends the job unfetched (endJob).
 func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med media, chat botstate.Chat, l lang) error {
 	var file *models.File
 	if med.Size <= 0 {

@@ -73,8 +73,7 @@ type Deps struct {
 	Sleep        func(ctx context.Context, d time.Duration) error
 }
 
-// Reuser ends j done with an earlier job's transcript of the same file,
-// if there is one (pipeline.Pipeline.Reuse).
+// Reuser is pipeline.Pipeline.Reuse: j done with an earlier transcript of its file, if any.
 type Reuser interface {
 	Reuse(ctx context.Context, j job.Job) (bool, error)
 }
