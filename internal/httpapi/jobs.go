@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,6 +89,7 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 		return req, err
 	}
 	req.Filename = strings.TrimSpace(req.Filename)
+	req.Language, req.Priority = cmp.Or(req.Language, cfg.DefaultLanguage), cmp.Or(req.Priority, job.PriorityNormal)
 	switch {
 	case req.Filename == "" || len(req.Filename) > 255 || !utf8.ValidString(req.Filename):
 		return req, errs.New(errs.Invalid, codeBadFilename, "filename must be 1 to 255 bytes of text")
@@ -101,26 +103,14 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 		return req, errTooLarge
 	case req.ContentType != "" && (len(req.ContentType) > 255 || strings.ContainsAny(req.ContentType, "\r\n") || !isMediaType(req.ContentType)):
 		return req, errBadContentType
-	}
-	if req.Language == "" {
-		req.Language = cfg.DefaultLanguage
-	}
-	if !cfg.ValidLanguage(req.Language) {
+	case !cfg.ValidLanguage(req.Language):
 		return req, errBadLanguage
-	}
-	if req.Priority == "" {
-		req.Priority = job.PriorityNormal
-	}
-	if !req.Priority.Valid() {
+	case !req.Priority.Valid():
 		return req, errBadPriority
-	}
-	if req.Summary && !cfg.Summaries {
+	case req.Summary && !cfg.Summaries:
 		return req, errNoSummaries
-	}
-	if req.CallbackURL != "" {
-		if err := callback.CheckURL(req.CallbackURL, cfg.CallbackAllowPrivate); err != nil {
-			return req, err
-		}
+	case req.CallbackURL != "":
+		return req, callback.CheckURL(req.CallbackURL, cfg.CallbackAllowPrivate)
 	}
 	return req, nil
 }
