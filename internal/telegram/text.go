@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -179,30 +180,22 @@ var (
 
 // failureText says what went wrong and what to do, by the job's code.
 func failureText(l lang, j job.Job) string {
-	switch j.ErrorCode {
-	case spend.CodeQuotaExceeded:
-		return text{
-			"I did not transcribe this recording: the recognition limit would be passed (%s).",
-			"Запись не расшифрована: лимит распознавания был бы превышен (%s).",
-		}.f(l, j.ErrorMessage)
-	case spend.CodeBudgetExceeded:
-		return text{
-			"I did not transcribe this recording: this month's budget for the service is spent. The owner can raise it; then send the recording again.",
-			"Запись не расшифрована: бюджет сервиса на этот месяц исчерпан. Владелец может его увеличить — тогда пришлите запись ещё раз.",
-		}.in(l)
+	if j.ErrorCode == spend.CodeQuotaExceeded {
+		return text{"I did not transcribe this recording: the recognition limit would be passed (%s).",
+			"Запись не расшифрована: лимит распознавания был бы превышен (%s)."}.f(l, j.ErrorMessage)
 	}
-	t, ok := failures[j.ErrorCode]
-	if !ok {
-		msg := j.ErrorMessage
-		if msg == "" {
-			msg = j.ErrorCode
-		}
-		return text{"I could not transcribe this recording: %s. Please try again later.", "Не удалось расшифровать запись: %s. Попробуйте позже ещё раз."}.f(l, msg)
+	if t, ok := failures[j.ErrorCode]; ok {
+		return t.in(l)
 	}
-	return t.in(l)
+	return text{"I could not transcribe this recording: %s. Please try again later.", "Не удалось расшифровать запись: %s. Попробуйте позже ещё раз."}.f(l,
+		cmp.Or(j.ErrorMessage, j.ErrorCode))
 }
 
 var failures = map[string]text{
+	spend.CodeBudgetExceeded: {
+		"I did not transcribe this recording: this month's budget for the service is spent. The owner can raise it; then send the recording again.",
+		"Запись не расшифрована: бюджет сервиса на этот месяц исчерпан. Владелец может его увеличить — тогда пришлите запись ещё раз.",
+	},
 	"upload_missing": {"The file never reached me. Please send it again.", "Файл до меня не дошёл. Пришлите его ещё раз."},
 	"empty_file":     {"The file is empty.", "Файл пустой."},
 	"too_large":      {"The file is larger than I take.", "Файл больше, чем я принимаю."},

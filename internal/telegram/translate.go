@@ -50,15 +50,18 @@ func codeOf(lang string) string {
 }
 
 func (b *Bot) translateCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
+	state := func(to string) string {
+		if to == "" {
+			return txtTranslateOff.in(l)
+		}
+		return txtTranslateIs.f(l, to)
+	}
 	arg = strings.ToLower(strings.TrimSpace(arg))
 	switch {
 	case b.Translations == nil:
 		return b.reply(ctx, m, txtNoTranslation.in(l), nil)
 	case arg == "":
-		if to := chat.TranslateTo(); to != "" {
-			return b.reply(ctx, m, txtTranslateIs.f(l, to), nil)
-		}
-		return b.reply(ctx, m, txtTranslateOff.in(l), nil)
+		return b.reply(ctx, m, state(chat.TranslateTo()), nil)
 	case arg == "off":
 		arg = ""
 	case len(arg) > 8 || strings.Trim(arg, "abcdefghijklmnopqrstuvwxyz-") != "":
@@ -66,11 +69,7 @@ func (b *Bot) translateCommand(ctx context.Context, m *models.Message, arg strin
 	default:
 		arg = codeOf(arg)
 	}
-	text := txtTranslateOff.in(l)
-	if arg != "" {
-		text = txtTranslateIs.f(l, arg)
-	}
-	return b.set(ctx, m, func(c *botstate.Chat) { c.Features = c.WithTranslate(arg) }, text)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Features = c.WithTranslate(arg) }, state(arg))
 }
 
 // onTranslateButton takes a press for a done job of the chat.
