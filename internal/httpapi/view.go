@@ -134,28 +134,18 @@ func (a *API) view(j job.Job) jobView {
 // progress is a rough percentage by stage and recognitions finished; nil
 // for a failed or dead job, which keeps no record of how far it got.
 func progress(j job.Job) *int {
-	p := 100
-	switch j.State {
-	case job.AwaitingUpload:
-		p = 0
-	case job.Created:
-		p = 10
-	case job.Converted:
-		p = 30
-	case job.Transcribe:
+	p, ok := map[job.State]int{job.AwaitingUpload: 0, job.Created: 10, job.Converted: 30, job.Transcribe: 40, job.Done: 100}[j.State]
+	if !ok {
+		return nil // failed, dead
+	}
+	if n := len(j.Segments); j.State == job.Transcribe && n > 0 {
 		done := 0
 		for _, sg := range j.Segments {
 			if sg.Done {
 				done++
 			}
 		}
-		p = 40
-		if len(j.Segments) > 0 {
-			p += 55 * done / len(j.Segments)
-		}
-	case job.Done:
-	default: // failed, dead
-		return nil
+		p += 55 * done / n
 	}
 	return &p
 }

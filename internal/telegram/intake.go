@@ -28,13 +28,10 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 		return b.refuse(ctx, m, l)
 	}
 	cmd, arg, to := command(m.Text)
-	if cmd != "" {
-		ours, err := b.forUs(ctx, to)
-		if err != nil {
-			return err
-		}
-		if !ours {
-			return nil // another bot's command, in a group
+	if cmd != "" && to != "" { // a command to no bot is everyone's
+		name, err := b.username(ctx)
+		if err != nil || !strings.EqualFold(to, name) {
+			return err // nil: another bot's command, in a group
 		}
 	}
 	med, isMedia := mediaOf(m)
@@ -46,8 +43,11 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	if !addressed {
 		return nil // group chatter; not for the bot
 	}
-	if chat, err = b.remember(ctx, m.Chat.ID, chat, l); err != nil {
-		return err
+	if chat.UILang != string(l) || !chat.BlockedAt.IsZero() { // its reply language; it writes again: no block
+		chat, err = b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.UILang, c.BlockedAt = string(l), time.Time{} })
+		if err != nil {
+			return err
+		}
 	}
 	switch {
 	case cmd != "":
@@ -60,17 +60,6 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	return nil
 }
 
-// remember records the chat's reply language and lifts a block.
-func (b *Bot) remember(ctx context.Context, chatID int64, c botstate.Chat, l lang) (botstate.Chat, error) {
-	if c.UILang == string(l) && c.BlockedAt.IsZero() {
-		return c, nil
-	}
-	return b.State.UpdateChat(ctx, chatID, b.Clock.Now(), func(c *botstate.Chat) {
-		c.UILang = string(l)
-		c.BlockedAt = time.Time{}
-	})
-}
-
 // command splits "/cmd@bot arg"; not a command is "".
 func command(text string) (cmd, arg, to string) {
 	if !strings.HasPrefix(text, "/") {
@@ -79,18 +68,6 @@ func command(text string) (cmd, arg, to string) {
 	word, arg, _ := strings.Cut(strings.TrimSpace(text[1:]), " ")
 	word, to, _ = strings.Cut(word, "@")
 	return strings.ToLower(word), strings.TrimSpace(arg), to
-}
-
-// forUs: a command to no bot is everyone's.
-func (b *Bot) forUs(ctx context.Context, to string) (bool, error) {
-	if to == "" {
-		return true, nil
-	}
-	name, err := b.username(ctx)
-	if err != nil {
-		return false, err
-	}
-	return strings.EqualFold(to, name), nil
 }
 
 // username is the bot's @username, asked (getMe) once per instance.
