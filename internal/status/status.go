@@ -557,7 +557,10 @@ func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 		if i < len(pending) {
 			c.Failing++
 		}
-		host := hostOf(callback.DeliveryOf(d).URL)
+		host := ""
+		if u, err := url.Parse(callback.DeliveryOf(d).URL); err == nil {
+			host = u.Host
+		}
 		e := hosts[host]
 		if e == nil {
 			e = &Endpoint{Host: host}
@@ -577,12 +580,4 @@ func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 	})
 	s.Callbacks = c
 	return nil
-}
-
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Host
 }

@@ -75,7 +75,11 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		}
 		return b.intake(ctx, target, m.From.ID, med, chat, l)
 	case "usage":
-		return b.usageCommand(ctx, m, l)
+		u, err := spend.Report(ctx, b.Counters, b.Jobs, b.cfg.Limits, spend.Telegram(m.From.ID), b.Clock.Now())
+		if err != nil {
+			return err
+		}
+		return b.reply(ctx, m, usageText(l, u), nil)
 	case "status":
 		if handled, err := b.statusCommand(ctx, m, l); handled || err != nil {
 			return err
@@ -90,14 +94,6 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		return b.reply(ctx, m, txtUnknownCmd.in(l), nil)
 	}
 	return nil // in a group it may be another bot's command
-}
-
-func (b *Bot) usageCommand(ctx context.Context, m *models.Message, l lang) error {
-	u, err := spend.Report(ctx, b.Counters, b.Jobs, b.cfg.Limits, spend.Telegram(m.From.ID), b.Clock.Now())
-	if err != nil {
-		return err
-	}
-	return b.reply(ctx, m, usageText(l, u), nil)
 }
 
 // set changes the chat's settings and replies text.

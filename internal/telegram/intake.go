@@ -170,7 +170,10 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	if b.Reuser != nil && med.UniqueID != "" {
 		d.ReuseKey = job.ReuseKeyOfDraft(b.cfg.ReuseScope, d, job.MediaOfTelegram(med.UniqueID), cmp.Or(d.Language, b.cfg.DefaultLanguage))
 	}
-	j, created, err := b.create(ctx, m, d)
+	// within the payer's limit of unfinished jobs, at which a redelivery goes on
+	made := func(j job.Job) bool { return j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID) }
+	j, created, err := spend.Create(ctx, b.Counters, b.Jobs, b.cfg.Limits, d.ChargedTo, b.Clock.Now(), made,
+		func() (job.Job, bool, error) { return b.Jobs.CreateForMessage(ctx, d) }, b.Log)
 	if errs.CodeOf(err) == spend.CodeTooManyActive {
 		b.Log.InfoContext(ctx, "job refused", "reason", "too_many_active", "user_id", payer, "chat_id", m.Chat.ID)
 		// a reply, not the status, which stays free for a later /transcribe
@@ -232,15 +235,6 @@ func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
 		return job.PriorityNormal
 	}
 	return job.PriorityFast
-}
-
-// create makes m's job or finds it (a redelivery) within the payer's limit
-// of unfinished jobs (spend.Create); at the limit a redelivery goes on.
-func (b *Bot) create(ctx context.Context, m *models.Message, d job.Draft) (job.Job, bool, error) {
-	made := func(j job.Job) bool { return j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID) }
-	return spend.Create(ctx, b.Counters, b.Jobs, b.cfg.Limits, d.ChargedTo, b.Clock.Now(), made, func() (job.Job, bool, error) {
-		return b.Jobs.CreateForMessage(ctx, d)
-	}, b.Log)
 }
 
 var errChatGone = errs.New(errs.Permanent, "chat_gone", "the bot can no longer write to this chat")
