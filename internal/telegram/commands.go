@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -24,10 +25,6 @@ const (
 	cbForgetYes = "forget:yes"
 	cbForgetNo  = "forget:no"
 )
-
-func forgetButton(answer string, asker int64) string {
-	return answer + ":" + strconv.FormatInt(asker, 10)
-}
 
 // parseForget reads a /forget button; asker 0 is a button older than askers.
 func parseForget(data string) (answer string, asker int64, ok bool) {
@@ -85,9 +82,10 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 			return err
 		}
 	case "forget":
+		asker := ":" + strconv.FormatInt(m.From.ID, 10)
 		return b.reply(ctx, m, txtForgetQ.in(l), &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
-			{Text: txtForgetYes.in(l), CallbackData: forgetButton(cbForgetYes, m.From.ID)},
-			{Text: txtForgetNo.in(l), CallbackData: forgetButton(cbForgetNo, m.From.ID)},
+			{Text: txtForgetYes.in(l), CallbackData: cbForgetYes + asker},
+			{Text: txtForgetNo.in(l), CallbackData: cbForgetNo + asker},
 		}}})
 	}
 	if private(m.Chat) {
@@ -109,24 +107,16 @@ func (b *Bot) helpText(l lang) string {
 }
 
 func (b *Bot) langCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
-	cur := chat.Language
-	if cur == "" {
-		cur = b.cfg.DefaultLanguage
-	}
 	switch {
 	case arg == "":
-		return b.reply(ctx, m, txtLangIs.f(l, cur, b.cfg.DefaultLanguage), nil)
+		return b.reply(ctx, m, txtLangIs.f(l, cmp.Or(chat.Language, b.cfg.DefaultLanguage), b.cfg.DefaultLanguage), nil)
 	case strings.EqualFold(arg, "default"):
 		arg = ""
 	case !b.cfg.ValidLanguage(arg):
 		// quoted in part, so the reply fits a message
 		return b.reply(ctx, m, txtLangBad.f(l, clip(arg, 32)), nil)
 	}
-	shown := arg
-	if arg == "" {
-		shown = b.cfg.DefaultLanguage
-	}
-	return b.set(ctx, m, func(c *botstate.Chat) { c.Language = arg }, txtLangSet.f(l, shown))
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Language = arg }, txtLangSet.f(l, cmp.Or(arg, b.cfg.DefaultLanguage)))
 }
 
 func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
