@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	_ "embed" // the upload page
 	"encoding/base64"
@@ -97,10 +98,7 @@ func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 	if err != nil {
 		return nil, err
 	}
-	d := pageData{Filename: j.Filename, SizeBytes: j.SizeBytes, State: j.State, Error: failure(j)}
-	if d.Filename == "" {
-		d.Filename = "—"
-	}
+	d := pageData{Filename: cmp.Or(j.Filename, "—"), SizeBytes: j.SizeBytes, State: j.State, Error: failure(j)}
 	d.SizeEN, d.SizeRU = sizeText(j.SizeBytes)
 	connect := "'self'"
 	if closed := uploadClosed(j, a.Clock.Now()); closed != nil {
@@ -204,10 +202,7 @@ func failure(j job.Job) string {
 	if j.State != job.Failed && j.State != job.Dead {
 		return ""
 	}
-	if j.ErrorMessage == "" {
-		return "the transcription failed"
-	}
-	return j.ErrorMessage
+	return cmp.Or(j.ErrorMessage, "the transcription failed")
 }
 
 func sizeText(n int64) (en, ru string) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"time"
 
 	"transcriber/internal/callback"
@@ -89,11 +90,8 @@ type listView struct {
 func (a *API) view(j job.Job) jobView {
 	v := jobView{
 		ID: j.ID, State: j.State, Progress: progress(j), Filename: j.Filename, SizeBytes: j.SizeBytes,
-		ContentType: j.ContentType, Language: j.Language, Priority: j.PriorityOf(), Recognition: j.Recognition,
+		ContentType: j.ContentType, Language: cmp.Or(j.Language, a.cfg.DefaultLanguage), Priority: j.PriorityOf(), Recognition: j.Recognition,
 		DurationMs: j.DurationMs, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
-	}
-	if v.Language == "" {
-		v.Language = a.cfg.DefaultLanguage
 	}
 	if j.Deleted() {
 		v.DeletedAt = ptr(j.DeletedAt)
