@@ -258,8 +258,8 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 // entries, and returns how many jobs. A step running on one sees the
 // deletion mark and removes what it made.
 func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
-	n, cursor := 0, ""
-	for {
+	n := 0
+	for cursor, more := "", true; more; more = cursor != "" {
 		page, err := b.Jobs.List(ctx, ownerID(chatID), cursor, job.MaxListLimit)
 		if err != nil {
 			return n, err
@@ -276,9 +276,6 @@ func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 			spend.Deleted(ctx, b.Counters, b.cfg.Limits, j, d, b.Log)
 			job.Purge(ctx, b.Objects, b.Recognitions, b.Log, d)
 			n++
-		}
-		if page.Next == "" {
-			break
 		}
 		cursor = page.Next
 	}

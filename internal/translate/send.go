@@ -170,10 +170,7 @@ const maxRetryAfterHeader = 24 * time.Hour // the most believed
 
 // parseRetryAfter reads delay-seconds or an HTTP date (RFC 9110, 10.2.3).
 func parseRetryAfter(h string, now time.Time) (time.Duration, bool) {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0, false
-	}
+	h = strings.TrimSpace(h) // "" is neither form
 	if secs, err := strconv.ParseInt(h, 10, 64); err == nil {
 		if secs < 0 {
 			return 0, false
