@@ -101,8 +101,19 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 	if err != nil {
 		return nil, bad("the event's method is malformed")
 	}
+	q := url.Values{}
+	for k, vs := range ev.MultiValueQueryStringParameters {
+		for _, v := range vs {
+			q.Add(k, v)
+		}
+	}
+	for k, v := range ev.QueryStringParameters {
+		if !q.Has(k) {
+			q.Set(k, v)
+		}
+	}
 	// set, not parsed: "//x" would read as a host
-	r.URL = &url.URL{Path: ev.Path, RawQuery: ev.query()}
+	r.URL = &url.URL{Path: ev.Path, RawQuery: q.Encode()}
 	r.RequestURI = r.URL.RequestURI()
 	for k, vs := range ev.MultiValueHeaders {
 		for _, v := range vs {
@@ -120,21 +131,6 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 	r.ContentLength = int64(len(body))
 	r.RemoteAddr = ev.RequestContext.Identity.SourceIP
 	return r, nil
-}
-
-func (ev *GatewayRequest) query() string {
-	q := url.Values{}
-	for k, vs := range ev.MultiValueQueryStringParameters {
-		for _, v := range vs {
-			q.Add(k, v)
-		}
-	}
-	for k, v := range ev.QueryStringParameters {
-		if !q.Has(k) {
-			q.Set(k, v)
-		}
-	}
-	return q.Encode()
 }
 
 // Response headers Cloud Functions turn into a 502 (docs/platform.md,
