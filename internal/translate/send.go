@@ -57,11 +57,8 @@ func (c *Client) send(ctx context.Context, texts []string, target, source string
 	chars := Chars(texts)
 	for attempt := 1; ; attempt++ {
 		out, wait, err := c.attempt(ctx, texts, target, source, chars, res)
-		if err == nil {
-			return out, nil
-		}
-		if wait < 0 || attempt >= c.cfg.MaxAttempts {
-			return nil, err
+		if err == nil || wait < 0 || attempt >= c.cfg.MaxAttempts {
+			return out, err
 		}
 		if wait == 0 {
 			wait = backoffAfter(attempt)
