@@ -22,7 +22,7 @@ import (
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
 	"transcriber/internal/storage/s3"
-	"transcriber/internal/transcript"
+	"transcriber/internal/translation"
 )
 
 // Objects is the object storage; missing objects are errs.NotFound.
@@ -53,14 +53,9 @@ type Deps struct {
 	Recognitions Recognitions
 	Counters     quota.Counters
 	Callbacks    Callbacks
-	Translations Translations
+	Translations *translation.Service
 	Clock        clock.Clock
 	Log          *slog.Logger
-}
-
-// Translations is translation.Service.
-type Translations interface {
-	Of(ctx context.Context, j job.Job, t transcript.Transcript, lang string) (transcript.Transcript, error)
 }
 
 // Config holds the API's settings (docs/settings.md); zero takes the default.

@@ -22,7 +22,6 @@ import (
 	"transcriber/internal/spend"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/transcript"
-	"transcriber/internal/translation"
 )
 
 type createRequest struct {
@@ -314,9 +313,6 @@ func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken
 	}
 	name := j.ID + "." + string(f)
 	if lang := r.URL.Query().Get("translate_to"); lang != "" {
-		if a.Translations == nil {
-			return nil, translation.ErrOff
-		}
 		if t, err = a.Translations.Of(r.Context(), j, t, lang); err != nil {
 			return nil, err
 		}
