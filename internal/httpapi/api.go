@@ -32,10 +32,6 @@ type Objects interface {
 	Delete(ctx context.Context, key string) error
 }
 
-type Recognitions interface {
-	Delete(ctx context.Context, operationID string) error
-}
-
 // Callbacks keeps the jobs' callbacks (callback.Sender).
 type Callbacks interface {
 	// Register records j's callback; a job's first registration is kept
@@ -50,7 +46,7 @@ type Deps struct {
 	Jobs         job.Store
 	Tokens       apitoken.Store
 	Objects      Objects
-	Recognitions Recognitions
+	Recognitions job.Deleter
 	Counters     quota.Counters
 	Callbacks    Callbacks
 	Translations *translation.Service
