@@ -82,10 +82,8 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Credentials == nil {
 		return nil, errors.New("translate: no credentials")
 	}
-	if cfg.Quota == (Quota{}) {
-		cfg.Quota = DefaultQuota
-	}
-	return &Client{cfg: cfg, http: speechkit.NewHTTPClient(DefaultTimeout), pacer: &pacer{q: cfg.Quota, clock: cfg.Clock, sleep: cfg.Sleep}}, nil
+	p := &pacer{q: cmp.Or(cfg.Quota, DefaultQuota), clock: cfg.Clock, sleep: cfg.Sleep}
+	return &Client{cfg: cfg, http: speechkit.NewHTTPClient(DefaultTimeout), pacer: p}, nil
 }
 
 // Result is what a call translated, in order (after an error, the prefix
