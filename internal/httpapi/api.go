@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -21,7 +22,7 @@ import (
 	"transcriber/internal/quota"
 	"transcriber/internal/spend"
 	"transcriber/internal/storage/s3"
-	"transcriber/internal/transcript"
+	"transcriber/internal/translation"
 )
 
 // Objects is the object storage; missing objects are errs.NotFound.
@@ -29,10 +30,6 @@ type Objects interface {
 	PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (s3.Presigned, error)
 	Get(ctx context.Context, key string) (io.ReadCloser, error)
 	Delete(ctx context.Context, key string) error
-}
-
-type Recognitions interface {
-	Delete(ctx context.Context, operationID string) error
 }
 
 // Callbacks keeps the jobs' callbacks (callback.Sender).
@@ -49,17 +46,12 @@ type Deps struct {
 	Jobs         job.Store
 	Tokens       apitoken.Store
 	Objects      Objects
-	Recognitions Recognitions
+	Recognitions job.Deleter
 	Counters     quota.Counters
 	Callbacks    Callbacks
-	Translations Translations
+	Translations *translation.Service
 	Clock        clock.Clock
 	Log          *slog.Logger
-}
-
-// Translations is translation.Service.
-type Translations interface {
-	Of(ctx context.Context, j job.Job, t transcript.Transcript, lang string) (transcript.Transcript, error)
 }
 
 // Config holds the API's settings (docs/settings.md); zero takes the default.
@@ -92,17 +84,9 @@ func (c Config) UploadWindow() time.Duration {
 }
 
 func (c Config) withDefaults() Config {
-	if c.UploadURLTTL == 0 {
-		c.UploadURLTTL = 15 * time.Minute
-	}
-	if c.DefaultLanguage == "" {
-		c.DefaultLanguage = "ru-RU"
-	}
+	c.UploadURLTTL, c.DefaultLanguage, c.MaxBodyBytes = cmp.Or(c.UploadURLTTL, 15*time.Minute), cmp.Or(c.DefaultLanguage, "ru-RU"), cmp.Or(c.MaxBodyBytes, 16<<10)
 	if c.ValidLanguage == nil {
 		c.ValidLanguage = func(string) bool { return true }
-	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = 16 << 10
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = DefaultRequestTimeout
@@ -119,10 +103,11 @@ type API struct {
 // Route is one line of the routing table, which a test holds equal to
 // the OpenAPI document.
 type Route struct {
-	Method  string
-	Path    string // net/http pattern syntax, which is OpenAPI's: /v1/jobs/{id}
-	Auth    bool
-	handler func(a *API, w http.ResponseWriter, r *http.Request, caller apitoken.Token) error
+	Method string
+	Path   string // net/http pattern syntax, which is OpenAPI's: /v1/jobs/{id}
+	Auth   bool
+	// handler's answer, if any, is written as JSON with 200; nil: it wrote its own
+	handler func(a *API, w http.ResponseWriter, r *http.Request, caller apitoken.Token) (any, error)
 }
 
 var Routes = []Route{
@@ -141,12 +126,7 @@ var Routes = []Route{
 }
 
 func New(d Deps, cfg Config) *API {
-	if d.Clock == nil {
-		d.Clock = clock.System()
-	}
-	if d.Log == nil {
-		d.Log = slog.Default()
-	}
+	d.Clock, d.Log = cmp.Or(d.Clock, clock.System()), cmp.Or(d.Log, slog.Default())
 	a := &API{Deps: d, cfg: cfg.withDefaults(), mux: http.NewServeMux()}
 	byPath := map[string][]Route{}
 	for _, rt := range Routes {
@@ -188,8 +168,11 @@ func (a *API) dispatch(w http.ResponseWriter, r *http.Request, routes []Route) {
 					return
 				}
 			}
-			if err := rt.handler(a, w, r, caller); err != nil {
+			switch v, err := rt.handler(a, w, r, caller); {
+			case err != nil:
 				writeError(w, r, a.Log, err)
+			case v != nil:
+				writeJSON(w, http.StatusOK, v)
 			}
 		})
 		return
@@ -212,16 +195,8 @@ func (a *API) authenticate(r *http.Request) (apitoken.Token, error) {
 	return apitoken.Authenticate(r.Context(), a.Tokens, secret)
 }
 
-func (a *API) health(w http.ResponseWriter, _ *http.Request, _ apitoken.Token) error {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	return nil
-}
-
-func routeOf(r *http.Request) string {
-	if r.Pattern != "" {
-		return r.Pattern
-	}
-	return "unmatched"
+func (a *API) health(w http.ResponseWriter, _ *http.Request, _ apitoken.Token) (any, error) {
+	return map[string]string{"status": "ok"}, nil
 }
 
 // cors sets the headers for an allowed origin and reports whether it

@@ -57,19 +57,13 @@ func (a *API) within(w http.ResponseWriter, r *http.Request, serve func(http.Res
 		case rec.Code >= http.StatusInternalServerError && ctx.Err() != nil:
 			writeError(w, r, a.Log, errTimedOut)
 		default:
-			copyRecorded(w, rec)
+			for k, vs := range rec.sent() {
+				w.Header()[k] = vs
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
 		}
 	case <-ctx.Done():
 		writeError(w, r, a.Log, errTimedOut)
 	}
-}
-
-// copyRecorded writes what rec recorded to w.
-func copyRecorded(w http.ResponseWriter, rec *recorder) {
-	h := w.Header()
-	for k, vs := range rec.sent() {
-		h[k] = vs
-	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -45,26 +46,19 @@ const (
 	codeRouteNotFound    = "not_found"
 )
 
-func StatusOf(err error) int {
-	if s, ok := statusByCode[errs.CodeOf(err)]; ok {
-		return s
-	}
-	return statusByKind[errs.KindOf(err)]
-}
-
-type errorBody struct {
-	Error errorView `json:"error"`
-}
-
 // writeError answers the one error shape; an unknown error is logged in
 // full and shown as a generic message.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	status := StatusOf(err)
-	body := errorBody{errorView{Code: errs.CodeOf(err), Message: errs.MessageOf(err)}}
+	code := errs.CodeOf(err)
+	status, ok := statusByCode[code]
+	if !ok {
+		status = statusByKind[errs.KindOf(err)]
+	}
+	route := cmp.Or(r.Pattern, "unmatched")
 	if status >= 500 {
-		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", routeOf(r), "status", status, "error", err.Error())
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", route, "status", status, "error", err.Error())
 	} else {
-		log.InfoContext(r.Context(), "request refused", "method", r.Method, "route", routeOf(r), "status", status, "code", body.Error.Code)
+		log.InfoContext(r.Context(), "request refused", "method", r.Method, "route", route, "status", status, "code", code)
 	}
 	switch status {
 	case http.StatusUnauthorized:
@@ -74,7 +68,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	case http.StatusTooManyRequests:
 		w.Header().Set("Retry-After", strconv.Itoa(int(spend.RetryAfter/time.Second)))
 	}
-	writeJSON(w, status, body)
+	writeJSON(w, status, map[string]errorView{"error": {Code: code, Message: errs.MessageOf(err)}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

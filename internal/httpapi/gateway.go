@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -85,8 +86,7 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 		return nil, errs.Wrap(errors.New("an API Gateway event of payload format 0.1 (it has url)"),
 			errs.Internal, codeBadGatewayEvent, "the gateway is misconfigured")
 	}
-	path := ev.Path
-	if path == "" || !strings.HasPrefix(path, "/") {
+	if !strings.HasPrefix(ev.Path, "/") {
 		return nil, bad("the event has no request path")
 	}
 	body := ev.Body
@@ -97,16 +97,23 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 		}
 		body = string(b)
 	}
-	method := ev.HTTPMethod
-	if method == "" {
-		method = http.MethodGet
-	}
-	r, err := http.NewRequestWithContext(ctx, method, "/", strings.NewReader(body))
+	r, err := http.NewRequestWithContext(ctx, cmp.Or(ev.HTTPMethod, http.MethodGet), "/", strings.NewReader(body))
 	if err != nil {
 		return nil, bad("the event's method is malformed")
 	}
+	q := url.Values{}
+	for k, vs := range ev.MultiValueQueryStringParameters {
+		for _, v := range vs {
+			q.Add(k, v)
+		}
+	}
+	for k, v := range ev.QueryStringParameters {
+		if !q.Has(k) {
+			q.Set(k, v)
+		}
+	}
 	// set, not parsed: "//x" would read as a host
-	r.URL = &url.URL{Path: path, RawQuery: ev.query()}
+	r.URL = &url.URL{Path: ev.Path, RawQuery: q.Encode()}
 	r.RequestURI = r.URL.RequestURI()
 	for k, vs := range ev.MultiValueHeaders {
 		for _, v := range vs {
@@ -124,21 +131,6 @@ func (ev *GatewayRequest) request(ctx context.Context) (*http.Request, error) {
 	r.ContentLength = int64(len(body))
 	r.RemoteAddr = ev.RequestContext.Identity.SourceIP
 	return r, nil
-}
-
-func (ev *GatewayRequest) query() string {
-	q := url.Values{}
-	for k, vs := range ev.MultiValueQueryStringParameters {
-		for _, v := range vs {
-			q.Add(k, v)
-		}
-	}
-	for k, v := range ev.QueryStringParameters {
-		if !q.Has(k) {
-			q.Set(k, v)
-		}
-	}
-	return q.Encode()
 }
 
 // Response headers Cloud Functions turn into a 502 (docs/platform.md,

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,7 +22,6 @@ import (
 	"transcriber/internal/spend"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/transcript"
-	"transcriber/internal/translation"
 )
 
 type createRequest struct {
@@ -88,6 +88,7 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 		return req, err
 	}
 	req.Filename = strings.TrimSpace(req.Filename)
+	req.Language, req.Priority = cmp.Or(req.Language, cfg.DefaultLanguage), cmp.Or(req.Priority, job.PriorityNormal)
 	switch {
 	case req.Filename == "" || len(req.Filename) > 255 || !utf8.ValidString(req.Filename):
 		return req, errs.New(errs.Invalid, codeBadFilename, "filename must be 1 to 255 bytes of text")
@@ -101,26 +102,14 @@ func parseCreate(body []byte, cfg Config) (createRequest, error) {
 		return req, errTooLarge
 	case req.ContentType != "" && (len(req.ContentType) > 255 || strings.ContainsAny(req.ContentType, "\r\n") || !isMediaType(req.ContentType)):
 		return req, errBadContentType
-	}
-	if req.Language == "" {
-		req.Language = cfg.DefaultLanguage
-	}
-	if !cfg.ValidLanguage(req.Language) {
+	case !cfg.ValidLanguage(req.Language):
 		return req, errBadLanguage
-	}
-	if req.Priority == "" {
-		req.Priority = job.PriorityNormal
-	}
-	if !req.Priority.Valid() {
+	case !req.Priority.Valid():
 		return req, errBadPriority
-	}
-	if req.Summary && !cfg.Summaries {
+	case req.Summary && !cfg.Summaries:
 		return req, errNoSummaries
-	}
-	if req.CallbackURL != "" {
-		if err := callback.CheckURL(req.CallbackURL, cfg.CallbackAllowPrivate); err != nil {
-			return req, err
-		}
+	case req.CallbackURL != "":
+		return req, callback.CheckURL(req.CallbackURL, cfg.CallbackAllowPrivate)
 	}
 	return req, nil
 }
@@ -141,20 +130,20 @@ func jsonProblem(err error) string {
 	return "the body is not valid JSON"
 }
 
-func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) (any, error) {
 	body, err := a.readBody(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := parseCreate(body, a.cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if req.CallbackURL != "" && caller.CallbackSecret == "" {
-		return errNoCallbackSecret
+		return nil, errNoCallbackSecret
 	}
 	if req.CallbackURL != "" && a.Callbacks == nil {
-		return errNoCallbacks
+		return nil, errNoCallbacks
 	}
 	d := job.Draft{
 		Source:         job.SourceAPI,
@@ -173,18 +162,18 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	}
 	j, created, err := a.create(r.Context(), d)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !created && (j.Filename != d.Filename || j.SizeBytes != d.SizeBytes || j.ContentType != d.ContentType || j.Language != d.Language ||
 		j.PriorityOf() != d.Priority || j.Features.Speakers != d.Speakers || j.Features.Summary != d.Summary ||
 		j.Features.NoReuse != d.NoReuse) {
-		return errIdemReuse
+		return nil, errIdemReuse
 	}
-	fail := func(err error) error {
+	fail := func(err error) (any, error) {
 		if created {
 			a.discard(r.Context(), j)
 		}
-		return err
+		return nil, err
 	}
 	v := a.view(j)
 	if req.CallbackURL != "" {
@@ -202,7 +191,7 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 		if err != nil {
 			return fail(err)
 		}
-		v.Upload = &uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}
+		v.Upload = ptr(uploadView(put))
 	}
 	status := http.StatusCreated
 	if !created {
@@ -210,7 +199,7 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, caller apitoken.
 	}
 	w.Header().Set("Location", "/v1/jobs/"+j.ID)
 	writeJSON(w, status, v)
-	return nil
+	return nil, nil
 }
 
 // create makes d's job, or finds the one its idempotency key made, within
@@ -230,13 +219,12 @@ func (a *API) create(ctx context.Context, d job.Draft) (job.Job, bool, error) {
 	}, a.Log)
 }
 
-func (a *API) usage(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+func (a *API) usage(w http.ResponseWriter, r *http.Request, caller apitoken.Token) (any, error) {
 	u, err := spend.Report(r.Context(), a.Counters, a.Jobs, a.cfg.Limits, spend.API(caller.ID), a.Clock.Now())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, u)
-	return nil
+	return u, nil
 }
 
 // discard deletes a job just made whose answer failed, so none waits for
@@ -266,10 +254,10 @@ func (a *API) ownJob(r *http.Request, caller apitoken.Token) (job.Job, error) {
 	return j, nil
 }
 
-func (a *API) getJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+func (a *API) getJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) (any, error) {
 	j, err := a.ownJob(r, caller)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	v := a.view(j)
 	if a.Callbacks != nil {
@@ -278,26 +266,25 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, caller apitoken.Tok
 		case err == nil:
 			v.Callback = callbackOf(cb)
 		case !errors.Is(err, outbox.ErrNotFound):
-			return err
+			return nil, err
 		}
 	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return v, nil
 }
 
-func (a *API) listJobs(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+func (a *API) listJobs(w http.ResponseWriter, r *http.Request, caller apitoken.Token) (any, error) {
 	q := r.URL.Query()
 	limit := 20
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > job.MaxListLimit {
-			return errs.New(errs.Invalid, "bad_limit", fmt.Sprintf("limit must be 1 to %d", job.MaxListLimit))
+			return nil, errs.New(errs.Invalid, "bad_limit", fmt.Sprintf("limit must be 1 to %d", job.MaxListLimit))
 		}
 		limit = n
 	}
 	page, err := a.Jobs.List(r.Context(), caller.ID, q.Get("cursor"), limit)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out := listView{Jobs: make([]jobView, 0, len(page.Jobs)), NextCursor: page.Next}
 	for _, j := range page.Jobs {
@@ -305,49 +292,53 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, caller apitoken.T
 		v.BilledSeconds, v.CostRub = nil, nil // the job's own view says them; a listing reads no segments to reckon them
 		out.Jobs = append(out.Jobs, v)
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
 
-func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+func (a *API) transcript(w http.ResponseWriter, r *http.Request, caller apitoken.Token) (any, error) {
 	f, ok := transcript.ParseFormat(r.URL.Query().Get("format"))
 	if !ok {
-		return errs.New(errs.Invalid, "bad_format", "format must be txt, srt, vtt or json")
+		return nil, errs.New(errs.Invalid, "bad_format", "format must be txt, srt, vtt or json")
 	}
 	j, err := a.ownJob(r, caller)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	switch {
-	case j.Deleted():
-		return errs.New(errs.NotFound, codeGone, "the job was deleted")
-	case j.State == job.Failed || j.State == job.Dead:
-		return errs.New(errs.Conflict, "job_failed", "the job failed: "+j.ErrorMessage)
-	case j.State != job.Done:
-		return errs.New(errs.Conflict, codeNotDone, "the transcript is not ready yet: the job is "+string(j.State))
+	if err := notReady(j, "transcript", true); err != nil {
+		return nil, err
 	}
 	t, err := a.readResult(r.Context(), j)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	name := j.ID + "." + string(f)
 	if lang := r.URL.Query().Get("translate_to"); lang != "" {
-		if a.Translations == nil {
-			return translation.ErrOff
-		}
 		if t, err = a.Translations.Of(r.Context(), j, t, lang); err != nil {
-			return err
+			return nil, err
 		}
 		name = j.ID + "." + t.Language + "." + string(f)
 	}
 	var b bytes.Buffer
 	if err := transcript.Render(&b, t, f); err != nil {
-		return err
+		return nil, err
 	}
 	w.Header().Set("Content-Type", f.ContentType())
 	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", name))
-	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b.Bytes())
+	return nil, nil
+}
+
+// notReady says why done job j has no transcript or summary (what) to
+// read yet; asked: the job asked for it.
+func notReady(j job.Job, what string, asked bool) error {
+	switch {
+	case j.Deleted():
+		return errs.New(errs.NotFound, codeGone, "the job was deleted")
+	case j.State == job.Failed || j.State == job.Dead:
+		return errs.New(errs.Conflict, "job_failed", "the job failed: "+j.ErrorMessage)
+	case j.State != job.Done && asked:
+		return errs.New(errs.Conflict, codeNotDone, "the "+what+" is not ready yet: the job is "+string(j.State))
+	}
 	return nil
 }
 
@@ -372,60 +363,53 @@ type summaryView struct {
 	Usage transcript.SummaryUsage `json:"usage"`
 }
 
-func (a *API) summary(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+func (a *API) summary(w http.ResponseWriter, r *http.Request, caller apitoken.Token) (any, error) {
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "txt" && format != "json" {
-		return errs.New(errs.Invalid, "bad_format", "format must be txt or json")
+		return nil, errs.New(errs.Invalid, "bad_format", "format must be txt or json")
 	}
 	j, err := a.ownJob(r, caller)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	switch {
-	case j.Deleted():
-		return errs.New(errs.NotFound, codeGone, "the job was deleted")
-	case j.State == job.Failed || j.State == job.Dead:
-		return errs.New(errs.Conflict, "job_failed", "the job failed: "+j.ErrorMessage)
-	case j.State != job.Done && j.Features.Summary:
-		return errs.New(errs.Conflict, codeNotDone, "the summary is not ready yet: the job is "+string(j.State))
+	switch err := notReady(j, "summary", j.Features.Summary); {
+	case err != nil:
+		return nil, err
 	case !j.Features.Summary:
-		return errs.New(errs.NotFound, codeNoSummary, `the job did not ask for a summary ("summary": true)`)
+		return nil, errs.New(errs.NotFound, codeNoSummary, `the job did not ask for a summary ("summary": true)`)
 	case j.Features.SummaryMissing != "":
-		return errs.New(errs.NotFound, codeNoSummary, "the job has no summary: "+j.Features.SummaryMissing)
+		return nil, errs.New(errs.NotFound, codeNoSummary, "the job has no summary: "+j.Features.SummaryMissing)
 	}
 	t, err := a.readResult(r.Context(), j)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if t.Summary == nil {
-		return errs.New(errs.NotFound, codeNoSummary, "the job has no summary")
+		return nil, errs.New(errs.NotFound, codeNoSummary, "the job has no summary")
 	}
 	if format == "json" {
-		writeJSON(w, http.StatusOK, summaryView{Text: t.Summary.Text, Usage: t.Summary.Usage})
-		return nil
+		return summaryView{Text: t.Summary.Text, Usage: t.Summary.Usage}, nil
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", j.ID+".summary.txt"))
-	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, t.Summary.Text+"\n")
-	return nil
+	return nil, nil
 }
 
 // deleteJob marks the job deleted and purges it; what remains, the
 // bucket's lifecycle rules and SpeechKit's 3-day retention remove.
-func (a *API) deleteJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) error {
+func (a *API) deleteJob(w http.ResponseWriter, r *http.Request, caller apitoken.Token) (any, error) {
 	j, err := a.ownJob(r, caller)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	before := j
 	if j, err = a.Jobs.Delete(r.Context(), j.ID); err != nil {
-		return err
+		return nil, err
 	}
 	log := a.Log.With("job_id", j.ID)
 	spend.Deleted(r.Context(), a.Counters, a.cfg.Limits, before, j, log)
 	job.Purge(r.Context(), a.Objects, a.Recognitions, a.Log, j)
 	log.InfoContext(r.Context(), "job deleted")
-	writeJSON(w, http.StatusOK, a.view(j))
-	return nil
+	return a.view(j), nil
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	_ "embed" // the upload page
 	"encoding/base64"
@@ -92,15 +93,12 @@ type pageData struct {
 	Error     string // the job's failure, in words
 }
 
-func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
+func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Token) (any, error) {
 	j, err := a.linkedJob(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d := pageData{Filename: j.Filename, SizeBytes: j.SizeBytes, State: j.State, Error: failure(j)}
-	if d.Filename == "" {
-		d.Filename = "—"
-	}
+	d := pageData{Filename: cmp.Or(j.Filename, "—"), SizeBytes: j.SizeBytes, State: j.State, Error: failure(j)}
 	d.SizeEN, d.SizeRU = sizeText(j.SizeBytes)
 	connect := "'self'"
 	if closed := uploadClosed(j, a.Clock.Now()); closed != nil {
@@ -109,13 +107,13 @@ func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 		// the page PUTs to the presigned URL's origin
 		origin, err := a.storageOrigin(r, j)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		connect += " " + origin
 	}
 	var b bytes.Buffer
 	if err := uploadPage.Execute(&b, d); err != nil {
-		return fmt.Errorf("render the upload page: %w", err)
+		return nil, fmt.Errorf("render the upload page: %w", err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -124,9 +122,8 @@ func (a *API) uploadPage(w http.ResponseWriter, r *http.Request, _ apitoken.Toke
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src '"+pageScriptHash+"'; style-src '"+pageStyleHash+
 		"'; connect-src "+connect+"; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b.Bytes())
-	return nil
+	return nil, nil
 }
 
 func (a *API) storageOrigin(r *http.Request, j job.Job) (string, error) {
@@ -146,59 +143,44 @@ type uploadLinkRequest struct {
 	ContentType string `json:"content_type,omitempty"`
 }
 
-type uploadLinkView struct {
-	Upload uploadView `json:"upload"`
-}
-
-func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
+func (a *API) signUpload(w http.ResponseWriter, r *http.Request, _ apitoken.Token) (any, error) {
 	j, err := a.linkedJob(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := uploadClosed(j, a.Clock.Now()); err != nil {
-		return err
+		return nil, err
 	}
-	req, err := a.decodeUploadLink(r)
-	if err != nil {
-		return err
-	}
-	size := j.SizeBytes
-	switch {
-	case size > 0 && req.SizeBytes != size:
-		return errs.New(errs.Invalid, "size_mismatch", fmt.Sprintf(
-			"the file picked is %d bytes, but the file sent to the bot is %d bytes: pick that same file", req.SizeBytes, size))
-	case size == 0 && req.SizeBytes > s3.MaxPutSize:
-		return errTooLarge
-	case size == 0:
-		size = req.SizeBytes // Telegram did not say; the signature holds the file to what the page read
-	}
-	put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), size, j.ContentType, a.cfg.UploadURLTTL)
-	if err != nil {
-		return err
-	}
-	a.Log.InfoContext(r.Context(), "upload link signed", "job_id", j.ID)
-	writeJSON(w, http.StatusOK, uploadLinkView{Upload: uploadView{Method: put.Method, URL: put.URL, Headers: put.Headers, ExpiresAt: put.ExpiresAt}})
-	return nil
-}
-
-// decodeUploadLink reads the page's request. content_type, the browser's
-// word, is checked but not signed: the job's own type is.
-func (a *API) decodeUploadLink(r *http.Request) (uploadLinkRequest, error) {
+	// content_type, the browser's word, is checked but not signed: the job's own type is
 	var req uploadLinkRequest
 	body, err := a.readBody(r)
 	if err == nil {
 		err = decodeJSON(body, &req)
 	}
+	switch {
+	case err != nil:
+		return nil, err
+	case req.SizeBytes <= 0:
+		return nil, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
+	case req.ContentType != "" && (!isMediaType(req.ContentType) || len(req.ContentType) > 255):
+		return nil, errBadContentType
+	}
+	size := j.SizeBytes
+	switch {
+	case size > 0 && req.SizeBytes != size:
+		return nil, errs.New(errs.Invalid, "size_mismatch", fmt.Sprintf(
+			"the file picked is %d bytes, but the file sent to the bot is %d bytes: pick that same file", req.SizeBytes, size))
+	case size == 0 && req.SizeBytes > s3.MaxPutSize:
+		return nil, errTooLarge
+	case size == 0:
+		size = req.SizeBytes // Telegram did not say; the signature holds the file to what the page read
+	}
+	put, err := a.Objects.PresignPut(r.Context(), job.SourceKey(j.ID), size, j.ContentType, a.cfg.UploadURLTTL)
 	if err != nil {
-		return req, err
+		return nil, err
 	}
-	if req.SizeBytes <= 0 {
-		return req, errs.New(errs.Invalid, "bad_size", "size_bytes must be the file's size, more than 0")
-	}
-	if req.ContentType != "" && (!isMediaType(req.ContentType) || len(req.ContentType) > 255) {
-		return req, errBadContentType
-	}
-	return req, nil
+	a.Log.InfoContext(r.Context(), "upload link signed", "job_id", j.ID)
+	return map[string]uploadView{"upload": uploadView(put)}, nil
 }
 
 // linkStatusView names nothing but this job's progress.
@@ -208,23 +190,19 @@ type linkStatusView struct {
 	ErrorMessage string    `json:"error_message,omitempty"`
 }
 
-func (a *API) uploadStatus(w http.ResponseWriter, r *http.Request, _ apitoken.Token) error {
+func (a *API) uploadStatus(w http.ResponseWriter, r *http.Request, _ apitoken.Token) (any, error) {
 	j, err := a.linkedJob(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, linkStatusView{State: j.State, Progress: progress(j), ErrorMessage: failure(j)})
-	return nil
+	return linkStatusView{State: j.State, Progress: progress(j), ErrorMessage: failure(j)}, nil
 }
 
 func failure(j job.Job) string {
 	if j.State != job.Failed && j.State != job.Dead {
 		return ""
 	}
-	if j.ErrorMessage == "" {
-		return "the transcription failed"
-	}
-	return j.ErrorMessage
+	return cmp.Or(j.ErrorMessage, "the transcription failed")
 }
 
 func sizeText(n int64) (en, ru string) {
@@ -240,22 +218,14 @@ func pageHashes() (script, style string) {
 	if err := uploadPage.Execute(&b, pageData{}); err != nil {
 		panic(fmt.Sprintf("upload page: %v", err))
 	}
-	return cspHash(inline(b.String(), "script")), cspHash(inline(b.String(), "style"))
-}
-
-func inline(page, tag string) string {
-	_, rest, ok := strings.Cut(page, "<"+tag+">")
-	if !ok {
-		panic("upload page: no <" + tag + ">")
+	hash := func(tag string) string {
+		_, rest, opened := strings.Cut(b.String(), "<"+tag+">")
+		text, _, closed := strings.Cut(rest, "</"+tag+">")
+		if !opened || !closed {
+			panic("upload page: no <" + tag + "> element")
+		}
+		sum := sha256.Sum256([]byte(text))
+		return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 	}
-	text, _, ok := strings.Cut(rest, "</"+tag+">")
-	if !ok {
-		panic("upload page: <" + tag + "> is not closed")
-	}
-	return text
-}
-
-func cspHash(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+	return hash("script"), hash("style")
 }

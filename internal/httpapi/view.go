@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"time"
 
 	"transcriber/internal/callback"
@@ -58,12 +59,10 @@ type callbackView struct {
 func callbackOf(d callback.Delivery) *callbackView {
 	v := &callbackView{URL: d.URL, State: d.State, Attempts: d.Attempts, LastStatus: d.LastStatus, LastError: d.LastError}
 	if !d.LastAt.IsZero() {
-		at := d.LastAt
-		v.LastAttemptAt = &at
+		v.LastAttemptAt = ptr(d.LastAt)
 	}
 	if d.State == outbox.Pending && d.Attempts > 0 {
-		at := d.NextAt
-		v.NextAttemptAt = &at
+		v.NextAttemptAt = ptr(d.NextAt)
 	}
 	return v
 }
@@ -91,28 +90,22 @@ type listView struct {
 func (a *API) view(j job.Job) jobView {
 	v := jobView{
 		ID: j.ID, State: j.State, Progress: progress(j), Filename: j.Filename, SizeBytes: j.SizeBytes,
-		ContentType: j.ContentType, Language: j.Language, Priority: j.PriorityOf(), Recognition: j.Recognition,
+		ContentType: j.ContentType, Language: cmp.Or(j.Language, a.cfg.DefaultLanguage), Priority: j.PriorityOf(), Recognition: j.Recognition,
 		DurationMs: j.DurationMs, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 	}
-	if v.Language == "" {
-		v.Language = a.cfg.DefaultLanguage
-	}
 	if j.Deleted() {
-		at := j.DeletedAt
-		v.DeletedAt = &at
+		v.DeletedAt = ptr(j.DeletedAt)
 	}
 	if (j.State == job.Failed || j.State == job.Dead) && j.ErrorCode != "" {
 		v.Error = &errorView{Code: j.ErrorCode, Message: j.ErrorMessage}
 	}
 	if j.State == job.Done {
-		billed := spend.JobBilled(j)
-		v.BilledSeconds = &billed
+		v.BilledSeconds = ptr(spend.JobBilled(j))
 		cost := j.ReservedMicros // settled to the cost once done
 		if j.ReservedSeconds == 0 {
 			cost = a.cfg.Limits.Cost(j, 0).Micros // kept no reservation: no counters
 		}
-		rub := spend.RublesFloat(cost)
-		v.CostRub = &rub
+		v.CostRub = ptr(spend.RublesFloat(cost))
 	}
 	if j.State == job.Done && !j.Deleted() {
 		v.Transcript = make(map[string]string, len(transcript.Formats))
@@ -129,8 +122,7 @@ func (a *API) view(j job.Job) jobView {
 	if f := j.Features; f.Speakers || f.Summary || f.NoReuse {
 		v.Options = &optionsView{Speakers: f.Speakers, Summary: f.Summary}
 		if f.NoReuse {
-			no := false
-			v.Options.Reuse = &no
+			v.Options.Reuse = ptr(false)
 		}
 	}
 	v.ReusedFrom = j.Features.ReusedFrom
@@ -140,28 +132,20 @@ func (a *API) view(j job.Job) jobView {
 // progress is a rough percentage by stage and recognitions finished; nil
 // for a failed or dead job, which keeps no record of how far it got.
 func progress(j job.Job) *int {
-	p := 100
-	switch j.State {
-	case job.AwaitingUpload:
-		p = 0
-	case job.Created:
-		p = 10
-	case job.Converted:
-		p = 30
-	case job.Transcribe:
+	p, ok := map[job.State]int{job.AwaitingUpload: 0, job.Created: 10, job.Converted: 30, job.Transcribe: 40, job.Done: 100}[j.State]
+	if !ok {
+		return nil // failed, dead
+	}
+	if n := len(j.Segments); j.State == job.Transcribe && n > 0 {
 		done := 0
 		for _, sg := range j.Segments {
 			if sg.Done {
 				done++
 			}
 		}
-		p = 40
-		if len(j.Segments) > 0 {
-			p += 55 * done / len(j.Segments)
-		}
-	case job.Done:
-	default: // failed, dead
-		return nil
+		p += 55 * done / n
 	}
 	return &p
 }
+
+func ptr[T any](v T) *T { return &v }

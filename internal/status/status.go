@@ -1,11 +1,8 @@
-// Package status is the owner's view of the service: jobs waiting and why,
-// what ended in the last day, the recognizer's request window, the month's
-// audio and money, Telegram deliveries and callbacks. `transcriber status`
-// prints it, the bot's /status sends it, and Decide (alert.go) turns it
-// into alerts.
-//
-// It only reads, each read a range of an existing index bounded by
-// Config.Cap (cost in YDB: docs/database.md).
+// Package status is the owner's view of the service (`transcriber status`,
+// the bot's /status, and Decide's alerts): jobs waiting and why, what ended
+// in the last day, the request window, the month's audio and money,
+// Telegram deliveries and callbacks. It only reads, each read a range of an
+// index bounded by Config.Cap (docs/database.md).
 package status
 
 import (
@@ -26,14 +23,13 @@ import (
 	"transcriber/internal/spend"
 )
 
-// Jobs reads ranges of jobs_due (state, next_run_at, id). An ended job's
-// next_run_at is when it ended, so a final state's range is in end order.
-// Limits outside 1..MaxRead are ErrInvalid.
+// Jobs reads ranges of jobs_due (state, next_run_at, id), an ended job's
+// next_run_at being when it ended; limits outside 1..MaxRead are ErrInvalid.
+// StateEntries returns up to limit jobs in state from since, by next_run_at
+// then id, with only ID, State and NextRunAt; LatestInState, latest first,
+// whole jobs without segments.
 type Jobs interface {
-	// StateEntries returns up to limit jobs in state with next_run_at >=
-	// since, by next_run_at then id, only ID, State and NextRunAt set.
 	StateEntries(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error)
-	// LatestInState is StateEntries latest first, whole jobs without segments.
 	LatestInState(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error)
 	Get(ctx context.Context, id string) (job.Job, error)
 }
@@ -44,7 +40,6 @@ type Outbox interface {
 	InState(ctx context.Context, kind outbox.Kind, state outbox.State, since time.Time, limit int) ([]outbox.Entry, error)
 }
 
-// MaxRead is the most rows one read of a port may return.
 const MaxRead = 10_000
 
 var ErrInvalid = errs.New(errs.Invalid, "status_invalid", "the status read is not valid")
@@ -58,15 +53,12 @@ func CheckRead(limit int) error {
 }
 
 const (
-	// DefaultCap bounds the rows one range counts, and so a status's cost
-	// whatever the backlog; past it a count reads "more than".
-	DefaultCap = 1000
+	DefaultCap = 1000           // rows a range counts, whatever the backlog; past it a count reads "more than"
 	Span       = 24 * time.Hour // how far back ended jobs and failed callbacks count
 	LatestDead = 5              // how many of the latest dead jobs are named
 )
 
-// Config is what the status needs of the installation's settings; a zero
-// limit is none.
+// Config is the installation's settings the status needs; a zero limit is none.
 type Config struct {
 	Windows        Windows
 	QuotaCode      string // the code of a recognizer's quota refusal; "": none recognized
@@ -82,8 +74,8 @@ func (c Config) limit() int {
 	return c.Cap
 }
 
-// Reader reads the status. A nil Counters reads as zero; a nil Outbox
-// leaves the Telegram and callback parts out.
+// Reader reads the status; nil Counters read as zero, a nil Outbox leaves
+// the Telegram and callback parts out.
 type Reader struct {
 	Jobs     Jobs
 	Counters quota.Counters
@@ -156,7 +148,6 @@ const (
 	ForTurn        Reason = "turn"             // due, waiting for the timer's sweep
 )
 
-// Waiting is a live job and what it waits for.
 type Waiting struct {
 	JobID     string    `json:"job_id"`
 	State     job.State `json:"state"`
@@ -167,14 +158,12 @@ type Waiting struct {
 	Until     time.Time `json:"until"` // its next_run_at
 }
 
-// Failure is how many jobs ended in State with Code.
 type Failure struct {
 	State job.State `json:"state"`
 	Code  string    `json:"code"`
 	Jobs  int       `json:"jobs"`
 }
 
-// Ended is a job that ended, with its code and when.
 type Ended struct {
 	JobID string    `json:"job_id"`
 	Code  string    `json:"code"`
@@ -188,9 +177,8 @@ type QuotaWait struct {
 	Jobs     int    `json:"jobs"`
 	More     bool   `json:"more,omitempty"`
 	OldestID string `json:"oldest_job_id,omitempty"`
-	// Since is the earliest the longest wait can have begun: not before its
-	// job was made nor before the run of full windows ending now (rows keep
-	// no start of a wait). Zero when none waits.
+	// Since is the earliest the longest wait can have begun (rows keep no
+	// start): its job's making or the run of full windows ending now.
 	Since time.Time `json:"since"`
 }
 
@@ -235,7 +223,6 @@ type Endpoint struct {
 	LastAt     time.Time `json:"last_at"`
 }
 
-// Read reads the status at now.
 func (r Reader) Read(ctx context.Context, now time.Time) (Status, error) {
 	now = now.UTC().Truncate(time.Millisecond) // the stores' precision
 	s := Status{At: now, EndedSince: now.Add(-Span), Failures: []Failure{}, Dead: []Ended{}}
@@ -280,10 +267,11 @@ func (r Reader) readJobs(ctx context.Context, s *Status) error {
 		if err != nil {
 			return err
 		}
-		c := count(st, len(got), limit)
+		got, more := upTo(got, limit)
+		c := Count{State: st, Jobs: len(got), More: more}
 		if !st.Terminal() {
 			s.Live = append(s.Live, c)
-			for _, j := range got[:c.Jobs] {
+			for _, j := range got {
 				if s.Oldest == nil || j.ID < s.Oldest.JobID {
 					s.Oldest = &Waiting{JobID: j.ID}
 				}
@@ -294,7 +282,7 @@ func (r Reader) readJobs(ctx context.Context, s *Status) error {
 		if st == job.Done {
 			continue
 		}
-		for _, j := range got[:c.Jobs] {
+		for _, j := range got {
 			byCode[Failure{State: st, Code: j.ErrorCode}]++
 			if st == job.Dead && len(s.Dead) < LatestDead {
 				s.Dead = append(s.Dead, Ended{JobID: j.ID, Code: j.ErrorCode, At: j.NextRunAt})
@@ -311,22 +299,30 @@ func (r Reader) readJobs(ctx context.Context, s *Status) error {
 	return nil
 }
 
-// count is a Count of n rows read with a limit of limit+1.
-func count(st job.State, n, limit int) Count {
-	if n > limit {
-		return Count{State: st, Jobs: limit, More: true}
+// upTo cuts rows read with a limit of limit+1 to limit; more: it cut.
+func upTo[T any](rows []T, limit int) (_ []T, more bool) {
+	if len(rows) > limit {
+		return rows[:limit], true
 	}
-	return Count{State: st, Jobs: n}
+	return rows, false
+}
+
+// used reads a counter; without Counters, 0.
+func (r Reader) used(ctx context.Context, key string, window time.Time) (int64, error) {
+	if r.Counters == nil {
+		return 0, nil
+	}
+	return r.Counters.Used(ctx, key, window)
 }
 
 func (r Reader) readRequests(ctx context.Context, s *Status) error {
 	w := r.Config.Windows.Request(s.At)
 	s.Requests = Requests{Paced: w.Limit > 0, Allowed: w.Limit, Start: w.Start, ResetsAt: w.End}
-	if r.Counters == nil || w.Limit <= 0 {
+	if w.Limit <= 0 {
 		return nil
 	}
-	used, err := r.Counters.Used(ctx, r.Config.Windows.RequestsKey, w.Start)
-	s.Requests.Used = used
+	var err error
+	s.Requests.Used, err = r.used(ctx, r.Config.Windows.RequestsKey, w.Start)
 	return err
 }
 
@@ -337,13 +333,14 @@ func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 	if err != nil {
 		return err
 	}
+	got, more := upTo(got, limit)
 	var waiting []job.Job
-	for _, j := range got[:min(len(got), limit)] {
+	for _, j := range got {
 		if r.quotaWaitOf(j, s.At) {
 			waiting = append(waiting, j)
 		}
 	}
-	s.QuotaWait = QuotaWait{Jobs: len(waiting), More: len(got) > limit}
+	s.QuotaWait = QuotaWait{Jobs: len(waiting), More: more}
 	if len(waiting) == 0 {
 		return nil
 	}
@@ -353,7 +350,10 @@ func (r Reader) readQuotaWait(ctx context.Context, s *Status) error {
 	if err != nil {
 		return err
 	}
-	s.QuotaWait.Since = latest(first.CreatedAt, run)
+	s.QuotaWait.Since = first.CreatedAt
+	if run.After(first.CreatedAt) {
+		s.QuotaWait.Since = run
+	}
 	return nil
 }
 
@@ -375,13 +375,12 @@ func held(j job.Job, now time.Time) bool { return j.ClaimID != "" && now.Before(
 func (r Reader) fullSince(ctx context.Context, now time.Time, span time.Duration) (time.Time, error) {
 	w := r.Config.Windows.Request(now)
 	start := w.Start
-	if r.Counters == nil || w.Limit <= 0 {
+	if w.Limit <= 0 {
 		return start, nil
 	}
-	length := w.End.Sub(w.Start)
 	for i := 0; i < maxLookBack && now.Sub(start) < span; i++ {
-		prev := start.Add(-length)
-		used, err := r.Counters.Used(ctx, r.Config.Windows.RequestsKey, prev)
+		prev := start.Add(-w.End.Sub(w.Start))
+		used, err := r.used(ctx, r.Config.Windows.RequestsKey, prev)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -394,13 +393,6 @@ func (r Reader) fullSince(ctx context.Context, now time.Time, span time.Duration
 }
 
 const maxLookBack = 6 // an hour of 10-minute windows
-
-func latest(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
 
 // readOldest runs after readJobs and readRequests.
 func (r Reader) readOldest(ctx context.Context, s *Status) error {
@@ -465,17 +457,12 @@ func unsubmitted(j job.Job) bool {
 func (r Reader) readAudio(ctx context.Context, s *Status) error {
 	month, end := spend.Month(s.At)
 	s.Audio = spend.Window{LimitSeconds: int64(r.Config.AudioPerMonth / time.Second), ResetsAt: end}
-	if r.Counters == nil {
-		return nil
-	}
 	var err error
-	if s.Audio.UsedSeconds, err = r.Counters.Used(ctx, spend.MonthKey, month); err != nil {
+	if s.Audio.UsedSeconds, err = r.used(ctx, spend.MonthKey, month); err != nil {
 		return err
 	}
-	if s.Audio.AudioSeconds, err = r.Counters.Used(ctx, spend.AudioMonthKey, month); err != nil {
-		return err
-	}
-	return nil
+	s.Audio.AudioSeconds, err = r.used(ctx, spend.AudioMonthKey, month)
+	return err
 }
 
 func (r Reader) readSpend(ctx context.Context, s *Status) error {
@@ -506,8 +493,9 @@ func (r Reader) readDeliveries(ctx context.Context, s *Status) error {
 	if err != nil {
 		return err
 	}
-	d := &TelegramState{Pending: min(len(got), limit), More: len(got) > limit}
-	for _, x := range got[:d.Pending] {
+	got, more := upTo(got, limit)
+	d := &TelegramState{Pending: len(got), More: more}
+	for _, x := range got {
 		free := !x.LeaseUntil.After(s.At)
 		if free && !x.NextAt.After(s.At) {
 			d.Due++
@@ -535,14 +523,21 @@ func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 	if err != nil {
 		return err
 	}
-	c := &CallbackState{Pending: min(len(pending), limit), More: len(pending) > limit,
-		Failed: min(len(failed), limit), FailedMore: len(failed) > limit, Endpoints: []Endpoint{}}
+	pending, more := upTo(pending, limit)
+	failed, failedMore := upTo(failed, limit)
+	c := &CallbackState{Pending: len(pending), More: more, Failed: len(failed), FailedMore: failedMore, Endpoints: []Endpoint{}}
 	hosts := map[string]*Endpoint{}
-	see := func(d outbox.Entry) {
+	for i, d := range slices.Concat(pending, failed) {
 		if d.Attempts == 0 || d.LastError == "" {
-			return // never POSTed: failed for its job or token, not the endpoint
+			continue // never POSTed: failed for its job or token, not the endpoint
 		}
-		host := hostOf(callback.DeliveryOf(d).URL)
+		if i < len(pending) {
+			c.Failing++
+		}
+		host := ""
+		if u, err := url.Parse(callback.DeliveryOf(d).URL); err == nil {
+			host = u.Host
+		}
 		e := hosts[host]
 		if e == nil {
 			e = &Endpoint{Host: host}
@@ -554,15 +549,6 @@ func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 			e.LastAt, e.LastError, e.LastStatus = d.LastAt, d.LastError, d.LastStatus
 		}
 	}
-	for _, d := range pending[:c.Pending] {
-		if d.Attempts > 0 && d.LastError != "" {
-			c.Failing++
-		}
-		see(d)
-	}
-	for _, d := range failed[:c.Failed] {
-		see(d)
-	}
 	for _, e := range hosts {
 		c.Endpoints = append(c.Endpoints, *e)
 	}
@@ -571,12 +557,4 @@ func (r Reader) readCallbacks(ctx context.Context, s *Status) error {
 	})
 	s.Callbacks = c
 	return nil
-}
-
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Host
 }

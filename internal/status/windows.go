@@ -2,13 +2,11 @@ package status
 
 import "time"
 
-// Windows are the request windows the pipeline counts in, passed in from
-// its configuration (app.StatusConfig) so the status holds none of its
-// numbers.
+// Windows are the pipeline's request windows and their counter's key
+// (app.StatusConfig passes them in): RequestLimit requests a RequestLength
+// window (0: not paced, not counted).
 type Windows struct {
-	RequestsKey string // one row per request window
-	// RequestLength is a window's length, RequestLimit the requests it
-	// allows; 0 is no pacing.
+	RequestsKey   string
 	RequestLength time.Duration
 	RequestLimit  int64
 }

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -24,10 +25,6 @@ const (
 	cbForgetYes = "forget:yes"
 	cbForgetNo  = "forget:no"
 )
-
-func forgetButton(answer string, asker int64) string {
-	return answer + ":" + strconv.FormatInt(asker, 10)
-}
 
 // parseForget reads a /forget button; asker 0 is a button older than askers.
 func parseForget(data string) (answer string, asker int64, ok bool) {
@@ -75,29 +72,26 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 		}
 		return b.intake(ctx, target, m.From.ID, med, chat, l)
 	case "usage":
-		return b.usageCommand(ctx, m, l)
+		u, err := spend.Report(ctx, b.Counters, b.Jobs, b.cfg.Limits, spend.Telegram(m.From.ID), b.Clock.Now())
+		if err != nil {
+			return err
+		}
+		return b.reply(ctx, m, usageText(l, u), nil)
 	case "status":
 		if handled, err := b.statusCommand(ctx, m, l); handled || err != nil {
 			return err
 		}
 	case "forget":
+		asker := ":" + strconv.FormatInt(m.From.ID, 10)
 		return b.reply(ctx, m, txtForgetQ.in(l), &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
-			{Text: txtForgetYes.in(l), CallbackData: forgetButton(cbForgetYes, m.From.ID)},
-			{Text: txtForgetNo.in(l), CallbackData: forgetButton(cbForgetNo, m.From.ID)},
+			{Text: txtForgetYes.in(l), CallbackData: cbForgetYes + asker},
+			{Text: txtForgetNo.in(l), CallbackData: cbForgetNo + asker},
 		}}})
 	}
 	if private(m.Chat) {
 		return b.reply(ctx, m, txtUnknownCmd.in(l), nil)
 	}
 	return nil // in a group it may be another bot's command
-}
-
-func (b *Bot) usageCommand(ctx context.Context, m *models.Message, l lang) error {
-	u, err := spend.Report(ctx, b.Counters, b.Jobs, b.cfg.Limits, spend.Telegram(m.From.ID), b.Clock.Now())
-	if err != nil {
-		return err
-	}
-	return b.reply(ctx, m, usageText(l, u), nil)
 }
 
 // set changes the chat's settings and replies text.
@@ -113,24 +107,16 @@ func (b *Bot) helpText(l lang) string {
 }
 
 func (b *Bot) langCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
-	cur := chat.Language
-	if cur == "" {
-		cur = b.cfg.DefaultLanguage
-	}
 	switch {
 	case arg == "":
-		return b.reply(ctx, m, txtLangIs.f(l, cur, b.cfg.DefaultLanguage), nil)
+		return b.reply(ctx, m, txtLangIs.f(l, cmp.Or(chat.Language, b.cfg.DefaultLanguage), b.cfg.DefaultLanguage), nil)
 	case strings.EqualFold(arg, "default"):
 		arg = ""
 	case !b.cfg.ValidLanguage(arg):
 		// quoted in part, so the reply fits a message
 		return b.reply(ctx, m, txtLangBad.f(l, clip(arg, 32)), nil)
 	}
-	shown := arg
-	if arg == "" {
-		shown = b.cfg.DefaultLanguage
-	}
-	return b.set(ctx, m, func(c *botstate.Chat) { c.Language = arg }, txtLangSet.f(l, shown))
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Language = arg }, txtLangSet.f(l, cmp.Or(arg, b.cfg.DefaultLanguage)))
 }
 
 func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
@@ -150,12 +136,7 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 
 // featureCommand shows or sets /speakers or /summary.
 func (b *Bot) featureCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang, feature string, name text) error {
-	state := func(on bool) string {
-		if on {
-			return txtFeatureOn.in(l)
-		}
-		return txtFeatureOff.in(l)
-	}
+	state := func(on bool) string { return either(on, txtFeatureOn, txtFeatureOff, l) }
 	switch strings.ToLower(arg) {
 	case "":
 		return b.reply(ctx, m, txtFeatureIs.f(l, name.in(l), state(chat.Has(feature)), feature, feature), nil)
@@ -205,12 +186,19 @@ func (b *Bot) autoCommand(ctx context.Context, m *models.Message, arg string, ch
 			return err
 		}
 	}
-	on := chat.Auto == botstate.AutoOn || (chat.Auto == botstate.AutoDefault && private(m.Chat))
-	state := txtOff.in(l)
+	return b.reply(ctx, m, txtAutoIs.f(l, either(autoOn(chat, m.Chat), txtOn, txtOff, l)), nil)
+}
+
+// autoOn: the chat's media are transcribed unasked (/auto; by default in private chats).
+func autoOn(c botstate.Chat, in models.Chat) bool {
+	return c.Auto == botstate.AutoOn || (c.Auto == botstate.AutoDefault && private(in))
+}
+
+func either(on bool, yes, no text, l lang) string {
 	if on {
-		state = txtOn.in(l)
+		return yes.in(l)
 	}
-	return b.reply(ctx, m, txtAutoIs.f(l, state), nil)
+	return no.in(l)
 }
 
 func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
@@ -219,10 +207,9 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 			b.Log.WarnContext(ctx, "answer button failed", "error", b.scrub(err.Error()))
 		}
 	}
-	answer := func() { answerWith("") }
 	msg := q.Message.Message
 	if msg == nil || !b.cfg.Allowed.Allows(q.From.ID) { // nil: too old to touch
-		answer()
+		answerWith("")
 		return nil
 	}
 	l := langOf(q.From.LanguageCode)
@@ -233,11 +220,7 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 		if asker != 0 || msg.Chat.ID != q.From.ID {
 			b.Log.InfoContext(ctx, "forget refused", "reason", "not_asker",
 				"user_id", q.From.ID, "asker_id", asker, "chat_id", msg.Chat.ID)
-			note := txtNotYours
-			if asker == 0 {
-				note = txtOldButton
-			}
-			answerWith(note.in(l))
+			answerWith(either(asker != 0, txtNotYours, txtOldButton, l))
 			return nil
 		}
 	}
@@ -245,13 +228,8 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 		return b.onTranslateButton(ctx, q.Data, msg.Chat.ID, answerWith, l)
 	}
 	var text string
-	switch {
-	case strings.HasPrefix(q.Data, cbFormat):
-		f := strings.TrimPrefix(q.Data, cbFormat)
-		if !validFormat(f) {
-			answer()
-			return nil
-		}
+	switch f, isFormat := strings.CutPrefix(q.Data, cbFormat); {
+	case isFormat && validFormat(f):
 		if _, err := b.State.UpdateChat(ctx, msg.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.Format = f }); err != nil {
 			return err
 		}
@@ -265,10 +243,10 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	case isForget && forget == cbForgetNo:
 		text = txtCancelled.in(l)
 	default:
-		answer()
+		answerWith("")
 		return nil
 	}
-	answer()
+	answerWith("")
 	_, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: msg.Chat.ID, MessageID: msg.ID, Text: text})
 	if err != nil && !notModified(err) {
 		b.Log.WarnContext(ctx, "edit buttons failed", "error", b.scrub(err.Error()))
@@ -280,8 +258,8 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 // entries, and returns how many jobs. A step running on one sees the
 // deletion mark and removes what it made.
 func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
-	n, cursor := 0, ""
-	for {
+	n := 0
+	for cursor, more := "", true; more; more = cursor != "" {
 		page, err := b.Jobs.List(ctx, ownerID(chatID), cursor, job.MaxListLimit)
 		if err != nil {
 			return n, err
@@ -298,9 +276,6 @@ func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 			spend.Deleted(ctx, b.Counters, b.cfg.Limits, j, d, b.Log)
 			job.Purge(ctx, b.Objects, b.Recognitions, b.Log, d)
 			n++
-		}
-		if page.Next == "" {
-			break
 		}
 		cursor = page.Next
 	}

@@ -15,11 +15,10 @@ import (
 	"transcriber/internal/job"
 )
 
-// probe asks getFile about a file of unknown size (file_size is optional)
-// so one too big for a bot gets the upload link at once: getFile answers
-// it 400 "Bad Request: file is too big" (core.telegram.org/bots/api#getfile;
-// the text as met at github.com/TelegramBotAPI/errors). A permanent
-// failure is left to fetch, which reports it.
+// probe asks getFile about a file of unknown size so one too big for a bot
+// gets the upload link at once: getFile answers it 400 "Bad Request: file is
+// too big" (core.telegram.org/bots/api#getfile; the text as met at
+// github.com/TelegramBotAPI/errors). A permanent failure is left to fetch.
 func (b *Bot) probe(ctx context.Context, med media) (media, *models.File, error) {
 	f, err := withRetry(ctx, b, func(ctx context.Context) (*models.File, error) {
 		return b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID})

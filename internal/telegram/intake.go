@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -27,13 +28,10 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 		return b.refuse(ctx, m, l)
 	}
 	cmd, arg, to := command(m.Text)
-	if cmd != "" {
-		ours, err := b.forUs(ctx, to)
-		if err != nil {
-			return err
-		}
-		if !ours {
-			return nil // another bot's command, in a group
+	if cmd != "" && to != "" { // a command to no bot is everyone's
+		name, err := b.username(ctx)
+		if err != nil || !strings.EqualFold(to, name) {
+			return err // nil: another bot's command, in a group
 		}
 	}
 	med, isMedia := mediaOf(m)
@@ -41,13 +39,15 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	if err != nil {
 		return err
 	}
-	auto := chat.Auto == botstate.AutoOn || (chat.Auto == botstate.AutoDefault && private(m.Chat))
-	addressed := cmd != "" || (isMedia && auto) || private(m.Chat)
+	addressed := cmd != "" || (isMedia && autoOn(chat, m.Chat)) || private(m.Chat)
 	if !addressed {
 		return nil // group chatter; not for the bot
 	}
-	if chat, err = b.remember(ctx, m.Chat.ID, chat, l); err != nil {
-		return err
+	if chat.UILang != string(l) || !chat.BlockedAt.IsZero() { // its reply language; it writes again: no block
+		chat, err = b.State.UpdateChat(ctx, m.Chat.ID, b.Clock.Now(), func(c *botstate.Chat) { c.UILang, c.BlockedAt = string(l), time.Time{} })
+		if err != nil {
+			return err
+		}
 	}
 	switch {
 	case cmd != "":
@@ -60,18 +60,6 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	return nil
 }
 
-// remember records the chat's reply language and that it writes again
-// (lifting a block).
-func (b *Bot) remember(ctx context.Context, chatID int64, c botstate.Chat, l lang) (botstate.Chat, error) {
-	if c.UILang == string(l) && c.BlockedAt.IsZero() {
-		return c, nil
-	}
-	return b.State.UpdateChat(ctx, chatID, b.Clock.Now(), func(c *botstate.Chat) {
-		c.UILang = string(l)
-		c.BlockedAt = time.Time{}
-	})
-}
-
 // command splits "/cmd@bot arg"; not a command is "".
 func command(text string) (cmd, arg, to string) {
 	if !strings.HasPrefix(text, "/") {
@@ -80,18 +68,6 @@ func command(text string) (cmd, arg, to string) {
 	word, arg, _ := strings.Cut(strings.TrimSpace(text[1:]), " ")
 	word, to, _ = strings.Cut(word, "@")
 	return strings.ToLower(word), strings.TrimSpace(arg), to
-}
-
-// forUs: a command to no bot is everyone's.
-func (b *Bot) forUs(ctx context.Context, to string) (bool, error) {
-	if to == "" {
-		return true, nil
-	}
-	name, err := b.username(ctx)
-	if err != nil {
-		return false, err
-	}
-	return strings.EqualFold(to, name), nil
 }
 
 // username is the bot's @username, asked (getMe) once per instance.
@@ -120,40 +96,34 @@ type media struct {
 }
 
 // mediaOf returns the message's voice, audio, video, video note, or audio
-// or video document; its name is cleaned (job.CleanFilename), not refused
-// as the API would.
+// or video document, its name cleaned (job.CleanFilename), not refused.
 func mediaOf(m *models.Message) (media, bool) {
 	switch {
 	case m == nil:
 	case m.Voice != nil:
-		return media{FileID: m.Voice.FileID, UniqueID: m.Voice.FileUniqueID, Size: m.Voice.FileSize, ContentType: orDefault(m.Voice.MimeType, "audio/ogg"), Filename: "voice.ogg"}, true
+		v := m.Voice
+		return media{v.FileID, v.FileUniqueID, v.FileSize, cmp.Or(v.MimeType, "audio/ogg"), "voice.ogg", false}, true
 	case m.Audio != nil:
-		return media{FileID: m.Audio.FileID, UniqueID: m.Audio.FileUniqueID, Size: m.Audio.FileSize, ContentType: orDefault(m.Audio.MimeType, "audio/mpeg"), Filename: job.CleanFilename(m.Audio.FileName)}, true
+		a := m.Audio
+		return media{a.FileID, a.FileUniqueID, a.FileSize, cmp.Or(a.MimeType, "audio/mpeg"), job.CleanFilename(a.FileName), false}, true
 	case m.Video != nil:
-		return media{FileID: m.Video.FileID, UniqueID: m.Video.FileUniqueID, Size: m.Video.FileSize, ContentType: orDefault(m.Video.MimeType, "video/mp4"), Filename: job.CleanFilename(m.Video.FileName)}, true
+		v := m.Video
+		return media{v.FileID, v.FileUniqueID, v.FileSize, cmp.Or(v.MimeType, "video/mp4"), job.CleanFilename(v.FileName), false}, true
 	case m.VideoNote != nil:
-		return media{FileID: m.VideoNote.FileID, UniqueID: m.VideoNote.FileUniqueID, Size: int64(m.VideoNote.FileSize), ContentType: "video/mp4", Filename: "video_note.mp4"}, true
+		v := m.VideoNote
+		return media{v.FileID, v.FileUniqueID, int64(v.FileSize), "video/mp4", "video_note.mp4", false}, true
 	case m.Document != nil:
-		ct := strings.ToLower(m.Document.MimeType)
+		d, ct := m.Document, strings.ToLower(m.Document.MimeType)
 		if strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/") {
-			return media{FileID: m.Document.FileID, UniqueID: m.Document.FileUniqueID, Size: m.Document.FileSize, ContentType: ct, Filename: job.CleanFilename(m.Document.FileName)}, true
+			return media{d.FileID, d.FileUniqueID, d.FileSize, ct, job.CleanFilename(d.FileName), false}, true
 		}
 	}
 	return media{}, false
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// intake makes or finds the job of a media message, posts its status, and
-// fetches the file or gives an upload link. payer sent the message or
-// asked /transcribe; at the limit of unfinished jobs they are told to wait.
-// The status message finds a chat that blocked the bot: the job then ends
-// unfetched (endJob).
+// intake makes or finds m's job, paid by payer (who sent it or asked
+// /transcribe), posts its status, and fetches the file or gives an upload
+// link; a chat found blocked ends the job unfetched (endJob).
 func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med media, chat botstate.Chat, l lang) error {
 	var file *models.File
 	if med.Size <= 0 {
@@ -164,18 +134,18 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		}
 	}
 	byLink := med.Size > maxDownloadBytes || med.TooBig
+	refusal, noLink := "", byLink && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == "")
 	switch {
 	case med.Size > b.cfg.MaxSourceBytes:
+		refusal = txtTooLarge.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxSourceBytes))
+	case noLink && med.Size > 0:
+		refusal = txtNoLink.f(l, humanBytes(med.Size), humanBytes(maxDownloadBytes))
+	case noLink:
+		refusal = txtNoLinkUnsized.f(l, humanBytes(maxDownloadBytes))
+	}
+	if refusal != "" {
 		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
-			return b.api.SendMessage(ctx, replyTo(m, txtTooLarge.f(l, humanBytes(med.Size), humanBytes(b.cfg.MaxSourceBytes))))
-		})
-	case byLink && (len(b.cfg.UploadLinkSecret) == 0 || b.publicBase(ctx) == ""):
-		text := txtNoLinkUnsized.f(l, humanBytes(maxDownloadBytes))
-		if med.Size > 0 {
-			text = txtNoLink.f(l, humanBytes(med.Size), humanBytes(maxDownloadBytes))
-		}
-		return b.postOnce(ctx, key(m, partStatus), "", func(ctx context.Context) (*models.Message, error) {
-			return b.api.SendMessage(ctx, replyTo(m, text))
+			return b.api.SendMessage(ctx, replyTo(m, refusal))
 		})
 	}
 	window := b.cfg.DownloadWindow
@@ -198,9 +168,12 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	}
 	d.Priority = draftPriority(chat, d)
 	if b.Reuser != nil && med.UniqueID != "" {
-		d.ReuseKey = job.ReuseKeyOfDraft(b.cfg.ReuseScope, d, job.MediaOfTelegram(med.UniqueID), orDefault(d.Language, b.cfg.DefaultLanguage))
+		d.ReuseKey = job.ReuseKeyOfDraft(b.cfg.ReuseScope, d, job.MediaOfTelegram(med.UniqueID), cmp.Or(d.Language, b.cfg.DefaultLanguage))
 	}
-	j, created, err := b.create(ctx, m, d)
+	// within the payer's limit of unfinished jobs, at which a redelivery goes on
+	made := func(j job.Job) bool { return j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID) }
+	j, created, err := spend.Create(ctx, b.Counters, b.Jobs, b.cfg.Limits, d.ChargedTo, b.Clock.Now(), made,
+		func() (job.Job, bool, error) { return b.Jobs.CreateForMessage(ctx, d) }, b.Log)
 	if errs.CodeOf(err) == spend.CodeTooManyActive {
 		b.Log.InfoContext(ctx, "job refused", "reason", "too_many_active", "user_id", payer, "chat_id", m.Chat.ID)
 		// a reply, not the status, which stays free for a later /transcribe
@@ -223,7 +196,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	status := txtReceived.in(l)
 	if byLink {
 		link := uploadlink.URL(b.publicBase(ctx), b.cfg.UploadLinkSecret, j.ID)
-		hours := humanDuration(l, int(b.cfg.LinkWindow.Hours()))
+		hours := text{"%d h", "%d ч"}.f(l, int(b.cfg.LinkWindow.Hours()))
 		status = txtLinkUnsized.f(l, humanBytes(maxDownloadBytes), hours, link)
 		if med.Size > 0 {
 			status = txtLink.f(l, humanBytes(med.Size), humanBytes(maxDownloadBytes), hours, link)
@@ -262,15 +235,6 @@ func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
 		return job.PriorityNormal
 	}
 	return job.PriorityFast
-}
-
-// create makes m's job or finds it (a redelivery) within the payer's limit
-// of unfinished jobs (spend.Create); at the limit a redelivery goes on.
-func (b *Bot) create(ctx context.Context, m *models.Message, d job.Draft) (job.Job, bool, error) {
-	made := func(j job.Job) bool { return j.TelegramChatID == m.Chat.ID && j.TelegramMessageID == int64(m.ID) }
-	return spend.Create(ctx, b.Counters, b.Jobs, b.cfg.Limits, d.ChargedTo, b.Clock.Now(), made, func() (job.Job, bool, error) {
-		return b.Jobs.CreateForMessage(ctx, d)
-	}, b.Log)
 }
 
 var errChatGone = errs.New(errs.Permanent, "chat_gone", "the bot can no longer write to this chat")

@@ -8,15 +8,13 @@ import (
 
 // humanBytes writes 20 MB, 1.5 GB.
 func humanBytes(n int64) string {
-	const mb = 1 << 20
 	switch {
 	case n >= 1<<30:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<30))) + " GB"
-	case n >= mb:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/mb)) + " MB"
-	default:
-		return fmt.Sprintf("%d KB", (n+1023)/1024)
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/(1<<30)), ".0") + " GB"
+	case n >= 1<<20:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/(1<<20)), ".0") + " MB"
 	}
+	return fmt.Sprintf("%d KB", (n+1023)/1024)
 }
 
 // clip is s cut to at most n characters, with "…" when it was cut.
@@ -30,8 +28,6 @@ func clip(s string, n int) string {
 	}
 	return s
 }
-
-func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
 
 // utf16Len is s's length in UTF-16 code units, the Bot API's unit; a
 // byte that is not UTF-8 counts one, as its U+FFFD.

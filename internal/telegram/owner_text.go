@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,10 +24,8 @@ func alertText(l lang, a status.Alert) string {
 		return t
 	case status.AlertQuotaWait:
 		waited := humanSeconds(l, int64(a.Waited/time.Second))
-		if l == ru {
-			return fmt.Sprintf("%s квоты запросов распознавания уже %s.", jobsWaitRU(a.Jobs, a.JobsMore), waited)
-		}
-		return fmt.Sprintf("%s waited for the recognizer's request quota for %s.", jobsEN(a.Jobs, a.JobsMore, "has", "have"), waited)
+		return text{"%s waited for the recognizer's request quota for %s.", "%s квоты запросов распознавания уже %s."}.f(l,
+			jobsWait(l, a.Jobs, a.JobsMore, "has", "have"), waited)
 	case status.AlertAudio80:
 		return text{"This month's audio passed 80 %% of its limit: %s of %s.", "Аудио за месяц превысило 80 %% лимита: %s из %s."}.f(l,
 			humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.LimitSeconds))
@@ -60,24 +59,18 @@ func alertText(l lang, a status.Alert) string {
 func statusBrief(l lang, s status.Status) string {
 	var b strings.Builder
 	line := func(t text, a ...any) { b.WriteString(t.f(l, a...) + "\n") }
-	n := func(c status.Count) string {
+	n := map[job.State]string{} // live and ended states differ
+	for _, c := range slices.Concat(s.Live, s.Ended) {
+		n[c.State] = fmt.Sprint(c.Jobs)
 		if c.More {
-			return fmt.Sprintf(">%d", c.Jobs)
+			n[c.State] = fmt.Sprintf(">%d", c.Jobs)
 		}
-		return fmt.Sprint(c.Jobs)
-	}
-	live, ended := map[job.State]string{}, map[job.State]string{}
-	for _, c := range s.Live {
-		live[c.State] = n(c)
-	}
-	for _, c := range s.Ended {
-		ended[c.State] = n(c)
 	}
 	line(text{"Jobs: %s await upload, %s to convert, %s to submit, %s recognizing.",
 		"Задания: ждут загрузки %s, конвертации %s, отправки %s, распознаются %s."},
-		live[job.AwaitingUpload], live[job.Created], live[job.Converted], live[job.Transcribe])
+		n[job.AwaitingUpload], n[job.Created], n[job.Converted], n[job.Transcribe])
 	line(text{"24 h: %s done, %s failed, %s dead.", "За 24 ч: готово %s, ошибок %s, dead %s."},
-		ended[job.Done], ended[job.Failed], ended[job.Dead])
+		n[job.Done], n[job.Failed], n[job.Dead])
 	if len(s.Failures) > 0 {
 		codes := make([]string, 0, len(s.Failures))
 		for _, f := range s.Failures {
@@ -94,7 +87,7 @@ func statusBrief(l lang, s status.Status) string {
 	}
 	if q := s.QuotaWait; q.Jobs > 0 {
 		w := humanSeconds(l, int64(s.At.Sub(q.Since)/time.Second))
-		line(text{"%s for the quota, up to %s.", "%s квоты до %s."}, jobsWait(l, q.Jobs, q.More), w)
+		line(text{"%s for the quota, up to %s.", "%s квоты до %s."}, jobsWait(l, q.Jobs, q.More, "waits", "wait"), w)
 	}
 	a := s.Audio
 	used, audio := humanSeconds(l, a.UsedSeconds), humanSeconds(l, a.AudioSeconds)
@@ -134,30 +127,20 @@ var reasonText = map[status.Reason]text{
 	status.ForTurn:        {"waits for its turn", "ждёт очереди"},
 }
 
-// jobsEN is "1 job waits", "3 jobs wait", "Over 1000 jobs wait".
-func jobsEN(n int, over bool, one, many string) string {
+// jobsWait is "1 job waits", "Over 1000 jobs wait", "3 задания ждут";
+// one and many are the English verbs.
+func jobsWait(l lang, n int, over bool, one, many string) string {
 	switch {
+	case l == ru && over:
+		return fmt.Sprintf("Больше %d %s ждут", n, pluralRU(n, "задания", "заданий", "заданий"))
+	case l == ru:
+		return fmt.Sprintf("%d %s %s", n, pluralRU(n, "задание", "задания", "заданий"), pluralRU(n, "ждёт", "ждут", "ждут"))
 	case over:
 		return fmt.Sprintf("Over %d jobs %s", n, many)
 	case n == 1:
 		return "1 job " + one
 	}
 	return fmt.Sprintf("%d jobs %s", n, many)
-}
-
-func jobsWait(l lang, n int, over bool) string {
-	if l == ru {
-		return jobsWaitRU(n, over)
-	}
-	return jobsEN(n, over, "waits", "wait")
-}
-
-func jobsWaitRU(n int, over bool) string {
-	if over {
-		return fmt.Sprintf("Больше %d %s ждут", n, pluralRU(n, "задания", "заданий", "заданий"))
-	}
-	verb := pluralRU(n, "ждёт", "ждут", "ждут")
-	return fmt.Sprintf("%d %s %s", n, pluralRU(n, "задание", "задания", "заданий"), verb)
 }
 
 // pluralRU picks the form for n: one (1, 21), few (2–4, 22–24), many.

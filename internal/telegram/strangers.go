@@ -9,22 +9,17 @@ import (
 	"transcriber/internal/spend"
 )
 
-// A stranger (not on TELEGRAM_ALLOWED_USERS) costs next to nothing: in a
-// private chat they are told once a UTC day, with their id; nothing else
-// is answered or kept but the day's mark, a counter reserved up to 1
-// before the answer (atomic: of many messages at once exactly one answers)
-// that expires as every counter does.
-
-func refusedKey(userID int64) string { return "refused_day:" + spend.Telegram(userID) }
-
-// refuse answers a stranger once a UTC day in a private chat. A failure
-// that may pass gives the mark back for a redelivery; a refusal keeps it.
+// refuse answers a stranger (not on TELEGRAM_ALLOWED_USERS) in a private
+// chat once a UTC day, with their id; nothing else is kept but the day's
+// mark, a counter reserved up to 1 before the answer (of many messages at
+// once exactly one answers). A failure that may pass gives the mark back
+// for a redelivery; a refusal keeps it.
 func (b *Bot) refuse(ctx context.Context, m *models.Message, l lang) error {
 	if !private(m.Chat) || b.Counters == nil {
 		return nil
 	}
 	day, _ := spend.Day(b.Clock.Now())
-	key := refusedKey(m.From.ID)
+	key := "refused_day:" + spend.Telegram(m.From.ID)
 	_, first, err := b.Counters.Reserve(ctx, key, day, 1, 1)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,8 +73,7 @@ type Deps struct {
 	Sleep        func(ctx context.Context, d time.Duration) error
 }
 
-// Reuser ends j done with an earlier job's transcript of the same file,
-// if there is one (pipeline.Pipeline.Reuse).
+// Reuser is pipeline.Pipeline.Reuse: j done with an earlier transcript of its file, if any.
 type Reuser interface {
 	Reuse(ctx context.Context, j job.Job) (bool, error)
 }
@@ -99,17 +99,10 @@ func New(d Deps, cfg tgconf.Config) (*Bot, error) {
 	if d.Jobs == nil || d.State == nil || d.Outbox == nil || d.Objects == nil {
 		return nil, errors.New("telegram: jobs, state, outbox and objects are required")
 	}
-	if d.Clock == nil {
-		d.Clock = clock.System()
-	}
-	if d.Log == nil {
-		d.Log = slog.Default()
-	}
+	d.Clock, d.Log = cmp.Or(d.Clock, clock.System()), cmp.Or(d.Log, slog.Default())
+	d.Recognitions = cmp.Or[job.Deleter](d.Recognitions, noRecognitions{})
 	if d.Sleep == nil {
 		d.Sleep = clock.Sleep
-	}
-	if d.Recognitions == nil {
-		d.Recognitions = noRecognitions{}
 	}
 	b := &Bot{Deps: d, cfg: cfg, http: &http.Client{}, callTimeout: callTimeout}
 	api, err := bot.New(cfg.Token,

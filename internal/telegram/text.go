@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -55,34 +56,25 @@ var (
 		"Recognition mode for this chat: %s. /mode deferred is cheaper for the service but takes up to a day; /mode normal takes minutes.",
 		"Режим распознавания в этом чате: %s. /mode deferred дешевле для сервиса, но занимает до суток; /mode normal — минуты.",
 	}
-	txtModeSet = text{"Recognition mode for this chat is now %s.", "Теперь режим распознавания в этом чате: %s."}
-	txtModeBad = text{
-		"I don't know the mode %q. Use /mode normal or /mode deferred.",
-		"Я не знаю режима %q. Используйте /mode normal или /mode deferred.",
-	}
-	txtFeatureIs = text{
-		"%s for this chat: %s. Turn it on or off with /%s on or /%s off.",
-		"%s в этом чате: %s. Включить или выключить: /%s on или /%s off.",
-	}
+	txtModeSet    = text{"Recognition mode for this chat is now %s.", "Теперь режим распознавания в этом чате: %s."}
+	txtModeBad    = text{"I don't know the mode %q. Use /mode normal or /mode deferred.", "Я не знаю режима %q. Используйте /mode normal или /mode deferred."}
+	txtFeatureIs  = text{"%s for this chat: %s. Turn it on or off with /%s on or /%s off.", "%s в этом чате: %s. Включить или выключить: /%s on или /%s off."}
 	txtFeatureSet = text{"%s for this chat: now %s.", "%s в этом чате: теперь %s."}
 	txtFeatureBad = text{"Use /%s on or /%s off.", "Используйте /%s on или /%s off."}
 	txtSpeakers   = text{
 		"Who spoke (up to two speakers in a mono recording, one per channel in stereo)",
 		"Кто говорит (до двух собеседников в моно-записи, по одному на канал в стерео)",
 	}
-	txtSummaryFeature = text{
-		"A summary above the transcript of recordings over 2 minutes",
-		"Краткое содержание над расшифровкой записей длиннее 2 минут",
-	}
-	txtFeatureOn    = text{"on", "включено"}
-	txtFeatureOff   = text{"off", "выключено"}
-	txtNoSummaries  = text{"Summaries are not set up on this installation.", "Краткое содержание здесь не настроено."}
-	txtSummaryHead  = text{"Summary:", "Кратко:"}
-	txtModeNormal   = text{"normal", "обычный"}
-	txtModeDeferred = text{"deferred (up to a day)", "отложенный (до суток)"}
-	txtLongDone     = text{"Done: the transcript is in the file below.", "Готово: расшифровка в файле ниже."}
-	txtNoSpeech     = text{"I heard no speech in this recording.", "В этой записи я не услышал речи."}
-	txtRefusal      = text{
+	txtSummaryFeature = text{"A summary above the transcript of recordings over 2 minutes", "Краткое содержание над расшифровкой записей длиннее 2 минут"}
+	txtFeatureOn      = text{"on", "включено"}
+	txtFeatureOff     = text{"off", "выключено"}
+	txtNoSummaries    = text{"Summaries are not set up on this installation.", "Краткое содержание здесь не настроено."}
+	txtSummaryHead    = text{"Summary:", "Кратко:"}
+	txtModeNormal     = text{"normal", "обычный"}
+	txtModeDeferred   = text{"deferred (up to a day)", "отложенный (до суток)"}
+	txtLongDone       = text{"Done: the transcript is in the file below.", "Готово: расшифровка в файле ниже."}
+	txtNoSpeech       = text{"I heard no speech in this recording.", "В этой записи я не услышал речи."}
+	txtRefusal        = text{
 		"Sorry, this bot is private. Ask its owner to add your id (%d) to the allowed users. Until then I say this once a day and answer nothing else.",
 		"Извините, это закрытый бот. Попросите владельца добавить ваш id (%d) в список разрешённых. До тех пор я говорю это раз в день и больше ничего не отвечаю.",
 	}
@@ -103,11 +95,8 @@ var (
 		"This file is more than Telegram lets a bot download (%s), and uploads by link are not set up here. Send a shorter or smaller recording.",
 		"Файл больше, чем Telegram разрешает скачать боту (%s), а загрузка по ссылке здесь не настроена. Пришлите запись покороче или поменьше.",
 	}
-	txtNotMedia = text{
-		"Reply /transcribe to a voice message, audio, video or a video note.",
-		"Ответьте /transcribe на голосовое, аудио, видео или кружок.",
-	}
-	txtHelp = text{
+	txtNotMedia = text{"Reply /transcribe to a voice message, audio, video or a video note.", "Ответьте /transcribe на голосовое, аудио, видео или кружок."}
+	txtHelp     = text{
 		"I turn speech into text. Send or forward a voice message, audio, video, a video note, or an audio/video file.\n\n" +
 			"• Short recordings come back in a few seconds, as a reply. Long ones come as a file (/formats: txt, srt or vtt).\n" +
 			"• Files up to %s I fetch myself; for larger ones (up to %s) I give you a one-time upload link.\n" +
@@ -136,10 +125,7 @@ var (
 		"I don't know the language %q. Try a code such as ru-RU, en-US, de-DE, or auto.",
 		"Я не знаю языка %q. Попробуйте код вроде ru-RU, en-US, de-DE или auto.",
 	}
-	txtFormats = text{
-		"Long transcripts come as a file. Its format now: %s. Choose:",
-		"Длинные расшифровки приходят файлом. Сейчас формат: %s. Выберите:",
-	}
+	txtFormats   = text{"Long transcripts come as a file. Its format now: %s. Choose:", "Длинные расшифровки приходят файлом. Сейчас формат: %s. Выберите:"}
 	txtFormatSet = text{"Long transcripts will come as %s.", "Длинные расшифровки будут приходить в формате %s."}
 	txtAutoIs    = text{
 		"Automatic transcription in this chat is %s. /auto on or /auto off changes it.",
@@ -194,33 +180,22 @@ var (
 
 // failureText says what went wrong and what to do, by the job's code.
 func failureText(l lang, j job.Job) string {
-	switch j.ErrorCode {
-	case spend.CodeQuotaExceeded:
-		return text{
-			"I did not transcribe this recording: the recognition limit would be passed (%s).",
-			"Запись не расшифрована: лимит распознавания был бы превышен (%s).",
-		}.f(l, j.ErrorMessage)
-	case spend.CodeBudgetExceeded:
-		return text{
-			"I did not transcribe this recording: this month's budget for the service is spent. The owner can raise it; then send the recording again.",
-			"Запись не расшифрована: бюджет сервиса на этот месяц исчерпан. Владелец может его увеличить — тогда пришлите запись ещё раз.",
-		}.in(l)
+	if j.ErrorCode == spend.CodeQuotaExceeded {
+		return text{"I did not transcribe this recording: the recognition limit would be passed (%s).",
+			"Запись не расшифрована: лимит распознавания был бы превышен (%s)."}.f(l, j.ErrorMessage)
 	}
-	t, ok := failures[j.ErrorCode]
-	if !ok {
-		msg := j.ErrorMessage
-		if msg == "" {
-			msg = j.ErrorCode
-		}
-		return text{
-			"I could not transcribe this recording: %s. Please try again later.",
-			"Не удалось расшифровать запись: %s. Попробуйте позже ещё раз.",
-		}.f(l, msg)
+	if t, ok := failures[j.ErrorCode]; ok {
+		return t.in(l)
 	}
-	return t.in(l)
+	return text{"I could not transcribe this recording: %s. Please try again later.", "Не удалось расшифровать запись: %s. Попробуйте позже ещё раз."}.f(l,
+		cmp.Or(j.ErrorMessage, j.ErrorCode))
 }
 
 var failures = map[string]text{
+	spend.CodeBudgetExceeded: {
+		"I did not transcribe this recording: this month's budget for the service is spent. The owner can raise it; then send the recording again.",
+		"Запись не расшифрована: бюджет сервиса на этот месяц исчерпан. Владелец может его увеличить — тогда пришлите запись ещё раз.",
+	},
 	"upload_missing": {"The file never reached me. Please send it again.", "Файл до меня не дошёл. Пришлите его ещё раз."},
 	"empty_file":     {"The file is empty.", "Файл пустой."},
 	"too_large":      {"The file is larger than I take.", "Файл больше, чем я принимаю."},
@@ -290,24 +265,11 @@ func humanSeconds(l lang, n int64) string {
 
 // humanReset writes "at 00:00 UTC" tomorrow, "on 1 Jan 2026, 00:00 UTC".
 func humanReset(l lang, at time.Time) string {
-	at = at.UTC()
-	if at.Day() != 1 {
-		if l == ru {
-			return at.Format("в 15:04 UTC")
-		}
-		return at.Format("at 15:04 UTC")
+	layout := text{"at 15:04 UTC", "в 15:04 UTC"}
+	if at.UTC().Day() == 1 {
+		layout = text{"on 2 Jan 2006, 15:04 UTC", "02.01.2006 в 15:04 UTC"}
 	}
-	if l == ru {
-		return at.Format("02.01.2006 в 15:04 UTC")
-	}
-	return at.Format("on 2 Jan 2006, 15:04 UTC")
-}
-
-func humanDuration(l lang, hours int) string {
-	if l == ru {
-		return fmt.Sprintf("%d ч", hours)
-	}
-	return fmt.Sprintf("%d h", hours)
+	return at.UTC().Format(layout.in(l))
 }
 
 func modeName(p job.Priority, l lang) string {

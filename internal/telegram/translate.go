@@ -25,15 +25,7 @@ type Translations interface {
 	Of(ctx context.Context, j job.Job, t transcript.Transcript, lang string) (transcript.Transcript, error)
 }
 
-const cbTranslate = "tr:" // "tr:<job id>:<lang>"
-
-func partTranslation(lang string) string { return cbTranslate + lang }
-
-func translateButton(j job.Job, l lang, into string) models.ReplyMarkup {
-	return &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
-		{Text: txtTranslateButton.in(l), CallbackData: cbTranslate + j.ID + ":" + into},
-	}}}
-}
+const cbTranslate = "tr:" // a button "tr:<job id>:<lang>"; a translation's part "tr:<lang>"
 
 // buttonFor offers t in the chat's language, unless the chat has its own
 // /translate or t is in it already.
@@ -42,7 +34,9 @@ func (b *Bot) buttonFor(j job.Job, t transcript.Transcript, chat botstate.Chat) 
 	if b.Translations == nil || chat.TranslateTo() != "" || chat.UILang == "" || codeOf(t.Language) == into {
 		return nil
 	}
-	return translateButton(j, chatLang(chat), into)
+	return &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
+		{Text: txtTranslateButton.in(chatLang(chat)), CallbackData: cbTranslate + j.ID + ":" + into},
+	}}}
 }
 
 // codeOf is translation.Code, which the bot cannot import without the
@@ -56,15 +50,18 @@ func codeOf(lang string) string {
 }
 
 func (b *Bot) translateCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
+	state := func(to string) string {
+		if to == "" {
+			return txtTranslateOff.in(l)
+		}
+		return txtTranslateIs.f(l, to)
+	}
 	arg = strings.ToLower(strings.TrimSpace(arg))
 	switch {
 	case b.Translations == nil:
 		return b.reply(ctx, m, txtNoTranslation.in(l), nil)
 	case arg == "":
-		if to := chat.TranslateTo(); to != "" {
-			return b.reply(ctx, m, txtTranslateIs.f(l, to), nil)
-		}
-		return b.reply(ctx, m, txtTranslateOff.in(l), nil)
+		return b.reply(ctx, m, state(chat.TranslateTo()), nil)
 	case arg == "off":
 		arg = ""
 	case len(arg) > 8 || strings.Trim(arg, "abcdefghijklmnopqrstuvwxyz-") != "":
@@ -72,11 +69,7 @@ func (b *Bot) translateCommand(ctx context.Context, m *models.Message, arg strin
 	default:
 		arg = codeOf(arg)
 	}
-	text := txtTranslateOff.in(l)
-	if arg != "" {
-		text = txtTranslateIs.f(l, arg)
-	}
-	return b.set(ctx, m, func(c *botstate.Chat) { c.Features = c.WithTranslate(arg) }, text)
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Features = c.WithTranslate(arg) }, state(arg))
 }
 
 // onTranslateButton takes a press for a done job of the chat.
@@ -100,7 +93,7 @@ func (b *Bot) onTranslateButton(ctx context.Context, data string, chatID int64, 
 
 // sendTranslation replies once with j's transcript in lang, or why not.
 func (b *Bot) sendTranslation(ctx context.Context, j job.Job, chat botstate.Chat, lang string) error {
-	k := ref{j.TelegramChatID, j.TelegramMessageID, partTranslation(lang)}
+	k := ref{j.TelegramChatID, j.TelegramMessageID, cbTranslate + lang}
 	l := chatLang(chat)
 	return b.postOnce(ctx, k, j.ID, func(ctx context.Context) (*models.Message, error) {
 		reply := &models.ReplyParameters{MessageID: int(j.TelegramMessageID), AllowSendingWithoutReply: true}

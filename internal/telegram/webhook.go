@@ -109,31 +109,24 @@ func (b *Bot) publicBase(ctx context.Context) string {
 	return base
 }
 
-// outcome carries a handler's error out of ProcessUpdate.
-type outcome struct{ err error }
-
-type outcomeKey struct{}
+type outcomeKey struct{} // carries a handler's error (*error) out of ProcessUpdate
 
 // Process handles one update to the end and returns its error.
 func (b *Bot) Process(ctx context.Context, upd *models.Update) error {
-	out := &outcome{}
-	b.api.ProcessUpdate(context.WithValue(ctx, outcomeKey{}, out), upd)
-	return out.err
+	var err error
+	b.api.ProcessUpdate(context.WithValue(ctx, outcomeKey{}, &err), upd)
+	return err
 }
 
 func (b *Bot) handle(ctx context.Context, _ *bot.Bot, upd *models.Update) {
-	err := b.dispatch(ctx, upd)
-	if out, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
-		out.err = b.scrubbed(err)
-	}
-}
-
-func (b *Bot) dispatch(ctx context.Context, upd *models.Update) error {
-	switch {
+	var err error
+	switch { // edits, channel posts and the rest are ignored
 	case upd.Message != nil:
-		return b.onMessage(ctx, upd.Message)
+		err = b.onMessage(ctx, upd.Message)
 	case upd.CallbackQuery != nil:
-		return b.onCallback(ctx, upd.CallbackQuery)
+		err = b.onCallback(ctx, upd.CallbackQuery)
 	}
-	return nil // edits, channel posts and the rest
+	if out, ok := ctx.Value(outcomeKey{}).(*error); ok {
+		*out = b.scrubbed(err)
+	}
 }

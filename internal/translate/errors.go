@@ -73,7 +73,7 @@ func classify(e *apiError, raw string) (err error, retry bool) {
 	case s == 429:
 		return errs.Wrap(e, errs.Unavailable, CodeQuota, msgQuota), true
 	case s >= 500 && s <= 599, s == 408:
-		return errs.Wrap(e, errs.Unavailable, CodeUnavailable, msgUnavailable), true
+		return unavailable(e), true
 	case s == 400 && unsupportedLanguage(raw):
 		return errs.Wrap(e, errs.Permanent, CodeUnsupportedLanguage, msgUnsupported), false
 	case s == 400, s == 413:
@@ -81,7 +81,7 @@ func classify(e *apiError, raw string) (err error, retry bool) {
 	case s == 401, s == 403:
 		return errs.Wrap(e, errs.Unavailable, CodeAccessDenied, msgAccessDenied), false
 	default:
-		return errs.Wrap(e, errs.Internal, codeInternal, ""), false
+		return internal(e), false
 	}
 }
 
@@ -96,7 +96,7 @@ func unsupportedLanguage(message string) bool {
 // could leave part of one) and the request's texts removed, cut short, and
 // withheld altogether if it still quotes a text.
 func (c *Client) clean(text string, texts []string) string {
-	text = c.creds.Scrub(text)
+	text = c.cfg.Credentials.Scrub(text)
 	for _, t := range texts {
 		if len(t) >= minScrubbed {
 			text = strings.ReplaceAll(text, t, textRedacted)

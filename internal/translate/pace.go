@@ -10,13 +10,6 @@ import (
 	"transcriber/internal/errs"
 )
 
-// Pacer spaces the requests, retries included, to the API's quotas.
-type Pacer interface {
-	// Take waits until a request of chars may go and counts it; a wait too
-	// long is errs.Unavailable CodeQuota.
-	Take(ctx context.Context, chars int64) error
-}
-
 // Quota is what the API allows (translate/concepts/limits.md, "Quotas").
 // A request that would wait past MaxWait is refused rather than sleep
 // through a function's time.
@@ -29,14 +22,10 @@ type Quota struct {
 // DefaultQuota is the documented one, with a wait of at most 30 s.
 var DefaultQuota = Quota{RequestsPerSecond: 20, CharsPerHour: 1_000_000, MaxWait: 30 * time.Second}
 
-// NewPacer paces this process only to q: each request, in order, gets the
-// first moment both windows have room and sleeps until then; a cancelled
-// wait keeps its place (erring towards fewer requests).
-func NewPacer(q Quota, c clock.Clock, sleep func(context.Context, time.Duration) error) Pacer {
-	return &windowPacer{q: q, clock: c, sleep: sleep}
-}
-
-type windowPacer struct {
+// pacer spaces this process's requests, retries included, to q: each, in
+// order, gets the first moment both windows have room and sleeps until
+// then; a cancelled wait keeps its place (erring towards fewer requests).
+type pacer struct {
 	q     Quota
 	clock clock.Clock
 	sleep func(context.Context, time.Duration) error
@@ -50,7 +39,9 @@ type taken struct {
 	chars int64
 }
 
-func (p *windowPacer) Take(ctx context.Context, chars int64) error {
+// Take waits until a request of chars may go and counts it; a wait too
+// long is errs.Unavailable CodeQuota.
+func (p *pacer) Take(ctx context.Context, chars int64) error {
 	wait, err := p.reserve(chars)
 	if err != nil {
 		return err
@@ -62,7 +53,7 @@ func (p *windowPacer) Take(ctx context.Context, chars int64) error {
 }
 
 // reserve counts the request at its moment and returns the wait until it.
-func (p *windowPacer) reserve(chars int64) (time.Duration, error) {
+func (p *pacer) reserve(chars int64) (time.Duration, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()

@@ -21,14 +21,14 @@ func Chars(texts []string) int64 {
 	return max(n, 1)
 }
 
-// Estimate is Translate's requests and BilledChars for texts when each
-// request is answered the first time.
-func Estimate(texts []string) (requests int, chars int64) {
+// Estimate is Translate's BilledChars for texts when each request is
+// answered the first time.
+func Estimate(texts []string) (chars int64) {
 	p := makePlan(texts, MaxRequestChars)
 	for _, rq := range p.requests {
 		chars += Chars(p.bodies(rq))
 	}
-	return len(p.requests), chars
+	return chars
 }
 
 // units is s's length in UTF-16 code units, at least its code points: a
@@ -228,43 +228,24 @@ func fullStop(r rune) bool { return strings.ContainsRune("。！？｡", r) }
 // closing may stand between a sentence's end and the whitespace after it.
 func closing(r rune) bool { return strings.ContainsRune("\"')]»”’」』）", r) }
 
-// assembly puts the translated pieces back together, text by text.
-type assembly struct {
-	texts  []string
-	plan   plan
-	out    []string // by piece
-	filled int      // pieces translated: a prefix of plan.pieces
-}
-
-func newAssembly(texts []string, p plan) *assembly {
-	return &assembly{texts: texts, plan: p, out: make([]string, len(p.pieces))}
-}
-
-func (a *assembly) fill(s span, ans []translation) {
-	for i, t := range ans {
-		a.out[s.from+i] = t.Text
-	}
-	a.filled = s.to
-}
-
-// prefix is the texts before the first not wholly translated, blank ones
+// join puts the translated pieces (out, a prefix of p.pieces) back
+// together: the texts before the first not wholly translated, blank ones
 // as they are.
-func (a *assembly) prefix() []string {
-	texts := []string{}
+func (p plan) join(texts, out []string) []string {
+	joined := []string{}
 	k := 0 // the next piece
-	for i, t := range a.texts {
-		if k < len(a.plan.pieces) && a.plan.pieces[k].text == i {
+	for i, t := range texts {
+		if k < len(p.pieces) && p.pieces[k].text == i {
 			var b strings.Builder
-			for k < len(a.plan.pieces) && a.plan.pieces[k].text == i {
-				if k >= a.filled {
-					return texts
+			for ; k < len(p.pieces) && p.pieces[k].text == i; k++ {
+				if k >= len(out) {
+					return joined
 				}
-				b.WriteString(a.plan.pieces[k].lead + a.out[k] + a.plan.pieces[k].sep)
-				k++
+				b.WriteString(p.pieces[k].lead + out[k] + p.pieces[k].sep)
 			}
 			t = b.String()
 		}
-		texts = append(texts, t)
+		joined = append(joined, t)
 	}
-	return texts
+	return joined
 }

@@ -98,7 +98,7 @@ func TestPacerWindows(t *testing.T) {
 		slept = append(slept, d)
 		return nil // the clock stays: the reservations are what is tested
 	}
-	p := NewPacer(Quota{RequestsPerSecond: 2, CharsPerHour: 100, MaxWait: 2 * time.Hour}, clk, sleep)
+	p := &pacer{q: Quota{RequestsPerSecond: 2, CharsPerHour: 100, MaxWait: 2 * time.Hour}, clock: clk, sleep: sleep}
 	ctx := context.Background()
 
 	require.NoError(t, p.Take(ctx, 10))
@@ -113,7 +113,7 @@ func TestPacerWindows(t *testing.T) {
 	require.NoError(t, p.Take(ctx, 10)) // over 100: waits for the first 10 to leave the hour
 	require.Equal(t, []time.Duration{time.Hour - 10*time.Second}, slept)
 
-	err := NewPacer(Quota{CharsPerHour: 100}, clk, sleep).Take(ctx, 101)
+	err := (&pacer{q: Quota{CharsPerHour: 100}, clock: clk, sleep: sleep}).Take(ctx, 101)
 	require.Equal(t, errs.Unavailable, errs.KindOf(err))
 	require.Equal(t, CodeQuota, errs.CodeOf(err))
 }
@@ -140,7 +140,7 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestCleanRemovesSecretsAndTexts(t *testing.T) {
-	c := &Client{creds: scrubber("SECRETKEY")}
+	c := &Client{cfg: Config{Credentials: scrubber("SECRETKEY")}}
 	texts := []string{"ok", "a private sentence that goes on for a while"}
 
 	require.Equal(t, "bad key [redacted] for [text]", c.clean("bad key SECRETKEY for a private sentence that goes on for a while", texts))

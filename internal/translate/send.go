@@ -57,11 +57,8 @@ func (c *Client) send(ctx context.Context, texts []string, target, source string
 	chars := Chars(texts)
 	for attempt := 1; ; attempt++ {
 		out, wait, err := c.attempt(ctx, texts, target, source, chars, res)
-		if err == nil {
-			return out, nil
-		}
-		if wait < 0 || attempt >= c.cfg.MaxAttempts {
-			return nil, err
+		if err == nil || wait < 0 || attempt >= c.cfg.MaxAttempts {
+			return out, err
 		}
 		if wait == 0 {
 			wait = backoffAfter(attempt)
@@ -74,7 +71,7 @@ func (c *Client) send(ctx context.Context, texts []string, target, source string
 		c.cfg.Log.Warn("translate retry", "status", status, "code", errs.CodeOf(err), "attempt", attempt,
 			"wait_ms", wait.Milliseconds(), "chars", chars, "trace_id", trace)
 		if serr := c.cfg.Sleep(ctx, wait); serr != nil {
-			return nil, errs.Wrap(serr, errs.Unavailable, CodeUnavailable, msgUnavailable)
+			return nil, unavailable(serr)
 		}
 	}
 }
@@ -84,11 +81,11 @@ func (c *Client) send(ctx context.Context, texts []string, target, source string
 func (c *Client) attempt(ctx context.Context, texts []string, target, source string, chars int64, res *Result) (out []translation, wait time.Duration, err error) {
 	if err := c.pacer.Take(ctx, chars); err != nil {
 		if errs.KindOf(err) == errs.Internal {
-			err = errs.Wrap(err, errs.Unavailable, CodeUnavailable, msgUnavailable)
+			err = unavailable(err)
 		}
 		return nil, -1, err
 	}
-	auth, folder, err := c.creds.Authorization(ctx)
+	auth, folder, err := c.cfg.Credentials.Authorization(ctx)
 	if err != nil {
 		return nil, -1, errs.Wrap(err, errs.Unavailable, codeAuthUnavailable, msgUnavailable)
 	}
@@ -97,20 +94,17 @@ func (c *Client) attempt(ctx context.Context, texts []string, target, source str
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
 	if err != nil {
-		return nil, -1, errs.Wrap(errors.New(c.clean(err.Error(), texts)), errs.Internal, codeInternal, "")
+		return nil, -1, internal(errors.New(c.clean(err.Error(), texts)))
 	}
 	req.Header.Set("Authorization", auth)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-client-request-id", ident.New())
 	resp, err := c.http.Do(req)
 	if err != nil {
-		cause := errors.New(c.clean(err.Error(), texts))
-		if notSent(err) {
-			return nil, 0, errs.Wrap(cause, errs.Unavailable, CodeUnavailable, msgUnavailable)
+		if !notSent(err) { // sent, perhaps billed: not sent again
+			res.UnsureChars, wait = res.UnsureChars+chars, -1
 		}
-		// sent, perhaps billed: not sent again
-		res.UnsureChars += chars
-		return nil, -1, errs.Wrap(cause, errs.Unavailable, CodeUnavailable, msgUnavailable)
+		return nil, wait, unavailable(errors.New(c.clean(err.Error(), texts)))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
@@ -119,24 +113,26 @@ func (c *Client) attempt(ctx context.Context, texts []string, target, source str
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		res.UnsureChars += chars
-		return nil, -1, errs.Wrap(errors.New(c.clean(err.Error(), texts)), errs.Unavailable, CodeUnavailable, msgUnavailable)
+		return nil, -1, unavailable(errors.New(c.clean(err.Error(), texts)))
 	}
-	// answered: billed, whatever the body
-	res.Requests++
-	res.BilledChars += chars
-	if len(raw) > maxAnswer {
-		return nil, -1, errs.Wrap(fmt.Errorf("the answer is over %d bytes", maxAnswer), errs.Internal, codeInternal, "")
-	}
+	res.BilledChars += chars // answered: billed, whatever the body
 	var a answer
-	if json.Unmarshal(raw, &a) != nil {
-		return nil, -1, errs.Wrap(errors.New("the answer is not {\"translations\": […]}"), errs.Internal, codeInternal, "")
-	}
-	if len(a.Translations) != len(texts) {
-		return nil, -1, errs.Wrap(fmt.Errorf("the answer has %d translations for %d texts", len(a.Translations), len(texts)),
-			errs.Internal, codeInternal, "")
+	switch {
+	case len(raw) > maxAnswer:
+		return nil, -1, internal(fmt.Errorf("the answer is over %d bytes", maxAnswer))
+	case json.Unmarshal(raw, &a) != nil:
+		return nil, -1, internal(errors.New("the answer is not {\"translations\": […]}"))
+	case len(a.Translations) != len(texts):
+		return nil, -1, internal(fmt.Errorf("the answer has %d translations for %d texts", len(a.Translations), len(texts)))
 	}
 	return a.Translations, 0, nil
 }
+
+func unavailable(cause error) error {
+	return errs.Wrap(cause, errs.Unavailable, CodeUnavailable, msgUnavailable)
+}
+
+func internal(cause error) error { return errs.Wrap(cause, errs.Internal, codeInternal, "") }
 
 // refusal classifies an answer other than 200; a retryable one waits its
 // Retry-After (past DefaultMaxRetryAfter: no retry) or the backoff (0).
@@ -152,26 +148,14 @@ func (c *Client) refusal(resp *http.Response, texts []string) ([]translation, ti
 	}
 	e.retryAfter, e.hasRetry = parseRetryAfter(resp.Header.Get("Retry-After"), c.cfg.Clock.Now())
 	err, retry := classify(e, a.Message)
-	switch {
-	case !retry:
+	if !retry || e.retryAfter > DefaultMaxRetryAfter {
 		return nil, -1, err
-	case e.hasRetry && e.retryAfter > DefaultMaxRetryAfter:
-		return nil, -1, err
-	case e.hasRetry:
-		return nil, e.retryAfter, err
-	default:
-		return nil, 0, err // the backoff
 	}
+	return nil, e.retryAfter, err // 0 without Retry-After: the backoff
 }
 
 // backoffAfter is the wait after the nth failed attempt.
-func backoffAfter(n int) time.Duration {
-	d := DefaultBackoff
-	for i := 1; i < n && d < DefaultMaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, DefaultMaxBackoff)
-}
+func backoffAfter(n int) time.Duration { return min(DefaultBackoff<<min(n-1, 10), DefaultMaxBackoff) }
 
 // notSent: no connection was made, so the API never saw the request.
 func notSent(err error) bool {
@@ -183,15 +167,12 @@ const maxRetryAfterHeader = 24 * time.Hour // the most believed
 
 // parseRetryAfter reads delay-seconds or an HTTP date (RFC 9110, 10.2.3).
 func parseRetryAfter(h string, now time.Time) (time.Duration, bool) {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0, false
-	}
+	h = strings.TrimSpace(h) // "" is neither form
 	if secs, err := strconv.ParseInt(h, 10, 64); err == nil {
 		if secs < 0 {
 			return 0, false
 		}
-		return min(time.Duration(min(secs, int64(maxRetryAfterHeader/time.Second)))*time.Second, maxRetryAfterHeader), true
+		return time.Duration(min(secs, int64(maxRetryAfterHeader/time.Second))) * time.Second, true
 	}
 	t, err := http.ParseTime(h)
 	if err != nil {

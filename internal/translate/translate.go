@@ -1,14 +1,13 @@
 // Package translate is the adapter to Yandex Translate, REST API v2
-// (docs/platform.md, "Translate"): texts in, translations out, in order.
-// A call is cut into requests under 10,000 characters, paced to the
-// quotas (Pacer), retried on 429 and 5xx with a bounded backoff that
-// honours Retry-After, and counted (Result.BilledChars) so the caller can
-// reserve before (Estimate) and charge after. It authenticates with
-// SpeechKit's credentials; neither a secret nor the texts reach an error
-// or a log line.
+// (docs/platform.md, "Translate"): texts in, translations out, in order, in
+// requests under 10,000 characters, paced to the quotas, retried on 429 and
+// 5xx honouring Retry-After, and counted so the caller can reserve
+// (Estimate) and charge. Neither a secret nor the texts reach an error or a
+// log line.
 package translate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -23,10 +22,8 @@ import (
 // DefaultURL is the translate method (translate/api-ref/Translation/translate.md).
 const DefaultURL = "https://translate.api.cloud.yandex.net/translate/v2/translate"
 
-// Request bounds (docs/settings.md): no response time is documented, and
-// 10,000 characters are a few pages; the backoff starts at a second since
-// the request quota is per second; a longer Retry-After ends the call
-// (its error says the wait) rather than hold a function's time.
+// Request bounds (docs/settings.md); a Retry-After past DefaultMaxRetryAfter
+// ends the call rather than hold a function's time.
 const (
 	DefaultTimeout       = 30 * time.Second
 	DefaultMaxAttempts   = 4
@@ -35,12 +32,10 @@ const (
 	DefaultMaxRetryAfter = 30 * time.Second
 )
 
-// Credentials authorize a request (speechkit.Authorizer, shared with SpeechKit).
+// Credentials are speechkit.Authorizer: the header's value and the folder
+// ("": none), and Scrub, which removes every secret they handed out.
 type Credentials interface {
-	// Authorization returns the header's value and the folder to name ("":
-	// none); its error holds no secret.
 	Authorization(ctx context.Context) (value, folder string, err error)
-	// Scrub replaces in text every secret the credentials handed out.
 	Scrub(text string) string
 }
 
@@ -51,28 +46,9 @@ type Config struct {
 	Credentials Credentials // required
 	Clock       clock.Clock
 	Sleep       func(ctx context.Context, d time.Duration) error
-	Pacer       Pacer // default NewPacer(DefaultQuota, Clock, Sleep)
+	Quota       Quota // zero: DefaultQuota
 	MaxAttempts int   // per request, retries included; default DefaultMaxAttempts
 	Log         *slog.Logger
-}
-
-func (c Config) withDefaults() Config {
-	if c.URL == "" {
-		c.URL = DefaultURL
-	}
-	if c.Clock == nil {
-		c.Clock = clock.System()
-	}
-	if c.Sleep == nil {
-		c.Sleep = clock.Sleep
-	}
-	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
-	return c
 }
 
 // CheckURL is speechkit.CheckSyncURL's rule; its error never quotes raw.
@@ -87,71 +63,63 @@ func CheckURL(raw string, insecure bool) error {
 // Client calls Translate; it is safe for concurrent use.
 type Client struct {
 	cfg   Config
-	creds Credentials
 	http  *http.Client
-	pacer Pacer
+	pacer *pacer
 }
 
 // New returns a client without network I/O.
 func New(cfg Config) (*Client, error) {
-	cfg = cfg.withDefaults()
+	cfg.URL, cfg.Clock, cfg.Log = cmp.Or(cfg.URL, DefaultURL), cmp.Or(cfg.Clock, clock.System()), cmp.Or(cfg.Log, slog.Default())
+	if cfg.Sleep == nil {
+		cfg.Sleep = clock.Sleep
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
 	if err := CheckURL(cfg.URL, cfg.Insecure); err != nil {
 		return nil, err
 	}
 	if cfg.Credentials == nil {
 		return nil, errors.New("translate: no credentials")
 	}
-	pacer := cfg.Pacer
-	if pacer == nil {
-		pacer = NewPacer(DefaultQuota, cfg.Clock, cfg.Sleep)
-	}
-	return &Client{cfg: cfg, creds: cfg.Credentials, http: speechkit.NewHTTPClient(DefaultTimeout), pacer: pacer}, nil
+	p := &pacer{q: cmp.Or(cfg.Quota, DefaultQuota), clock: cfg.Clock, sleep: cfg.Sleep}
+	return &Client{cfg: cfg, http: speechkit.NewHTTPClient(DefaultTimeout), pacer: p}, nil
 }
 
-// Result is what a call translated and what it cost.
+// Result is what a call translated, in order (after an error, the prefix
+// done), and what it cost: BilledChars of the requests answered (a refusal
+// is not billed: docs/platform.md, "Translate"), UnsureChars of those sent
+// but never answered, perhaps billed and not retried.
 type Result struct {
-	// Texts are the translations in order; after an error, those done
-	// before it (a prefix the caller need not pay for again).
-	Texts    []string
-	Requests int // requests answered with translations
-	// BilledChars is the Chars of the requests answered; a refusal (429,
-	// 5xx, 4xx) is not billed (docs/platform.md, "Translate").
-	BilledChars int64
-	// UnsureChars is the Chars of requests sent but never answered: perhaps
-	// billed, not retried.
-	UnsureChars int64
+	Texts                    []string
+	BilledChars, UnsureChars int64
 }
 
-// Translate translates texts into target from source ("": detect), in as
-// few requests under MaxRequestChars as the order allows. Blank texts
-// come back unsent; a text over the limit alone is cut at the best
-// boundary and its translations joined with the whitespace between them.
-//
-// Errors (the Result holds what was done before): errs.Invalid
-// CodeInvalid (a code not shaped like one, nothing sent; the API's 400),
-// errs.Permanent CodeUnsupportedLanguage, errs.Unavailable CodeQuota (429
-// after the retries, a long Retry-After or pacer wait), CodeUnavailable
-// (5xx after the retries, transport, context) or CodeAccessDenied (401,
-// 403), errs.Internal (an answer not the API's).
+// Translate translates texts into target from source ("": detect) in as
+// few requests as the order allows; blank texts come back unsent, a text
+// over the limit is cut at the best boundary (plan.go). Errors: errs.Invalid
+// CodeInvalid, errs.Permanent CodeUnsupportedLanguage, errs.Unavailable
+// CodeQuota, CodeUnavailable or CodeAccessDenied, errs.Internal (classify).
 func (c *Client) Translate(ctx context.Context, texts []string, target, source string) (Result, error) {
 	target, source = normalize(target), normalize(source)
 	if err := checkLanguages(target, source); err != nil {
 		return Result{Texts: []string{}}, err
 	}
 	p := makePlan(texts, MaxRequestChars)
-	done := newAssembly(texts, p)
 	var res Result
+	var out []string // by piece
+	var err error
 	for _, rq := range p.requests {
-		ans, err := c.send(ctx, p.bodies(rq), target, source, &res)
-		if err != nil {
-			res.Texts = done.prefix()
-			return res, err
+		var ans []translation
+		if ans, err = c.send(ctx, p.bodies(rq), target, source, &res); err != nil {
+			break
 		}
-		done.fill(rq, ans)
+		for _, t := range ans {
+			out = append(out, t.Text)
+		}
 	}
-	res.Texts = done.prefix()
-	return res, nil
+	res.Texts = p.join(texts, out)
+	return res, err
 }
 
-// normalize is a language code as the API takes it: trimmed, lower case.
 func normalize(code string) string { return strings.ToLower(strings.TrimSpace(code)) }

@@ -99,11 +99,6 @@ func (h *harness) logText() string {
 	return h.log.String()
 }
 
-// noPacing lets every request go at once.
-type noPacing struct{}
-
-func (noPacing) Take(context.Context, int64) error { return nil }
-
 // words makes a text of n characters from distinct sentences, so each text
 // of a test is told apart by its content.
 func words(tag string, n int) string {
@@ -164,11 +159,8 @@ func TestTranslateKeepsTheOrderAcrossRequests(t *testing.T) {
 		billed += translate.Chars(c.Texts)
 	}
 	require.Equal(t, texts, sent, "every text whole, in order, once")
-	require.Equal(t, len(calls), res.Requests)
 	require.Equal(t, billed, res.BilledChars)
-	requests, estimate := translate.Estimate(texts)
-	require.Equal(t, len(calls), requests)
-	require.Equal(t, estimate, res.BilledChars)
+	require.Equal(t, translate.Estimate(texts), res.BilledChars)
 	require.Zero(t, res.UnsureChars)
 }
 
@@ -238,7 +230,6 @@ func TestBlankTextsAreNotSent(t *testing.T) {
 	res, err = h.c.Translate(context.Background(), []string{" ", ""}, "de", "")
 	require.NoError(t, err)
 	require.Equal(t, []string{" ", ""}, res.Texts)
-	require.Zero(t, res.Requests)
 	require.Zero(t, res.BilledChars)
 	require.Len(t, h.srv.Calls(), 1, "nothing to send, nothing sent")
 }
@@ -311,7 +302,6 @@ func TestRetries(t *testing.T) {
 		require.Equal(t, []string{"[de] hello"}, res.Texts)
 		require.Equal(t, []time.Duration{3 * time.Second, 3 * time.Second}, h.ft.slept())
 		require.Len(t, h.srv.Calls(), 3)
-		require.Equal(t, 1, res.Requests)
 		require.Equal(t, int64(5), res.BilledChars, "refused attempts are not billed")
 		require.Contains(t, h.logText(), "translate retry")
 	})
@@ -448,7 +438,7 @@ func TestLanguages(t *testing.T) {
 		for _, bad := range [][2]string{{"", ""}, {"en-US", ""}, {"e", ""}, {"en", "ру"}, {"toolonglanguage", ""}} {
 			res, err := h.c.Translate(context.Background(), []string{"hello"}, bad[0], bad[1])
 			requireErr(t, err, errs.Invalid, translate.CodeInvalid)
-			require.Zero(t, res.Requests)
+			require.Zero(t, res.BilledChars)
 		}
 		require.Empty(t, h.srv.Calls())
 	})
@@ -552,18 +542,17 @@ func TestAnErrorKeepsWhatWasTranslated(t *testing.T) {
 	first := h.srv.Calls()[0]
 	require.Equal(t, translated(first.Texts, "de"), res.Texts, "the first request's texts, in order")
 	require.Equal(t, texts[:len(first.Texts)], first.Texts)
-	require.Equal(t, 1, res.Requests)
 	require.Equal(t, translate.Chars(first.Texts), res.BilledChars, "what was billed, so it is not paid again")
 }
 
 func TestPacing(t *testing.T) {
 	// The fake answers 429 past 20 requests in a second of the same fake
 	// clock the client's pacer sleeps on.
-	run := func(t *testing.T, pacer translate.Pacer) (*harness, int) {
+	run := func(t *testing.T, q translate.Quota) (*harness, int) {
 		t.Helper()
 		h := start(t, func(c *translate.Config) {
 			c.MaxAttempts = 1
-			c.Pacer = pacer
+			c.Quota = q
 		})
 		h.srv.Limit(20, "1")
 		refused := 0
@@ -579,7 +568,7 @@ func TestPacing(t *testing.T) {
 	}
 
 	t.Run("the default pacer keeps 20 requests a second", func(t *testing.T) {
-		h, refused := run(t, nil)
+		h, refused := run(t, translate.Quota{})
 		require.Zero(t, refused)
 		calls := h.srv.Calls()
 		require.Len(t, calls, 50)
@@ -589,13 +578,13 @@ func TestPacing(t *testing.T) {
 	})
 
 	t.Run("without pacing the API refuses", func(t *testing.T) {
-		_, refused := run(t, noPacing{})
+		_, refused := run(t, translate.Quota{RequestsPerSecond: 1000}) // as good as none
 		require.Equal(t, 30, refused, "the test sees what the pacer prevents")
 	})
 
 	t.Run("characters an hour", func(t *testing.T) {
 		h := start(t, func(c *translate.Config) {
-			c.Pacer = translate.NewPacer(translate.Quota{CharsPerHour: 25_000, MaxWait: 2 * time.Hour}, c.Clock, c.Sleep)
+			c.Quota = translate.Quota{CharsPerHour: 25_000, MaxWait: 2 * time.Hour}
 		})
 		text := words("hour", 10_000)
 		for i := 0; i < 3; i++ {
@@ -610,7 +599,7 @@ func TestPacing(t *testing.T) {
 
 	t.Run("a wait past MaxWait is refused, nothing sent", func(t *testing.T) {
 		h := start(t, func(c *translate.Config) {
-			c.Pacer = translate.NewPacer(translate.Quota{CharsPerHour: 15_000, MaxWait: 30 * time.Second}, c.Clock, c.Sleep)
+			c.Quota = translate.Quota{CharsPerHour: 15_000, MaxWait: 30 * time.Second}
 		})
 		text := words("hour", 10_000)
 		_, err := h.c.Translate(context.Background(), []string{text}, "de", "")

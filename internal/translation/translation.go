@@ -73,7 +73,7 @@ func (s *Service) Of(ctx context.Context, j job.Job, t transcript.Transcript, la
 		return tr, nil
 	}
 	texts := textsOf(t)
-	_, chars := translate.Estimate(texts)
+	chars := translate.Estimate(texts)
 	res, err := spend.ReserveTranslation(ctx, s.Counters, s.Limits, j.ChargedTo, chars, s.Clock.Now())
 	if err != nil {
 		return transcript.Transcript{}, err
@@ -85,7 +85,12 @@ func (s *Service) Of(ctx context.Context, j job.Job, t transcript.Transcript, la
 	}
 	tr := withTexts(t, out.Texts, code)
 	kept[code] = tr
-	if err := s.keep(ctx, j, kept); err != nil {
+	// of two kept at once one may be lost and translated again: a call more, never a wrong text
+	b, err := json.Marshal(kept)
+	if err == nil {
+		err = s.Objects.Put(ctx, job.TranslationsKey(j.ID), b, "application/json")
+	}
+	if err != nil {
 		s.Log.WarnContext(ctx, "translation not kept", "job_id", j.ID, "lang", code, "error", err.Error())
 	}
 	return tr, nil
@@ -150,14 +155,4 @@ func (s *Service) kept(ctx context.Context, j job.Job) (map[string]transcript.Tr
 		return nil, fmt.Errorf("read translations of job %s: %w", j.ID, err)
 	}
 	return kept, nil
-}
-
-// keep writes the job's translations; of two written at once one may be
-// lost and translated again (a call more, never a wrong text).
-func (s *Service) keep(ctx context.Context, j job.Job, kept map[string]transcript.Transcript) error {
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return fmt.Errorf("encode translations: %w", err)
-	}
-	return s.Objects.Put(ctx, job.TranslationsKey(j.ID), b, "application/json")
 }

@@ -4,6 +4,7 @@
 package tgconf
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -17,32 +18,26 @@ import (
 // Config holds the bot's settings (docs/configuration.md, docs/settings.md);
 // zero fields take defaults.
 type Config struct {
-	Token         string
-	WebhookSecret string // setWebhook's secret_token, sent back in SecretHeader
-	APIURL        string
-	Allowed       Allowed
-	OwnerID       int64 // who alone gets /status and the alerts; 0: none
-	// DefaultLanguage is the recognition language of a chat without /lang.
-	DefaultLanguage string
+	Token           string
+	WebhookSecret   string // setWebhook's secret_token, sent back in SecretHeader
+	APIURL          string
+	Allowed         Allowed
+	OwnerID         int64  // who alone gets /status and the alerts; 0: none
+	DefaultLanguage string // of a chat without /lang
 	ValidLanguage   func(string) bool
 	Summaries       bool           // a summary model is configured
 	ReuseScope      job.ReuseScope // "": no reuse
 	// PublicURL is where upload links point; "": the address the webhook
 	// request came to (the gateway's, which serves the upload page).
-	PublicURL string
-	// UploadLinkSecret signs upload links; without it files over
-	// DefaultMaxDownloadBytes are refused.
-	UploadLinkSecret []byte
+	PublicURL        string
+	UploadLinkSecret []byte // signs upload links; without it files over DefaultMaxDownloadBytes are refused
 	MaxSourceBytes   int64
-	// DownloadWindow is how long a fetched job waits for its file;
-	// LinkWindow, how long an upload link works.
-	DownloadWindow time.Duration
-	LinkWindow     time.Duration
-	StatusEvery    time.Duration // the least time between status edits
-	DeliveryLease  time.Duration
+	DownloadWindow   time.Duration // how long a fetched job waits for its file
+	LinkWindow       time.Duration // how long an upload link works
+	StatusEvery      time.Duration // the least time between status edits
+	DeliveryLease    time.Duration
 	// ResultCheck is when after intake, and how often while the job runs,
-	// the sweep checks its result was delivered: the net under a crash
-	// between finishing a job and telling the bot.
+	// the sweep checks the result was delivered: the net under a crash.
 	ResultCheck time.Duration
 	Limits      spend.Limits
 }
@@ -56,43 +51,21 @@ const (
 	DefaultStatusEvery      = 3 * time.Second
 	DefaultDeliveryLease    = 5 * time.Minute
 	DefaultResultCheck      = 30 * time.Minute
-	// DefaultMaxRetryWait is the longest 429 retry_after waited out in the
-	// call; a longer one leaves the delivery to the sweep.
-	DefaultMaxRetryWait = 30 * time.Second
-	// MaxMessageUTF16 and MaxCaptionUTF16 bound a message and a caption in
-	// UTF-16 code units, Telegram's unit (most emoji count two).
+	DefaultMaxRetryWait     = 30 * time.Second // the longest 429 retry_after waited out; past it, the sweep's
+	// a message and a caption in UTF-16 code units, Telegram's unit (most emoji count two)
 	MaxMessageUTF16 = 4096
 	MaxCaptionUTF16 = 1024
 )
 
 func (c Config) WithDefaults() Config {
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	if c.DefaultLanguage == "" {
-		c.DefaultLanguage = "ru-RU"
-	}
+	c.APIURL, c.DefaultLanguage = cmp.Or(c.APIURL, DefaultAPIURL), cmp.Or(c.DefaultLanguage, "ru-RU")
 	if c.ValidLanguage == nil {
 		c.ValidLanguage = func(string) bool { return true }
 	}
-	if c.MaxSourceBytes == 0 {
-		c.MaxSourceBytes = 5 << 30
-	}
-	if c.DownloadWindow == 0 {
-		c.DownloadWindow = DefaultDownloadWindow
-	}
-	if c.LinkWindow == 0 {
-		c.LinkWindow = DefaultLinkWindow
-	}
-	if c.StatusEvery == 0 {
-		c.StatusEvery = DefaultStatusEvery
-	}
-	if c.DeliveryLease == 0 {
-		c.DeliveryLease = DefaultDeliveryLease
-	}
-	if c.ResultCheck == 0 {
-		c.ResultCheck = DefaultResultCheck
-	}
+	c.MaxSourceBytes = cmp.Or(c.MaxSourceBytes, 5<<30)
+	c.DownloadWindow, c.LinkWindow = cmp.Or(c.DownloadWindow, DefaultDownloadWindow), cmp.Or(c.LinkWindow, DefaultLinkWindow)
+	c.StatusEvery, c.DeliveryLease = cmp.Or(c.StatusEvery, DefaultStatusEvery), cmp.Or(c.DeliveryLease, DefaultDeliveryLease)
+	c.ResultCheck = cmp.Or(c.ResultCheck, DefaultResultCheck)
 	return c
 }
 
