@@ -65,7 +65,6 @@ var steps = []string{
 		container    TEXT    NOT NULL,
 		operation_id TEXT    NOT NULL,
 		done         INTEGER NOT NULL,
-		counted_in   TEXT,
 		PRIMARY KEY (job_id, seq)
 	);
 

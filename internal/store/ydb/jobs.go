@@ -148,9 +148,6 @@ func (s *JobStore) loadSegments(ctx context.Context, tx query.TxActor, jobs []jo
 		if err := row.ScanNamed(segmentDests(&r)...); err != nil {
 			return fmt.Errorf("read segment row: %w", err)
 		}
-		if !r.CountedIn.IsZero() {
-			r.CountedIn = r.CountedIn.UTC() // the SDK hands Timestamps back in the local zone
-		}
 		i := at[r.jobID]
 		jobs[i].Segments = append(jobs[i].Segments, r.Segment)
 		return nil

@@ -138,7 +138,6 @@ func segmentsParams(jobID string, segs []job.Segment, endedAt time.Time) params 
 			types.StructFieldValue("operation_id", utf8(s.OperationID)),
 			types.StructFieldValue("done", types.BoolValue(s.Done)),
 			types.StructFieldValue("ended_at", optTS(job.Ms(endedAt))),
-			types.StructFieldValue("counted_in", optTS(job.Ms(s.CountedIn))),
 		)
 	}
 	return params{{"$segments", types.ListValue(vs...)}}

@@ -107,7 +107,6 @@ func segmentDests(r *segmentRow) []query.NamedDestination {
 		query.Named("start_ms", &r.StartMs), query.Named("duration_ms", &r.DurationMs),
 		query.Named("audio_key", &r.AudioKey), query.Named("container", &r.Container),
 		query.Named("operation_id", &r.OperationID), query.Named("done", &r.Done),
-		query.Named("counted_in", &r.CountedIn),
 	}
 }
 

@@ -77,8 +77,7 @@ const (
 )`
 
 	// createSegments: the pieces of a job's audio. ended_at is the job's,
-	// so they expire with it (YDB has no cascade); counted_in is
-	// job.Segment.CountedIn.
+	// so they expire with it (YDB has no cascade).
 	createSegments = `CREATE TABLE segments (
 	job_id       Utf8 NOT NULL,
 	seq          Int32 NOT NULL,
@@ -89,7 +88,6 @@ const (
 	operation_id Utf8,
 	done         Bool,
 	ended_at     Timestamp,
-	counted_in   Timestamp,
 	PRIMARY KEY (job_id, seq)
 )`
 
@@ -274,7 +272,7 @@ WHERE id = $id`
 // Segments.
 const (
 	selectSegments = `DECLARE $job_ids AS List<Utf8>;
-SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, counted_in
+SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done
 FROM segments WHERE job_id IN $job_ids
 ORDER BY job_id, seq`
 
@@ -283,10 +281,9 @@ DELETE FROM segments WHERE job_id = $job_id`
 
 	upsertSegments = `DECLARE $segments AS List<Struct<
 	job_id: Utf8, seq: Int32, start_ms: Int64, duration_ms: Int64,
-	audio_key: Utf8, container: Utf8, operation_id: Utf8, done: Bool, ended_at: Optional<Timestamp>,
-	counted_in: Optional<Timestamp>>>;
-UPSERT INTO segments (job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at, counted_in)
-SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at, counted_in FROM AS_TABLE($segments)`
+	audio_key: Utf8, container: Utf8, operation_id: Utf8, done: Bool, ended_at: Optional<Timestamp>>>;
+UPSERT INTO segments (job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at)
+SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at FROM AS_TABLE($segments)`
 )
 
 // The keys that make CreateForMessage and CreateOnce return the job made
