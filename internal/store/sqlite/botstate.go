@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -28,7 +27,7 @@ const (
 )
 
 func scanChat(r scanner) (c botstate.Chat, err error) {
-	err = r.Scan(&c.ID, &c.Language, &c.Format, &c.Auto, &c.UILang, timeAt{&c.BlockedAt}, timeAt{&c.UpdatedAt}, &c.Mode, &c.Features)
+	err = r.Scan(&c.ID, &c.Language, &c.Format, &c.Auto, &c.UILang, timeText(&c.BlockedAt), timeText(&c.UpdatedAt), &c.Mode, &c.Features)
 	return c, err
 }
 
@@ -38,11 +37,9 @@ func chatValues(c botstate.Chat) []any {
 
 // getChat reads a chat: Chat{ID: id} when it has no row.
 func getChat(ctx context.Context, q queryer, id int64) (botstate.Chat, error) {
-	c, err := scanChat(q.QueryRowContext(ctx, selectChat, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return botstate.Chat{ID: id}, nil
-	}
-	return c, translate(err)
+	c, err := scanRow(q.QueryRowContext(ctx, selectChat, id), scanChat, nil)
+	c.ID = id
+	return c, err
 }
 
 func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {

@@ -168,6 +168,16 @@ func translate(err error) error {
 	return errs.Wrap(err, errs.Internal, "store_failed", "")
 }
 
+// scanRow scans row; none when there is no row.
+func scanRow[T any](row *sql.Row, scan func(scanner) (T, error), none error) (T, error) {
+	v, err := scan(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		var zero T
+		return zero, none
+	}
+	return v, translate(err)
+}
+
 // marks is n "?" placeholders.
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 

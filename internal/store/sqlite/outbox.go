@@ -43,21 +43,9 @@ const (
 )
 
 func scanEntry(r scanner) (e outbox.Entry, err error) {
-	err = r.Scan(&e.Kind, &e.Key, &e.JobID, &e.Payload, &e.State, &e.SentID, &e.Attempts, timeAt{&e.NextAt}, timeAt{&e.LeaseUntil},
-		timeAt{&e.FirstAt}, timeAt{&e.LastAt}, &e.LastStatus, &e.LastError, timeAt{&e.CreatedAt}, timeAt{&e.UpdatedAt})
+	err = r.Scan(&e.Kind, &e.Key, &e.JobID, &e.Payload, &e.State, &e.SentID, &e.Attempts, timeText(&e.NextAt), timeText(&e.LeaseUntil),
+		timeText(&e.FirstAt), timeText(&e.LastAt), &e.LastStatus, &e.LastError, timeText(&e.CreatedAt), timeText(&e.UpdatedAt))
 	return e, err
-}
-
-// timeAt scans a stored time, NULL as the zero time, into t.
-type timeAt struct{ t *time.Time }
-
-func (d timeAt) Scan(v any) error {
-	var s sql.NullString
-	err := s.Scan(v)
-	if err == nil {
-		*d.t, err = parseNullTime(s)
-	}
-	return err
 }
 
 func entryValues(e outbox.Entry) []any {
