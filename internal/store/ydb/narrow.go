@@ -68,7 +68,7 @@ func (w narrowWrite) bind(j job.Job) params {
 	j = job.Stored(j)
 	p := params{{"$id", utf8(j.ID)}}
 	for _, name := range w.columns {
-		i := slices.IndexFunc(jobColumnList, func(c jobColumn) bool { return c.name == name })
+		i := slices.IndexFunc(jobColumnList, func(c rowCol[job.Job, jobRow]) bool { return c.name == name })
 		p = append(p, param{"$" + name, jobColumnList[i].value(&j)})
 	}
 	return p

@@ -119,7 +119,8 @@ func optTS(t time.Time) types.Value {
 func jobsParams(jobs ...job.Job) params {
 	vs := make([]types.Value, len(jobs))
 	for i, j := range jobs {
-		vs[i] = jobStruct(job.Stored(j))
+		j = job.Stored(j)
+		vs[i] = structOf(jobColumnList, &j)
 	}
 	return params{{"$jobs", types.ListValue(vs...)}}
 }
