@@ -21,12 +21,7 @@ var _ botstate.Store = (*BotState)(nil)
 func NewBotState(db *DB) *BotState { return &BotState{db: db} }
 
 func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
-	var c botstate.Chat
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		var err error
-		c, err = s.getChat(ctx, tx, id)
-		return err
-	})
+	c, err := inTx(ctx, s.db.read, func(ctx context.Context, tx query.TxActor) (botstate.Chat, error) { return s.getChat(ctx, tx, id) })
 	if err != nil {
 		return botstate.Chat{}, fmt.Errorf("get chat %d: %w", id, err)
 	}
