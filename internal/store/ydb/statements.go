@@ -1,19 +1,13 @@
 package ydb
 
-// Every YQL statement of the store is a named constant in a *statements.go
-// file, which statements_test.go reads and checks against the schema. Tables
-// are named without a path (DB.text adds a TablePathPrefix for a directory).
-// Syntax: https://ydb.tech/docs/en/yql/reference/syntax/ (select,
-// secondary_index, insert_into, upsert_into, update, delete, declare).
-//
-// Conventions the test checks: every parameter is DECLAREd with the type
-// the Go code binds; one compared with or written to a column has the
-// column's type (Optional<T> only where NULL may be); rows are written from
-// a List<Struct<…>> named by column through AS_TABLE.
-//
+// Every YQL statement is a constant in a *statements.go file, which
+// statements_test.go checks against the schema: every parameter DECLAREd
+// with the type bound, the column's type where compared or written
+// (Optional<T> only where NULL may be), rows written from a
+// List<Struct<…>> through AS_TABLE. Tables are named without a path (DB.text
+// adds a TablePathPrefix). Syntax: https://ydb.tech/docs/en/yql/reference/syntax/.
 // Only key columns are NOT NULL: older YDB releases accept no more
-// (https://ydb.tech/docs/en/concepts/datamodel/table); the store writes
-// every column of a row it makes.
+// (https://ydb.tech/docs/en/concepts/datamodel/table).
 
 // Tables of schema step 1 (schema.go); a global index's key is its columns
 // followed by the table's key.
