@@ -52,12 +52,9 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
 		if inserted {
 			// Run again after its commit, it finds its own token.
-			found, err := scanToken(tx.QueryRowContext(ctx, selectToken+` WHERE id = ?`, t.ID))
-			if err == nil && t.Same(found) {
-				return nil
-			}
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return translate(err)
+			found, err := scanRow(tx.QueryRowContext(ctx, selectToken+` WHERE id = ?`, t.ID), scanToken, nil)
+			if err != nil || t.Same(found) {
+				return err
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
