@@ -329,15 +329,11 @@ func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, 
 	if query == "" {
 		return time.Time{}, false, nil
 	}
-	var at sql.NullString
-	if err := s.db.sql.QueryRowContext(ctx, query, args...).Scan(&at); err != nil {
-		return time.Time{}, false, fmt.Errorf("next due job: %w", translate(err))
-	}
-	t, err := parseNullTime(at)
+	t, found, err := earliest(s.db.sql.QueryRowContext(ctx, query, args...))
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due job: %w", err)
 	}
-	return t, at.Valid, nil
+	return t, found, nil
 }
 
 // nextDueQuery is the earliest next_run_at of the live states, answered
