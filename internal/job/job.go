@@ -130,11 +130,10 @@ type Segment struct {
 	Seq         int // its place in the job's audio
 	StartMs     int64
 	DurationMs  int64
-	AudioKey    string    // the source itself, or a converted piece
-	Container   string    // OGG_OPUS, MP3, WAV
-	OperationID string    // empty until submitted
-	Done        bool      // finished and its result read
-	CountedIn   time.Time // the in-flight count's window it was last counted in; zero: none
+	AudioKey    string // the source itself, or a converted piece
+	Container   string // OGG_OPUS, MP3, WAV
+	OperationID string // empty until submitted
+	Done        bool   // finished and its result read
 }
 
 // Object keys are made only here, from the job's id, never a sender's words.

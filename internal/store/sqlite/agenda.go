@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -25,17 +24,12 @@ func (a *Agenda) NextWork(ctx context.Context, states []job.State) (time.Time, b
 		jobs = `SELECT NULL`
 	}
 	args = append(args, jobArgs...)
-	var at sql.NullString
-	err := a.db.sql.QueryRowContext(ctx, `SELECT MIN(t) FROM (
+	t, found, err := earliest(a.db.sql.QueryRowContext(ctx, `SELECT MIN(t) FROM (
 		SELECT MIN(next_at) AS t FROM outbox WHERE kind = ? AND state = ?
 		UNION ALL SELECT MIN(next_at) FROM outbox WHERE kind = ? AND state = ?
-		UNION ALL `+jobs+`)`, args...).Scan(&at)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("next due work: %w", translate(err))
-	}
-	t, err := parseNullTime(at)
+		UNION ALL `+jobs+`)`, args...))
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due work: %w", err)
 	}
-	return t, at.Valid, nil
+	return t, found, nil
 }

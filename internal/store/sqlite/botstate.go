@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -28,7 +27,7 @@ const (
 )
 
 func scanChat(r scanner) (c botstate.Chat, err error) {
-	err = r.Scan(&c.ID, &c.Language, &c.Format, &c.Auto, &c.UILang, timeAt{&c.BlockedAt}, timeAt{&c.UpdatedAt}, &c.Mode, &c.Features)
+	err = r.Scan(&c.ID, &c.Language, &c.Format, &c.Auto, &c.UILang, timeText(&c.BlockedAt), timeText(&c.UpdatedAt), &c.Mode, &c.Features)
 	return c, err
 }
 
@@ -38,11 +37,9 @@ func chatValues(c botstate.Chat) []any {
 
 // getChat reads a chat: Chat{ID: id} when it has no row.
 func getChat(ctx context.Context, q queryer, id int64) (botstate.Chat, error) {
-	c, err := scanChat(q.QueryRowContext(ctx, selectChat, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return botstate.Chat{ID: id}, nil
-	}
-	return c, translate(err)
+	c, err := scanRow(q.QueryRowContext(ctx, selectChat, id), scanChat, nil)
+	c.ID = id
+	return c, err
 }
 
 func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
@@ -63,11 +60,10 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 		if err == nil {
 			c, err = botstate.ApplyChatUpdate(cur, now, change)
 		}
-		if err != nil {
-			return err
+		if err == nil {
+			err = exec(ctx, tx, upsertChat, chatValues(c)...)
 		}
-		_, err = tx.ExecContext(ctx, upsertChat, chatValues(c)...)
-		return translate(err)
+		return err
 	})
 	if err != nil {
 		return botstate.Chat{}, fmt.Errorf("update chat %d: %w", id, err)
@@ -80,12 +76,11 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
 	p := botstate.ChatPrefix(chatID)
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE kind = ? AND key >= ? AND key < ?`,
-			string(outbox.Telegram), p, p[:len(p)-1]+"0"); err != nil {
-			return translate(err)
+		err := exec(ctx, tx, `DELETE FROM outbox WHERE kind = ? AND key >= ? AND key < ?`, string(outbox.Telegram), p, p[:len(p)-1]+"0")
+		if err != nil {
+			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM telegram_chats WHERE chat_id = ?`, chatID)
-		return translate(err)
+		return exec(ctx, tx, `DELETE FROM telegram_chats WHERE chat_id = ?`, chatID)
 	})
 	if err != nil {
 		return fmt.Errorf("forget chat %d: %w", chatID, err)

@@ -168,6 +168,16 @@ func translate(err error) error {
 	return errs.Wrap(err, errs.Internal, "store_failed", "")
 }
 
+// scanRow scans row; none when there is no row.
+func scanRow[T any](row *sql.Row, scan func(scanner) (T, error), none error) (T, error) {
+	v, err := scan(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		var zero T
+		return zero, none
+	}
+	return v, translate(err)
+}
+
 // marks is n "?" placeholders.
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
@@ -178,14 +188,6 @@ func nullTime(t time.Time) any {
 		return nil
 	}
 	return formatTime(t)
-}
-
-func parseTime(s string) (time.Time, error) {
-	t, err := time.Parse(timeLayout, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
-	}
-	return t, nil
 }
 
 // orZero scans a column that may be NULL into p, NULL as the zero value.
@@ -207,16 +209,18 @@ type timeScanner struct{ p *time.Time }
 
 func (t timeScanner) Scan(v any) (err error) {
 	var s sql.NullString
-	if err := s.Scan(v); err != nil {
+	if err := s.Scan(v); err != nil || !s.Valid {
+		*t.p = time.Time{}
 		return err
 	}
-	*t.p, err = parseNullTime(s)
-	return err
+	if *t.p, err = time.Parse(timeLayout, s.String); err != nil {
+		return fmt.Errorf("stored time %q: %w", s.String, err)
+	}
+	return nil
 }
 
-func parseNullTime(s sql.NullString) (time.Time, error) {
-	if !s.Valid {
-		return time.Time{}, nil
-	}
-	return parseTime(s.String)
+// earliest scans row's one time, a MIN: found is false for NULL.
+func earliest(row *sql.Row) (t time.Time, found bool, err error) {
+	err = translate(row.Scan(timeText(&t)))
+	return t, err == nil && !t.IsZero(), err
 }

@@ -169,20 +169,11 @@ type queryer interface {
 }
 
 func getJob(ctx context.Context, q queryer, id string) (job.Job, error) {
-	j, err := oneJob(q.QueryRowContext(ctx, selectJob+` WHERE id = ?`, id))
+	j, err := scanRow(q.QueryRowContext(ctx, selectJob+` WHERE id = ?`, id), scanJob, job.ErrNotFound)
 	if err != nil {
 		return job.Job{}, err
 	}
 	return withSegments(ctx, q, j)
-}
-
-// oneJob scans row's job, without its segments; job.ErrNotFound for none.
-func oneJob(row *sql.Row) (job.Job, error) {
-	j, err := scanJob(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return job.Job{}, job.ErrNotFound
-	}
-	return j, translate(err)
 }
 
 func withSegments(ctx context.Context, q querier, j job.Job) (job.Job, error) {
@@ -325,8 +316,8 @@ func (s *JobStore) Reusable(ctx context.Context, key string, endedAfter time.Tim
 	if key == "" {
 		return job.Job{}, job.ErrNotFound
 	}
-	j, err := oneJob(s.db.sql.QueryRowContext(ctx, selectJob+` WHERE reuse_key = ? AND state = ? AND deleted_at IS NULL
-		AND ended_at > ? ORDER BY ended_at DESC LIMIT 1`, key, string(job.Done), formatTime(endedAfter)))
+	j, err := scanRow(s.db.sql.QueryRowContext(ctx, selectJob+` WHERE reuse_key = ? AND state = ? AND deleted_at IS NULL
+		AND ended_at > ? ORDER BY ended_at DESC LIMIT 1`, key, string(job.Done), formatTime(endedAfter)), scanJob, job.ErrNotFound)
 	if err != nil && !errors.Is(err, job.ErrNotFound) {
 		return job.Job{}, fmt.Errorf("reusable job: %w", err)
 	}
@@ -338,15 +329,11 @@ func (s *JobStore) NextDue(ctx context.Context, states []job.State) (time.Time, 
 	if query == "" {
 		return time.Time{}, false, nil
 	}
-	var at sql.NullString
-	if err := s.db.sql.QueryRowContext(ctx, query, args...).Scan(&at); err != nil {
-		return time.Time{}, false, fmt.Errorf("next due job: %w", translate(err))
-	}
-	t, err := parseNullTime(at)
+	t, found, err := earliest(s.db.sql.QueryRowContext(ctx, query, args...))
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next due job: %w", err)
 	}
-	return t, at.Valid, nil
+	return t, found, nil
 }
 
 // nextDueQuery is the earliest next_run_at of the live states, answered

@@ -43,21 +43,9 @@ const (
 )
 
 func scanEntry(r scanner) (e outbox.Entry, err error) {
-	err = r.Scan(&e.Kind, &e.Key, &e.JobID, &e.Payload, &e.State, &e.SentID, &e.Attempts, timeAt{&e.NextAt}, timeAt{&e.LeaseUntil},
-		timeAt{&e.FirstAt}, timeAt{&e.LastAt}, &e.LastStatus, &e.LastError, timeAt{&e.CreatedAt}, timeAt{&e.UpdatedAt})
+	err = r.Scan(&e.Kind, &e.Key, &e.JobID, &e.Payload, &e.State, &e.SentID, &e.Attempts, timeText(&e.NextAt), timeText(&e.LeaseUntil),
+		timeText(&e.FirstAt), timeText(&e.LastAt), &e.LastStatus, &e.LastError, timeText(&e.CreatedAt), timeText(&e.UpdatedAt))
 	return e, err
-}
-
-// timeAt scans a stored time, NULL as the zero time, into t.
-type timeAt struct{ t *time.Time }
-
-func (d timeAt) Scan(v any) error {
-	var s sql.NullString
-	err := s.Scan(v)
-	if err == nil {
-		*d.t, err = parseNullTime(s)
-	}
-	return err
 }
 
 func entryValues(e outbox.Entry) []any {
@@ -95,8 +83,7 @@ func (s *Outbox) change(ctx context.Context, kind outbox.Kind, key string,
 		}
 		w := e
 		mine = &w
-		_, err = tx.ExecContext(ctx, upsertEntry, entryValues(e)...)
-		return translate(err)
+		return exec(ctx, tx, upsertEntry, entryValues(e)...)
 	})
 	return e, wrote, err
 }
@@ -129,8 +116,8 @@ func (s *Outbox) ClaimDue(ctx context.Context, kind outbox.Kind, now time.Time, 
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, upsertEntry, entryValues(e)...); err != nil {
-				return translate(err)
+			if err := exec(ctx, tx, upsertEntry, entryValues(e)...); err != nil {
+				return err
 			}
 			claimed = append(claimed, e)
 		}
@@ -150,17 +137,12 @@ func (s *Outbox) InState(ctx context.Context, kind outbox.Kind, state outbox.Sta
 // Expire stands in for YDB's TTL for Telegram entries: a scan, as the store
 // serves one machine. A callback goes with its job (the schema's trigger).
 func (s *Outbox) Expire(ctx context.Context, before time.Time, limit int) (int, error) {
-	var n int64
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE rowid IN
+	n, err := txResult(ctx, s.db, func(tx *sql.Tx) (int, error) {
+		return execCount(ctx, tx, `DELETE FROM outbox WHERE rowid IN
 			(SELECT rowid FROM outbox WHERE kind <> 'callback' AND updated_at < ? LIMIT ?)`, formatTime(before), limit)
-		if err == nil {
-			n, err = res.RowsAffected()
-		}
-		return translate(err)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("expire outbox: %w", err)
 	}
-	return int(n), nil
+	return n, nil
 }

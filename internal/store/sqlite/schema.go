@@ -65,7 +65,6 @@ var steps = []string{
 		container    TEXT    NOT NULL,
 		operation_id TEXT    NOT NULL,
 		done         INTEGER NOT NULL,
-		counted_in   TEXT,
 		PRIMARY KEY (job_id, seq)
 	);
 
@@ -135,14 +134,10 @@ func (db *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("schema version %d is newer than this program's %d: run a newer build", have, len(steps))
 		}
 		for i := have; i < len(steps); i++ {
-			if _, err := tx.ExecContext(ctx, steps[i]); err != nil {
-				return fmt.Errorf("schema step %d: %w", i+1, translate(err))
+			if err := exec(ctx, tx, steps[i]); err != nil {
+				return fmt.Errorf("schema step %d: %w", i+1, err)
 			}
 		}
-		// PRAGMA takes no parameters; the number is ours.
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(steps))); err != nil {
-			return translate(err)
-		}
-		return nil
+		return exec(ctx, tx, fmt.Sprintf("PRAGMA user_version = %d", len(steps))) // PRAGMA takes no parameters; the number is ours
 	})
 }

@@ -7,7 +7,7 @@ import (
 	"transcriber/internal/job"
 )
 
-const segmentColumns = `job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, counted_in`
+const segmentColumns = `job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -48,7 +48,7 @@ func loadSegments(ctx context.Context, q querier, jobs []job.Job) error {
 				id string
 				s  job.Segment
 			)
-			err := r.Scan(&id, &s.Seq, &s.StartMs, &s.DurationMs, &s.AudioKey, &s.Container, &s.OperationID, &s.Done, timeText(&s.CountedIn))
+			err := r.Scan(&id, &s.Seq, &s.StartMs, &s.DurationMs, &s.AudioKey, &s.Container, &s.OperationID, &s.Done)
 			if err == nil {
 				jobs[at[id]].Segments = append(jobs[at[id]].Segments, s)
 			}
@@ -61,8 +61,8 @@ func writeSegments(ctx context.Context, tx *sql.Tx, j job.Job) error {
 	err := exec(ctx, tx, `DELETE FROM segments WHERE job_id = ?`, j.ID)
 	for _, s := range j.Segments {
 		if err == nil {
-			err = exec(ctx, tx, `INSERT INTO segments (`+segmentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				j.ID, s.Seq, s.StartMs, s.DurationMs, s.AudioKey, s.Container, s.OperationID, s.Done, nullTime(s.CountedIn))
+			err = exec(ctx, tx, `INSERT INTO segments (`+segmentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+				j.ID, s.Seq, s.StartMs, s.DurationMs, s.AudioKey, s.Container, s.OperationID, s.Done)
 		}
 	}
 	return err

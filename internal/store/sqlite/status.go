@@ -37,7 +37,7 @@ func statusRead[T any](ctx context.Context, db *DB, what, stmt string, since tim
 func (s *JobStore) StateEntries(ctx context.Context, state job.State, since time.Time, limit int) ([]job.Job, error) {
 	return statusRead(ctx, s.db, "jobs in "+string(state), selectStateEntries, since, limit, func(r scanner) (job.Job, error) {
 		j := job.Job{State: state}
-		err := r.Scan(&j.ID, timeAt{&j.NextRunAt})
+		err := r.Scan(&j.ID, timeText(&j.NextRunAt))
 		return j, err
 	}, string(state))
 }

@@ -52,12 +52,9 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 	err := s.db.tx(ctx, func(tx *sql.Tx) error {
 		if inserted {
 			// Run again after its commit, it finds its own token.
-			found, err := scanToken(tx.QueryRowContext(ctx, selectToken+` WHERE id = ?`, t.ID))
-			if err == nil && t.Same(found) {
-				return nil
-			}
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return translate(err)
+			found, err := scanRow(tx.QueryRowContext(ctx, selectToken+` WHERE id = ?`, t.ID), scanToken, nil)
+			if err != nil || t.Same(found) {
+				return err
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -73,20 +70,11 @@ func (s *TokenStore) Create(ctx context.Context, t apitoken.Token) error {
 
 // ByHash names no hash in errors: it is what a secret is looked up by.
 func (s *TokenStore) ByHash(ctx context.Context, hash string) (apitoken.Token, error) {
-	t, err := getToken(s.db.sql.QueryRowContext(ctx, selectToken+` WHERE hash = ?`, hash))
+	t, err := scanRow(s.db.sql.QueryRowContext(ctx, selectToken+` WHERE hash = ?`, hash), scanToken, apitoken.ErrNotFound)
 	if err != nil && !errors.Is(err, apitoken.ErrNotFound) {
 		return apitoken.Token{}, fmt.Errorf("find token by hash: %w", err)
 	}
 	return t, err
-}
-
-// getToken scans the row's token: apitoken.ErrNotFound when there is none.
-func getToken(row *sql.Row) (apitoken.Token, error) {
-	t, err := scanToken(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return apitoken.Token{}, apitoken.ErrNotFound
-	}
-	return t, translate(err)
 }
 
 // List returns every token, oldest first.
@@ -111,8 +99,8 @@ func (s *TokenStore) Revoke(ctx context.Context, id string, now time.Time) (apit
 		return apitoken.Token{}, fmt.Errorf("revoke token %s: %w: no time given", id, apitoken.ErrInvalid)
 	}
 	t, err := txResult(ctx, s.db, func(tx *sql.Tx) (apitoken.Token, error) {
-		return getToken(tx.QueryRowContext(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?
-			RETURNING `+tokenColumns, formatTime(now), id))
+		return scanRow(tx.QueryRowContext(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?
+			RETURNING `+tokenColumns, formatTime(now), id), scanToken, apitoken.ErrNotFound)
 	})
 	if err != nil {
 		return apitoken.Token{}, fmt.Errorf("revoke token %s: %w", id, err)

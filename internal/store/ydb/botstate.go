@@ -21,12 +21,7 @@ var _ botstate.Store = (*BotState)(nil)
 func NewBotState(db *DB) *BotState { return &BotState{db: db} }
 
 func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
-	var c botstate.Chat
-	err := s.db.read(ctx, func(ctx context.Context, tx query.TxActor) error {
-		var err error
-		c, err = s.getChat(ctx, tx, id)
-		return err
-	})
+	c, err := inTx(ctx, s.db.read, func(ctx context.Context, tx query.TxActor) (botstate.Chat, error) { return s.getChat(ctx, tx, id) })
 	if err != nil {
 		return botstate.Chat{}, fmt.Errorf("get chat %d: %w", id, err)
 	}
@@ -34,7 +29,7 @@ func (s *BotState) Chat(ctx context.Context, id int64) (botstate.Chat, error) {
 }
 
 func (s *BotState) getChat(ctx context.Context, tx query.TxActor, id int64) (botstate.Chat, error) {
-	c, found, err := readOne(ctx, s.db, tx, selectChat, chatIDParams(id), scanChat)
+	c, found, err := scanOne(ctx, s.db, tx, selectChat, chatIDParams(id), scanChat)
 	if !found {
 		c = botstate.Chat{ID: id}
 	}
@@ -62,17 +57,6 @@ func (s *BotState) UpdateChat(ctx context.Context, id int64, now time.Time, chan
 	return c, nil
 }
 
-// readOne reads the row stmt selects by its key; found is false for none.
-func readOne[T any](ctx context.Context, db *DB, tx query.TxActor, stmt string, p params, scan func(query.Row) (T, error)) (v T, found bool, err error) {
-	err = db.rows(ctx, tx, stmt, p, func(row query.Row) error {
-		var err error
-		v, err = scan(row)
-		found = true
-		return err
-	})
-	return v, found, err
-}
-
 // ForgetChat deletes the chat's outbox keys from its prefix up to the
 // prefix with "/" made "0", the next byte.
 func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
@@ -93,30 +77,6 @@ func (s *BotState) ForgetChat(ctx context.Context, chatID int64) error {
 type chatRow struct {
 	botstate.Chat
 	auto string
-}
-
-// rowCol is one column of a row type T, read through R: its name, the
-// value T gives it (the parameter of that name), and where R takes it.
-type rowCol[T, R any] struct {
-	name  string
-	value func(*T) types.Value
-	ref   func(*R) any
-}
-
-func structOf[T, R any](cols []rowCol[T, R], v *T) types.Value {
-	fields := make([]types.StructValueOption, len(cols))
-	for i, c := range cols {
-		fields[i] = types.StructFieldValue(c.name, c.value(v))
-	}
-	return types.StructValue(fields...)
-}
-
-func destsOf[T, R any](cols []rowCol[T, R], r *R) []query.NamedDestination {
-	d := make([]query.NamedDestination, len(cols))
-	for i, c := range cols {
-		d[i] = query.Named(c.name, c.ref(r))
-	}
-	return d
 }
 
 // chatColumnList names chatColumns (botstate_statements.go) in order.
@@ -140,22 +100,17 @@ func chatParams(c botstate.Chat) params {
 	return p
 }
 
-func chatDests(r *chatRow) []query.NamedDestination { return destsOf(chatColumnList, r) }
-
 // finish turns a scanned row into its chat, times in UTC.
 func (r *chatRow) finish() botstate.Chat {
 	c := r.Chat
 	c.Auto = botstate.Auto(r.auto)
-	c.UpdatedAt = c.UpdatedAt.UTC()
-	if !c.BlockedAt.IsZero() {
-		c.BlockedAt = c.BlockedAt.UTC()
-	}
+	inUTC(&c.UpdatedAt, &c.BlockedAt)
 	return c
 }
 
 func scanChat(row query.Row) (botstate.Chat, error) {
 	var r chatRow
-	if err := row.ScanNamed(chatDests(&r)...); err != nil {
+	if err := row.ScanNamed(destsOf(chatColumnList, &r)...); err != nil {
 		return botstate.Chat{}, fmt.Errorf("read chat row: %w", err)
 	}
 	return r.finish(), nil

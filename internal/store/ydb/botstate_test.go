@@ -90,7 +90,7 @@ func TestChatRowRoundTrip(t *testing.T) {
 				byName[x.name[1:]] = x.value
 			}
 			var r chatRow
-			for _, d := range chatDests(&r) {
+			for _, d := range destsOf(chatColumnList, &r) {
 				v, ok := byName[d.Name()]
 				require.True(t, ok, "column %s is written", d.Name())
 				require.NoError(t, types.CastTo(v, d.Ref()), d.Name())

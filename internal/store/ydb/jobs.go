@@ -148,9 +148,6 @@ func (s *JobStore) loadSegments(ctx context.Context, tx query.TxActor, jobs []jo
 		if err := row.ScanNamed(segmentDests(&r)...); err != nil {
 			return fmt.Errorf("read segment row: %w", err)
 		}
-		if !r.CountedIn.IsZero() {
-			r.CountedIn = r.CountedIn.UTC() // the SDK hands Timestamps back in the local zone
-		}
 		i := at[r.jobID]
 		jobs[i].Segments = append(jobs[i].Segments, r.Segment)
 		return nil
@@ -209,12 +206,21 @@ func (s *JobStore) Get(ctx context.Context, id string) (job.Job, error) {
 // change is Save's job.Change: the whole row written (narrow serves the
 // claim's calls).
 func (s *JobStore) change(ctx context.Context, id string, withSegments bool, apply func(cur job.Job, now time.Time) (job.Job, error)) (job.Job, error) {
+	return s.applyTx(ctx, id, s.getJobs, apply, func(ctx context.Context, tx query.TxActor, _, next job.Job) (job.Job, error) {
+		return s.write(ctx, tx, next, withSegments)
+	})
+}
+
+// applyTx is a job.Change's transaction: id's job read, the rule applied,
+// the result written.
+func (s *JobStore) applyTx(ctx context.Context, id string, read func(context.Context, query.TxActor, string) (job.Job, error),
+	apply func(cur job.Job, now time.Time) (job.Job, error), write func(ctx context.Context, tx query.TxActor, cur, next job.Job) (job.Job, error)) (job.Job, error) {
 	id, err := job.ParseID(id)
 	if err != nil {
 		return job.Job{}, err
 	}
 	return inTx(ctx, s.db.update, func(ctx context.Context, tx query.TxActor) (job.Job, error) {
-		cur, err := s.getJobs(ctx, tx, id)
+		cur, err := read(ctx, tx, id)
 		if err != nil {
 			return job.Job{}, err
 		}
@@ -222,7 +228,7 @@ func (s *JobStore) change(ctx context.Context, id string, withSegments bool, app
 		if err != nil {
 			return job.Job{}, err
 		}
-		return s.write(ctx, tx, next, withSegments)
+		return write(ctx, tx, cur, next)
 	})
 }
 

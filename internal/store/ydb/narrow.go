@@ -68,7 +68,7 @@ func (w narrowWrite) bind(j job.Job) params {
 	j = job.Stored(j)
 	p := params{{"$id", utf8(j.ID)}}
 	for _, name := range w.columns {
-		i := slices.IndexFunc(jobColumnList, func(c jobColumn) bool { return c.name == name })
+		i := slices.IndexFunc(jobColumnList, func(c rowCol[job.Job, jobRow]) bool { return c.name == name })
 		p = append(p, param{"$" + name, jobColumnList[i].value(&j)})
 	}
 	return p
@@ -82,19 +82,7 @@ func (s *JobStore) narrow(w narrowWrite, answerSegments bool) job.Change {
 		if writeSegments {
 			return job.Job{}, fmt.Errorf("%w: segments", errWideChange)
 		}
-		id, err := job.ParseID(id)
-		if err != nil {
-			return job.Job{}, err
-		}
-		return inTx(ctx, s.db.update, func(ctx context.Context, tx query.TxActor) (job.Job, error) {
-			cur, err := s.getRow(ctx, tx, id)
-			if err != nil {
-				return job.Job{}, err
-			}
-			next, err := apply(cur, s.db.now())
-			if err != nil {
-				return job.Job{}, err
-			}
+		return s.applyTx(ctx, id, s.getRow, apply, func(ctx context.Context, tx query.TxActor, cur, next job.Job) (job.Job, error) {
 			next = job.Stored(next)
 			p, write, err := w.params(cur, next)
 			if err == nil && answerSegments {

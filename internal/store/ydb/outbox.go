@@ -96,16 +96,12 @@ func scanEntry(row query.Row) (outbox.Entry, error) {
 func (r *entryRow) finish() outbox.Entry {
 	e := r.Entry
 	e.Kind, e.State, e.Attempts, e.LastStatus = outbox.Kind(r.kind), outbox.State(r.state), int(r.attempts), int(r.lastStatus)
-	for _, t := range []*time.Time{&e.NextAt, &e.LeaseUntil, &e.FirstAt, &e.LastAt, &e.CreatedAt, &e.UpdatedAt} {
-		if !t.IsZero() {
-			*t = t.UTC()
-		}
-	}
+	inUTC(&e.NextAt, &e.LeaseUntil, &e.FirstAt, &e.LastAt, &e.CreatedAt, &e.UpdatedAt)
 	return e
 }
 
 func (s *Outbox) get(ctx context.Context, tx query.TxActor, kind outbox.Kind, key string) (outbox.Entry, bool, error) {
-	return readOne(ctx, s.db, tx, selectEntry, entryParams(kind, key), scanEntry)
+	return scanOne(ctx, s.db, tx, selectEntry, entryParams(kind, key), scanEntry)
 }
 
 // change inserts (retried on a key taken meanwhile) or upserts.

@@ -119,7 +119,8 @@ func optTS(t time.Time) types.Value {
 func jobsParams(jobs ...job.Job) params {
 	vs := make([]types.Value, len(jobs))
 	for i, j := range jobs {
-		vs[i] = jobStruct(job.Stored(j))
+		j = job.Stored(j)
+		vs[i] = structOf(jobColumnList, &j)
 	}
 	return params{{"$jobs", types.ListValue(vs...)}}
 }
@@ -138,7 +139,6 @@ func segmentsParams(jobID string, segs []job.Segment, endedAt time.Time) params 
 			types.StructFieldValue("operation_id", utf8(s.OperationID)),
 			types.StructFieldValue("done", types.BoolValue(s.Done)),
 			types.StructFieldValue("ended_at", optTS(job.Ms(endedAt))),
-			types.StructFieldValue("counted_in", optTS(job.Ms(s.CountedIn))),
 		)
 	}
 	return params{{"$segments", types.ListValue(vs...)}}

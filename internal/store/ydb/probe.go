@@ -48,11 +48,11 @@ const consumedUnitsHeader = "x-ydb-consumed-units"
 // (scratch/<id>), migrated; remove drops the directory and closes the set.
 // The schema costs one migration's operations of the database's daily
 // quota (docs/database.md, "Schema operations").
-func OpenScratch(ctx context.Context, dsn string, clk clock.Clock, out io.Writer, opts ...Option) (s store.Set, remove func(context.Context) error, err error) {
+func OpenScratch(ctx context.Context, dsn string, clk clock.Clock, out io.Writer) (s store.Set, remove func(context.Context) error, err error) {
 	dir := path.Join("scratch", ident.New())
 	openCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	db, err := Open(openCtx, dsn, clk, append(opts, WithDirectory(dir))...)
+	db, err := Open(openCtx, dsn, clk, WithDirectory(dir))
 	if err != nil {
 		return store.Set{}, nil, err
 	}

@@ -2,6 +2,7 @@ package ydb
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
@@ -16,16 +17,32 @@ type jobRow struct {
 	features string
 }
 
-// jobColumn is a jobs column: the value a job gives it and where a read
-// puts it. jobColumns and jobsStruct name the same, in this order
-// (statements_test.go).
-type jobColumn struct {
+// rowCol is one column of a row type T, read through R: its name, the
+// value T gives it (the parameter of that name), and where R takes it.
+type rowCol[T, R any] struct {
 	name  string
-	value func(j *job.Job) types.Value
-	ref   func(r *jobRow) any
+	value func(*T) types.Value
+	ref   func(*R) any
 }
 
-var jobColumnList = []jobColumn{
+func structOf[T, R any](cols []rowCol[T, R], v *T) types.Value {
+	fields := make([]types.StructValueOption, len(cols))
+	for i, c := range cols {
+		fields[i] = types.StructFieldValue(c.name, c.value(v))
+	}
+	return types.StructValue(fields...)
+}
+
+func destsOf[T, R any](cols []rowCol[T, R], r *R) []query.NamedDestination {
+	d := make([]query.NamedDestination, len(cols))
+	for i, c := range cols {
+		d[i] = query.Named(c.name, c.ref(r))
+	}
+	return d
+}
+
+// jobColumnList names jobColumns and jobsStruct in order (statements_test.go).
+var jobColumnList = []rowCol[job.Job, jobRow]{
 	{"id", func(j *job.Job) types.Value { return utf8(j.ID) }, func(r *jobRow) any { return &r.ID }},
 	{"state", func(j *job.Job) types.Value { return utf8(string(j.State)) }, func(r *jobRow) any { return &r.State }},
 	{"source", func(j *job.Job) types.Value { return utf8(string(j.Source)) }, func(r *jobRow) any { return &r.Source }},
@@ -60,22 +77,6 @@ var jobColumnList = []jobColumn{
 	{"reuse_key", func(j *job.Job) types.Value { return optUTF8(j.ReuseKey) }, func(r *jobRow) any { return &r.ReuseKey }},
 }
 
-func jobStruct(j job.Job) types.Value {
-	fields := make([]types.StructValueOption, len(jobColumnList))
-	for i, c := range jobColumnList {
-		fields[i] = types.StructFieldValue(c.name, c.value(&j))
-	}
-	return types.StructValue(fields...)
-}
-
-func jobDests(r *jobRow) []query.NamedDestination {
-	d := make([]query.NamedDestination, len(jobColumnList))
-	for i, c := range jobColumnList {
-		d[i] = query.Named(c.name, c.ref(r))
-	}
-	return d
-}
-
 // finish types the columns and puts times in UTC (the SDK hands
 // Timestamps back in the local zone; the store writes milliseconds).
 func (r *jobRow) finish() (job.Job, error) {
@@ -90,7 +91,7 @@ func (r *jobRow) finish() (job.Job, error) {
 
 func scanJob(row query.Row) (job.Job, error) {
 	var r jobRow
-	if err := row.ScanNamed(jobDests(&r)...); err != nil {
+	if err := row.ScanNamed(destsOf(jobColumnList, &r)...); err != nil {
 		return job.Job{}, fmt.Errorf("read job row: %w", err)
 	}
 	return r.finish()
@@ -107,7 +108,6 @@ func segmentDests(r *segmentRow) []query.NamedDestination {
 		query.Named("start_ms", &r.StartMs), query.Named("duration_ms", &r.DurationMs),
 		query.Named("audio_key", &r.AudioKey), query.Named("container", &r.Container),
 		query.Named("operation_id", &r.OperationID), query.Named("done", &r.Done),
-		query.Named("counted_in", &r.CountedIn),
 	}
 }
 
@@ -116,6 +116,13 @@ func tokenDests(t *apitoken.Token) []query.NamedDestination {
 		query.Named("hash", &t.Hash), query.Named("id", &t.ID), query.Named("name", &t.Name),
 		query.Named("created_at", &t.CreatedAt), query.Named("revoked_at", &t.RevokedAt),
 		query.Named("callback_secret", &t.CallbackSecret),
+	}
+}
+
+// inUTC puts the times in UTC: the SDK hands Timestamps back in the local zone.
+func inUTC(ts ...*time.Time) {
+	for _, t := range ts {
+		*t = t.UTC() // the zero time stays zero
 	}
 }
 

@@ -91,7 +91,7 @@ func TestJobRowRoundTrip(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fields := row(t, j)
 			var r jobRow
-			for _, d := range jobDests(&r) {
+			for _, d := range destsOf(jobColumnList, &r) {
 				v, ok := fields[d.Name()]
 				require.True(t, ok, "column %s is written", d.Name())
 				require.NoError(t, types.CastTo(v, d.Ref()), d.Name())

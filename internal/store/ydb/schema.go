@@ -17,15 +17,11 @@ type step struct {
 	ddl  []string
 }
 
-// steps are the schema's steps, applied in order by Migrate and recorded in
-// schema_steps by number (1-based). An applied step is never edited: a
-// change is a new step, and docs/database.md changes with it. The history
-// before the first deployment was folded into step 1.
-//
-// YDB runs DDL outside transactions, so Migrate can stop between a step's
-// DDL and its record and meet the step again. A CREATE TABLE is skipped
-// when its table is listed and runs as CREATE TABLE IF NOT EXISTS; YQL has
-// no IF NOT EXISTS for ADD COLUMN or ADD INDEX, so a step of another kind
+// steps are applied in order and recorded in schema_steps by number
+// (1-based); an applied step is never edited (a change is a new step, with
+// docs/database.md). DDL runs outside transactions, so Migrate may meet a
+// step again: a listed table's CREATE TABLE is skipped, the rest run IF NOT
+// EXISTS; YQL has none for ADD COLUMN or ADD INDEX, so another kind of step
 // needs a rule in migrate first (TestStepsRunAgain).
 var steps = []step{
 	{"tables", []string{createJobs, createSegments, createTelegramMessages, createIdempotencyKeys, createAPITokens,
@@ -115,11 +111,9 @@ type MigrateOptions struct {
 
 // Migrate applies and records the missing steps and sets the TTLs when
 // their record differs (ttlRecord), paced within the serverless quota of
-// schema operations; a table made now gets its TTL in its CREATE TABLE, and
-// a run with nothing to do costs one operation (the listing). A database
-// recording a step this program does not know is refused. DDL runs outside
-// transactions (https://ydb.tech/docs/en/concepts/transactions). It
-// returns the names of the steps applied.
+// schema operations; a new table gets its TTL in its CREATE TABLE, and a run
+// with nothing to do costs one operation (the listing). A database with a
+// step unknown here is refused. It returns the names of the steps applied.
 func Migrate(ctx context.Context, db *DB, o MigrateOptions) ([]string, error) {
 	ctx, cancel := bound(ctx, DefaultMigrateTimeout)
 	defer cancel()

@@ -1,19 +1,13 @@
 package ydb
 
-// Every YQL statement of the store is a named constant in a *statements.go
-// file, which statements_test.go reads and checks against the schema. Tables
-// are named without a path (DB.text adds a TablePathPrefix for a directory).
-// Syntax: https://ydb.tech/docs/en/yql/reference/syntax/ (select,
-// secondary_index, insert_into, upsert_into, update, delete, declare).
-//
-// Conventions the test checks: every parameter is DECLAREd with the type
-// the Go code binds; one compared with or written to a column has the
-// column's type (Optional<T> only where NULL may be); rows are written from
-// a List<Struct<…>> named by column through AS_TABLE.
-//
+// Every YQL statement is a constant in a *statements.go file, which
+// statements_test.go checks against the schema: every parameter DECLAREd
+// with the type bound, the column's type where compared or written
+// (Optional<T> only where NULL may be), rows written from a
+// List<Struct<…>> through AS_TABLE. Tables are named without a path (DB.text
+// adds a TablePathPrefix). Syntax: https://ydb.tech/docs/en/yql/reference/syntax/.
 // Only key columns are NOT NULL: older YDB releases accept no more
-// (https://ydb.tech/docs/en/concepts/datamodel/table); the store writes
-// every column of a row it makes.
+// (https://ydb.tech/docs/en/concepts/datamodel/table).
 
 // Tables of schema step 1 (schema.go); a global index's key is its columns
 // followed by the table's key.
@@ -77,8 +71,7 @@ const (
 )`
 
 	// createSegments: the pieces of a job's audio. ended_at is the job's,
-	// so they expire with it (YDB has no cascade); counted_in is
-	// job.Segment.CountedIn.
+	// so they expire with it (YDB has no cascade).
 	createSegments = `CREATE TABLE segments (
 	job_id       Utf8 NOT NULL,
 	seq          Int32 NOT NULL,
@@ -89,7 +82,6 @@ const (
 	operation_id Utf8,
 	done         Bool,
 	ended_at     Timestamp,
-	counted_in   Timestamp,
 	PRIMARY KEY (job_id, seq)
 )`
 
@@ -274,7 +266,7 @@ WHERE id = $id`
 // Segments.
 const (
 	selectSegments = `DECLARE $job_ids AS List<Utf8>;
-SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, counted_in
+SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done
 FROM segments WHERE job_id IN $job_ids
 ORDER BY job_id, seq`
 
@@ -283,10 +275,9 @@ DELETE FROM segments WHERE job_id = $job_id`
 
 	upsertSegments = `DECLARE $segments AS List<Struct<
 	job_id: Utf8, seq: Int32, start_ms: Int64, duration_ms: Int64,
-	audio_key: Utf8, container: Utf8, operation_id: Utf8, done: Bool, ended_at: Optional<Timestamp>,
-	counted_in: Optional<Timestamp>>>;
-UPSERT INTO segments (job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at, counted_in)
-SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at, counted_in FROM AS_TABLE($segments)`
+	audio_key: Utf8, container: Utf8, operation_id: Utf8, done: Bool, ended_at: Optional<Timestamp>>>;
+UPSERT INTO segments (job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at)
+SELECT job_id, seq, start_ms, duration_ms, audio_key, container, operation_id, done, ended_at FROM AS_TABLE($segments)`
 )
 
 // The keys that make CreateForMessage and CreateOnce return the job made
@@ -347,4 +338,66 @@ SELECT ` + tokenColumns + ` FROM api_tokens VIEW api_tokens_id WHERE id = $id`
 	revokeToken = `DECLARE $hash AS Utf8;
 DECLARE $revoked_at AS Timestamp;
 UPDATE api_tokens SET revoked_at = $revoked_at WHERE hash = $hash`
+)
+
+// The status's reads: each one range of an index sorted by its whole key
+// in one direction, so YDB reads at most $limit index rows
+// (TestIndexReadsFollowTheIndex).
+const (
+	// selectStateEntries reads the index alone.
+	selectStateEntries = `DECLARE $state AS Utf8;
+DECLARE $since AS Timestamp;
+DECLARE $limit AS Uint64;
+SELECT id, next_run_at
+FROM jobs VIEW jobs_due
+WHERE state = $state AND next_run_at >= $since
+ORDER BY state, next_run_at, id
+LIMIT $limit`
+
+	// selectLatestInState is the same range backwards, with the rows.
+	selectLatestInState = `DECLARE $state AS Utf8;
+DECLARE $since AS Timestamp;
+DECLARE $limit AS Uint64;
+SELECT ` + jobColumns + `
+FROM jobs VIEW jobs_due
+WHERE state = $state AND next_run_at >= $since
+ORDER BY state DESC, next_run_at DESC, id DESC
+LIMIT $limit`
+)
+
+// The usage counters' table and statements (quota.Counters).
+
+// createCounters: one row per counter and window, expiring by the table's
+// TTL at expires_at (the window's start plus quota.Retention). ops are the
+// ids of the counter's last changes (quota.EncodeOps), so a change run
+// twice for one call counts once.
+// https://ydb.tech/docs/en/concepts/ttl
+const createCounters = `CREATE TABLE counters (
+	counter      Utf8 NOT NULL,
+	window_start Timestamp NOT NULL,
+	used         Int64,
+	expires_at   Timestamp,
+	ops          Utf8,
+	PRIMARY KEY (counter, window_start)
+)
+WITH (TTL = Interval("PT0S") ON expires_at)`
+
+const (
+	selectCounter = `DECLARE $counter AS Utf8;
+DECLARE $window_start AS Timestamp;
+SELECT used, ops FROM counters WHERE counter = $counter AND window_start = $window_start`
+
+	// selectCounters reads several keys of one window, each a point read
+	// (https://ydb.tech/docs/en/faq/yql, "How do I select table rows by a
+	// list of keys?"); a key with no row is absent.
+	selectCounters = `DECLARE $counters AS List<Utf8>;
+DECLARE $window_start AS Timestamp;
+SELECT counter, used FROM counters WHERE counter IN $counters AND window_start = $window_start`
+
+	upsertCounter = `DECLARE $counter AS Utf8;
+DECLARE $window_start AS Timestamp;
+DECLARE $used AS Int64;
+DECLARE $expires_at AS Timestamp;
+DECLARE $ops AS Utf8;
+UPSERT INTO counters (counter, window_start, used, expires_at, ops) VALUES ($counter, $window_start, $used, $expires_at, $ops)`
 )

@@ -141,14 +141,12 @@ func bound(ctx context.Context, d time.Duration) (context.Context, context.Cance
 	return context.WithTimeout(ctx, d)
 }
 
-// writeOptions mark every write idempotent, so the SDK also runs it again
-// after an error that leaves its commit unknown ("conditionally
-// retryable", ydb-go-sdk v3.127.0 retry/mode.go), as on a connection that
-// died while the instance slept. Every write recognizes what a lost-answer
-// commit of its own wrote (job.Change, job.Claimed, outbox.Same,
-// quota.ReserveOnce, …). A lazy transaction begins with its first
-// statement, one round trip less (query.WithLazyTx, experimental in
-// v3.127.0, internal/query/transaction.go).
+// writeOptions mark every write idempotent, so the SDK also retries an
+// error that leaves its commit unknown ("conditionally retryable", ydb-go-sdk
+// v3.127.0 retry/mode.go), e.g. a connection that died while the instance
+// slept: every write recognizes what a lost-answer commit of its own wrote.
+// A lazy transaction begins with its first statement, one round trip less
+// (query.WithLazyTx, experimental in v3.127.0).
 func writeOptions() []query.DoTxOption {
 	return []query.DoTxOption{query.WithIdempotent(), query.WithLazyTx(true)}
 }
