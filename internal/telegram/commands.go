@@ -14,6 +14,7 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/job"
 	"transcriber/internal/spend"
+	"transcriber/internal/transcript"
 )
 
 var docFormats = []string{"txt", "srt", "vtt"}
@@ -171,11 +172,11 @@ func (b *Bot) formatsCommand(ctx context.Context, m *models.Message, arg string,
 
 func validFormat(f string) bool { return slices.Contains(docFormats, f) }
 
-func formatOf(c botstate.Chat) string {
+func formatOf(c botstate.Chat) transcript.Format {
 	if validFormat(c.Format) {
-		return c.Format
+		return transcript.Format(c.Format)
 	}
-	return "txt"
+	return transcript.TXT
 }
 
 func (b *Bot) autoCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {

@@ -15,6 +15,7 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 	"transcriber/internal/spend"
+	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/uploadlink"
 )
 
@@ -190,7 +191,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		return nil
 	}
 	now := b.Clock.Now()
-	if _, _, err := b.Outbox.Put(ctx, key(m, partResult).entry(j.ID), now.Add(b.cfg.ResultCheck), now); err != nil {
+	if _, _, err := b.Outbox.Put(ctx, key(m, partResult).entry(j.ID), now.Add(tgconf.DefaultResultCheck), now); err != nil {
 		return err
 	}
 	status := txtReceived.in(l)

@@ -13,6 +13,7 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
 	"transcriber/internal/outbox"
+	"transcriber/internal/telegram/tgconf"
 )
 
 // Every message goes through post: its outbox entry taken before the send
@@ -57,7 +58,7 @@ func replyTo(m *models.Message, text string) *bot.SendMessageParams {
 	return &bot.SendMessageParams{
 		ChatID:          m.Chat.ID,
 		Text:            text,
-		ReplyParameters: &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true},
+		ReplyParameters: replyAt(m.ID),
 	}
 }
 
@@ -104,7 +105,7 @@ func (b *Bot) post(ctx context.Context, r ref, jobID string, send func(context.C
 	}
 	// The update comes again: the message is free for it at once, and
 	// otherwise the sweep drops it after a while.
-	o := outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck), Attempt: b.attempt(err)}
+	o := outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(tgconf.DefaultResultCheck), Attempt: b.attempt(err)}
 	b.box().Finish(ctx, d.Key, o)
 	return false, classify(err)
 }
