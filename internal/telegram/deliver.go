@@ -21,16 +21,15 @@ import (
 	"transcriber/internal/transcript"
 )
 
-// The bot is the pipeline's Notifier: Moved edits the status message as a
-// job moves, Finished delivers an ended job; Sweep, on the timer, delivers
-// what they could not.
+// The bot is the pipeline's Notifier (Moved, Finished); Sweep, on the
+// timer, delivers what they could not.
 
-// DeliveryGiveUp is how long after a job ended its result is still tried.
-const DeliveryGiveUp = 12 * time.Hour
-
-// sweepBudget: a sweep takes no new result with less than that left before
-// its deadline, so the one it holds is recorded before the call ends.
-const sweepBudget = 15 * time.Second
+const (
+	DeliveryGiveUp = 12 * time.Hour // how long after a job ended its result is still tried
+	// a sweep takes no new result with less left before its deadline, so the
+	// one it holds is recorded in time
+	sweepBudget = 15 * time.Second
+)
 
 // Moved edits a Telegram job's status message to say where the job is, at
 // most once every DefaultStatusEvery; a failed edit is reported, not retried.
@@ -73,8 +72,8 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	return err
 }
 
-// Finished delivers an ended Telegram job: the transcript, or what went
-// wrong. A delivery that fails is left to the sweep; the error says why.
+// Finished delivers an ended Telegram job's transcript or failure; one that
+// fails is left to the sweep.
 func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceTelegram {
 		return nil
@@ -88,8 +87,8 @@ func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	return err
 }
 
-// Sweep delivers the due results: those whose delivery failed, and those
-// the pipeline never handed over. It returns how many it sent.
+// Sweep delivers the due results (failed, or never handed over) and returns
+// how many it sent.
 func (b *Bot) Sweep(ctx context.Context) (int, error) {
 	box := b.box()
 	return box.Sweep(ctx, sweepBudget, func(ctx context.Context, d outbox.Entry) (bool, error) {
@@ -172,12 +171,11 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed, Attempt: b.attempt(err)})
 		return false, classify(b.scrubbed(err))
 	}
-	next := b.Clock.Now().Add(retryPause(since))
-	var tooMany *bot.TooManyRequestsError
-	if errors.As(err, &tooMany) {
-		next = b.Clock.Now().Add(time.Duration(tooMany.RetryAfter) * time.Second)
+	pause, ok := retryAfter(err)
+	if !ok {
+		pause = retryPause(since)
 	}
-	box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: b.attempt(err)})
+	box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(pause), Attempt: b.attempt(err)})
 	return false, classify(b.scrubbed(err))
 }
 
@@ -232,9 +230,7 @@ func retryPause(since time.Duration) time.Duration {
 	return min(max(since, time.Minute), time.Hour)
 }
 
-// summaryAfter: a summary goes above the transcript of a recording longer
-// than this; a shorter one reads faster than its summary.
-const summaryAfter = 2 * time.Minute
+const summaryAfter = 2 * time.Minute // a shorter recording reads faster than its summary
 
 // summaryText is a heading and the job's summary cut to one message, or "".
 func summaryText(j job.Job, t transcript.Transcript, l lang) string {
@@ -254,14 +250,11 @@ func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 
 // sendResult delivers a transcript under entry d: into the status message
 // when it fits one message, else as a document in the chat's format, its
-// first lines the caption. A summary (summaryText) goes above: at the head
-// of the one message, else in the status message (or a message sent just
-// before the document).
-//
+// first lines the caption. A summary goes at the head of the one message,
+// else into the status message (or a message just before the document).
 // A document sent again shows twice: with a status message, d is marked
 // first (markLanding), and a try of a marked result edits the status
-// message into the document instead; Telegram refusing that edit sends
-// the document as on a first try.
+// message into the document; Telegram refusing that edit sends it anew.
 func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64, d outbox.Entry) (int64, error) {
 	l := chatLang(chat)
 	t, err := b.readTranscript(ctx, j.ID)
@@ -337,9 +330,8 @@ func rendered(t transcript.Transcript, f transcript.Format) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// caption is a document's caption: the transcript's first lines, cut at a
-// line or word under the caption limit. Lengths are in UTF-16 code units,
-// as Telegram counts them, and the cut never splits a character.
+// caption is the transcript's first lines, cut at a line or word within
+// the caption limit (UTF-16 units, never splitting a character).
 func caption(plain string) string {
 	if utf16Len(plain) <= tgconf.MaxCaptionUTF16 {
 		return plain
