@@ -4,12 +4,12 @@
 // Intake is idempotent: a job is keyed by its (chat, message) and every
 // message posted is an outbox entry taken before the send and finished
 // after, so a redelivered update finds both (a stranger's answer is a mark
-// a day instead: strangers.go). The webhook answers 200 once the job is
+// a day instead: refuse). The webhook answers 200 once the job is
 // recorded and its file stored or a link given; a failure that may pass
 // answers 5xx and Telegram sends the update again.
 //
-// Intake: webhook.go, poller.go, intake.go, fetch.go, commands.go,
-// strangers.go. Delivery: post.go sends once, deliver.go is the Notifier.
+// Intake: webhook.go (or its long poll), intake.go, fetch.go, commands.go.
+// Delivery: post.go sends once, deliver.go is the Notifier.
 // text.go holds the bot's words.
 //
 // The bot token is in every Bot API URL: scrub keeps it out of every error
