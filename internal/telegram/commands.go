@@ -243,11 +243,10 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 		text = txtForgotten.f(l, n)
 	case isForget && forget == cbForgetNo:
 		text = txtCancelled.in(l)
-	default:
-		answerWith("")
+	}
+	if answerWith(""); text == "" {
 		return nil
 	}
-	answerWith("")
 	_, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: msg.Chat.ID, MessageID: msg.ID, Text: text})
 	if err != nil && !notModified(err) {
 		b.Log.WarnContext(ctx, "edit buttons failed", "error", b.scrub(err.Error()))
