@@ -247,8 +247,7 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	if answerWith(""); text == "" {
 		return nil
 	}
-	_, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: msg.Chat.ID, MessageID: msg.ID, Text: text})
-	if err != nil && !notModified(err) {
+	if err := b.editText(ctx, msg.Chat.ID, int64(msg.ID), text); err != nil {
 		b.Log.WarnContext(ctx, "edit buttons failed", "error", b.scrub(err.Error()))
 	}
 	return nil

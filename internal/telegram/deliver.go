@@ -62,10 +62,7 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	if err != nil || !chat.BlockedAt.IsZero() {
 		return err
 	}
-	_, err = b.api.EditMessageText(ctx, &bot.EditMessageTextParams{
-		ChatID: j.TelegramChatID, MessageID: int(st.SentID), Text: label(chatLang(chat)),
-	})
-	if err != nil && !notModified(err) {
+	if err := b.editText(ctx, j.TelegramChatID, st.SentID, label(chatLang(chat))); err != nil {
 		return classify(b.scrubbed(err))
 	}
 	_, err = b.box().Record(ctx, st.Key, outbox.Outcome{State: outbox.Delivered})
@@ -78,8 +75,8 @@ func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceTelegram {
 		return nil
 	}
-	r := ref{j.TelegramChatID, j.TelegramMessageID, partResult}
-	d, taken, err := b.Outbox.Begin(ctx, r.entry(j.ID), b.Clock.Now(), b.cfg.DeliveryLease)
+	r := ref{j.TelegramChatID, j.TelegramMessageID, partResult}.entry(j.ID)
+	d, taken, err := b.Outbox.Begin(ctx, r, b.Clock.Now(), b.cfg.DeliveryLease)
 	if err != nil || !taken {
 		return err
 	}
@@ -315,8 +312,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 		return 0, err
 	}
 	if status != 0 {
-		done := cmp.Or(summary, txtLongDone.in(l))
-		if _, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: done}); err != nil && !notModified(err) {
+		if err := b.editText(ctx, j.TelegramChatID, status, cmp.Or(summary, txtLongDone.in(l))); err != nil {
 			b.Log.WarnContext(ctx, "status message not edited", "job_id", j.ID, "error", b.scrub(err.Error()))
 		}
 	}
@@ -389,6 +385,15 @@ func edited(err error) (done bool, ferr error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// editText edits message id of chat to text, once; the text it has already is no error.
+func (b *Bot) editText(ctx context.Context, chat, id int64, text string) error {
+	_, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: chat, MessageID: int(id), Text: text})
+	if notModified(err) {
+		return nil
+	}
+	return err
 }
 
 // notModified: an edit to the text the message already has.

@@ -169,7 +169,7 @@ func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(co
 		v, err := send(cctx)
 		cancel()
 		wait, tooMany := retryAfter(err)
-		if !tooMany || i == 2 || wait > maxRetryWait {
+		if !tooMany || i == 2 || wait > tgconf.DefaultMaxRetryWait {
 			return v, err
 		}
 		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < max(wait, time.Second)+b.callTimeout {

@@ -42,10 +42,7 @@ import (
 	"transcriber/internal/telegram/tgconf"
 )
 
-const (
-	maxDownloadBytes = tgconf.DefaultMaxDownloadBytes
-	maxRetryWait     = tgconf.DefaultMaxRetryWait
-)
+const maxDownloadBytes = tgconf.DefaultMaxDownloadBytes
 
 // Objects is the object storage; missing objects are errs.NotFound.
 type Objects interface {
