@@ -178,8 +178,8 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 
 // deliveryWindow ends recordTimeout before the lease until leaseUntil (or
 // ctx's deadline), so the outcome is recorded while the lease holds. Its
-// calls have no bound of their own (withRetryIn): a slow answer is waited
-// for, not given up and sent again.
+// calls have no bound of their own (retry's limit 0): a slow answer is
+// waited for, not given up and sent again.
 func (b *Bot) deliveryWindow(ctx context.Context, leaseUntil time.Time) (context.Context, context.CancelFunc) {
 	left := leaseUntil.Sub(b.Clock.Now()) - recordTimeout
 	if d, ok := ctx.Deadline(); ok {
@@ -281,7 +281,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 	}
 	name := "transcript." + string(f)
 	if status != 0 && d.SentID == mayHaveLanded {
-		_, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
+		_, err := retry(ctx, b, 0, func(ctx context.Context) (*models.Message, error) {
 			return b.api.EditMessageMedia(ctx, &bot.EditMessageMediaParams{
 				ChatID: j.TelegramChatID, MessageID: int(status), ReplyMarkup: markup,
 				Media: &models.InputMediaDocument{Media: "attach://" + name, Caption: caption(cmp.Or(summary, plain)), MediaAttachment: bytes.NewReader(doc)},
@@ -302,7 +302,7 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 			return 0, err
 		}
 	}
-	msg, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
+	msg, err := retry(ctx, b, 0, func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendDocument(ctx, &bot.SendDocumentParams{
 			ChatID: j.TelegramChatID, Caption: caption(plain), ReplyParameters: replyAt(j.TelegramMessageID), ReplyMarkup: markup,
 			Document: &models.InputFileUpload{Filename: name, Data: bytes.NewReader(doc)},
@@ -358,14 +358,14 @@ func (b *Bot) readTranscript(ctx context.Context, id string) (transcript.Transcr
 // delivery's (deliveryWindow).
 func (b *Bot) sendOrEdit(ctx context.Context, j job.Job, status int64, text string, markup models.ReplyMarkup) (int64, error) {
 	if status != 0 {
-		_, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
+		_, err := retry(ctx, b, 0, func(ctx context.Context) (*models.Message, error) {
 			return b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: text, ReplyMarkup: markup})
 		})
 		if done, ferr := edited(err); done || ferr != nil {
 			return status, ferr
 		}
 	}
-	msg, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
+	msg, err := retry(ctx, b, 0, func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: j.TelegramChatID, Text: text, ReplyParameters: replyAt(j.TelegramMessageID), ReplyMarkup: markup})
 	})
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // too big" (core.telegram.org/bots/api#getfile; the text as met at
 // github.com/TelegramBotAPI/errors). A permanent failure is left to fetch.
 func (b *Bot) probe(ctx context.Context, med media) (media, *models.File, error) {
-	f, err := withRetry(ctx, b, func(ctx context.Context) (*models.File, error) {
+	f, err := retry(ctx, b, b.callTimeout, func(ctx context.Context) (*models.File, error) {
 		return b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID})
 	})
 	switch {

@@ -80,7 +80,7 @@ func (b *Bot) refuse(ctx context.Context, m *models.Message, l lang) error {
 		b.Log.DebugContext(ctx, "stranger not answered", "reason", "told_today", "user_id", m.From.ID)
 		return nil
 	}
-	_, err = withRetry(ctx, b, func(ctx context.Context) (*models.Message, error) {
+	_, err = retry(ctx, b, b.callTimeout, func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendMessage(ctx, replyTo(m, txtRefusal.f(l, m.From.ID)))
 	})
 	if err == nil {
@@ -120,7 +120,7 @@ func (b *Bot) username(ctx context.Context) (string, error) {
 	if b.me.name != "" {
 		return b.me.name, nil
 	}
-	u, err := withRetry(ctx, b, func(ctx context.Context) (*models.User, error) { return b.api.GetMe(ctx) })
+	u, err := retry(ctx, b, b.callTimeout, func(ctx context.Context) (*models.User, error) { return b.api.GetMe(ctx) })
 	if err != nil {
 		return "", classify(b.scrubbed(err))
 	}

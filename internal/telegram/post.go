@@ -87,7 +87,7 @@ func (b *Bot) post(ctx context.Context, r ref, jobID string, send func(context.C
 		}
 		return false, nil
 	}
-	msg, err := withRetry(ctx, b, send)
+	msg, err := retry(ctx, b, b.callTimeout, send)
 	if err == nil {
 		_, err = b.box().Record(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: int64(msg.ID), Attempt: b.attempt(nil)})
 		return false, err
@@ -147,19 +147,9 @@ const recordTimeout = outbox.RecordTimeout
 // up, so a slow Telegram can post a message twice there.
 const callTimeout = 40 * time.Second
 
-// withRetry calls send within callTimeout, waiting out a short 429.
-func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
-	return retry(ctx, b, b.callTimeout, send)
-}
-
-// withRetryIn is withRetry in a delivery's window, which a call may take
-// all of.
-func withRetryIn[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
-	return retry(ctx, b, 0, send)
-}
-
-// retry calls send, each within limit if positive, waiting out a 429 that
-// is short enough and leaves time before the deadline to call again.
+// retry calls send, each within limit if positive (b.callTimeout, or 0 in
+// a delivery's window, which a call may take all of), waiting out a 429
+// that is short enough and leaves time before the deadline to call again.
 func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(context.Context) (T, error)) (T, error) {
 	for i := 0; ; i++ {
 		cctx, cancel := ctx, context.CancelFunc(func() {})
