@@ -216,8 +216,7 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	l := langOf(q.From.LanguageCode)
 	forget, asker, isForget := parseForget(q.Data)
 	if isForget && asker != q.From.ID {
-		// Only the asker may answer; a button without one only in the
-		// presser's private chat (whose id is theirs).
+		// only the asker answers; a button without one, only in the presser's private chat
 		if asker != 0 || msg.Chat.ID != q.From.ID {
 			b.Log.InfoContext(ctx, "forget refused", "reason", "not_asker",
 				"user_id", q.From.ID, "asker_id", asker, "chat_id", msg.Chat.ID)
@@ -253,9 +252,9 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	return nil
 }
 
-// Forget deletes a chat's jobs, files, recognitions, settings and outbox
-// entries, and returns how many jobs. A step running on one sees the
-// deletion mark and removes what it made.
+// Forget deletes a chat's jobs (returning how many), files, recognitions,
+// settings and outbox entries; a step running on a job sees its deletion
+// mark and removes what it made.
 func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 	n := 0
 	for cursor, more := "", true; more; more = cursor != "" {

@@ -95,8 +95,7 @@ func unwrapURL(err error) string {
 	return err.Error()
 }
 
-// capped fails past left bytes, so an oversized body aborts the upload
-// rather than land cut short.
+// capped fails past left bytes: an oversized body aborts the upload, not lands cut.
 type capped struct {
 	r    io.Reader
 	left int64

@@ -61,11 +61,10 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	return nil
 }
 
-// refuse answers a stranger (not on TELEGRAM_ALLOWED_USERS) in a private
-// chat once a UTC day, with their id; nothing else is kept but the day's
-// mark, a counter reserved up to 1 before the answer (of many messages at
-// once exactly one answers). A failure that may pass gives the mark back
-// for a redelivery; a refusal keeps it.
+// refuse tells a stranger (not on TELEGRAM_ALLOWED_USERS) their id in a
+// private chat once a UTC day, keeping only the day's mark, a counter
+// reserved up to 1 before the answer (one answer of many messages at once);
+// a failure that may pass gives the mark back for a redelivery.
 func (b *Bot) refuse(ctx context.Context, m *models.Message, l lang) error {
 	if !private(m.Chat) || b.Counters == nil {
 		return nil
@@ -139,7 +138,7 @@ type media struct {
 }
 
 // mediaOf returns the message's voice, audio, video, video note, or audio
-// or video document, its name cleaned (job.CleanFilename), not refused.
+// or video document, its name cleaned (job.CleanFilename).
 func mediaOf(m *models.Message) (media, bool) {
 	switch {
 	case m == nil:
@@ -267,9 +266,8 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	return b.fetch(ctx, j, med, file)
 }
 
-// draftPriority is deferred under /mode deferred, else fast (the pipeline
-// recognizes a short one synchronously, a longer one as normal) unless
-// speakers or a summary are asked, which sync recognition does not give.
+// draftPriority is deferred under /mode deferred, else fast (synchronous
+// when short) unless speakers or a summary are asked, which sync lacks.
 func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
 	switch p := priorityOf(chat); {
 	case p == job.PriorityDeferred:
@@ -282,11 +280,10 @@ func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
 
 var errChatGone = errs.New(errs.Permanent, "chat_gone", "the bot can no longer write to this chat")
 
-// endJob fails the unfetched job of a chat found gone (errChatGone), its
-// result undelivered. Failed, not deleted: deleting frees the message, and
-// a redelivery would make a new job and fetch after all. A job held by
-// another claim is left to a redelivery after it; until then the status
-// stays pending, so each redelivery meets the block and never fetches.
+// endJob fails the unfetched job of a chat found gone, its result
+// undelivered; not deleted, which would free the message for a redelivery
+// to make a new job and fetch. A job held by another claim is left to a
+// redelivery: the status stays pending, so each meets the block again.
 func (b *Bot) endJob(ctx context.Context, j job.Job) error {
 	c, err := b.Jobs.Claim(ctx, j.ID, job.Ingest)
 	if errors.Is(err, job.ErrNotClaimable) {

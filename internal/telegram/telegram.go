@@ -52,9 +52,9 @@ type Objects interface {
 	Delete(ctx context.Context, key string) error
 }
 
-// Deps are the bot's collaborators. Nil Counters count nothing (no limit,
-// no stranger told); nil Status answers /status as unknown; nil
-// Translations: no /translate; nil Reuser fetches every file.
+// Deps are the bot's collaborators. Nil Counters: no limit, no stranger
+// told; nil Status: /status unknown; nil Translations: no /translate; nil
+// Reuser: every file fetched.
 type Deps struct {
 	Jobs         job.Store
 	State        botstate.Store

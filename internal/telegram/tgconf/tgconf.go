@@ -18,19 +18,17 @@ import (
 // Config holds the bot's settings (docs/configuration.md, docs/settings.md);
 // zero fields take defaults.
 type Config struct {
-	Token           string
-	WebhookSecret   string // setWebhook's secret_token, sent back in SecretHeader
-	APIURL          string
-	Allowed         Allowed
-	OwnerID         int64  // who alone gets /status and the alerts; 0: none
-	DefaultLanguage string // of a chat without /lang
-	ValidLanguage   func(string) bool
-	Summaries       bool           // a summary model is configured
-	ReuseScope      job.ReuseScope // "": no reuse
-	// PublicURL is where upload links point; "": the address the webhook
-	// request came to (the gateway's, which serves the upload page).
-	PublicURL        string
-	UploadLinkSecret []byte // signs upload links; without it files over DefaultMaxDownloadBytes are refused
+	Token            string
+	WebhookSecret    string // setWebhook's secret_token, sent back in SecretHeader
+	APIURL           string
+	Allowed          Allowed
+	OwnerID          int64  // who alone gets /status and the alerts; 0: none
+	DefaultLanguage  string // of a chat without /lang
+	ValidLanguage    func(string) bool
+	Summaries        bool           // a summary model is configured
+	ReuseScope       job.ReuseScope // "": no reuse
+	PublicURL        string         // where upload links point; "": where the webhook request came (the gateway's)
+	UploadLinkSecret []byte         // signs upload links; without it files over DefaultMaxDownloadBytes are refused
 	MaxSourceBytes   int64
 	DownloadWindow   time.Duration // how long a fetched job waits for its file
 	LinkWindow       time.Duration // how long an upload link works
