@@ -75,8 +75,8 @@ func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceTelegram {
 		return nil
 	}
-	r := ref{j.TelegramChatID, j.TelegramMessageID, partResult}.entry(j.ID)
-	d, taken, err := b.Outbox.Begin(ctx, r, b.Clock.Now(), b.cfg.DeliveryLease)
+	r := ref{j.TelegramChatID, j.TelegramMessageID, partResult}
+	d, taken, err := b.Outbox.Begin(ctx, r.entry(j.ID), b.Clock.Now(), b.cfg.DeliveryLease)
 	if err != nil || !taken {
 		return err
 	}
@@ -221,8 +221,8 @@ func (b *Bot) markLanding(ctx context.Context, d outbox.Entry) error {
 	return nil
 }
 
-// retryPause: as long as the job has waited, within a minute and an hour,
-// so tries double in spacing.
+// retryPause is the wait before a result's next try: as long as the job
+// has waited, within a minute and an hour, so tries double in spacing.
 func retryPause(since time.Duration) time.Duration {
 	return min(max(since, time.Minute), time.Hour)
 }
