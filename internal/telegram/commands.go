@@ -124,7 +124,7 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 	p := job.Priority(strings.ToLower(arg))
 	switch {
 	case arg == "":
-		return b.reply(ctx, m, txtModeIs.f(l, modeName(priorityOf(chat), l)), nil)
+		return b.reply(ctx, m, txtModeIs.f(l, either(priorityOf(chat) == job.PriorityDeferred, txtModeDeferred, txtModeNormal, l)), nil)
 	case p != job.PriorityNormal && p != job.PriorityDeferred:
 		return b.reply(ctx, m, txtModeBad.f(l, clip(arg, 32)), nil)
 	}
@@ -132,7 +132,7 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 	if p == job.PriorityNormal {
 		mode = "" // the default
 	}
-	return b.set(ctx, m, func(c *botstate.Chat) { c.Mode = mode }, txtModeSet.f(l, modeName(p, l)))
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Mode = mode }, txtModeSet.f(l, either(p == job.PriorityDeferred, txtModeDeferred, txtModeNormal, l)))
 }
 
 // featureCommand shows or sets /speakers or /summary.

@@ -273,13 +273,6 @@ func humanReset(l lang, at time.Time) string {
 	return at.UTC().Format(layout.in(l))
 }
 
-func modeName(p job.Priority, l lang) string {
-	if p == job.PriorityDeferred {
-		return txtModeDeferred.in(l)
-	}
-	return txtModeNormal.in(l)
-}
-
 const (
 	longWait = 10 * time.Minute // past it the status estimates the wait
 	// secondsPerMinute is SpeechKit's time for a minute of audio in normal
