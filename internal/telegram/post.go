@@ -53,11 +53,7 @@ func (r ref) entry(jobID string) outbox.Entry {
 }
 
 func replyTo(m *models.Message, text string) *bot.SendMessageParams {
-	return &bot.SendMessageParams{
-		ChatID:          m.Chat.ID,
-		Text:            text,
-		ReplyParameters: replyAt(m.ID),
-	}
+	return &bot.SendMessageParams{ChatID: m.Chat.ID, Text: text, ReplyParameters: replyAt(m.ID)}
 }
 
 // errBusy: another call sends it now (the update came twice at once); the
