@@ -78,9 +78,13 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 			return err
 		}
 		return b.reply(ctx, m, usageText(l, u), nil)
-	case "status":
-		if handled, err := b.statusCommand(ctx, m, l); handled || err != nil {
-			return err
+	case "status": // the owner's, in a private chat; anyone else's is unknown
+		if b.cfg.OwnerID != 0 && m.From.ID == b.cfg.OwnerID && private(m.Chat) && b.Status != nil {
+			s, err := b.Status.Read(ctx, b.Clock.Now())
+			if err != nil {
+				return err
+			}
+			return b.reply(ctx, m, statusBrief(l, s), nil)
 		}
 	case "forget":
 		asker := ":" + strconv.FormatInt(m.From.ID, 10)
