@@ -62,7 +62,7 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	if err != nil || !chat.BlockedAt.IsZero() {
 		return err
 	}
-	if err := b.editText(ctx, j.TelegramChatID, st.SentID, label(chatLang(chat))); err != nil {
+	if err := b.editText(ctx, j.TelegramChatID, st.SentID, label(langOf(chat.UILang))); err != nil {
 		return classify(b.scrubbed(err))
 	}
 	_, err = b.box().Record(ctx, st.Key, outbox.Outcome{State: outbox.Delivered})
@@ -144,7 +144,7 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 	if j.State == job.Done {
 		sentID, err = b.sendResult(wctx, j, chat, status, d)
 	} else {
-		sentID, err = b.sendOrEdit(wctx, j, status, failureText(chatLang(chat), j), nil)
+		sentID, err = b.sendOrEdit(wctx, j, status, failureText(langOf(chat.UILang), j), nil)
 	}
 	since := b.Clock.Now().Sub(j.UpdatedAt) // decides the give-up and the pause
 	switch {
@@ -253,7 +253,7 @@ func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 // first (markLanding), and a try of a marked result edits the status
 // message into the document; Telegram refusing that edit sends it anew.
 func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64, d outbox.Entry) (int64, error) {
-	l := chatLang(chat)
+	l := langOf(chat.UILang)
 	t, err := b.readTranscript(ctx, j.ID)
 	if err != nil {
 		return 0, err
@@ -404,11 +404,4 @@ func notModified(err error) bool {
 // replyAt replies to message msg, or without the reply when it was deleted.
 func replyAt[T int | int64](msg T) *models.ReplyParameters {
 	return &models.ReplyParameters{MessageID: int(msg), AllowSendingWithoutReply: true}
-}
-
-func chatLang(c botstate.Chat) lang {
-	if c.UILang == string(ru) {
-		return ru
-	}
-	return en
 }

@@ -30,12 +30,12 @@ const cbTranslate = "tr:" // a button "tr:<job id>:<lang>"; a translation's part
 // buttonFor offers t in the chat's language, unless the chat has its own
 // /translate or t is in it already.
 func (b *Bot) buttonFor(j job.Job, t transcript.Transcript, chat botstate.Chat) models.ReplyMarkup {
-	into := string(chatLang(chat))
+	into := string(langOf(chat.UILang))
 	if b.Translations == nil || chat.TranslateTo() != "" || chat.UILang == "" || codeOf(t.Language) == into {
 		return nil
 	}
 	return &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
-		{Text: txtTranslateButton.in(chatLang(chat)), CallbackData: cbTranslate + j.ID + ":" + into},
+		{Text: txtTranslateButton.in(langOf(chat.UILang)), CallbackData: cbTranslate + j.ID + ":" + into},
 	}}}
 }
 
@@ -94,7 +94,7 @@ func (b *Bot) onTranslateButton(ctx context.Context, data string, chatID int64, 
 // sendTranslation replies once with j's transcript in lang, or why not.
 func (b *Bot) sendTranslation(ctx context.Context, j job.Job, chat botstate.Chat, lang string) error {
 	k := ref{j.TelegramChatID, j.TelegramMessageID, cbTranslate + lang}
-	l := chatLang(chat)
+	l := langOf(chat.UILang)
 	return b.postOnce(ctx, k, j.ID, func(ctx context.Context) (*models.Message, error) {
 		reply := replyAt(j.TelegramMessageID)
 		t, err := b.readTranscript(ctx, j.ID)
