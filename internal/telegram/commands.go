@@ -14,6 +14,7 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/job"
 	"transcriber/internal/spend"
+	"transcriber/internal/transcript"
 )
 
 var docFormats = []string{"txt", "srt", "vtt"}
@@ -77,9 +78,13 @@ func (b *Bot) command(ctx context.Context, m *models.Message, cmd, arg string, c
 			return err
 		}
 		return b.reply(ctx, m, usageText(l, u), nil)
-	case "status":
-		if handled, err := b.statusCommand(ctx, m, l); handled || err != nil {
-			return err
+	case "status": // the owner's, in a private chat; anyone else's is unknown
+		if b.cfg.OwnerID != 0 && m.From.ID == b.cfg.OwnerID && private(m.Chat) && b.Status != nil {
+			s, err := b.Status.Read(ctx, b.Clock.Now())
+			if err != nil {
+				return err
+			}
+			return b.reply(ctx, m, statusBrief(l, s), nil)
 		}
 	case "forget":
 		asker := ":" + strconv.FormatInt(m.From.ID, 10)
@@ -123,7 +128,7 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 	p := job.Priority(strings.ToLower(arg))
 	switch {
 	case arg == "":
-		return b.reply(ctx, m, txtModeIs.f(l, modeName(priorityOf(chat), l)), nil)
+		return b.reply(ctx, m, txtModeIs.f(l, either(priorityOf(chat) == job.PriorityDeferred, txtModeDeferred, txtModeNormal, l)), nil)
 	case p != job.PriorityNormal && p != job.PriorityDeferred:
 		return b.reply(ctx, m, txtModeBad.f(l, clip(arg, 32)), nil)
 	}
@@ -131,7 +136,7 @@ func (b *Bot) modeCommand(ctx context.Context, m *models.Message, arg string, ch
 	if p == job.PriorityNormal {
 		mode = "" // the default
 	}
-	return b.set(ctx, m, func(c *botstate.Chat) { c.Mode = mode }, txtModeSet.f(l, modeName(p, l)))
+	return b.set(ctx, m, func(c *botstate.Chat) { c.Mode = mode }, txtModeSet.f(l, either(p == job.PriorityDeferred, txtModeDeferred, txtModeNormal, l)))
 }
 
 // featureCommand shows or sets /speakers or /summary.
@@ -171,11 +176,11 @@ func (b *Bot) formatsCommand(ctx context.Context, m *models.Message, arg string,
 
 func validFormat(f string) bool { return slices.Contains(docFormats, f) }
 
-func formatOf(c botstate.Chat) string {
+func formatOf(c botstate.Chat) transcript.Format {
 	if validFormat(c.Format) {
-		return c.Format
+		return transcript.Format(c.Format)
 	}
-	return "txt"
+	return transcript.TXT
 }
 
 func (b *Bot) autoCommand(ctx context.Context, m *models.Message, arg string, chat botstate.Chat, l lang) error {
@@ -215,8 +220,7 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 	l := langOf(q.From.LanguageCode)
 	forget, asker, isForget := parseForget(q.Data)
 	if isForget && asker != q.From.ID {
-		// Only the asker may answer; a button without one only in the
-		// presser's private chat (whose id is theirs).
+		// only the asker answers; a button without one, only in the presser's private chat
 		if asker != 0 || msg.Chat.ID != q.From.ID {
 			b.Log.InfoContext(ctx, "forget refused", "reason", "not_asker",
 				"user_id", q.From.ID, "asker_id", asker, "chat_id", msg.Chat.ID)
@@ -242,21 +246,19 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) error {
 		text = txtForgotten.f(l, n)
 	case isForget && forget == cbForgetNo:
 		text = txtCancelled.in(l)
-	default:
-		answerWith("")
+	}
+	if answerWith(""); text == "" {
 		return nil
 	}
-	answerWith("")
-	_, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: msg.Chat.ID, MessageID: msg.ID, Text: text})
-	if err != nil && !notModified(err) {
+	if err := b.editText(ctx, msg.Chat.ID, int64(msg.ID), text); err != nil {
 		b.Log.WarnContext(ctx, "edit buttons failed", "error", b.scrub(err.Error()))
 	}
 	return nil
 }
 
-// Forget deletes a chat's jobs, files, recognitions, settings and outbox
-// entries, and returns how many jobs. A step running on one sees the
-// deletion mark and removes what it made.
+// Forget deletes a chat's jobs (returning how many), files, recognitions,
+// settings and outbox entries; a step running on a job sees its deletion
+// mark and removes what it made.
 func (b *Bot) Forget(ctx context.Context, chatID int64) (int, error) {
 	n := 0
 	for cursor, more := "", true; more; more = cursor != "" {

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,31 +21,27 @@ import (
 	"transcriber/internal/transcript"
 )
 
-// The bot is the pipeline's Notifier: Moved edits the status message as a
-// job moves, Finished delivers an ended job; Sweep, on the timer, delivers
-// what they could not.
+// The bot is the pipeline's Notifier (Moved, Finished); Sweep, on the
+// timer, delivers what they could not.
 
-// DeliveryGiveUp is how long after a job ended its result is still tried.
-const DeliveryGiveUp = 12 * time.Hour
+const (
+	DeliveryGiveUp = 12 * time.Hour // how long after a job ended its result is still tried
+	// a sweep takes no new result with less left before its deadline, so the
+	// one it holds is recorded in time
+	sweepBudget = 15 * time.Second
+)
 
-// sweepBudget: a sweep takes no new result with less than that left before
-// its deadline, so the one it holds is recorded before the call ends.
-const sweepBudget = 15 * time.Second
-
-// Moved edits a Telegram job's status message to say where the job is,
-// at most once every StatusEvery. Progress is a courtesy: a failed edit is
-// reported and not tried again.
+// Moved edits a Telegram job's status message to say where the job is, at
+// most once every DefaultStatusEvery; a failed edit is reported, not retried.
 func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceTelegram {
 		return nil
 	}
-	var label func(lang) string
-	// telling: the message says how long the wait is (a long recording, a
-	// deferred job), which is worth an edit however soon after the last.
-	telling := false
+	// telling: the text says how long the wait is (a long recording, a
+	// deferred job), worth an edit however soon after the last.
+	label, telling := txtConverting.in, false
 	switch j.State {
 	case job.Created:
-		label = txtConverting.in
 	case job.Converted, job.Transcribe:
 		label = func(l lang) string { return recognizingText(j, l) }
 		telling = j.DurationMs > 0 && (j.Deferred() || time.Duration(j.DurationMs)*time.Millisecond > longWait)
@@ -58,26 +55,22 @@ func (b *Bot) Moved(ctx context.Context, j job.Job) error {
 	if err != nil {
 		return err
 	}
-	now := b.Clock.Now()
-	if st.State != outbox.Delivered || st.SentID == 0 || (!telling && now.Sub(st.UpdatedAt) < b.cfg.StatusEvery) {
+	if st.State != outbox.Delivered || st.SentID == 0 || (!telling && b.Clock.Now().Sub(st.UpdatedAt) < tgconf.DefaultStatusEvery) {
 		return nil
 	}
 	chat, err := b.State.Chat(ctx, j.TelegramChatID)
 	if err != nil || !chat.BlockedAt.IsZero() {
 		return err
 	}
-	_, err = b.api.EditMessageText(ctx, &bot.EditMessageTextParams{
-		ChatID: j.TelegramChatID, MessageID: int(st.SentID), Text: label(chatLang(chat)),
-	})
-	if err != nil && !notModified(err) {
+	if err := b.editText(ctx, j.TelegramChatID, st.SentID, label(langOf(chat.UILang))); err != nil {
 		return classify(b.scrubbed(err))
 	}
 	_, err = b.box().Record(ctx, st.Key, outbox.Outcome{State: outbox.Delivered})
 	return err
 }
 
-// Finished delivers an ended Telegram job: the transcript, or what went
-// wrong. A delivery that fails is left to the sweep; the error says why.
+// Finished delivers an ended Telegram job's transcript or failure; one that
+// fails is left to the sweep.
 func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	if j.Source != job.SourceTelegram {
 		return nil
@@ -91,14 +84,13 @@ func (b *Bot) Finished(ctx context.Context, j job.Job) error {
 	return err
 }
 
-// Sweep delivers the due results: those whose delivery failed, and those
-// the pipeline never handed over. It returns how many it sent.
+// Sweep delivers the due results (failed, or never handed over) and returns
+// how many it sent.
 func (b *Bot) Sweep(ctx context.Context) (int, error) {
 	box := b.box()
 	return box.Sweep(ctx, sweepBudget, func(ctx context.Context, d outbox.Entry) (bool, error) {
 		if !strings.HasSuffix(d.Key, "/"+partResult) || d.JobID == "" {
-			// A status or reply whose send failed: its update came again
-			// or never will.
+			// a failed status or reply: its update came again or never will
 			box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 			return false, nil
 		}
@@ -111,7 +103,7 @@ func (b *Bot) Sweep(ctx context.Context) (int, error) {
 			b.Log.WarnContext(ctx, "result not delivered", "job_id", j.ID, "error", b.scrub(err.Error()))
 			if errors.Is(err, context.DeadlineExceeded) {
 				// Telegram did not answer within the window: the rest wait
-				// for the next pass rather than each hold this call as long.
+				// for the next pass rather than each hold this call as long
 				return false, outbox.ErrStop
 			}
 		}
@@ -123,23 +115,22 @@ func (b *Bot) box() outbox.Sender {
 	return outbox.Sender{Store: b.Outbox, Kind: outbox.Telegram, Now: b.Clock.Now, Lease: b.cfg.DeliveryLease, Log: b.Log}
 }
 
-// deliver sends the result of job j under entry d, which the caller
-// holds, records the outcome, and reports whether it sent the result.
+// deliver sends job j's result under entry d, which the caller holds,
+// records the outcome, and reports whether it sent the result.
 func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, error) {
-	log := b.Log.With("job_id", j.ID, "chat_id", j.TelegramChatID)
+	log, box := b.Log.With("job_id", j.ID, "chat_id", j.TelegramChatID), b.box()
 	if !j.State.Terminal() {
-		// Not ended yet: look again later.
-		b.box().Retry(ctx, d.Key, b.cfg.ResultCheck)
+		box.Retry(ctx, d.Key, tgconf.DefaultResultCheck)
 		return false, nil
 	}
 	chat, err := b.State.Chat(ctx, j.TelegramChatID)
 	if err != nil {
-		b.box().Retry(ctx, d.Key, time.Minute)
+		box.Retry(ctx, d.Key, time.Minute)
 		return false, err
 	}
 	if !chat.BlockedAt.IsZero() {
 		log.InfoContext(ctx, "result not delivered", "reason", "bot_blocked")
-		b.box().Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed})
 		return false, nil
 	}
 	status := int64(0)
@@ -153,17 +144,17 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 	if j.State == job.Done {
 		sentID, err = b.sendResult(wctx, j, chat, status, d)
 	} else {
-		sentID, err = b.sendOrEdit(wctx, j, status, failureText(chatLang(chat), j), nil)
+		sentID, err = b.sendOrEdit(wctx, j, status, failureText(langOf(chat.UILang), j), nil)
 	}
 	since := b.Clock.Now().Sub(j.UpdatedAt) // decides the give-up and the pause
 	switch {
 	case errors.Is(err, errNotHeld):
-		// Another sender has it now, or the sweep will: its record stands.
+		// another sender has it now, or the sweep will: its record stands
 		log.WarnContext(ctx, "result not held at its send", "error", b.scrub(err.Error()))
 		return false, nil
 	case err == nil:
 		log.InfoContext(ctx, "result delivered", "state", string(j.State), "attempt", d.Attempts+1)
-		b.box().Finish(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: sentID, Attempt: b.attempt(nil)})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: sentID, Attempt: b.attempt(nil)})
 		if to := chat.TranslateTo(); to != "" && j.State == job.Done && b.Translations != nil {
 			if err := b.sendTranslation(wctx, j, chat, to); err != nil {
 				log.WarnContext(ctx, "translation not delivered", "lang", to, "error", b.scrub(err.Error()))
@@ -174,23 +165,21 @@ func (b *Bot) deliver(ctx context.Context, j job.Job, d outbox.Entry) (bool, err
 		return false, b.blocked(ctx, j.TelegramChatID, d.Key, err, nil)
 	case errs.KindOf(classify(err)) == errs.Permanent, since >= DeliveryGiveUp:
 		log.ErrorContext(ctx, "result given up", "error", b.scrub(err.Error()), "since_end", since.String())
-		b.box().Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed, Attempt: b.attempt(err)})
+		box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Failed, Attempt: b.attempt(err)})
 		return false, classify(b.scrubbed(err))
 	}
-	next := b.Clock.Now().Add(retryPause(since))
-	var tooMany *bot.TooManyRequestsError
-	if errors.As(err, &tooMany) {
-		next = b.Clock.Now().Add(time.Duration(tooMany.RetryAfter) * time.Second)
+	pause, ok := retryAfter(err)
+	if !ok {
+		pause = retryPause(since)
 	}
-	b.box().Finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: next, Attempt: b.attempt(err)})
+	box.Finish(ctx, d.Key, outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(pause), Attempt: b.attempt(err)})
 	return false, classify(b.scrubbed(err))
 }
 
-// deliveryWindow bounds the Bot API calls of an entry held until
-// leaseUntil to recordTimeout before the lease (or ctx's deadline) ends,
-// so the outcome is recorded while the lease holds. Within it no call has
-// a bound of its own (withRetryIn): a slow answer is waited for, not given
-// up and sent again.
+// deliveryWindow ends recordTimeout before the lease until leaseUntil (or
+// ctx's deadline), so the outcome is recorded while the lease holds. Its
+// calls have no bound of their own (retry's limit 0): a slow answer is
+// waited for, not given up and sent again.
 func (b *Bot) deliveryWindow(ctx context.Context, leaseUntil time.Time) (context.Context, context.CancelFunc) {
 	left := leaseUntil.Sub(b.Clock.Now()) - recordTimeout
 	if d, ok := ctx.Deadline(); ok {
@@ -200,21 +189,18 @@ func (b *Bot) deliveryWindow(ctx context.Context, leaseUntil time.Time) (context
 }
 
 // mayHaveLanded is the SentID a pending result records before a send that
-// would show twice if made again (a new message where an edit of the
-// status message could have carried the result): it may be in the chat
-// though no answer said so. A try of a result so marked edits the status
-// message into it instead. Message ids are positive.
+// would show twice if made again (a new message where an edit of the status
+// message could carry the result); a try of a result so marked edits the
+// status message instead. Message ids are positive.
 const mayHaveLanded int64 = -1
 
-// errNotHeld: markLanding lost the entry (another sender took it, or the
-// store failed to take it again); nothing is sent or recorded, and the
-// entry is due when its lease would have ended.
+// errNotHeld: markLanding lost the entry (taken by another sender, or not
+// taken again); nothing is sent or recorded, and it is due at its lease's end.
 var errNotHeld = errors.New("the delivery is no longer held")
 
-// markLanding records mayHaveLanded on result d before a send that cannot
-// be repeated without showing twice. Finish ends the lease, so d is taken
-// again at once with the lease it had: should this sender stop, it is due
-// when that lease ends.
+// markLanding records mayHaveLanded on result d. Finish ends the lease, so
+// d is taken again at once until the same end: should this sender stop, it
+// is due then.
 func (b *Bot) markLanding(ctx context.Context, d outbox.Entry) error {
 	now := b.Clock.Now()
 	left := d.LeaseUntil.Sub(now)
@@ -241,12 +227,9 @@ func retryPause(since time.Duration) time.Duration {
 	return min(max(since, time.Minute), time.Hour)
 }
 
-// summaryAfter: a summary goes above the transcript of a recording longer
-// than this; a shorter one reads faster than its summary.
-const summaryAfter = 2 * time.Minute
+const summaryAfter = 2 * time.Minute // a shorter recording reads faster than its summary
 
-// summaryText is a heading and the job's summary, cut to one message; ""
-// when there is none to post.
+// summaryText is a heading and the job's summary cut to one message, or "".
 func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 	if t.Summary == nil || time.Duration(j.DurationMs)*time.Millisecond <= summaryAfter {
 		return ""
@@ -264,26 +247,22 @@ func summaryText(j job.Job, t transcript.Transcript, l lang) string {
 
 // sendResult delivers a transcript under entry d: into the status message
 // when it fits one message, else as a document in the chat's format, its
-// first lines the caption. A summary (summaryText) goes above: at the head
-// of the one message, else in the status message (or a message sent just
-// before the document).
-//
+// first lines the caption. A summary goes at the head of the one message,
+// else into the status message (or a message just before the document).
 // A document sent again shows twice: with a status message, d is marked
 // first (markLanding), and a try of a marked result edits the status
-// message into the document instead; Telegram refusing that edit sends
-// the document as on a first try.
+// message into the document; Telegram refusing that edit sends it anew.
 func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, status int64, d outbox.Entry) (int64, error) {
-	l := chatLang(chat)
+	l := langOf(chat.UILang)
 	t, err := b.readTranscript(ctx, j.ID)
 	if err != nil {
 		return 0, err
 	}
-	var txt bytes.Buffer
-	if err := transcript.Render(&txt, t, transcript.TXT); err != nil {
+	txt, err := rendered(t, transcript.TXT)
+	plain := strings.TrimSpace(string(txt))
+	if err != nil {
 		return 0, err
-	}
-	plain := strings.TrimSpace(txt.String())
-	if plain == "" || t.Empty() {
+	} else if plain == "" || t.Empty() {
 		return b.sendOrEdit(ctx, j, status, txtNoSpeech.in(l), nil)
 	}
 	markup := b.buttonFor(j, t, chat)
@@ -295,29 +274,21 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 	if utf16Len(whole) <= tgconf.MaxMessageUTF16 {
 		return b.sendOrEdit(ctx, j, status, whole, markup)
 	}
-	f, _ := transcript.ParseFormat(formatOf(chat))
-	var doc bytes.Buffer
-	if err := transcript.Render(&doc, t, f); err != nil {
+	f := formatOf(chat)
+	doc, err := rendered(t, f)
+	if err != nil {
 		return 0, err
 	}
 	name := "transcript." + string(f)
 	if status != 0 && d.SentID == mayHaveLanded {
-		text := plain
-		if summary != "" {
-			text = summary
-		}
-		_, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
+		_, err := retry(ctx, b, 0, func(ctx context.Context) (*models.Message, error) {
 			return b.api.EditMessageMedia(ctx, &bot.EditMessageMediaParams{
-				ChatID: j.TelegramChatID, MessageID: int(status),
-				Media:       &models.InputMediaDocument{Media: "attach://" + name, Caption: caption(text), MediaAttachment: bytes.NewReader(doc.Bytes())},
-				ReplyMarkup: markup,
+				ChatID: j.TelegramChatID, MessageID: int(status), ReplyMarkup: markup,
+				Media: &models.InputMediaDocument{Media: "attach://" + name, Caption: caption(cmp.Or(summary, plain)), MediaAttachment: bytes.NewReader(doc)},
 			})
 		})
-		switch {
-		case err == nil, notModified(err):
-			return status, nil
-		case !errors.Is(err, bot.ErrorBadRequest):
-			return 0, err
+		if done, ferr := edited(err); done || ferr != nil {
+			return status, ferr
 		}
 		b.Log.InfoContext(ctx, "document sent anew", "reason", "status_not_editable", "job_id", j.ID, "error", b.scrub(err.Error()))
 	}
@@ -331,33 +302,32 @@ func (b *Bot) sendResult(ctx context.Context, j job.Job, chat botstate.Chat, sta
 			return 0, err
 		}
 	}
-	msg, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
+	msg, err := retry(ctx, b, 0, func(ctx context.Context) (*models.Message, error) {
 		return b.api.SendDocument(ctx, &bot.SendDocumentParams{
-			ChatID:          j.TelegramChatID,
-			Document:        &models.InputFileUpload{Filename: name, Data: bytes.NewReader(doc.Bytes())},
-			Caption:         caption(plain),
-			ReplyParameters: &models.ReplyParameters{MessageID: int(j.TelegramMessageID), AllowSendingWithoutReply: true},
-			ReplyMarkup:     markup,
+			ChatID: j.TelegramChatID, Caption: caption(plain), ReplyParameters: replyAt(j.TelegramMessageID), ReplyMarkup: markup,
+			Document: &models.InputFileUpload{Filename: name, Data: bytes.NewReader(doc)},
 		})
 	})
 	if err != nil {
 		return 0, err
 	}
 	if status != 0 {
-		done := txtLongDone.in(l)
-		if summary != "" {
-			done = summary
-		}
-		if _, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: done}); err != nil && !notModified(err) {
+		if err := b.editText(ctx, j.TelegramChatID, status, cmp.Or(summary, txtLongDone.in(l))); err != nil {
 			b.Log.WarnContext(ctx, "status message not edited", "job_id", j.ID, "error", b.scrub(err.Error()))
 		}
 	}
 	return int64(msg.ID), nil
 }
 
-// caption is a document's caption: the transcript's first lines, cut at a
-// line or word under the caption limit. Lengths are in UTF-16 code units,
-// as Telegram counts them, and the cut never splits a character.
+// rendered is t in format f.
+func rendered(t transcript.Transcript, f transcript.Format) ([]byte, error) {
+	var buf bytes.Buffer
+	err := transcript.Render(&buf, t, f)
+	return buf.Bytes(), err
+}
+
+// caption is the transcript's first lines, cut at a line or word within
+// the caption limit (UTF-16 units, never splitting a character).
 func caption(plain string) string {
 	if utf16Len(plain) <= tgconf.MaxCaptionUTF16 {
 		return plain
@@ -384,29 +354,19 @@ func (b *Bot) readTranscript(ctx context.Context, id string) (transcript.Transcr
 }
 
 // sendOrEdit puts text into the status message, or, when there is none or
-// it is gone, sends it as a reply to the job's message (without the reply
-// when that message was deleted too). Its calls are a delivery's
-// (deliveryWindow).
+// it is gone, sends it as a reply to the job's message. Its calls are a
+// delivery's (deliveryWindow).
 func (b *Bot) sendOrEdit(ctx context.Context, j job.Job, status int64, text string, markup models.ReplyMarkup) (int64, error) {
 	if status != 0 {
-		_, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
+		_, err := retry(ctx, b, 0, func(ctx context.Context) (*models.Message, error) {
 			return b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: j.TelegramChatID, MessageID: int(status), Text: text, ReplyMarkup: markup})
 		})
-		switch {
-		case err == nil, notModified(err):
-			return status, nil
-		case !errors.Is(err, bot.ErrorBadRequest):
-			return 0, err
+		if done, ferr := edited(err); done || ferr != nil {
+			return status, ferr
 		}
-		// The status message was deleted or can no longer be edited.
 	}
-	msg, err := withRetryIn(ctx, b, func(ctx context.Context) (*models.Message, error) {
-		return b.api.SendMessage(ctx, &bot.SendMessageParams{
-			ChatID:          j.TelegramChatID,
-			Text:            text,
-			ReplyParameters: &models.ReplyParameters{MessageID: int(j.TelegramMessageID), AllowSendingWithoutReply: true},
-			ReplyMarkup:     markup,
-		})
+	msg, err := retry(ctx, b, 0, func(ctx context.Context) (*models.Message, error) {
+		return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: j.TelegramChatID, Text: text, ReplyParameters: replyAt(j.TelegramMessageID), ReplyMarkup: markup})
 	})
 	if err != nil {
 		return 0, err
@@ -414,14 +374,34 @@ func (b *Bot) sendOrEdit(ctx context.Context, j job.Job, status int64, text stri
 	return int64(msg.ID), nil
 }
 
+// edited sorts an edit's error: done (none, or the text was there already),
+// refused (a 400: the message deleted or no longer editable; neither), or
+// failed (ferr).
+func edited(err error) (done bool, ferr error) {
+	switch {
+	case err == nil, notModified(err):
+		return true, nil
+	case errors.Is(err, bot.ErrorBadRequest):
+		return false, nil
+	}
+	return false, err
+}
+
+// editText edits message id of chat to text, once; the text it has already is no error.
+func (b *Bot) editText(ctx context.Context, chat, id int64, text string) error {
+	_, err := b.api.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: chat, MessageID: int(id), Text: text})
+	if notModified(err) {
+		return nil
+	}
+	return err
+}
+
 // notModified: an edit to the text the message already has.
 func notModified(err error) bool {
 	return errors.Is(err, bot.ErrorBadRequest) && strings.Contains(err.Error(), "message is not modified")
 }
 
-func chatLang(c botstate.Chat) lang {
-	if c.UILang == string(ru) {
-		return ru
-	}
-	return en
+// replyAt replies to message msg, or without the reply when it was deleted.
+func replyAt[T int | int64](msg T) *models.ReplyParameters {
+	return &models.ReplyParameters{MessageID: int(msg), AllowSendingWithoutReply: true}
 }

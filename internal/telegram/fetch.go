@@ -20,7 +20,7 @@ import (
 // too big" (core.telegram.org/bots/api#getfile; the text as met at
 // github.com/TelegramBotAPI/errors). A permanent failure is left to fetch.
 func (b *Bot) probe(ctx context.Context, med media) (media, *models.File, error) {
-	f, err := withRetry(ctx, b, func(ctx context.Context) (*models.File, error) {
+	f, err := retry(ctx, b, b.callTimeout, func(ctx context.Context) (*models.File, error) {
 		return b.api.GetFile(ctx, &bot.GetFileParams{FileID: med.FileID})
 	})
 	switch {
@@ -95,8 +95,7 @@ func unwrapURL(err error) string {
 	return err.Error()
 }
 
-// capped fails past left bytes, so an oversized body aborts the upload
-// rather than land cut short.
+// capped fails past left bytes: an oversized body aborts the upload, not lands cut.
 type capped struct {
 	r    io.Reader
 	left int64

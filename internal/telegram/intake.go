@@ -15,6 +15,7 @@ import (
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 	"transcriber/internal/spend"
+	"transcriber/internal/telegram/tgconf"
 	"transcriber/internal/uploadlink"
 )
 
@@ -60,6 +61,47 @@ func (b *Bot) onMessage(ctx context.Context, m *models.Message) error {
 	return nil
 }
 
+// refuse tells a stranger (not on TELEGRAM_ALLOWED_USERS) their id in a
+// private chat once a UTC day, keeping only the day's mark, a counter
+// reserved up to 1 before the answer (one answer of many messages at once);
+// a failure that may pass gives the mark back for a redelivery.
+func (b *Bot) refuse(ctx context.Context, m *models.Message, l lang) error {
+	if !private(m.Chat) || b.Counters == nil {
+		return nil
+	}
+	day, _ := spend.Day(b.Clock.Now())
+	key := "refused_day:" + spend.Telegram(m.From.ID)
+	_, first, err := b.Counters.Reserve(ctx, key, day, 1, 1)
+	if err != nil {
+		return err
+	}
+	if !first {
+		b.Log.DebugContext(ctx, "stranger not answered", "reason", "told_today", "user_id", m.From.ID)
+		return nil
+	}
+	_, err = retry(ctx, b, b.callTimeout, func(ctx context.Context) (*models.Message, error) {
+		return b.api.SendMessage(ctx, replyTo(m, txtRefusal.f(l, m.From.ID)))
+	})
+	if err == nil {
+		b.Log.InfoContext(ctx, "stranger told", "user_id", m.From.ID)
+		return nil
+	}
+	if chatGone(err) {
+		b.Log.InfoContext(ctx, "stranger not answered", "reason", "chat_gone", "user_id", m.From.ID, "error", b.scrub(err.Error()))
+		return nil
+	}
+	err = classify(b.scrubbed(err))
+	if errs.KindOf(err) == errs.Permanent {
+		return err // it would meet the same refusal today
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if rerr := b.Counters.Release(rctx, key, day, 1); rerr != nil {
+		b.Log.WarnContext(ctx, "stranger mark not released", "user_id", m.From.ID, "error", rerr.Error())
+	}
+	return err
+}
+
 // command splits "/cmd@bot arg"; not a command is "".
 func command(text string) (cmd, arg, to string) {
 	if !strings.HasPrefix(text, "/") {
@@ -77,7 +119,7 @@ func (b *Bot) username(ctx context.Context) (string, error) {
 	if b.me.name != "" {
 		return b.me.name, nil
 	}
-	u, err := withRetry(ctx, b, func(ctx context.Context) (*models.User, error) { return b.api.GetMe(ctx) })
+	u, err := retry(ctx, b, b.callTimeout, func(ctx context.Context) (*models.User, error) { return b.api.GetMe(ctx) })
 	if err != nil {
 		return "", classify(b.scrubbed(err))
 	}
@@ -96,7 +138,7 @@ type media struct {
 }
 
 // mediaOf returns the message's voice, audio, video, video note, or audio
-// or video document, its name cleaned (job.CleanFilename), not refused.
+// or video document, its name cleaned (job.CleanFilename).
 func mediaOf(m *models.Message) (media, bool) {
 	switch {
 	case m == nil:
@@ -190,7 +232,7 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 		return nil
 	}
 	now := b.Clock.Now()
-	if _, _, err := b.Outbox.Put(ctx, key(m, partResult).entry(j.ID), now.Add(b.cfg.ResultCheck), now); err != nil {
+	if _, _, err := b.Outbox.Put(ctx, key(m, partResult).entry(j.ID), now.Add(tgconf.DefaultResultCheck), now); err != nil {
 		return err
 	}
 	status := txtReceived.in(l)
@@ -224,9 +266,8 @@ func (b *Bot) intake(ctx context.Context, m *models.Message, payer int64, med me
 	return b.fetch(ctx, j, med, file)
 }
 
-// draftPriority is deferred under /mode deferred, else fast (the pipeline
-// recognizes a short one synchronously, a longer one as normal) unless
-// speakers or a summary are asked, which sync recognition does not give.
+// draftPriority is deferred under /mode deferred, else fast (synchronous
+// when short) unless speakers or a summary are asked, which sync lacks.
 func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
 	switch p := priorityOf(chat); {
 	case p == job.PriorityDeferred:
@@ -239,11 +280,10 @@ func draftPriority(chat botstate.Chat, d job.Draft) job.Priority {
 
 var errChatGone = errs.New(errs.Permanent, "chat_gone", "the bot can no longer write to this chat")
 
-// endJob fails the unfetched job of a chat found gone (errChatGone), its
-// result undelivered. Failed, not deleted: deleting frees the message, and
-// a redelivery would make a new job and fetch after all. A job held by
-// another claim is left to a redelivery after it; until then the status
-// stays pending, so each redelivery meets the block and never fetches.
+// endJob fails the unfetched job of a chat found gone, its result
+// undelivered; not deleted, which would free the message for a redelivery
+// to make a new job and fetch. A job held by another claim is left to a
+// redelivery: the status stays pending, so each meets the block again.
 func (b *Bot) endJob(ctx context.Context, j job.Job) error {
 	c, err := b.Jobs.Claim(ctx, j.ID, job.Ingest)
 	if errors.Is(err, job.ErrNotClaimable) {

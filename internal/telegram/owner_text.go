@@ -1,10 +1,14 @@
 package telegram
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
 
 	"transcriber/internal/job"
 	"transcriber/internal/spend"
@@ -13,6 +17,24 @@ import (
 
 // The owner's alerts and /status; codes and ids stay as written, to look
 // up in docs/api.md.
+
+type StatusReader interface {
+	Read(ctx context.Context, now time.Time) (status.Status, error)
+}
+
+// TellOwner sends the owner an alert once, keyed by its kind and window
+// (the hour, or the month); a failed send is taken again by the next call
+// deciding the same alert.
+func (b *Bot) TellOwner(ctx context.Context, a status.Alert, window time.Time) error {
+	if b.cfg.OwnerID == 0 {
+		return nil
+	}
+	k := ref{b.cfg.OwnerID, -window.Unix(), "alert:" + string(a.Kind)}
+	l := langOf(b.cfg.DefaultLanguage) // the owner set it
+	return b.postOnce(ctx, k, "", func(ctx context.Context) (*models.Message, error) {
+		return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: b.cfg.OwnerID, Text: alertText(l, a)})
+	})
+}
 
 func alertText(l lang, a status.Alert) string {
 	switch a.Kind {

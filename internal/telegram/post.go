@@ -13,14 +13,14 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/errs"
 	"transcriber/internal/outbox"
+	"transcriber/internal/telegram/tgconf"
 )
 
 // Every message goes through post: its outbox entry taken before the send
-// and finished after, short 429s waited out, a gone chat marked blocked. A
-// job's result goes the same way in deliver.go, within the entry's lease.
+// and finished after, short 429s waited out, a gone chat marked blocked;
+// deliver.go does the same for a result, within its entry's lease.
 
-// Parts of a message's deliveries.
-const (
+const ( // parts of a message's deliveries
 	partStatus = "status" // the status message, edited as the job moves
 	partResult = "result" // the transcript or the failure
 	partReply  = "reply"  // a command's answer
@@ -35,8 +35,7 @@ func (b *Bot) reply(ctx context.Context, m *models.Message, text string, markup 
 	})
 }
 
-// ref names a message the bot posts: the part for Telegram message msg
-// of chat.
+// ref names a message the bot posts: the part for message msg of chat.
 type ref struct {
 	chat, msg int64
 	part      string
@@ -54,32 +53,25 @@ func (r ref) entry(jobID string) outbox.Entry {
 }
 
 func replyTo(m *models.Message, text string) *bot.SendMessageParams {
-	return &bot.SendMessageParams{
-		ChatID:          m.Chat.ID,
-		Text:            text,
-		ReplyParameters: &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true},
-	}
+	return &bot.SendMessageParams{ChatID: m.Chat.ID, Text: text, ReplyParameters: replyAt(m.ID)}
 }
 
-// errBusy: another call sends the delivery now (the update came twice at
-// once); a 5xx brings the update back if that call fails.
+// errBusy: another call sends it now (the update came twice at once); the
+// 5xx brings the update back should that call fail.
 var errBusy = errs.New(errs.Unavailable, "delivery_busy", "another call is sending this message")
 
 // postOnce sends message r unless it was sent already, and records the
-// outcome. A chat gone (chatGone: the user blocked the bot, the bot was
-// kicked) is final for the chat; other failures leave the message to the
-// update's next delivery and return the error.
+// outcome. A chat gone (chatGone) is final; other failures leave the
+// message to the update's next delivery.
 func (b *Bot) postOnce(ctx context.Context, r ref, jobID string, send func(context.Context) (*models.Message, error)) error {
 	_, err := b.post(ctx, r, jobID, send, nil)
 	return err
 }
 
-// post is postOnce that also reports whether this send found the chat
-// gone. stop, when not nil, then runs after the chat is marked blocked and
-// before the message is recorded failed: if it fails, the message is left
-// pending and the error returned, so the update comes again, sends again,
-// and meets the block again — a message failed for a block always had its
-// stop done.
+// post is postOnce that also reports whether the chat was gone. stop, if
+// not nil, runs after the chat is marked blocked and before the message is
+// recorded failed; should it fail, the message stays pending for the
+// update to come again, so a message failed for a block had its stop done.
 func (b *Bot) post(ctx context.Context, r ref, jobID string, send func(context.Context) (*models.Message, error), stop func(context.Context) error) (gone bool, err error) {
 	d, taken, err := b.Outbox.Begin(ctx, r.entry(jobID), b.Clock.Now(), b.cfg.DeliveryLease)
 	if err != nil {
@@ -91,7 +83,7 @@ func (b *Bot) post(ctx context.Context, r ref, jobID string, send func(context.C
 		}
 		return false, nil
 	}
-	msg, err := withRetry(ctx, b, send)
+	msg, err := retry(ctx, b, b.callTimeout, send)
 	if err == nil {
 		_, err = b.box().Record(ctx, d.Key, outbox.Outcome{State: outbox.Delivered, SentID: int64(msg.ID), Attempt: b.attempt(nil)})
 		return false, err
@@ -102,9 +94,8 @@ func (b *Bot) post(ctx context.Context, r ref, jobID string, send func(context.C
 			return true, nil
 		}
 	}
-	// The update comes again: the message is free for it at once, and
-	// otherwise the sweep drops it after a while.
-	o := outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(b.cfg.ResultCheck), Attempt: b.attempt(err)}
+	// free at once for the update's return; else the sweep drops it
+	o := outbox.Outcome{State: outbox.Pending, NextAt: b.Clock.Now().Add(tgconf.DefaultResultCheck), Attempt: b.attempt(err)}
 	b.box().Finish(ctx, d.Key, o)
 	return false, classify(err)
 }
@@ -128,8 +119,8 @@ func chatGone(err error) bool {
 		(strings.Contains(msg, "chat not found") || strings.Contains(msg, "group chat was deactivated"))
 }
 
-// blocked records that the chat blocked the bot (Telegram's answer was
-// why), runs stop (when not nil), and fails the message key.
+// blocked marks the chat blocked (why: Telegram's answer), runs stop (if
+// not nil), and fails the message key.
 func (b *Bot) blocked(ctx context.Context, chat int64, key string, why error, stop func(context.Context) error) error {
 	b.Log.InfoContext(ctx, "bot blocked in chat", "chat_id", chat, "error", b.scrub(why.Error()))
 	now := b.Clock.Now()
@@ -147,24 +138,14 @@ func (b *Bot) blocked(ctx context.Context, chat int64, key string, why error, st
 
 const recordTimeout = outbox.RecordTimeout
 
-// callTimeout bounds a Bot API call outside a delivery's window, as on the
-// webhook's path (60 s in all, no deadline to read); a later answer is
-// given up, so a slow Telegram can post a message twice there.
+// callTimeout bounds a Bot API call outside a delivery's window (the
+// webhook has 60 s in all, no deadline to read); a later answer is given
+// up, so a slow Telegram can post a message twice there.
 const callTimeout = 40 * time.Second
 
-// withRetry calls send within callTimeout, waiting out a short 429.
-func withRetry[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
-	return retry(ctx, b, b.callTimeout, send)
-}
-
-// withRetryIn is withRetry in a delivery's window, which a call may take
-// all of: a slow answer is waited for, not sent again.
-func withRetryIn[T any](ctx context.Context, b *Bot, send func(context.Context) (T, error)) (T, error) {
-	return retry(ctx, b, 0, send)
-}
-
-// retry calls send, each within limit if positive, waiting out a 429 that
-// is short enough and leaves time before the deadline to call again.
+// retry calls send, each within limit if positive (b.callTimeout, or 0 in
+// a delivery's window, which a call may take all of), waiting out a 429
+// that is short enough and leaves time before the deadline to call again.
 func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(context.Context) (T, error)) (T, error) {
 	for i := 0; ; i++ {
 		cctx, cancel := ctx, context.CancelFunc(func() {})
@@ -173,25 +154,27 @@ func retry[T any](ctx context.Context, b *Bot, limit time.Duration, send func(co
 		}
 		v, err := send(cctx)
 		cancel()
-		var tooMany *bot.TooManyRequestsError
-		if err == nil || !errors.As(err, &tooMany) || i == 2 {
+		wait, tooMany := retryAfter(err)
+		if !tooMany || i == 2 || wait > tgconf.DefaultMaxRetryWait {
 			return v, err
 		}
-		wait := time.Duration(tooMany.RetryAfter) * time.Second
-		if wait <= 0 {
-			wait = time.Second
-		}
-		if wait > maxRetryWait {
-			return v, err
-		}
-		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < wait+b.callTimeout {
+		if d, ok := ctx.Deadline(); ok && d.Sub(b.Clock.Now()) < max(wait, time.Second)+b.callTimeout {
 			return v, err // no time to wait and call again
 		}
-		b.Log.InfoContext(ctx, "telegram rate limited", "retry_after_s", tooMany.RetryAfter)
-		if serr := b.Sleep(ctx, wait); serr != nil {
+		b.Log.InfoContext(ctx, "telegram rate limited", "retry_after_s", int(wait/time.Second))
+		if serr := b.Sleep(ctx, max(wait, time.Second)); serr != nil {
 			return v, err
 		}
 	}
+}
+
+// retryAfter is a 429's retry_after, if err is one.
+func retryAfter(err error) (time.Duration, bool) {
+	var tooMany *bot.TooManyRequestsError
+	if !errors.As(err, &tooMany) {
+		return 0, false
+	}
+	return time.Duration(tooMany.RetryAfter) * time.Second, true
 }
 
 // classify: what Telegram refuses (400, 403, 404) is permanent, the rest may pass.
@@ -199,12 +182,9 @@ func classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	var (
-		tooMany  *bot.TooManyRequestsError
-		migrated *bot.MigrateError
-	)
-	switch {
-	case errors.As(err, &tooMany):
+	var migrated *bot.MigrateError
+	switch _, tooMany := retryAfter(err); {
+	case tooMany:
 		return errs.Wrap(err, errs.Unavailable, "telegram_rate_limited", "Telegram asked to slow down")
 	case errors.As(err, &migrated):
 		return errs.Wrap(err, errs.Permanent, "telegram_chat_migrated", "the group moved to a new chat id")

@@ -4,12 +4,12 @@
 // Intake is idempotent: a job is keyed by its (chat, message) and every
 // message posted is an outbox entry taken before the send and finished
 // after, so a redelivered update finds both (a stranger's answer is a mark
-// a day instead: strangers.go). The webhook answers 200 once the job is
+// a day instead: refuse). The webhook answers 200 once the job is
 // recorded and its file stored or a link given; a failure that may pass
 // answers 5xx and Telegram sends the update again.
 //
-// Intake: webhook.go, poller.go, intake.go, fetch.go, commands.go,
-// strangers.go. Delivery: post.go sends once, deliver.go is the Notifier.
+// Intake: webhook.go (or its long poll), intake.go, fetch.go, commands.go.
+// Delivery: post.go sends once, deliver.go is the Notifier.
 // text.go holds the bot's words.
 //
 // The bot token is in every Bot API URL: scrub keeps it out of every error
@@ -42,10 +42,7 @@ import (
 	"transcriber/internal/telegram/tgconf"
 )
 
-const (
-	maxDownloadBytes = tgconf.DefaultMaxDownloadBytes
-	maxRetryWait     = tgconf.DefaultMaxRetryWait
-)
+const maxDownloadBytes = tgconf.DefaultMaxDownloadBytes
 
 // Objects is the object storage; missing objects are errs.NotFound.
 type Objects interface {
@@ -55,9 +52,9 @@ type Objects interface {
 	Delete(ctx context.Context, key string) error
 }
 
-// Deps are the bot's collaborators. Nil Counters count nothing (no limit,
-// no stranger told); nil Status answers /status as unknown; nil
-// Translations: no /translate; nil Reuser fetches every file.
+// Deps are the bot's collaborators. Nil Counters: no limit, no stranger
+// told; nil Status: /status unknown; nil Translations: no /translate; nil
+// Reuser: every file fetched.
 type Deps struct {
 	Jobs         job.Store
 	State        botstate.Store

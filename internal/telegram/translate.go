@@ -30,12 +30,12 @@ const cbTranslate = "tr:" // a button "tr:<job id>:<lang>"; a translation's part
 // buttonFor offers t in the chat's language, unless the chat has its own
 // /translate or t is in it already.
 func (b *Bot) buttonFor(j job.Job, t transcript.Transcript, chat botstate.Chat) models.ReplyMarkup {
-	into := string(chatLang(chat))
+	into := string(langOf(chat.UILang))
 	if b.Translations == nil || chat.TranslateTo() != "" || chat.UILang == "" || codeOf(t.Language) == into {
 		return nil
 	}
 	return &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
-		{Text: txtTranslateButton.in(chatLang(chat)), CallbackData: cbTranslate + j.ID + ":" + into},
+		{Text: txtTranslateButton.in(langOf(chat.UILang)), CallbackData: cbTranslate + j.ID + ":" + into},
 	}}}
 }
 
@@ -94,9 +94,9 @@ func (b *Bot) onTranslateButton(ctx context.Context, data string, chatID int64, 
 // sendTranslation replies once with j's transcript in lang, or why not.
 func (b *Bot) sendTranslation(ctx context.Context, j job.Job, chat botstate.Chat, lang string) error {
 	k := ref{j.TelegramChatID, j.TelegramMessageID, cbTranslate + lang}
-	l := chatLang(chat)
+	l := langOf(chat.UILang)
 	return b.postOnce(ctx, k, j.ID, func(ctx context.Context) (*models.Message, error) {
-		reply := &models.ReplyParameters{MessageID: int(j.TelegramMessageID), AllowSendingWithoutReply: true}
+		reply := replyAt(j.TelegramMessageID)
 		t, err := b.readTranscript(ctx, j.ID)
 		if err == nil {
 			t, err = b.Translations.Of(ctx, j, t, lang)
@@ -108,26 +108,26 @@ func (b *Bot) sendTranslation(ctx context.Context, j job.Job, chat botstate.Chat
 			return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: j.TelegramChatID, ReplyParameters: reply,
 				Text: txtTranslationFailed.f(l, lang, errs.MessageOf(err))})
 		}
-		var txt bytes.Buffer
-		if err := transcript.Render(&txt, t, transcript.TXT); err != nil {
+		txt, err := rendered(t, transcript.TXT)
+		if err != nil {
 			return nil, err
 		}
 		text := txtTranslationHead.f(l, lang) + "\n\n"
 		if s := summaryText(j, t, l); s != "" {
 			text += s + "\n\n"
 		}
-		text += strings.TrimSpace(txt.String())
+		text += strings.TrimSpace(string(txt))
 		if utf16Len(text) <= tgconf.MaxMessageUTF16 {
 			return b.api.SendMessage(ctx, &bot.SendMessageParams{ChatID: j.TelegramChatID, ReplyParameters: reply, Text: text})
 		}
-		f, _ := transcript.ParseFormat(formatOf(chat))
-		var doc bytes.Buffer
-		if err := transcript.Render(&doc, t, f); err != nil {
+		f := formatOf(chat)
+		doc, err := rendered(t, f)
+		if err != nil {
 			return nil, err
 		}
 		return b.api.SendDocument(ctx, &bot.SendDocumentParams{
 			ChatID:          j.TelegramChatID,
-			Document:        &models.InputFileUpload{Filename: "transcript." + lang + "." + string(f), Data: bytes.NewReader(doc.Bytes())},
+			Document:        &models.InputFileUpload{Filename: "transcript." + lang + "." + string(f), Data: bytes.NewReader(doc)},
 			Caption:         caption(text),
 			ReplyParameters: reply,
 		})

@@ -16,6 +16,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,20 +201,11 @@ func (s *Server) Calls(methods ...string) []Call {
 	defer s.mu.Unlock()
 	var out []Call
 	for _, c := range s.calls {
-		if len(methods) == 0 || contains(methods, c.Method) {
+		if len(methods) == 0 || slices.Contains(methods, c.Method) {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {

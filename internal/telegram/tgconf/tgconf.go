@@ -18,28 +18,22 @@ import (
 // Config holds the bot's settings (docs/configuration.md, docs/settings.md);
 // zero fields take defaults.
 type Config struct {
-	Token           string
-	WebhookSecret   string // setWebhook's secret_token, sent back in SecretHeader
-	APIURL          string
-	Allowed         Allowed
-	OwnerID         int64  // who alone gets /status and the alerts; 0: none
-	DefaultLanguage string // of a chat without /lang
-	ValidLanguage   func(string) bool
-	Summaries       bool           // a summary model is configured
-	ReuseScope      job.ReuseScope // "": no reuse
-	// PublicURL is where upload links point; "": the address the webhook
-	// request came to (the gateway's, which serves the upload page).
-	PublicURL        string
-	UploadLinkSecret []byte // signs upload links; without it files over DefaultMaxDownloadBytes are refused
+	Token            string
+	WebhookSecret    string // setWebhook's secret_token, sent back in SecretHeader
+	APIURL           string
+	Allowed          Allowed
+	OwnerID          int64  // who alone gets /status and the alerts; 0: none
+	DefaultLanguage  string // of a chat without /lang
+	ValidLanguage    func(string) bool
+	Summaries        bool           // a summary model is configured
+	ReuseScope       job.ReuseScope // "": no reuse
+	PublicURL        string         // where upload links point; "": where the webhook request came (the gateway's)
+	UploadLinkSecret []byte         // signs upload links; without it files over DefaultMaxDownloadBytes are refused
 	MaxSourceBytes   int64
 	DownloadWindow   time.Duration // how long a fetched job waits for its file
 	LinkWindow       time.Duration // how long an upload link works
-	StatusEvery      time.Duration // the least time between status edits
 	DeliveryLease    time.Duration
-	// ResultCheck is when after intake, and how often while the job runs,
-	// the sweep checks the result was delivered: the net under a crash.
-	ResultCheck time.Duration
-	Limits      spend.Limits
+	Limits           spend.Limits
 }
 
 // Defaults; docs/settings.md says where each comes from.
@@ -48,9 +42,9 @@ const (
 	DefaultMaxDownloadBytes = 20 << 20 // Bot API getFile limit
 	DefaultDownloadWindow   = 15 * time.Minute
 	DefaultLinkWindow       = 24 * time.Hour
-	DefaultStatusEvery      = 3 * time.Second
+	DefaultStatusEvery      = 3 * time.Second // the least time between status edits
 	DefaultDeliveryLease    = 5 * time.Minute
-	DefaultResultCheck      = 30 * time.Minute
+	DefaultResultCheck      = 30 * time.Minute // after intake, and while the job runs, the sweep checks its result was delivered
 	DefaultMaxRetryWait     = 30 * time.Second // the longest 429 retry_after waited out; past it, the sweep's
 	// a message and a caption in UTF-16 code units, Telegram's unit (most emoji count two)
 	MaxMessageUTF16 = 4096
@@ -64,8 +58,7 @@ func (c Config) WithDefaults() Config {
 	}
 	c.MaxSourceBytes = cmp.Or(c.MaxSourceBytes, 5<<30)
 	c.DownloadWindow, c.LinkWindow = cmp.Or(c.DownloadWindow, DefaultDownloadWindow), cmp.Or(c.LinkWindow, DefaultLinkWindow)
-	c.StatusEvery, c.DeliveryLease = cmp.Or(c.StatusEvery, DefaultStatusEvery), cmp.Or(c.DeliveryLease, DefaultDeliveryLease)
-	c.ResultCheck = cmp.Or(c.ResultCheck, DefaultResultCheck)
+	c.DeliveryLease = cmp.Or(c.DeliveryLease, DefaultDeliveryLease)
 	return c
 }
 
