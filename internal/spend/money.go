@@ -116,8 +116,7 @@ func ModeOf(j job.Job) Mode {
 func (l Limits) Plan(j job.Job, pieces []int64, sync bool) Charge {
 	var audio, async int64
 	for _, ms := range pieces {
-		audio += ms
-		async += BilledSeconds(ms, SubmittedChannels)
+		audio, async = audio+ms, async+BilledSeconds(ms, SubmittedChannels)
 	}
 	c := Charge{Seconds: async, Micros: l.Prices.Recognition(ModeOf(j), async)}
 	if sync {
