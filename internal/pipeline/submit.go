@@ -128,14 +128,8 @@ func (h *held) recognizerQuota(ctx context.Context, j job.Job, cause error) (job
 	return released, errQuotaWait
 }
 
+// readInline reads the audio at key, at most DefaultMaxInlineBytes.
 func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {
-	info, err := p.Objects.Head(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if info.Size > DefaultMaxInlineBytes {
-		return nil, errInlineTooBig
-	}
 	r, err := p.Objects.Get(ctx, key)
 	if err != nil {
 		return nil, err
