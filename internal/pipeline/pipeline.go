@@ -202,6 +202,20 @@ func errStorageRead(err error) error {
 	return errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
 }
 
+// release lets claimed job j go, due after pause with its failure f
+// recorded, even when ctx ended, and logs why it waits (attrs).
+func (p *Pipeline) release(ctx context.Context, j job.Job, pause time.Duration, f job.Failure, attrs ...any) (job.Job, error) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	released, err := p.Store.Release(sctx, j.Claim(), pause, f)
+	if err != nil {
+		return j, err
+	}
+	p.jobLog(released).InfoContext(ctx, "job waits", append(attrs, "code", released.ErrorCode,
+		"next_run_at", released.NextRunAt, "attempts", released.Attempts)...)
+	return released, nil
+}
+
 // waitUntil saves the claimed job due at until and returns wait (the
 // quota's or an outage's). Saving, not releasing, keeps the attempt from
 // counting and the job's submitted pieces.
