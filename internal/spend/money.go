@@ -77,11 +77,13 @@ func SummaryTokensFor(durationMs int64) int64 {
 	return Seconds(durationMs)*SummaryTokensPerSecond + SummaryPromptTokens + SummaryAnswerTokens
 }
 
-// Charge is what a job's paid calls are reserved and counted as: billed
-// seconds (the payer's day, the month) and money (the month's budget).
+// Charge is what paid calls are reserved and counted as: billed seconds
+// (the payer's day, the month), money (the month's budget) and translated
+// characters (the payer's day).
 type Charge struct {
 	Seconds int64
 	Micros  int64
+	Chars   int64
 }
 
 // Less is c less o, each part never below 0.

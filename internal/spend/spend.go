@@ -130,8 +130,8 @@ type take struct {
 }
 
 // takes are the counters ch is reserved in for chargedTo on day: seconds
-// on the payer's day (no payer: the month only) and the month, money on
-// the budget.
+// on the payer's day (no payer: the month only) and the month, characters
+// on the payer's day, money on the budget.
 func (l Limits) takes(chargedTo string, ch Charge, day time.Time) []take {
 	dayEnd := day.AddDate(0, 0, 1)
 	month, monthEnd := Month(day)
@@ -146,6 +146,14 @@ func (l Limits) takes(chargedTo string, ch Charge, day time.Time) []take {
 		limit := l.monthLimit()
 		takes = append(takes, take{MonthKey, month, ch.Seconds, limit, func(used int64) error {
 			return exceeded(ch.Seconds, limit-used, limit, "this month's", monthEnd)
+		}})
+	}
+	if ch.Chars > 0 && chargedTo != "" {
+		limit := l.translationLimit(chargedTo)
+		takes = append(takes, take{TranslationKey(chargedTo), day, ch.Chars, limit, func(used int64) error {
+			return errs.New(errs.Permanent, CodeTranslationLimit, fmt.Sprintf(
+				"this translation is %d characters; %d of today's %d are left; the limit resets at %s",
+				ch.Chars, max(limit-used, 0), limit, resetAt(dayEnd)))
 		}})
 	}
 	if ch.Micros > 0 {
