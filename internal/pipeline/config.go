@@ -11,42 +11,30 @@ import (
 	"transcriber/internal/spend"
 )
 
-// Config holds the pipeline's settings; docs/settings.md says where each
-// comes from. Zero fields take their defaults.
+// Config holds the pipeline's settings (docs/settings.md); zero fields
+// take their defaults.
 type Config struct {
-	DefaultLanguage string // of a job that names none
-	// SummaryModel is SUMMARY_MODEL_URI; empty turns summaries off (the
-	// job ends done, saying why).
-	SummaryModel string
-	ReuseScope   job.ReuseScope // REUSE_SCOPE (reuse.go); empty: off
+	DefaultLanguage string         // of a job that names none
+	SummaryModel    string         // SUMMARY_MODEL_URI; empty: no summaries (the job says why)
+	ReuseScope      job.ReuseScope // REUSE_SCOPE (reuse.go); empty: off
 	// InlineAudio sends audio in the request, not by URL: for a local
 	// object store the recognizer cannot reach.
 	InlineAudio bool
 	// A recording of at most InlineCheckMax is checked in the call that
 	// submitted it for InlineCheckFor, so a voice note comes back there.
-	// Set only by tests: InlineCheckMax to turn it off, InlineCheckFor
-	// (with MinCheckPause) to run the local stack's timing fast.
-	InlineCheckMax time.Duration
-	InlineCheckFor time.Duration
-	MinCheckPause  time.Duration
-	// JobInFlight is the most recognitions one job has at once (MAX_PIECES).
-	JobInFlight int
-	// ChecksPerSecond is the recognizer's rate of status checks (5); the
-	// load model raises it.
-	ChecksPerSecond int
-	PollFor         time.Duration // one poll call's work
-	Policy          job.Policy    // retries; tests shorten it
-	// The breaker's probe interval (admission); the local stack's outage
-	// test shortens it.
-	OutageProbeFirst time.Duration
+	// Tests turn it off (InlineCheckMax) or speed it up (with MinCheckPause).
+	InlineCheckMax   time.Duration
+	InlineCheckFor   time.Duration
+	MinCheckPause    time.Duration
+	JobInFlight      int           // a job's recognitions at once (MAX_PIECES)
+	ChecksPerSecond  int           // the recognizer's status checks (5); the load model raises it
+	PollFor          time.Duration // one poll call's work
+	Policy           job.Policy    // retries; tests shorten it
+	OutageProbeFirst time.Duration // the breaker's probe interval (admission); tests shorten it
 	OutageProbeMax   time.Duration
-	JobRetention     time.Duration // a row's life after its job ended
-	// RequestsPerHour is the recognizer's quota (0: not paced); the
-	// service's configuration gives DefaultRequestsPerHour.
-	RequestsPerHour int
-	// Counters keep the admission's counts and the breakers; nil turns
-	// them off.
-	Counters quota.Counters
+	JobRetention     time.Duration  // a row's life after its job ended
+	RequestsPerHour  int            // the recognizer's quota (0: not paced)
+	Counters         quota.Counters // the admission's counts and breakers; nil: off
 	// SyncMaxDuration is the longest fast job recognized synchronously
 	// (SPEECHKIT_SYNC_MAX_DURATION, at most speechkit.MaxSyncDuration); 0: off.
 	SyncMaxDuration time.Duration

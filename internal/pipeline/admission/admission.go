@@ -40,7 +40,7 @@ type Config struct {
 	// OutageProbeMax; zero takes the defaults.
 	OutageProbeFirst time.Duration
 	OutageProbeMax   time.Duration
-	Clock            clock.Clock  // default clock.System()
+	Clock            clock.Clock  // required
 	Log              *slog.Logger // default slog.Default()
 }
 
@@ -53,9 +53,6 @@ type Admission struct {
 
 // New returns the admission of cfg.
 func New(cfg Config) *Admission {
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System()
-	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
