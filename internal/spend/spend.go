@@ -140,12 +140,12 @@ func (l Limits) takes(chargedTo string, ch Charge, day time.Time) []take {
 		if chargedTo != "" {
 			limit := l.dayLimit(chargedTo)
 			takes = append(takes, take{DayKey(chargedTo), day, ch.Seconds, limit, func(used int64) error {
-				return exceeded(ch.Seconds, limit-used, limit, "today's", dayEnd)
+				return exceeded(ch.Seconds, limit-used, limit, "today's", "", dayEnd)
 			}})
 		}
 		limit := l.monthLimit()
 		takes = append(takes, take{MonthKey, month, ch.Seconds, limit, func(used int64) error {
-			return exceeded(ch.Seconds, limit-used, limit, "this month's", monthEnd)
+			return exceeded(ch.Seconds, limit-used, limit, "this month's", " for the whole service", monthEnd)
 		}})
 	}
 	if ch.Chars > 0 && chargedTo != "" {
@@ -227,15 +227,10 @@ func Recognized(ctx context.Context, c quota.Counters, l Limits, j job.Job) erro
 	return errors.Join(all...)
 }
 
-func exceeded(seconds, left, limit int64, which string, resets time.Time) error {
-	left = max(left, 0)
-	scope := ""
-	if which == "this month's" {
-		scope = " for the whole service"
-	}
+func exceeded(seconds, left, limit int64, which, scope string, resets time.Time) error {
 	return errs.New(errs.Permanent, CodeQuotaExceeded, fmt.Sprintf(
 		"this recording is billed as %s; %s of %s %s billed%s is left; the limit resets at %s",
-		Human(seconds), Human(left), which, Human(limit), scope, resetAt(resets)))
+		Human(seconds), Human(max(left, 0)), which, Human(limit), scope, resetAt(resets)))
 }
 
 func overBudget(micros, left int64, resets time.Time) error {
