@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"time"
 
 	"transcriber/internal/job"
@@ -73,26 +74,17 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.DefaultLanguage == "" {
-		c.DefaultLanguage = "ru-RU"
-	}
-	def(&c.InlineCheckMax, time.Minute)
-	def(&c.InlineCheckFor, 15*time.Second)
-	def(&c.MinCheckPause, 2*time.Second)
+	c.DefaultLanguage = cmp.Or(c.DefaultLanguage, "ru-RU")
+	c.InlineCheckMax = cmp.Or(c.InlineCheckMax, time.Minute)
+	c.InlineCheckFor = cmp.Or(c.InlineCheckFor, 15*time.Second)
+	c.MinCheckPause = cmp.Or(c.MinCheckPause, 2*time.Second)
 	if c.JobInFlight <= 0 {
 		c.JobInFlight = DefaultJobInFlight
 	}
-	if c.ChecksPerSecond == 0 {
-		c.ChecksPerSecond = 5
-	}
-	def(&c.PollFor, 50*time.Second)
+	c.ChecksPerSecond = cmp.Or(c.ChecksPerSecond, 5)
+	c.PollFor = cmp.Or(c.PollFor, 50*time.Second)
 	c.SyncMaxDuration = min(max(c.SyncMaxDuration, 0), speechkit.MaxSyncDuration)
-	def(&c.JobRetention, DefaultJobRetention)
+	c.JobRetention = cmp.Or(c.JobRetention, DefaultJobRetention)
 	if c.Policy.MaxAttempts == 0 {
 		c.Policy = job.DefaultPolicy
 	}

@@ -27,6 +27,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -68,17 +69,11 @@ type Pipeline struct {
 
 // New returns a pipeline; cfg's zero fields take their defaults.
 func New(d Deps, cfg Config) *Pipeline {
-	if d.Clock == nil {
-		d.Clock = clock.System()
-	}
-	if d.Log == nil {
-		d.Log = slog.Default()
-	}
+	d.Clock = cmp.Or(d.Clock, clock.System())
+	d.Log = cmp.Or(d.Log, slog.Default())
+	d.Notifier = cmp.Or(d.Notifier, Notifier(noNotifier{}))
 	if d.Sleep == nil {
 		d.Sleep = clock.Sleep
-	}
-	if d.Notifier == nil {
-		d.Notifier = noNotifier{}
 	}
 	cfg = cfg.withDefaults()
 	p := &Pipeline{Deps: d, cfg: cfg}

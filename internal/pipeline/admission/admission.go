@@ -14,6 +14,7 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -49,15 +50,9 @@ type Admission struct {
 
 // New returns the admission of cfg.
 func New(cfg Config) *Admission {
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
-	if cfg.OutageProbeFirst <= 0 {
-		cfg.OutageProbeFirst = DefaultOutageProbeFirst
-	}
-	if cfg.OutageProbeMax <= 0 {
-		cfg.OutageProbeMax = DefaultOutageProbeMax
-	}
+	cfg.Log = cmp.Or(cfg.Log, slog.Default())
+	cfg.OutageProbeFirst = cmp.Or(cfg.OutageProbeFirst, DefaultOutageProbeFirst)
+	cfg.OutageProbeMax = cmp.Or(cfg.OutageProbeMax, DefaultOutageProbeMax)
 	cfg.OutageProbeMax = max(cfg.OutageProbeMax, cfg.OutageProbeFirst)
 	return &Admission{cfg: cfg}
 }
