@@ -108,12 +108,7 @@ const (
 )
 
 // Seconds is durationMs in whole seconds rounded up.
-func Seconds(durationMs int64) int64 {
-	if durationMs <= 0 {
-		return 0
-	}
-	return (durationMs + 999) / 1000
-}
+func Seconds(durationMs int64) int64 { return (max(durationMs, 0) + 999) / 1000 }
 
 // The codes of a job refused by a limit.
 const (
