@@ -130,12 +130,7 @@ func inFlight(j job.Job) int {
 }
 
 // language is j's recognition language: its own or the default.
-func (p *Pipeline) language(j job.Job) string {
-	if j.Language != "" {
-		return j.Language
-	}
-	return p.cfg.DefaultLanguage
-}
+func (p *Pipeline) language(j job.Job) string { return cmp.Or(j.Language, p.cfg.DefaultLanguage) }
 
 // quick reports whether j qualifies for synchronous recognition: fast, at
 // most SyncMaxDuration, no speakers, summary or auto language, not tried
