@@ -181,7 +181,8 @@ func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ff
 	err := p.Media.Split(ctx, src, plan, func(sg ffmpeg.Segment, audio io.Reader) error {
 		i := len(segs)
 		m := &oggopus.Meter{LimitMs: max(left, 1)}
-		_, err := p.Objects.Upload(ctx, job.AudioKey(j.ID, i), &meterReader{r: audio, m: m}, "audio/ogg")
+		// A write the meter refuses fails the read (0 bytes): that audio is never uploaded.
+		_, err := p.Objects.Upload(ctx, job.AudioKey(j.ID, i), io.TeeReader(audio, m), "audio/ogg")
 		if err = metered(err, m); err != nil {
 			return err
 		}
@@ -230,22 +231,6 @@ func metered(err error, m *oggopus.Meter) error {
 		return errs.Wrap(err, errs.Internal, "audio_unmeasured", "the converted audio could not be measured")
 	}
 	return err
-}
-
-// meterReader passes what it reads through a meter, failing as it does.
-type meterReader struct {
-	r io.Reader
-	m *oggopus.Meter
-}
-
-func (r *meterReader) Read(b []byte) (int, error) {
-	n, err := r.r.Read(b)
-	if n > 0 {
-		if _, merr := r.m.Write(b[:n]); merr != nil {
-			return 0, merr
-		}
-	}
-	return n, err
 }
 
 // convert streams ffmpeg's output through meter m into a multipart upload:
