@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"time"
 
 	"transcriber/internal/job"
@@ -11,42 +12,30 @@ import (
 	"transcriber/internal/spend"
 )
 
-// Config holds the pipeline's settings; docs/settings.md says where each
-// comes from. Zero fields take their defaults.
+// Config holds the pipeline's settings (docs/settings.md); zero fields
+// take their defaults.
 type Config struct {
-	DefaultLanguage string // of a job that names none
-	// SummaryModel is SUMMARY_MODEL_URI; empty turns summaries off (the
-	// job ends done, saying why).
-	SummaryModel string
-	ReuseScope   job.ReuseScope // REUSE_SCOPE (reuse.go); empty: off
+	DefaultLanguage string         // of a job that names none
+	SummaryModel    string         // SUMMARY_MODEL_URI; empty: no summaries (the job says why)
+	ReuseScope      job.ReuseScope // REUSE_SCOPE (reuse.go); empty: off
 	// InlineAudio sends audio in the request, not by URL: for a local
 	// object store the recognizer cannot reach.
 	InlineAudio bool
 	// A recording of at most InlineCheckMax is checked in the call that
 	// submitted it for InlineCheckFor, so a voice note comes back there.
-	// Set only by tests: InlineCheckMax to turn it off, InlineCheckFor
-	// (with MinCheckPause) to run the local stack's timing fast.
-	InlineCheckMax time.Duration
-	InlineCheckFor time.Duration
-	MinCheckPause  time.Duration
-	// JobInFlight is the most recognitions one job has at once (MAX_PIECES).
-	JobInFlight int
-	// ChecksPerSecond is the recognizer's rate of status checks (5); the
-	// load model raises it.
-	ChecksPerSecond int
-	PollFor         time.Duration // one poll call's work
-	Policy          job.Policy    // retries; tests shorten it
-	// The breaker's probe interval (admission); the local stack's outage
-	// test shortens it.
-	OutageProbeFirst time.Duration
+	// Tests turn it off (InlineCheckMax) or speed it up (with MinCheckPause).
+	InlineCheckMax   time.Duration
+	InlineCheckFor   time.Duration
+	MinCheckPause    time.Duration
+	JobInFlight      int           // a job's recognitions at once (MAX_PIECES)
+	ChecksPerSecond  int           // the recognizer's status checks (5); the load model raises it
+	PollFor          time.Duration // one poll call's work
+	Policy           job.Policy    // retries; tests shorten it
+	OutageProbeFirst time.Duration // the breaker's probe interval (admission); tests shorten it
 	OutageProbeMax   time.Duration
-	JobRetention     time.Duration // a row's life after its job ended
-	// RequestsPerHour is the recognizer's quota (0: not paced); the
-	// service's configuration gives DefaultRequestsPerHour.
-	RequestsPerHour int
-	// Counters keep the admission's counts and the breakers; nil turns
-	// them off.
-	Counters quota.Counters
+	JobRetention     time.Duration  // a row's life after its job ended
+	RequestsPerHour  int            // the recognizer's quota (0: not paced)
+	Counters         quota.Counters // the admission's counts and breakers; nil: off
 	// SyncMaxDuration is the longest fast job recognized synchronously
 	// (SPEECHKIT_SYNC_MAX_DURATION, at most speechkit.MaxSyncDuration); 0: off.
 	SyncMaxDuration time.Duration
@@ -85,26 +74,17 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.DefaultLanguage == "" {
-		c.DefaultLanguage = "ru-RU"
-	}
-	def(&c.InlineCheckMax, time.Minute)
-	def(&c.InlineCheckFor, 15*time.Second)
-	def(&c.MinCheckPause, 2*time.Second)
+	c.DefaultLanguage = cmp.Or(c.DefaultLanguage, "ru-RU")
+	c.InlineCheckMax = cmp.Or(c.InlineCheckMax, time.Minute)
+	c.InlineCheckFor = cmp.Or(c.InlineCheckFor, 15*time.Second)
+	c.MinCheckPause = cmp.Or(c.MinCheckPause, 2*time.Second)
 	if c.JobInFlight <= 0 {
 		c.JobInFlight = DefaultJobInFlight
 	}
-	if c.ChecksPerSecond == 0 {
-		c.ChecksPerSecond = 5
-	}
-	def(&c.PollFor, 50*time.Second)
+	c.ChecksPerSecond = cmp.Or(c.ChecksPerSecond, 5)
+	c.PollFor = cmp.Or(c.PollFor, 50*time.Second)
 	c.SyncMaxDuration = min(max(c.SyncMaxDuration, 0), speechkit.MaxSyncDuration)
-	def(&c.JobRetention, DefaultJobRetention)
+	c.JobRetention = cmp.Or(c.JobRetention, DefaultJobRetention)
 	if c.Policy.MaxAttempts == 0 {
 		c.Policy = job.DefaultPolicy
 	}

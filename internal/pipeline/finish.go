@@ -57,17 +57,9 @@ func (h *held) finishWith(ctx context.Context, j job.Job, t transcript.Transcrip
 	if err := h.admission.Settle(ctx, &j, h.cfg.Limits.Cost(j, tokens), false); err != nil {
 		return was, err
 	}
-	j.State = job.Done
-	j.ErrorCode, j.ErrorMessage = "", ""
-	done, err := h.save(ctx, j, job.Next{})
-	if err != nil {
-		return was, err
-	}
-	h.jobLog(done).InfoContext(ctx, "transcript written", "utterances", len(t.Utterances), "no_speech", t.Empty(),
-		"summary", t.Summary != nil, "summary_missing", done.Features.SummaryMissing, "recognition", string(done.Recognition),
-		"billed_seconds", spend.JobBilled(done))
-	h.ended(ctx, was, done)
-	return done, nil
+	return h.endDone(ctx, was, j, "transcript written", "utterances", len(t.Utterances), "no_speech", t.Empty(),
+		"summary", t.Summary != nil, "summary_missing", j.Features.SummaryMissing, "recognition", string(j.Recognition),
+		"billed_seconds", spend.JobBilled(j))
 }
 
 // nameSpeakers numbers speakers from 1 when the job asked: in mono

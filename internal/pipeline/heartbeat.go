@@ -106,3 +106,17 @@ func (h *held) save(ctx context.Context, j job.Job, n job.Next) (job.Job, error)
 	}
 	return saved, nil
 }
+
+// endDone saves claimed job j done, logs msg and tells its end; on failure
+// it returns was, the job before this step.
+func (h *held) endDone(ctx context.Context, was, j job.Job, msg string, attrs ...any) (job.Job, error) {
+	j.State = job.Done
+	j.ErrorCode, j.ErrorMessage = "", ""
+	done, err := h.save(ctx, j, job.Next{})
+	if err != nil {
+		return was, err
+	}
+	h.jobLog(done).InfoContext(ctx, msg, attrs...)
+	h.ended(ctx, was, done)
+	return done, nil
+}

@@ -60,15 +60,9 @@ func (p *Pipeline) outage(ctx context.Context, j job.Job, cause error) bool {
 		p.jobLog(j).WarnContext(ctx, "outage hold over; failures count", "service", string(s), "held_until", limit)
 		return false
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-	defer cancel()
 	f := job.FailureOf(cause)
 	f.Uncounted = true
-	released, err := p.Store.Release(sctx, j.Claim(), max(until.Sub(now), 0), f)
-	if err != nil {
-		return false // settled as any failure, which finds a lost claim
-	}
-	p.jobLog(released).InfoContext(ctx, "job waits", "reason", "outage", "service", string(s),
-		"code", released.ErrorCode, "next_run_at", released.NextRunAt, "attempts", released.Attempts)
-	return true
+	// A failed release is settled as any failure, which finds a lost claim.
+	_, err := p.release(ctx, j, max(until.Sub(now), 0), f, "reason", "outage", "service", string(s))
+	return err == nil
 }

@@ -27,6 +27,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -68,17 +69,11 @@ type Pipeline struct {
 
 // New returns a pipeline; cfg's zero fields take their defaults.
 func New(d Deps, cfg Config) *Pipeline {
-	if d.Clock == nil {
-		d.Clock = clock.System()
-	}
-	if d.Log == nil {
-		d.Log = slog.Default()
-	}
+	d.Clock = cmp.Or(d.Clock, clock.System())
+	d.Log = cmp.Or(d.Log, slog.Default())
+	d.Notifier = cmp.Or(d.Notifier, Notifier(noNotifier{}))
 	if d.Sleep == nil {
 		d.Sleep = clock.Sleep
-	}
-	if d.Notifier == nil {
-		d.Notifier = noNotifier{}
 	}
 	cfg = cfg.withDefaults()
 	p := &Pipeline{Deps: d, cfg: cfg}
@@ -135,12 +130,7 @@ func inFlight(j job.Job) int {
 }
 
 // language is j's recognition language: its own or the default.
-func (p *Pipeline) language(j job.Job) string {
-	if j.Language != "" {
-		return j.Language
-	}
-	return p.cfg.DefaultLanguage
-}
+func (p *Pipeline) language(j job.Job) string { return cmp.Or(j.Language, p.cfg.DefaultLanguage) }
 
 // quick reports whether j qualifies for synchronous recognition: fast, at
 // most SyncMaxDuration, no speakers, summary or auto language, not tried
@@ -200,6 +190,20 @@ func outageOf(ctx context.Context, err error) (admission.Service, bool) {
 
 func errStorageRead(err error) error {
 	return errs.Wrap(err, errs.Unavailable, "storage_read", "the audio could not be read from storage")
+}
+
+// release lets claimed job j go, due after pause with its failure f
+// recorded, even when ctx ended, and logs why it waits (attrs).
+func (p *Pipeline) release(ctx context.Context, j job.Job, pause time.Duration, f job.Failure, attrs ...any) (job.Job, error) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	released, err := p.Store.Release(sctx, j.Claim(), pause, f)
+	if err != nil {
+		return j, err
+	}
+	p.jobLog(released).InfoContext(ctx, "job waits", append(attrs, "code", released.ErrorCode,
+		"next_run_at", released.NextRunAt, "attempts", released.Attempts)...)
+	return released, nil
 }
 
 // waitUntil saves the claimed job due at until and returns wait (the

@@ -17,10 +17,10 @@ import (
 )
 
 // prepare (created → converted) probes the source, reserves its length
-// against the spend limits, and makes the audio: OGG/Opus in one piece or
-// several, metered on its way to storage. For a quick job it also returns
-// its one piece, made in memory (a mono Ogg Opus voice note as it is,
-// asIs; anything else mixed to one channel), for recognizeSync to send.
+// and makes the audio: Ogg Opus in one piece or several, metered on its
+// way to storage. A quick job's one piece, made in memory (a mono Ogg
+// Opus voice note as it is, anything else mixed to one channel), is also
+// returned for recognizeSync.
 func (h *held) prepare(ctx context.Context, j job.Job) (job.Job, []byte, error) {
 	j, reused, err := h.reuseDone(ctx, j)
 	if reused || err != nil {
@@ -78,10 +78,9 @@ func (h *held) prepare(ctx context.Context, j job.Job) (job.Job, []byte, error) 
 	return j, audio, err
 }
 
-// audioReady saves j converted, its length now what its audio holds as
-// metered (shown, billed, submitted), its reservation moved to that audio's
-// most (raised against the limits, or the job fails; lowered, the rest
-// given back once saved). attrs are for the log.
+// audioReady saves j converted, its length what its audio holds as
+// metered, its reservation moved to that audio's most (raised within the
+// limits or the job fails; lowered, the rest given back once saved).
 func (h *held) audioReady(ctx context.Context, j job.Job, attrs ...any) (job.Job, error) {
 	j.DurationMs = job.AudioMs(j.Segments)
 	reserved := j
@@ -98,12 +97,11 @@ func (h *held) audioReady(ctx context.Context, j job.Job, attrs ...any) (job.Job
 	return j, nil
 }
 
-// asIs makes a quick job's one piece from its source as it is, without
-// ffmpeg, when the source is a plain mono Ogg Opus file (oggopus.Check),
-// what Telegram stores a voice note as: its length is what its packets
-// hold, and the bytes stored are the source's, so an asynchronous retry
-// sends the same file. ok is false, j untouched, for any other source (or
-// one not read: the conversion then meets the same storage and says so).
+// asIs makes a quick job's one piece from a plain mono Ogg Opus source
+// (oggopus.Check; a Telegram voice note) as it is, without ffmpeg: its
+// length is its packets', and an asynchronous retry sends the same bytes.
+// ok is false, j untouched, for any other source or one not read (the
+// conversion then meets the same storage and says so).
 func (h *held) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok bool, _ error) {
 	longest := j
 	longest.DurationMs = h.cfg.SyncMaxDuration.Milliseconds()
@@ -144,9 +142,8 @@ func (h *held) asIs(ctx context.Context, j job.Job) (_ job.Job, _ []byte, ok boo
 	return j, src, true, err
 }
 
-// reserve counts the most j's pieces (ms) are billed against the spend
-// limits (admission.Reserve; sync: a synchronous try first) and saves the
-// reservation on j; a job that has one is not counted again.
+// reserve counts the most j's pieces (ms) are billed (admission.Reserve)
+// and saves it on j; a job that has a reservation is not counted again.
 func (h *held) reserve(ctx context.Context, j job.Job, pieces []int64, sync bool) (job.Job, error) {
 	took, err := h.admission.Reserve(ctx, &j, pieces, sync)
 	if err != nil || !took {
@@ -160,11 +157,10 @@ func (h *held) reserve(ctx context.Context, j job.Job, pieces []int64, sync bool
 	return saved, nil
 }
 
-// makeAudio converts plan's pieces of the source at src and uploads each
-// as it is made. Every byte goes through a meter (oggopus) that counts the
-// audio packet by packet, whatever the header says: a segment's length is
-// the meter's, and the upload stops with admission.ErrOverReserved past
-// admission.AudioAllowance.
+// makeAudio converts plan's pieces of src and uploads each as it is made,
+// through a meter (oggopus) counting packets whatever the header says: a
+// segment's length is the meter's, and past admission.AudioAllowance the
+// upload stops with admission.ErrOverReserved.
 func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ffmpeg.Plan) ([]job.Segment, error) {
 	if len(plan.Segments) == 0 {
 		return nil, fmt.Errorf("the media plan has no segments")
@@ -185,7 +181,8 @@ func (p *Pipeline) makeAudio(ctx context.Context, j job.Job, src string, plan ff
 	err := p.Media.Split(ctx, src, plan, func(sg ffmpeg.Segment, audio io.Reader) error {
 		i := len(segs)
 		m := &oggopus.Meter{LimitMs: max(left, 1)}
-		_, err := p.Objects.Upload(ctx, job.AudioKey(j.ID, i), &meterReader{r: audio, m: m}, "audio/ogg")
+		// A write the meter refuses fails the read (0 bytes): that audio is never uploaded.
+		_, err := p.Objects.Upload(ctx, job.AudioKey(j.ID, i), io.TeeReader(audio, m), "audio/ogg")
 		if err = metered(err, m); err != nil {
 			return err
 		}
@@ -234,22 +231,6 @@ func metered(err error, m *oggopus.Meter) error {
 		return errs.Wrap(err, errs.Internal, "audio_unmeasured", "the converted audio could not be measured")
 	}
 	return err
-}
-
-// meterReader passes what it reads through a meter, failing as it does.
-type meterReader struct {
-	r io.Reader
-	m *oggopus.Meter
-}
-
-func (r *meterReader) Read(b []byte) (int, error) {
-	n, err := r.r.Read(b)
-	if n > 0 {
-		if _, merr := r.m.Write(b[:n]); merr != nil {
-			return 0, merr
-		}
-	}
-	return n, err
 }
 
 // convert streams ffmpeg's output through meter m into a multipart upload:

@@ -46,17 +46,10 @@ func (h *held) reuseDone(ctx context.Context, j job.Job) (_ job.Job, ok bool, _ 
 		return j, false, err
 	}
 	was := j
-	j.State = job.Done
 	j.DurationMs, j.Language = src.DurationMs, src.Language
 	j.Features.Channels, j.Features.SummaryMissing, j.Features.ReusedFrom = src.Features.Channels, src.Features.SummaryMissing, src.ID
-	j.ErrorCode, j.ErrorMessage = "", ""
-	done, err := h.save(ctx, j, job.Next{})
-	if err != nil {
-		return was, false, err
-	}
-	h.jobLog(done).InfoContext(ctx, "transcript reused", "reused_from", src.ID, "duration_ms", done.DurationMs)
-	h.ended(ctx, was, done)
-	return done, true, nil
+	j, err = h.endDone(ctx, was, j, "transcript reused", "reused_from", src.ID, "duration_ms", j.DurationMs)
+	return j, err == nil, err
 }
 
 func (p *Pipeline) sha256Of(ctx context.Context, key string) ([sha256.Size]byte, error) {

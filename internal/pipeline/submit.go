@@ -117,25 +117,15 @@ func (h *held) recognizerQuota(ctx context.Context, j job.Job, cause error) (job
 	}
 	now := h.Clock.Now()
 	pause := max(h.admission.RequestsFreeAt(now).Sub(now), h.cfg.Policy.Pause(j.Attempts))
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-	defer cancel()
-	released, err := h.Store.Release(sctx, j.Claim(), pause, job.FailureOf(cause))
+	j, err := h.release(ctx, j, pause, job.FailureOf(cause), "reason", "recognizer_quota")
 	if err != nil {
 		return j, err
 	}
-	h.jobLog(released).InfoContext(ctx, "job waits", "reason", "recognizer_quota", "next_run_at", released.NextRunAt,
-		"attempts", released.Attempts)
-	return released, errQuotaWait
+	return j, errQuotaWait
 }
 
+// readInline reads the audio at key, at most DefaultMaxInlineBytes.
 func (p *Pipeline) readInline(ctx context.Context, key string) ([]byte, error) {
-	info, err := p.Objects.Head(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if info.Size > DefaultMaxInlineBytes {
-		return nil, errInlineTooBig
-	}
 	r, err := p.Objects.Get(ctx, key)
 	if err != nil {
 		return nil, err

@@ -107,9 +107,4 @@ func ExpiresAt(key string, window time.Time) time.Time {
 func Fits(used, amount, limit int64) bool { return limit <= 0 || amount <= limit-used }
 
 // Less is used-amount, never below 0: what Release leaves.
-func Less(used, amount int64) int64 {
-	if amount >= used {
-		return 0
-	}
-	return used - amount
-}
+func Less(used, amount int64) int64 { return max(used-amount, 0) }

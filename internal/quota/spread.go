@@ -89,19 +89,17 @@ func (s *spread) Reserve(ctx context.Context, key string, window time.Time, amou
 	if limit <= 0 {
 		return 0, false, fmt.Errorf("%w: key %q is spread without additions beyond a limit", ErrInvalid, key)
 	}
-	var open []int // the shards whose share holds amount
-	for i := 0; i < s.shards; i++ {
-		if shareOf(limit, s.shards, i) >= amount {
-			open = append(open, i)
-		}
+	open := s.shards // shares fall with i: the first open hold amount
+	for open > 0 && shareOf(limit, s.shards, open-1) < amount {
+		open--
+	}
+	if open == 0 {
+		return 0, false, nil
 	}
 	var seen int64
-	if len(open) == 0 {
-		return seen, false, nil
-	}
-	first := s.pick(len(open))
+	first := s.pick(open)
 	for j := range open {
-		i := open[(first+j)%len(open)]
+		i := (first + j) % open
 		used, ok, err := s.Counters.Reserve(ctx, shardKey(key, i), window, amount, shareOf(limit, s.shards, i))
 		if err != nil {
 			return 0, false, err

@@ -147,43 +147,29 @@ func Create(ctx context.Context, c quota.Counters, st job.Store, l Limits, charg
 	made func(job.Job) bool, create func() (job.Job, bool, error), log *slog.Logger,
 ) (job.Job, bool, error) {
 	place, err := Admit(ctx, c, l, chargedTo, now)
-	if err != nil {
-		if made == nil || errs.CodeOf(err) != CodeTooManyActive {
-			return job.Job{}, false, err
+	if err == nil {
+		j, created, err := create()
+		if serr := place.Settle(ctx, j, created); serr != nil {
+			log.WarnContext(ctx, "unfinished count not settled", "error", serr.Error())
 		}
-		prior, ok, rerr := Retried(ctx, st, l, chargedTo, made)
-		switch {
-		case rerr != nil:
-			return job.Job{}, false, rerr
-		case !ok:
-			return job.Job{}, false, err
-		}
-		return prior, false, nil
+		return j, created, err
 	}
-	j, created, err := create()
-	if serr := place.Settle(ctx, j, created); serr != nil {
-		log.WarnContext(ctx, "unfinished count not settled", "error", serr.Error())
-	}
-	return j, created, err
-}
-
-// Retried returns chargedTo's unfinished job made by the retried request
-// (made), read whole, and whether there is one.
-func Retried(ctx context.Context, st job.Store, l Limits, chargedTo string, made func(job.Job) bool) (job.Job, bool, error) {
-	if l.activeLimit(chargedTo) <= 0 {
-		return job.Job{}, false, nil
-	}
-	jobs, err := st.Unfinished(ctx, chargedTo, MaxActiveJobs)
-	if err != nil {
+	if made == nil || errs.CodeOf(err) != CodeTooManyActive {
 		return job.Job{}, false, err
 	}
-	for _, j := range jobs {
-		if made(j) {
-			whole, err := st.Get(ctx, j.ID)
-			return whole, err == nil, err
+	jobs, rerr := st.Unfinished(ctx, chargedTo, MaxActiveJobs)
+	for _, prior := range jobs {
+		if made(prior) {
+			if prior, rerr = st.Get(ctx, prior.ID); rerr == nil {
+				return prior, false, nil
+			}
+			break
 		}
 	}
-	return job.Job{}, false, nil
+	if rerr != nil {
+		return job.Job{}, false, rerr
+	}
+	return job.Job{}, false, err
 }
 
 // Ended gives back the count of job j, just ended, called only by the step

@@ -1,7 +1,6 @@
 package spend
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -77,11 +76,13 @@ func SummaryTokensFor(durationMs int64) int64 {
 	return Seconds(durationMs)*SummaryTokensPerSecond + SummaryPromptTokens + SummaryAnswerTokens
 }
 
-// Charge is what a job's paid calls are reserved and counted as: billed
-// seconds (the payer's day, the month) and money (the month's budget).
+// Charge is what paid calls are reserved and counted as: billed seconds
+// (the payer's day, the month), money (the month's budget) and translated
+// characters (the payer's day).
 type Charge struct {
 	Seconds int64
 	Micros  int64
+	Chars   int64
 }
 
 // Less is c less o, each part never below 0.
@@ -116,8 +117,7 @@ func ModeOf(j job.Job) Mode {
 func (l Limits) Plan(j job.Job, pieces []int64, sync bool) Charge {
 	var audio, async int64
 	for _, ms := range pieces {
-		audio += ms
-		async += BilledSeconds(ms, SubmittedChannels)
+		audio, async = audio+ms, async+BilledSeconds(ms, SubmittedChannels)
 	}
 	c := Charge{Seconds: async, Micros: l.Prices.Recognition(ModeOf(j), async)}
 	if sync {
@@ -145,21 +145,11 @@ func ParseRubles(s string) (int64, error) {
 		strings.Trim(whole, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
 		return 0, fmt.Errorf("%q is not an amount of rubles such as 150 or 0.1515 (at most 6 decimals)", s)
 	}
-	w := int64(0)
-	if whole != "" {
-		var err error
-		if w, err = strconv.ParseInt(whole, 10, 64); err != nil || w > 1_000_000_000_000 {
-			return 0, fmt.Errorf("%q is more rubles than taken", s)
-		}
+	w, err := strconv.ParseInt("0"+whole, 10, 64)
+	if err != nil || w > 1_000_000_000_000 {
+		return 0, fmt.Errorf("%q is more rubles than taken", s)
 	}
-	f := int64(0)
-	if frac != "" {
-		n, err := strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64)
-		if err != nil {
-			return 0, errors.New("bad decimals")
-		}
-		f = n
-	}
+	f, _ := strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64) // at most 6 digits, checked above
 	return w*microsPerRuble + f, nil
 }
 

@@ -108,12 +108,7 @@ const (
 )
 
 // Seconds is durationMs in whole seconds rounded up.
-func Seconds(durationMs int64) int64 {
-	if durationMs <= 0 {
-		return 0
-	}
-	return (durationMs + 999) / 1000
-}
+func Seconds(durationMs int64) int64 { return (max(durationMs, 0) + 999) / 1000 }
 
 // The codes of a job refused by a limit.
 const (
@@ -121,32 +116,39 @@ const (
 	CodeBudgetExceeded = "budget_exceeded"
 )
 
-// Reserve counts ch for chargedTo on now's day: seconds on the payer's day
-// (no payer: the month only) and the month, money on the budget. Past a
-// limit it takes nothing and fails Permanent (quota_exceeded,
-// budget_exceeded), saying what is left and when it resets; limited false
-// refuses nothing. It returns the day counted in, for Release.
-func Reserve(ctx context.Context, c quota.Counters, l Limits, chargedTo string, ch Charge, now time.Time, limited bool) (time.Time, error) {
-	day, dayEnd := Day(now)
-	month, monthEnd := Month(now)
-	type take struct {
-		key    string
-		window time.Time
-		amount int64
-		limit  int64
-		refuse func(used int64) error
-	}
+// A take is one counter a charge is reserved in, and its refusal.
+type take struct {
+	key           string
+	window        time.Time
+	amount, limit int64
+	refuse        func(used int64) error
+}
+
+// takes are the counters ch is reserved in for chargedTo on day: seconds
+// on the payer's day (no payer: the month only) and the month, characters
+// on the payer's day, money on the budget.
+func (l Limits) takes(chargedTo string, ch Charge, day time.Time) []take {
+	dayEnd := day.AddDate(0, 0, 1)
+	month, monthEnd := Month(day)
 	var takes []take
 	if ch.Seconds > 0 {
 		if chargedTo != "" {
 			limit := l.dayLimit(chargedTo)
 			takes = append(takes, take{DayKey(chargedTo), day, ch.Seconds, limit, func(used int64) error {
-				return exceeded(ch.Seconds, limit-used, limit, "today's", dayEnd)
+				return exceeded(ch.Seconds, limit-used, limit, "today's", "", dayEnd)
 			}})
 		}
 		limit := l.monthLimit()
 		takes = append(takes, take{MonthKey, month, ch.Seconds, limit, func(used int64) error {
-			return exceeded(ch.Seconds, limit-used, limit, "this month's", monthEnd)
+			return exceeded(ch.Seconds, limit-used, limit, "this month's", " for the whole service", monthEnd)
+		}})
+	}
+	if ch.Chars > 0 && chargedTo != "" {
+		limit := l.translationLimit(chargedTo)
+		takes = append(takes, take{TranslationKey(chargedTo), day, ch.Chars, limit, func(used int64) error {
+			return errs.New(errs.Permanent, CodeTranslationLimit, fmt.Sprintf(
+				"this translation is %d characters; %d of today's %d are left; the limit resets at %s",
+				ch.Chars, max(limit-used, 0), limit, resetAt(dayEnd)))
 		}})
 	}
 	if ch.Micros > 0 {
@@ -154,12 +156,21 @@ func Reserve(ctx context.Context, c quota.Counters, l Limits, chargedTo string, 
 			return overBudget(ch.Micros, l.BudgetPerMonth-used, monthEnd)
 		}})
 	}
+	return takes
+}
+
+// Reserve counts ch for chargedTo on now's day (takes). Past a limit it
+// takes nothing and fails Permanent (quota_exceeded, budget_exceeded),
+// saying what is left and when it resets; limited false refuses nothing.
+// It returns the day counted in, for Release.
+func Reserve(ctx context.Context, c quota.Counters, l Limits, chargedTo string, ch Charge, now time.Time, limited bool) (time.Time, error) {
+	day, _ := Day(now)
+	takes := l.takes(chargedTo, ch, day)
 	for i, t := range takes {
-		limit := t.limit
 		if !limited {
-			limit = 0
+			t.limit = 0
 		}
-		used, ok, err := c.Reserve(ctx, t.key, t.window, t.amount, limit)
+		used, ok, err := c.Reserve(ctx, t.key, t.window, t.amount, t.limit)
 		if err == nil && ok {
 			continue
 		}
@@ -168,28 +179,22 @@ func Reserve(ctx context.Context, c quota.Counters, l Limits, chargedTo string, 
 		} else {
 			err = t.refuse(used)
 		}
-		for _, done := range takes[:i] {
-			if rerr := c.Release(ctx, done.key, done.window, done.amount); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("release %s: %w", done.key, rerr))
-			}
-		}
-		return time.Time{}, err
+		return time.Time{}, errors.Join(err, release(ctx, c, takes[:i]))
 	}
 	return day, nil
 }
 
 // Release gives back ch reserved for chargedTo on day and its month.
 func Release(ctx context.Context, c quota.Counters, chargedTo string, ch Charge, day time.Time) error {
-	month, _ := Month(day)
+	return release(ctx, c, Limits{}.takes(chargedTo, ch, day))
+}
+
+func release(ctx context.Context, c quota.Counters, takes []take) error {
 	var all []error
-	if ch.Seconds > 0 {
-		if chargedTo != "" {
-			all = append(all, c.Release(ctx, DayKey(chargedTo), day, ch.Seconds))
+	for _, t := range takes {
+		if err := c.Release(ctx, t.key, t.window, t.amount); err != nil {
+			all = append(all, fmt.Errorf("release %s: %w", t.key, err))
 		}
-		all = append(all, c.Release(ctx, MonthKey, month, ch.Seconds))
-	}
-	if ch.Micros > 0 {
-		all = append(all, c.Release(ctx, BudgetKey, month, ch.Micros))
 	}
 	return errors.Join(all...)
 }
@@ -217,15 +222,10 @@ func Recognized(ctx context.Context, c quota.Counters, l Limits, j job.Job) erro
 	return errors.Join(all...)
 }
 
-func exceeded(seconds, left, limit int64, which string, resets time.Time) error {
-	left = max(left, 0)
-	scope := ""
-	if which == "this month's" {
-		scope = " for the whole service"
-	}
+func exceeded(seconds, left, limit int64, which, scope string, resets time.Time) error {
 	return errs.New(errs.Permanent, CodeQuotaExceeded, fmt.Sprintf(
 		"this recording is billed as %s; %s of %s %s billed%s is left; the limit resets at %s",
-		Human(seconds), Human(left), which, Human(limit), scope, resetAt(resets)))
+		Human(seconds), Human(max(left, 0)), which, Human(limit), scope, resetAt(resets)))
 }
 
 func overBudget(micros, left int64, resets time.Time) error {

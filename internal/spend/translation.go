@@ -2,11 +2,8 @@ package spend
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
-	"transcriber/internal/errs"
 	"transcriber/internal/quota"
 )
 
@@ -51,30 +48,14 @@ func ReserveTranslation(ctx context.Context, c quota.Counters, l Limits, charged
 	if c == nil || chars <= 0 {
 		return Translating{}, nil
 	}
-	day, dayEnd := Day(now)
-	if chargedTo != "" {
-		limit := l.translationLimit(chargedTo)
-		used, ok, err := c.Reserve(ctx, TranslationKey(chargedTo), day, chars, limit)
-		if err != nil {
-			return Translating{}, fmt.Errorf("reserve the day's translation: %w", err)
-		}
-		if !ok {
-			return Translating{}, errs.New(errs.Permanent, CodeTranslationLimit, fmt.Sprintf(
-				"this translation is %d characters; %d of today's %d are left; the limit resets at %s",
-				chars, max(limit-used, 0), limit, resetAt(dayEnd)))
-		}
-	}
-	micros := l.Prices.Translation(chars)
-	if _, err := Reserve(ctx, c, l, "", Charge{Micros: micros}, now, true); err != nil {
-		if chargedTo != "" {
-			if rerr := c.Release(ctx, TranslationKey(chargedTo), day, chars); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-		}
+	t := Translating{ChargedTo: chargedTo, Chars: chars, Micros: l.Prices.Translation(chars), At: now}
+	if _, err := Reserve(ctx, c, l, chargedTo, t.charge(), now, true); err != nil {
 		return Translating{}, err
 	}
-	return Translating{ChargedTo: chargedTo, Chars: chars, Micros: micros, At: now}, nil
+	return t, nil
 }
+
+func (t Translating) charge() Charge { return Charge{Chars: t.Chars, Micros: t.Micros} }
 
 // Release gives back t: its request was not accepted.
 func (t Translating) Release(ctx context.Context, c quota.Counters) error {
@@ -82,11 +63,7 @@ func (t Translating) Release(ctx context.Context, c quota.Counters) error {
 		return nil
 	}
 	day, _ := Day(t.At)
-	var all []error
-	if t.ChargedTo != "" {
-		all = append(all, c.Release(ctx, TranslationKey(t.ChargedTo), day, t.Chars))
-	}
-	return errors.Join(append(all, Release(ctx, c, "", Charge{Micros: t.Micros}, day))...)
+	return Release(ctx, c, t.ChargedTo, t.charge(), day)
 }
 
 // Billed counts t's money for the status, with no limit.

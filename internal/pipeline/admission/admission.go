@@ -1,23 +1,20 @@
-// Package admission owns what a recognition takes and gives back, in usage
-// counters (quota.Counters) shared by every instance: the payer's audio
-// reservation (package spend), a request in the recognizer's quota window,
-// a synchronous place, and, when a job ends, its payer's place among the
-// unfinished jobs; and the breakers of the services every job needs
-// (outage.go). The pipeline asks before it spends (Reserve once a job's
-// length is known, Take before a submission, TakeSync before a synchronous
-// request) and tells when something is over (Release, Unsent).
+// Package admission owns what a recognition takes and gives back, in
+// counters (quota.Counters) every instance shares: the payer's audio
+// reservation (package spend), a request in the recognizer's window, a
+// synchronous place, an ended job's place among the payer's unfinished
+// ones; and the breakers (outage.go). The pipeline asks before it spends
+// (Reserve, Take, TakeSync) and tells when something is over (Release,
+// Unsent).
 //
-// A job records its reservation (ReservedSeconds, ReservedDay), so a retry
-// takes nothing twice and the step that records it no longer needs
-// something gives it back, once. A crash between a take and its record
-// errs towards too much, never too little, and not for ever: a request
-// leaves with its window, audio reserved again with its day. Requests are
-// never given back once they may have reached the recognizer.
-//
-// The contract is the suite in admission_test.go and outage_test.go.
+// A job records its reservation (ReservedSeconds, ReservedDay): a retry
+// takes nothing twice, and the step that no longer needs something gives
+// it back, once. A crash between a take and its record errs towards too
+// much, never too little, and not for ever (windows and days end). A
+// request that may have reached the recognizer is never given back.
 package admission
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -40,7 +37,7 @@ type Config struct {
 	// OutageProbeMax; zero takes the defaults.
 	OutageProbeFirst time.Duration
 	OutageProbeMax   time.Duration
-	Clock            clock.Clock  // default clock.System()
+	Clock            clock.Clock  // required
 	Log              *slog.Logger // default slog.Default()
 }
 
@@ -53,18 +50,9 @@ type Admission struct {
 
 // New returns the admission of cfg.
 func New(cfg Config) *Admission {
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System()
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
-	if cfg.OutageProbeFirst <= 0 {
-		cfg.OutageProbeFirst = DefaultOutageProbeFirst
-	}
-	if cfg.OutageProbeMax <= 0 {
-		cfg.OutageProbeMax = DefaultOutageProbeMax
-	}
+	cfg.Log = cmp.Or(cfg.Log, slog.Default())
+	cfg.OutageProbeFirst = cmp.Or(cfg.OutageProbeFirst, DefaultOutageProbeFirst)
+	cfg.OutageProbeMax = cmp.Or(cfg.OutageProbeMax, DefaultOutageProbeMax)
 	cfg.OutageProbeMax = max(cfg.OutageProbeMax, cfg.OutageProbeFirst)
 	return &Admission{cfg: cfg}
 }
@@ -135,13 +123,12 @@ func (a *Admission) Unsent(ctx context.Context, j job.Job, window time.Time) {
 	}
 }
 
-// Release gives back what j, as saved, no longer holds that was, as the
-// step had it, did: the audio a save took off the reservation; and for a
-// job this save ended, its payer's place among the unfinished, its audio
-// reservation too when it failed or died before any audio reached the
-// recognizer (what was submitted is paid for), and what a done job was
-// billed is counted as recognized. A failure is logged: the counters then
-// hold more than was used, never less.
+// Release gives back what j, as saved, holds less than was, as the step
+// had it: the reservation a save lowered; for a job this save ended, its
+// payer's place among the unfinished, and its whole reservation when it
+// failed or died before any audio reached the recognizer (what was
+// submitted is paid for); a done job's bill is counted as recognized. A
+// failure is logged: the counters then hold more, never less.
 func (a *Admission) Release(ctx context.Context, was, j job.Job) {
 	if a.cfg.Counters == nil {
 		return

@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
@@ -84,15 +85,7 @@ func (a *Admission) covers(j job.Job, sync bool) error {
 // reached reports whether any of a job's audio may have reached the
 // recognizer: it was in transcribe, or a piece has a recognition.
 func reached(was, j job.Job) bool {
-	if was.State == job.Transcribe {
-		return true
-	}
-	for _, sg := range j.Segments {
-		if sg.OperationID != "" {
-			return true
-		}
-	}
-	return false
+	return was.State == job.Transcribe || slices.ContainsFunc(j.Segments, func(sg job.Segment) bool { return sg.OperationID != "" })
 }
 
 // giveBack gives back ch of j's reservation.

@@ -80,16 +80,13 @@ func (a *Admission) RoomForPieces(ctx context.Context, n int) bool {
 	}
 	start, end, limit := a.requestWindow(a.cfg.Clock.Now())
 	before := start.Add(-end.Sub(start))
-	for _, w := range []struct {
-		start time.Time
-		n     int64
-	}{{before, 0}, {start, int64(n)}} {
-		used, err := a.cfg.Counters.Used(ctx, RequestsKey, w.start)
+	for i, w := range []time.Time{before, start} { // the pieces go in the second
+		used, err := a.cfg.Counters.Used(ctx, RequestsKey, w)
 		if err != nil {
 			a.cfg.Log.WarnContext(ctx, "request window unread; cutting as planned", "error", err.Error())
 			return true
 		}
-		if used+w.n > limit/2 {
+		if used+int64(i*n) > limit/2 {
 			return false
 		}
 	}
