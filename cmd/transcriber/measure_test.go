@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/speechkit/speechkittest"
 )
 
@@ -40,7 +40,7 @@ func TestMeasureSyncTimesEachAnswer(t *testing.T) {
 	sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
 		return speechkittest.SyncPlan{Text: "привет", BillingUnits: "15"}
 	})
-	voice := oggopus.Synth(6_000, 0)
+	voice := oggtest.Synth(6_000, 0)
 	path := writeFile(t, "note.ogg", voice)
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"measure-sync", "--runs", "2", "--lang", "en-US", path}, measureEnv(sk), &out))
@@ -68,7 +68,7 @@ func TestMeasureSyncSaysWhichRequestFailed(t *testing.T) {
 	sk.SyncScript(func(speechkittest.SyncCall) speechkittest.SyncPlan {
 		return speechkittest.SyncPlan{Status: http.StatusTooManyRequests}
 	})
-	path := writeFile(t, "note.ogg", oggopus.Synth(6_000, 0))
+	path := writeFile(t, "note.ogg", oggtest.Synth(6_000, 0))
 	err := run(context.Background(), []string{"measure-sync", path}, measureEnv(sk), &bytes.Buffer{})
 	require.ErrorContains(t, err, "request 1, after ")
 	require.NotContains(t, err.Error(), speechkittest.TestKey)
@@ -80,7 +80,7 @@ func TestMeasureSyncSaysWhichRequestFailed(t *testing.T) {
 func TestMeasureSyncRefusesWhatTheServiceWouldNotSendAsItIs(t *testing.T) {
 	sk := speechkittest.Start(t)
 	env := measureEnv(sk)
-	voice := writeFile(t, "note.ogg", oggopus.Synth(6_000, 0))
+	voice := writeFile(t, "note.ogg", oggtest.Synth(6_000, 0))
 	for name, c := range map[string]struct {
 		args []string
 		want string
@@ -92,9 +92,9 @@ func TestMeasureSyncRefusesWhatTheServiceWouldNotSendAsItIs(t *testing.T) {
 		"eleven runs":     {[]string{"--runs", "11", voice}, "want 1 to 10"},
 		"auto language":   {[]string{"--lang", "auto", voice}, "is not a language the synchronous API takes"},
 		"a missing file":  {[]string{filepath.Join(t.TempDir(), "none.ogg")}, "no such file"},
-		"stereo":          {[]string{writeFile(t, "s.ogg", oggopus.SynthChannels(6_000, 2))}, "has 2 channels"},
-		"a lying file":    {[]string{writeFile(t, "l.ogg", oggopus.Synth(6_000, 60_000))}, "is not a plain Ogg Opus file"},
-		"40 seconds":      {[]string{writeFile(t, "long.ogg", oggopus.Synth(40_000, 0))}, "over the synchronous API's 30s"},
+		"stereo":          {[]string{writeFile(t, "s.ogg", oggtest.SynthChannels(6_000, 2))}, "has 2 channels"},
+		"a lying file":    {[]string{writeFile(t, "l.ogg", oggtest.Synth(6_000, 60_000))}, "is not a plain Ogg Opus file"},
+		"40 seconds":      {[]string{writeFile(t, "long.ogg", oggtest.Synth(40_000, 0))}, "over the synchronous API's 30s"},
 		"over 1 MB":       {[]string{writeFile(t, "big.ogg", make([]byte, 1_000_001))}, "over the synchronous API's 1000000 bytes"},
 	} {
 		t.Run(name, func(t *testing.T) {

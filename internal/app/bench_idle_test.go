@@ -14,6 +14,7 @@ import (
 	"transcriber/internal/app"
 	"transcriber/internal/app/withbot"
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/quota"
@@ -74,7 +75,7 @@ func BenchmarkIdlePoll(b *testing.B) {
 
 func benchIdlePoll(b *testing.B, tools ffmpeg.Tools, expiring bool) {
 	ctx := context.Background()
-	clk := clock.NewFake(clock.System().Now())
+	clk := clocktest.NewFake(clock.System().Now())
 	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "jobs.db"), clk)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = db.Close() })
@@ -167,7 +168,7 @@ func benchIdlePoll(b *testing.B, tools ffmpeg.Tools, expiring bool) {
 // seedIdle fills the store as an installation that has worked for a while
 // and is idle now: idleDone jobs done, and idleTranscribe jobs whose
 // recognitions are next checked idleDueIn from now.
-func seedIdle(b *testing.B, st job.Store, clk *clock.Fake) {
+func seedIdle(b *testing.B, st job.Store, clk *clocktest.Fake) {
 	b.Helper()
 	ctx := context.Background()
 	for i := 0; i < idleDone+idleTranscribe; i++ {

@@ -20,6 +20,7 @@ import (
 	"transcriber/internal/app/withbot"
 	"transcriber/internal/botstate"
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
 	"transcriber/internal/outbox"
@@ -44,7 +45,7 @@ type stack struct {
 	tokens apitoken.Store
 	bots   botstate.Store
 	box    outbox.Store
-	clk    *clock.Fake
+	clk    *clocktest.Fake
 	events chan []byte
 	ended  *endings
 	ctx    context.Context
@@ -64,7 +65,7 @@ func newStackWith(t *testing.T, more func(*app.Options), tune ...func(*app.Confi
 		t.Skipf("ffmpeg is not installed (apt-get install ffmpeg): %v", err)
 	}
 	st := &stack{t: t, ctx: context.Background(), events: make(chan []byte, 16), ended: &endings{}}
-	st.clk = clock.NewFake(clock.System().Now())
+	st.clk = clocktest.NewFake(clock.System().Now())
 	st.s3 = s3test.Start(t)
 	st.sk = speechkittest.Start(t)
 	st.dbPath = filepath.Join(t.TempDir(), "jobs.db")

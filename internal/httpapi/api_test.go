@@ -18,6 +18,7 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/httpapi"
 	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
@@ -59,12 +60,12 @@ type harness struct {
 	objects *s3.Store
 	s3      *s3test.Server
 	recs    *recognitions
-	clk     *clock.Fake
+	clk     *clocktest.Fake
 }
 
 func newHarness(t *testing.T, cfg httpapi.Config) *harness {
 	t.Helper()
-	h := &harness{t: t, clk: clock.NewFake(clock.System().Now()), recs: &recognitions{}}
+	h := &harness{t: t, clk: clocktest.NewFake(clock.System().Now()), recs: &recognitions{}}
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "api.db"), h.clk)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })

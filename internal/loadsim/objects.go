@@ -11,6 +11,7 @@ import (
 
 	"transcriber/internal/errs"
 	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/storage/s3"
 )
 
@@ -159,7 +160,7 @@ func keyOf(uri string) string { return strings.TrimPrefix(uri, objectsURL) }
 // audioOf is what the media fake writes for a converted piece: Ogg Opus
 // of silence as long as the piece, a few bytes a second, which the
 // pipeline meters as it would real audio.
-func audioOf(durationMs int64) []byte { return oggopus.Synth(durationMs, 0) }
+func audioOf(durationMs int64) []byte { return oggtest.Synth(durationMs, 0) }
 
 // audioLength reads the length of what audioOf wrote.
 func audioLength(body []byte) (int64, bool) {

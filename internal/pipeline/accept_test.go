@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/storage/s3"
@@ -33,7 +33,7 @@ func (o *swappingObjects) Copy(_ context.Context, src, dst, _ string) error {
 
 func TestAcceptedCopyOfAnotherSizeIsNotAccepted(t *testing.T) {
 	ctx := context.Background()
-	clk := clock.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	st := newStore(t, clk)
 	j, err := st.Create(ctx, job.Draft{Source: job.SourceAPI, OwnerID: "o", Filename: "a.ogg", SizeBytes: 10, UploadWindow: time.Hour})
 	require.NoError(t, err)

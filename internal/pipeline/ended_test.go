@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
@@ -104,7 +104,7 @@ func TestRecognitionsOfAFailedOrDeadJobAreDeleted(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			clk := clock.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+			clk := clocktest.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 			st := newStore(t, clk)
 			j := transcribing(t, st)
 			rec := &fakeRecognizer{checkErr: tc.checkErr, deleteErr: tc.deleteErr}
@@ -125,7 +125,7 @@ func TestRecognitionsOfAFailedOrDeadJobAreDeleted(t *testing.T) {
 
 // A job released for another try keeps its recognitions.
 func TestRecognitionsOfARetriedJobStay(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	st := newStore(t, clk)
 	j := transcribing(t, st)
 	rec := &fakeRecognizer{checkErr: errs.New(errs.Unavailable, "speechkit_unavailable", "recognition is unavailable")}
@@ -147,7 +147,7 @@ func TestRecognitionsOfARetriedJobStay(t *testing.T) {
 // recently stay, and so does one whose files could not be removed.
 func TestPollExpiresOldJobs(t *testing.T) {
 	ctx := context.Background()
-	clk := clock.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	st := newStore(t, clk)
 	fail := func(j job.Job) job.Job {
 		c, err := st.Claim(ctx, j.ID, job.Poll)
@@ -208,7 +208,7 @@ func TestAttemptEndedNamesTheAttempt(t *testing.T) {
 		"released": {checkErr: errs.New(errs.Unavailable, "speechkit_unavailable", "recognition is unavailable"), want: job.Transcribe},
 	} {
 		t.Run(name, func(t *testing.T) {
-			clk := clock.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+			clk := clocktest.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 			st := newStore(t, clk)
 			j := transcribing(t, st)
 			var buf syncBuffer

@@ -13,7 +13,7 @@ import (
 
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/transcript"
@@ -40,7 +40,7 @@ func (m channelMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.
 }
 
 func (channelMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
-	_, err := w.Write(oggopus.Synth(seg.DurationMs, 0))
+	_, err := w.Write(oggtest.Synth(seg.DurationMs, 0))
 	return err
 }
 

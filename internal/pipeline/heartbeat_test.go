@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
@@ -182,7 +182,7 @@ func (resultObjects) Delete(context.Context, string) error              { return
 // lateNotifier hears of an ended job a little after the save that ended
 // it, and notes whether its call could still do anything.
 type lateNotifier struct {
-	clk *clock.Fake
+	clk *clocktest.Fake
 	mu  sync.Mutex
 	err []error
 }

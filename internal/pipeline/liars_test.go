@@ -11,7 +11,7 @@ import (
 
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/speechkit"
@@ -45,16 +45,16 @@ func (m lyingMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Se
 }
 
 func (m lyingMedia) Convert(_ context.Context, _ string, _ ffmpeg.Segment, w io.Writer) error {
-	_, err := w.Write(oggopus.Synth(m.holdsMs, m.saysMs))
+	_, err := w.Write(oggtest.Synth(m.holdsMs, m.saysMs))
 	return err
 }
 
 func (m lyingMedia) Split(_ context.Context, _ string, _ ffmpeg.Plan, piece func(ffmpeg.Segment, io.Reader) error) error {
 	half := m.holdsMs / 2
-	if err := piece(ffmpeg.Segment{DurationMs: m.saysMs / 2}, bytes.NewReader(oggopus.Synth(half, 0))); err != nil {
+	if err := piece(ffmpeg.Segment{DurationMs: m.saysMs / 2}, bytes.NewReader(oggtest.Synth(half, 0))); err != nil {
 		return err
 	}
-	return piece(ffmpeg.Segment{StartMs: m.saysMs / 2, DurationMs: m.saysMs / 2}, bytes.NewReader(oggopus.Synth(m.holdsMs-half, 0)))
+	return piece(ffmpeg.Segment{StartMs: m.saysMs / 2, DurationMs: m.saysMs / 2}, bytes.NewReader(oggtest.Synth(m.holdsMs-half, 0)))
 }
 
 func (e *quotaEnv) lyingPipeline(rec pipeline.Recognizer, m pipeline.Media, l spend.Limits) *pipeline.Pipeline {
@@ -175,7 +175,7 @@ func TestAVoiceNoteSentAsItIsGetsNoMoreAudioThanWasReserved(t *testing.T) {
 		code  string
 	}{{10 * time.Second, job.Failed, spend.CodeQuotaExceeded}, {time.Hour, job.Done, ""}} {
 		e := newSyncEnv(t, 6_000, 1, func(_ *speechkit.Config, c *pipeline.Config) { c.Limits.AudioPerDay = tc.day })
-		j := e.uploaded(t, oggopus.Synth(6_000, 0))
+		j := e.uploaded(t, oggtest.Synth(6_000, 0))
 		c, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
 		require.NoError(t, err)
 		c.DurationMs, c.ReservedSeconds, c.ReservedDay = 3_000, 3, c.CreatedAt.UTC().Truncate(24*time.Hour)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/store/sqlite"
@@ -40,7 +41,7 @@ func newStore(t *testing.T, clk clock.Clock) job.Store {
 }
 
 func TestIdlePollIsOneRead(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	st := &countingStore{Store: newStore(t, clk)}
 	var slept time.Duration
 	p := pipeline.New(pipeline.Deps{
@@ -67,7 +68,7 @@ func TestIdlePollIsOneRead(t *testing.T) {
 func TestPollStopsBeforeTheFunctionTimeout(t *testing.T) {
 	// A context's deadline is in real time, so this clock starts at the real now.
 	start := clock.System().Now()
-	clk := clock.NewFake(start)
+	clk := clocktest.NewFake(start)
 	st := newStore(t, clk)
 	_, err := st.Create(context.Background(), job.Draft{Source: job.SourceAPI, UploadWindow: 20 * time.Second})
 	require.NoError(t, err)

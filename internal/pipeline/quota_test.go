@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline"
@@ -59,7 +59,7 @@ func (uriObjects) URI(key string) string { return "https://storage.example/bucke
 // the 10-minute window 10:00-10:10.
 type quotaEnv struct {
 	ctx      context.Context
-	clk      *clock.Fake
+	clk      *clocktest.Fake
 	st       job.Store
 	counters quota.Counters
 }
@@ -68,7 +68,7 @@ var windowEnd = time.Date(2026, 11, 29, 10, 10, 0, 0, time.UTC)
 
 func newQuotaEnv(t *testing.T) *quotaEnv {
 	t.Helper()
-	clk := clock.NewFake(time.Date(2026, 11, 29, 10, 3, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 29, 10, 3, 0, 0, time.UTC))
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), clk)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })

@@ -10,7 +10,7 @@ import (
 
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/pipeline"
 )
 
@@ -35,7 +35,7 @@ func (m *askedMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.S
 }
 
 func (m *askedMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
-	_, err := w.Write(oggopus.Synth(seg.DurationMs, 0))
+	_, err := w.Write(oggtest.Synth(seg.DurationMs, 0))
 	return err
 }
 

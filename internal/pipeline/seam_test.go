@@ -14,7 +14,7 @@ import (
 
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/transcript"
@@ -62,7 +62,7 @@ func (m pieceMedia) Split(_ context.Context, _ string, _ ffmpeg.Plan, piece func
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
-		if err := piece(ffmpeg.Segment{StartMs: start, DurationMs: end - start, Format: "mp3"}, bytes.NewReader(oggopus.Synth(end-start, 0))); err != nil {
+		if err := piece(ffmpeg.Segment{StartMs: start, DurationMs: end - start, Format: "mp3"}, bytes.NewReader(oggtest.Synth(end-start, 0))); err != nil {
 			return err
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/racetest"
 	"transcriber/internal/spend"
@@ -39,7 +39,7 @@ func (m passMedia) ConvertMono(ctx context.Context, input string, seg ffmpeg.Seg
 }
 
 func (m passMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w io.Writer) error {
-	_, err := w.Write(oggopus.Synth(seg.DurationMs, 0))
+	_, err := w.Write(oggtest.Synth(seg.DurationMs, 0))
 	return err
 }
 

@@ -20,7 +20,7 @@ import (
 
 	"transcriber/internal/job"
 	"transcriber/internal/media/ffmpeg"
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/pipeline"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/speechkit/speechkittest"
@@ -60,7 +60,7 @@ func (m *syncMedia) Convert(_ context.Context, _ string, seg ffmpeg.Segment, w i
 	m.mu.Lock()
 	m.kept++
 	m.mu.Unlock()
-	_, err := w.Write(oggopus.SynthChannels(m.holds(seg), m.channels))
+	_, err := w.Write(oggtest.SynthChannels(m.holds(seg), m.channels))
 	return err
 }
 
@@ -76,7 +76,7 @@ func (m *syncMedia) ConvertMono(_ context.Context, _ string, seg ffmpeg.Segment,
 	m.mu.Lock()
 	m.mono++
 	m.mu.Unlock()
-	_, err := w.Write(oggopus.SynthChannels(m.holds(seg), 1))
+	_, err := w.Write(oggtest.SynthChannels(m.holds(seg), 1))
 	return err
 }
 
@@ -314,7 +314,7 @@ func TestASynchronousAnswerWithoutItsBillIsBilledByTheRule(t *testing.T) {
 // stored is the file.
 func TestAPlainMonoVoiceNoteGoesAsItIs(t *testing.T) {
 	e := newSyncEnv(t, 6_000, 1)
-	voice := oggopus.Synth(6_000, 0)
+	voice := oggtest.Synth(6_000, 0)
 	j := e.uploaded(t, voice)
 	require.NoError(t, e.p.Uploaded(e.ctx, job.SourceKey(j.ID)))
 
@@ -337,18 +337,18 @@ func TestAPlainMonoVoiceNoteGoesAsItIs(t *testing.T) {
 // converted audio is what is sent; one longer than the synchronous limit
 // goes the normal way.
 func TestWhatIsNotAPlainMonoVoiceNoteIsConverted(t *testing.T) {
-	badCRC := oggopus.Synth(6_000, 0)
+	badCRC := oggtest.Synth(6_000, 0)
 	badCRC[47+27+1+8] ^= 1 // the comment header's vendor length, past its page's checksum
 	for name, c := range map[string]struct {
 		src  []byte
 		sync bool
 	}{
-		"stereo":               {src: oggopus.SynthChannels(6_000, 2), sync: true},
-		"says 60 s, holds 6 s": {src: oggopus.Synth(6_000, 60_000), sync: true},
-		"says 2 s, holds 6 s":  {src: oggopus.Synth(6_000, 2_000), sync: true},
+		"stereo":               {src: oggtest.SynthChannels(6_000, 2), sync: true},
+		"says 60 s, holds 6 s": {src: oggtest.Synth(6_000, 60_000), sync: true},
+		"says 2 s, holds 6 s":  {src: oggtest.Synth(6_000, 2_000), sync: true},
 		"a wrong checksum":     {src: badCRC, sync: true},
 		"an MP3":               {src: []byte("ID3\x04\x00\x00\x00\x00\x00\x00 an mp3"), sync: true},
-		"40 s":                 {src: oggopus.Synth(40_000, 0)},
+		"40 s":                 {src: oggtest.Synth(40_000, 0)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newSyncEnv(t, 6_000, 1)
@@ -727,7 +727,7 @@ func TestARetriedIngestSendsTheStoredAudio(t *testing.T) {
 	j := e.accepted(t, job.Draft{Priority: job.PriorityFast})
 	j, err := e.st.Claim(e.ctx, j.ID, job.Ingest)
 	require.NoError(t, err)
-	audio := oggopus.Synth(6_000, 0)
+	audio := oggtest.Synth(6_000, 0)
 	require.NoError(t, e.objects.Put(e.ctx, job.AudioKey(j.ID, 0), audio, "audio/ogg"))
 	j.State, j.DurationMs, j.ReservedSeconds = job.Converted, 6_000, 15 // one synchronous unit
 	j.Features.Channels = 1

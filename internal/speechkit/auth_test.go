@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/speechkit/speechkittest"
@@ -97,7 +98,7 @@ func TestIAMToken(t *testing.T) {
 	t.Run("one token serves many calls and carries the folder", func(t *testing.T) {
 		srv := speechkittest.Start(t)
 		meta := startMetadata(t)
-		c := mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+		c := mustClient(t, iamConfig(srv, meta, clocktest.NewFake(t0)))
 
 		for i := 0; i < 3; i++ {
 			id := mustSubmit(t, c, uriRequest)
@@ -115,7 +116,7 @@ func TestIAMToken(t *testing.T) {
 	t.Run("concurrent first calls fetch one token", func(t *testing.T) {
 		srv := speechkittest.Start(t)
 		meta := startMetadata(t)
-		c := mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+		c := mustClient(t, iamConfig(srv, meta, clocktest.NewFake(t0)))
 
 		var wg sync.WaitGroup
 		failures := make(chan error, 16)
@@ -145,7 +146,7 @@ func TestIAMToken(t *testing.T) {
 	t.Run("a token is refreshed after an hour and before it expires", func(t *testing.T) {
 		srv := speechkittest.Start(t)
 		meta := startMetadata(t)
-		clk := clock.NewFake(t0)
+		clk := clocktest.NewFake(t0)
 		c := mustClient(t, iamConfig(srv, meta, clk))
 
 		mustSubmit(t, c, uriRequest)
@@ -181,7 +182,7 @@ func TestIAMToken(t *testing.T) {
 	t.Run("a failed refresh keeps using a token that has not expired", func(t *testing.T) {
 		srv := speechkittest.Start(t)
 		meta := startMetadata(t)
-		clk := clock.NewFake(t0)
+		clk := clocktest.NewFake(t0)
 		c := mustClient(t, iamConfig(srv, meta, clk))
 		mustSubmit(t, c, uriRequest)
 
@@ -200,7 +201,7 @@ func TestIAMToken(t *testing.T) {
 		srv := speechkittest.Start(t)
 		meta := startMetadata(t)
 		meta.failing.Store(true)
-		c := mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+		c := mustClient(t, iamConfig(srv, meta, clocktest.NewFake(t0)))
 
 		_, err := c.Check(context.Background(), "someoperation")
 
@@ -249,7 +250,7 @@ func TestSecretsNeverInErrors(t *testing.T) {
 		srv.Script(func(*stt.RecognizeFileRequest) speechkittest.Plan {
 			return speechkittest.Plan{Err: status.Error(codes.Unauthenticated, "fake says token t1.token-1 has expired")}
 		})
-		c := mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+		c := mustClient(t, iamConfig(srv, meta, clocktest.NewFake(t0)))
 
 		_, err := c.Submit(context.Background(), uriRequest)
 
@@ -293,7 +294,7 @@ func TestIAMTokenWithAnImpossibleLifetimeIsUnavailable(t *testing.T) {
 	srv := speechkittest.Start(t)
 	meta := startMetadata(t)
 	meta.ttl.Store(1e10)
-	c := mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+	c := mustClient(t, iamConfig(srv, meta, clocktest.NewFake(t0)))
 
 	_, err := c.Submit(context.Background(), uriRequest)
 
@@ -307,7 +308,7 @@ func TestIAMTokenWithAnImpossibleLifetimeIsUnavailable(t *testing.T) {
 func TestAuthorizerIsTheClients(t *testing.T) {
 	srv := speechkittest.Start(t)
 	meta := startMetadata(t)
-	c := mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+	c := mustClient(t, iamConfig(srv, meta, clocktest.NewFake(t0)))
 	mustSubmit(t, c, uriRequest)
 
 	value, folder, err := c.Authorizer().Authorization(context.Background())

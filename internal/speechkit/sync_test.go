@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/speechkit/speechkittest"
 	"transcriber/internal/transcript"
@@ -21,7 +21,7 @@ import (
 
 // voiceNote is a mono Ogg Opus stream of ms, as Telegram sends a voice
 // note.
-func voiceNote(ms int64) []byte { return oggopus.Synth(ms, 0) }
+func voiceNote(ms int64) []byte { return oggtest.Synth(ms, 0) }
 
 // lpcm is ms of silence as 16-bit mono LPCM at rate.
 
@@ -69,7 +69,7 @@ func TestRecognizeSyncSendsTheVoiceNoteAsItIs(t *testing.T) {
 func TestRecognizeSyncWithAnIAMTokenNamesTheFolder(t *testing.T) {
 	srv := speechkittest.Start(t)
 	meta := startMetadata(t)
-	c := mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+	c := mustClient(t, iamConfig(srv, meta, clocktest.NewFake(t0)))
 
 	_, err := recognizeSync(t, c, speechkit.SyncRequest{Audio: voiceNote(2_000)})
 	require.NoError(t, err)
@@ -135,8 +135,8 @@ func TestRecognizeSyncRefusesWhatDoesNotFit(t *testing.T) {
 		"over 1 MB":                 {Audio: make([]byte, speechkit.MaxSyncBytes+1)},
 		"declared over 30 s":        {Audio: voiceNote(5_000), DurationMs: 30_001},
 		"counted over 30 s":         {Audio: voiceNote(30_020), DurationMs: 29_000},
-		"a stream that lies":        {Audio: oggopus.Synth(45_000, 20_000), DurationMs: 20_000},
-		"stereo":                    {Audio: oggopus.SynthChannels(5_000, 2)},
+		"a stream that lies":        {Audio: oggtest.Synth(45_000, 20_000), DurationMs: 20_000},
+		"stereo":                    {Audio: oggtest.SynthChannels(5_000, 2)},
 		"not Ogg Opus":              {Audio: []byte("ID3\x04\x00\x00\x00\x00\x00\x00 an mp3, or says so")},
 		"Ogg Opus cut short":        {Audio: voiceNote(5_000)[:200]},
 		"LPCM, which is never sent": {Audio: make([]byte, 32_000)},
@@ -298,7 +298,7 @@ func TestRecognizeSyncKeepsSecretsOutOfErrors(t *testing.T) {
 	require.Contains(t, err.Error(), "[redacted]")
 
 	meta := startMetadata(t)
-	c = mustClient(t, iamConfig(srv, meta, clock.NewFake(t0)))
+	c = mustClient(t, iamConfig(srv, meta, clocktest.NewFake(t0)))
 	_, err = recognizeSync(t, c, speechkit.SyncRequest{Audio: voiceNote(2_000)})
 	requireErr(t, err, errs.Unavailable, speechkit.CodeAccessDenied)
 	requireNoSecret(t, err, "t1.token-1")

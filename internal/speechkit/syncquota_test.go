@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/quota"
 	"transcriber/internal/racetest"
 	"transcriber/internal/speechkit"
@@ -69,7 +70,7 @@ func (m *memCounters) Used(_ context.Context, key string, window time.Time) (int
 
 // places takes every place TakeSyncPlace gives at the clock's time, up
 // to tries, and returns when each was taken.
-func places(t *testing.T, c quota.Counters, clk *clock.Fake, tries int) []time.Time {
+func places(t *testing.T, c quota.Counters, clk *clocktest.Fake, tries int) []time.Time {
 	t.Helper()
 	var taken []time.Time
 	for range tries {
@@ -111,7 +112,7 @@ func requireAnySecond(t *testing.T, taken []time.Time) {
 func TestTakeSyncPlaceKeepsTwentyAcrossASecondsEdge(t *testing.T) {
 	c := counters(t)
 	second := time.Date(2026, 12, 1, 12, 0, 7, 0, time.UTC)
-	clk := clock.NewFake(second.Add(553 * time.Millisecond).In(time.FixedZone("MSK", 3*3600)))
+	clk := clocktest.NewFake(second.Add(553 * time.Millisecond).In(time.FixedZone("MSK", 3*3600)))
 	require.Len(t, places(t, c, clk, 20), 20, "twenty at the end of a second")
 	clk.Set(second.Add(time.Second))
 	ok, next, err := speechkit.TakeSyncPlace(context.Background(), c, clk)
@@ -154,7 +155,7 @@ func TestTakeSyncPlaceKeepsTwentyInAnySecond(t *testing.T) {
 	for name, at := range patterns {
 		t.Run(name, func(t *testing.T) {
 			c := spreadCounters()
-			clk := clock.NewFake(base)
+			clk := clocktest.NewFake(base)
 			var taken []time.Time
 			for i := 0; ; i++ {
 				d, tries := at(i)
@@ -184,7 +185,7 @@ func TestAPlaceTakenTooLateIsNotUsed(t *testing.T) {
 	start := time.Date(2026, 12, 1, 12, 0, 7, 0, time.UTC)
 
 	t.Run("a reservation that ends past its window", func(t *testing.T) {
-		clk := clock.NewFake(start.Add(400 * time.Millisecond))
+		clk := clocktest.NewFake(start.Add(400 * time.Millisecond))
 		c := &slowCounters{Counters: counters(t), clk: clk, reserve: 200 * time.Millisecond}
 		ok, _, err := speechkit.TakeSyncPlace(ctx, c, clk)
 		require.NoError(t, err)
@@ -197,7 +198,7 @@ func TestAPlaceTakenTooLateIsNotUsed(t *testing.T) {
 		// reservation in it, the twentieth, commits after the window
 		// ended and after a third instance read it and took the next
 		// window's place: used, it would make 21 within a second.
-		clk := clock.NewFake(start)
+		clk := clocktest.NewFake(start)
 		inner := counters(t)
 		require.Len(t, places(t, inner, clk, 19), 19)
 		var others []time.Time
@@ -212,7 +213,7 @@ func TestAPlaceTakenTooLateIsNotUsed(t *testing.T) {
 		require.False(t, ok, "the late twentieth is not used, and no other place is left")
 	})
 	t.Run("reads that end past the window", func(t *testing.T) {
-		clk := clock.NewFake(start.Add(400 * time.Millisecond))
+		clk := clocktest.NewFake(start.Add(400 * time.Millisecond))
 		c := &slowCounters{Counters: counters(t), clk: clk, read: 50 * time.Millisecond}
 		ok, _, err := speechkit.TakeSyncPlace(ctx, c, clk)
 		require.NoError(t, err)
@@ -221,7 +222,7 @@ func TestAPlaceTakenTooLateIsNotUsed(t *testing.T) {
 		require.Equal(t, int64(1), c.used(t, start.Add(speechkit.SyncWindow)))
 	})
 	t.Run("a store slower than every window", func(t *testing.T) {
-		clk := clock.NewFake(start)
+		clk := clocktest.NewFake(start)
 		c := &slowCounters{Counters: counters(t), clk: clk, read: speechkit.SyncWindow}
 		ok, next, err := speechkit.TakeSyncPlace(ctx, c, clk)
 		require.NoError(t, err)
@@ -249,7 +250,7 @@ func (c *hookCounters) Reserve(ctx context.Context, key string, window time.Time
 // each reservation, as a slow store would.
 type slowCounters struct {
 	quota.Counters
-	clk           *clock.Fake
+	clk           *clocktest.Fake
 	read, reserve time.Duration
 }
 
@@ -276,7 +277,7 @@ func (c *slowCounters) used(t *testing.T, window time.Time) int64 {
 func TestTakeSyncPlaceUnderARace(t *testing.T) {
 	ctx := context.Background()
 	c := counters(t)
-	clk := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 7, 500_000_000, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 12, 1, 12, 0, 7, 500_000_000, time.UTC))
 	var taken, refused atomic.Int32
 	racetest.Run(50, func(int) {
 		ok, _, err := speechkit.TakeSyncPlace(ctx, c, clk)
@@ -297,7 +298,7 @@ func TestTakeSyncPlaceUnderARace(t *testing.T) {
 // Without counters nothing is paced.
 func TestTakeSyncPlaceWithoutCounters(t *testing.T) {
 	for i := 0; i < 100; i++ {
-		ok, _, err := speechkit.TakeSyncPlace(context.Background(), nil, clock.NewFake(time.Unix(0, 0)))
+		ok, _, err := speechkit.TakeSyncPlace(context.Background(), nil, clocktest.NewFake(time.Unix(0, 0)))
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
@@ -309,7 +310,7 @@ func TestTakeSyncPlaceWhenTheStoreFails(t *testing.T) {
 	require.NoError(t, err)
 	c := sqlite.NewCounters(db)
 	require.NoError(t, db.Close())
-	ok, _, err := speechkit.TakeSyncPlace(context.Background(), c, clock.NewFake(time.Unix(0, 0)))
+	ok, _, err := speechkit.TakeSyncPlace(context.Background(), c, clocktest.NewFake(time.Unix(0, 0)))
 	require.Error(t, err)
 	require.False(t, ok)
 }

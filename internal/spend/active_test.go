@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
@@ -21,7 +21,7 @@ import (
 // activeEnv is a job store and counters on one embedded database.
 type activeEnv struct {
 	ctx      context.Context
-	clk      *clock.Fake
+	clk      *clocktest.Fake
 	jobs     job.Store
 	counters quota.Counters
 }
@@ -30,7 +30,7 @@ var noon = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func newActiveEnv(t *testing.T) *activeEnv {
 	t.Helper()
-	clk := clock.NewFake(noon)
+	clk := clocktest.NewFake(noon)
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), clk)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/spend"
 	"transcriber/internal/status"
@@ -126,7 +126,7 @@ func TestDecideFailingCallbacks(t *testing.T) {
 
 func openCounters(t *testing.T) *sqlite.Counters {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "counters.db"), clock.NewFake(noon))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "counters.db"), clocktest.NewFake(noon))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	return sqlite.NewCounters(db)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 	"transcriber/internal/pipeline/admission"
@@ -35,7 +35,7 @@ var windows35 = status.Windows{RequestsKey: admission.RequestsKey, RequestLength
 // env is the status of one embedded database, its clock held at start.
 type env struct {
 	ctx      context.Context
-	clk      *clock.Fake
+	clk      *clocktest.Fake
 	jobs     *sqlite.JobStore
 	box      *sqlite.Outbox
 	counters *sqlite.Counters
@@ -44,7 +44,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	clk := clock.NewFake(start)
+	clk := clocktest.NewFake(start)
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), clk)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/botstate"
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/httpapi/openapitest"
 	"transcriber/internal/job"
@@ -50,7 +50,7 @@ type harness struct {
 	jobs   job.Store
 	state  botstate.Store
 	box    outbox.Store
-	clk    *clock.Fake
+	clk    *clocktest.Fake
 	bot    *telegram.Bot
 	slept  []time.Duration
 	mu     sync.Mutex
@@ -67,7 +67,7 @@ func newHarness(t testing.TB, tune ...func(*tgconf.Config)) *harness {
 	h := &harness{t: t, ctx: context.Background()}
 	h.tg = telegramtest.Start(t)
 	h.s3 = s3test.Start(t)
-	h.clk = clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	h.clk = clocktest.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	h.dbPath = filepath.Join(t.TempDir(), "jobs.db")
 	db, err := sqlite.Open(h.ctx, h.dbPath, h.clk)
 	require.NoError(t, err)

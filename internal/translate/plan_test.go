@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 )
 
@@ -92,7 +92,7 @@ func TestMakePlanPacksInOrder(t *testing.T) {
 }
 
 func TestPacerWindows(t *testing.T) {
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	var slept []time.Duration
 	sleep := func(_ context.Context, d time.Duration) error {
 		slept = append(slept, d)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/translate"
@@ -30,12 +30,12 @@ var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 // fakeTime is a fake clock and a Sleep that moves it, recording each sleep.
 type fakeTime struct {
-	clk    *clock.Fake
+	clk    *clocktest.Fake
 	mu     sync.Mutex
 	sleeps []time.Duration
 }
 
-func newFakeTime() *fakeTime { return &fakeTime{clk: clock.NewFake(t0)} }
+func newFakeTime() *fakeTime { return &fakeTime{clk: clocktest.NewFake(t0)} }
 
 func (f *fakeTime) sleep(ctx context.Context, d time.Duration) error {
 	f.mu.Lock()
@@ -260,7 +260,7 @@ func TestIAMTokenSharedWithSpeechKit(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "t1.iam-token-1", "expires_in": 43200, "token_type": "Bearer"})
 	}))
 	t.Cleanup(meta.Close)
-	auth, err := speechkit.NewAuthorizer("", "b1gfolder", meta.URL, clock.NewFake(t0))
+	auth, err := speechkit.NewAuthorizer("", "b1gfolder", meta.URL, clocktest.NewFake(t0))
 	require.NoError(t, err)
 	h := start(t, func(c *translate.Config) { c.Credentials = auth })
 	h.srv.AcceptToken("t1.iam-token-1")

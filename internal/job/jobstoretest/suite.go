@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 )
 
@@ -71,7 +72,7 @@ func Run(t *testing.T, open Opener) {
 // env is one fresh store and its clock.
 type env struct {
 	st    job.Store
-	clk   *clock.Fake
+	clk   *clocktest.Fake
 	brk   func()
 	ctx   context.Context
 	start time.Time
@@ -79,7 +80,7 @@ type env struct {
 
 func newEnv(t *testing.T, open Opener) *env {
 	t.Helper()
-	clk := clock.NewFake(Start)
+	clk := clocktest.NewFake(Start)
 	st, brk := open(t, clk)
 	return &env{st: st, clk: clk, brk: brk, ctx: context.Background(), start: Start}
 }

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 )
 
 // Liar is a file whose header states less audio than it holds.
@@ -73,10 +73,10 @@ func LyingMatroska(ffmpeg, dir, name string, realSec, claimSec int) (Liar, error
 }
 
 // LyingOgg writes dir/name: realMs of Ogg Opus whose last granule
-// position says claimMs (oggopus.Synth).
+// position says claimMs (oggtest.Synth).
 func LyingOgg(dir, name string, realMs, claimMs int64) (Liar, error) {
 	path := filepath.Join(dir, name)
-	return Liar{name, path, realMs, claimMs}, os.WriteFile(path, oggopus.Synth(realMs, claimMs), 0o644)
+	return Liar{name, path, realMs, claimMs}, os.WriteFile(path, oggtest.Synth(realMs, claimMs), 0o644)
 }
 
 func run(ffmpeg string, args ...string) error {

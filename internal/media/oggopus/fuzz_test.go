@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 )
 
 // FuzzMeter: whatever bytes ffmpeg were to write, in whatever pieces, the
@@ -11,8 +12,8 @@ import (
 // more than one packet without failing, and a stream it accepted whole
 // counts the same written at once.
 func FuzzMeter(f *testing.F) {
-	f.Add(oggopus.Synth(1000, 0), uint8(7), int64(0))
-	f.Add(oggopus.Synth(30_000, 5_000), uint8(200), int64(10_000))
+	f.Add(oggtest.Synth(1000, 0), uint8(7), int64(0))
+	f.Add(oggtest.Synth(30_000, 5_000), uint8(200), int64(10_000))
 	f.Add([]byte("OggS\x00\x02"), uint8(1), int64(1))
 	f.Fuzz(func(t *testing.T, b []byte, chunk uint8, limit int64) {
 		if limit < 0 {
@@ -50,10 +51,10 @@ func FuzzMeter(f *testing.F) {
 // last granule position says so, in one logical stream of one or two
 // channels.
 func FuzzCheck(f *testing.F) {
-	f.Add(oggopus.Synth(1000, 0))
-	f.Add(oggopus.Synth(30_000, 5_000))
-	f.Add(oggopus.Synth(3_000, 60_000))
-	f.Add(oggopus.SynthChannels(2_000, 2))
+	f.Add(oggtest.Synth(1000, 0))
+	f.Add(oggtest.Synth(30_000, 5_000))
+	f.Add(oggtest.Synth(3_000, 60_000))
+	f.Add(oggtest.SynthChannels(2_000, 2))
 	f.Add([]byte("OggS\x00\x02"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w, err := oggopus.Check(b)

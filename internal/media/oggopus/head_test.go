@@ -8,23 +8,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 )
 
 // The channels come from the identification header, whatever follows it.
 func TestChannelsReadsTheIdentificationHeader(t *testing.T) {
-	n, err := oggopus.Channels(oggopus.Synth(6_000, 0))
+	n, err := oggopus.Channels(oggtest.Synth(6_000, 0))
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	n, err = oggopus.Channels(oggopus.SynthChannels(6_000, 2))
+	n, err = oggopus.Channels(oggtest.SynthChannels(6_000, 2))
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
-	n, err = oggopus.Channels(oggopus.Synth(1_000, 0)[:47]) // the first page alone
+	n, err = oggopus.Channels(oggtest.Synth(1_000, 0)[:47]) // the first page alone
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 
 	// Two logical streams, mono each, start one after the other: two
 	// channels of audio, which the Meter also counts twice.
-	mono := oggopus.Synth(1_000, 0)
+	mono := oggtest.Synth(1_000, 0)
 	other := bytes.Clone(mono)
 	other[14] ^= 0xff // another serial number
 	two := append(append(bytes.Clone(mono[:47]), other[:47]...), mono[47:]...)
@@ -34,7 +35,7 @@ func TestChannelsReadsTheIdentificationHeader(t *testing.T) {
 }
 
 func TestChannelsRefusesWhatIsNotOggOpus(t *testing.T) {
-	synth := oggopus.Synth(1_000, 0)
+	synth := oggtest.Synth(1_000, 0)
 	noChannels := bytes.Clone(synth)
 	noChannels[27+1+9] = 0
 	for name, b := range map[string][]byte{

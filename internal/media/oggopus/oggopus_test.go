@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 )
 
 func measure(t *testing.T, b []byte, limitMs int64, chunk int) (*oggopus.Meter, error) {
@@ -27,11 +28,11 @@ func measure(t *testing.T, b []byte, limitMs int64, chunk int) (*oggopus.Meter, 
 // say, and whatever sizes the writes come in.
 func TestTheMeterCountsPacketsNotClaims(t *testing.T) {
 	for _, chunk := range []int{1, 7, 4096, 1 << 20} {
-		m, err := measure(t, oggopus.Synth(7000, 0), 0, chunk)
+		m, err := measure(t, oggtest.Synth(7000, 0), 0, chunk)
 		require.NoError(t, err)
 		require.Equal(t, int64(7000), m.Ms())
 
-		m, err = measure(t, oggopus.Synth(600_000, 5_000), 0, chunk)
+		m, err = measure(t, oggtest.Synth(600_000, 5_000), 0, chunk)
 		require.NoError(t, err)
 		require.Equal(t, int64(600_000), m.Ms(), "a last page that claims 5 s does not hide 10 minutes")
 	}
@@ -40,10 +41,10 @@ func TestTheMeterCountsPacketsNotClaims(t *testing.T) {
 // The write that carries the stream past the limit fails, and every one
 // after it.
 func TestTheMeterRefusesPastItsLimit(t *testing.T) {
-	_, err := measure(t, oggopus.Synth(10_000, 0), 10_000, 512)
+	_, err := measure(t, oggtest.Synth(10_000, 0), 10_000, 512)
 	require.NoError(t, err, "exactly the limit passes")
 
-	m, err := measure(t, oggopus.Synth(600_000, 5_000), 8_000, 512)
+	m, err := measure(t, oggtest.Synth(600_000, 5_000), 8_000, 512)
 	require.ErrorIs(t, err, oggopus.ErrOverLimit)
 	require.LessOrEqual(t, m.Ms(), int64(8_000+120), "it stops at the packet that passes the limit")
 	_, err = m.Write([]byte("OggS"))
@@ -53,10 +54,10 @@ func TestTheMeterRefusesPastItsLimit(t *testing.T) {
 func TestTheMeterRefusesWhatIsNotOggOpus(t *testing.T) {
 	for name, b := range map[string][]byte{
 		"not ogg":        []byte("ID3\x04\x00\x00\x00\x00\x00\x00 this is an mp3, or says so...."),
-		"no opus head":   bytes.Replace(oggopus.Synth(1000, 0), []byte("OpusHead"), []byte("XpusHead"), 1),
-		"cut in a page":  oggopus.Synth(1000, 0)[:60],
-		"vorbis in ogg":  bytes.Replace(oggopus.Synth(1000, 0), []byte("OpusHead"), []byte("\x01vorbis\x00"), 1),
-		"page of stream": oggopus.Synth(1000, 0)[47:], // the tags page, with no first page before it
+		"no opus head":   bytes.Replace(oggtest.Synth(1000, 0), []byte("OpusHead"), []byte("XpusHead"), 1),
+		"cut in a page":  oggtest.Synth(1000, 0)[:60],
+		"vorbis in ogg":  bytes.Replace(oggtest.Synth(1000, 0), []byte("OpusHead"), []byte("\x01vorbis\x00"), 1),
+		"page of stream": oggtest.Synth(1000, 0)[47:], // the tags page, with no first page before it
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := measure(t, b, 0, 64)

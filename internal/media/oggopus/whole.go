@@ -62,7 +62,7 @@ func Check(b []byte) (Whole, error) {
 		if flags&^0x07 != 0 {
 			return bad("page %d has unknown flags %#x", seq, flags)
 		}
-		if got, want := binary.LittleEndian.Uint32(page[22:26]), pageCRC(page); got != want {
+		if got, want := binary.LittleEndian.Uint32(page[22:26]), PageCRC(page); got != want {
 			return bad("page %d's checksum is wrong", seq)
 		}
 		if seq == 0 {
@@ -180,8 +180,8 @@ var crcTable = func() (t [256]uint32) {
 	return t
 }()
 
-// pageCRC reads the page's own checksum field as zero.
-func pageCRC(page []byte) uint32 {
+// PageCRC is an Ogg page's checksum, its own checksum field read as zero.
+func PageCRC(page []byte) uint32 {
 	var c uint32
 	for i, x := range page {
 		if i >= 22 && i < 26 {

@@ -30,7 +30,7 @@ func rawPage(flags byte, granule int64, seq uint32, lacing, body []byte) []byte 
 
 func seal(page []byte) {
 	binary.LittleEndian.PutUint32(page[22:26], 0)
-	binary.LittleEndian.PutUint32(page[22:26], pageCRC(page))
+	binary.LittleEndian.PutUint32(page[22:26], PageCRC(page))
 }
 
 // lace is a packet's lacing values.

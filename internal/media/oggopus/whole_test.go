@@ -9,16 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 )
 
 // A truthful stream passes with what its packets hold.
 func TestCheckPassesAPlainStream(t *testing.T) {
-	w, err := oggopus.Check(oggopus.Synth(6_000, 0))
+	w, err := oggopus.Check(oggtest.Synth(6_000, 0))
 	require.NoError(t, err)
 	require.Equal(t, oggopus.Whole{Samples: 6 * oggopus.SampleRate, Channels: 1}, w)
 	require.EqualValues(t, 6_000, w.Ms())
 
-	w, err = oggopus.Check(oggopus.SynthChannels(2_000, 2))
+	w, err = oggopus.Check(oggtest.SynthChannels(2_000, 2))
 	require.NoError(t, err)
 	require.Equal(t, 2, w.Channels)
 }
@@ -44,7 +45,7 @@ func reseal(t *testing.T, b []byte) []byte {
 // what another reader could read differently, is refused: the file is
 // then converted, not sent as it is.
 func TestCheckRefusesWhatCouldBeReadOtherwise(t *testing.T) {
-	mono := oggopus.Synth(6_000, 0)
+	mono := oggtest.Synth(6_000, 0)
 	const first, tags = 47, 44 // the identification and comment header pages
 
 	badCRC := bytes.Clone(mono)
@@ -60,14 +61,14 @@ func TestCheckRefusesWhatCouldBeReadOtherwise(t *testing.T) {
 	family1 := bytes.Clone(mono)
 	family1[27+1+18] = 1
 
-	emptyPacket := oggopus.Synth(1_000, 0)
+	emptyPacket := oggtest.Synth(1_000, 0)
 	// A zero-length lacing value in front of the audio page's packets.
 	audio := emptyPacket[first+tags:]
 	n := int(audio[26])
 	withEmpty := append(append(append([]byte{}, audio[:26]...), byte(n+1), 0), audio[27:]...)
 	emptyPacket = append(bytes.Clone(emptyPacket[:first+tags]), withEmpty...)
 
-	zeroFrames := oggopus.Synth(1_000, 0)
+	zeroFrames := oggtest.Synth(1_000, 0)
 	zeroFrames[first+tags+27+int(zeroFrames[first+tags+26])+1] = 0 // the first packet's frame count
 
 	for name, c := range map[string]struct {
@@ -75,8 +76,8 @@ func TestCheckRefusesWhatCouldBeReadOtherwise(t *testing.T) {
 		why string // what the refusal says
 	}{
 		"empty":                   {nil, "no headers"},
-		"says 60 s, holds 6 s":    {oggopus.Synth(6_000, 60_000), "granule position 2880000 is not within the audio"},
-		"says 2 s, holds 6 s":     {oggopus.Synth(6_000, 2_000), "says much less than the 288000 samples"},
+		"says 60 s, holds 6 s":    {oggtest.Synth(6_000, 60_000), "granule position 2880000 is not within the audio"},
+		"says 2 s, holds 6 s":     {oggtest.Synth(6_000, 2_000), "says much less than the 288000 samples"},
 		"a wrong checksum":        {badCRC, "checksum is wrong"},
 		"bytes after the end":     {append(bytes.Clone(mono), 'x'), "1 bytes after the page that ends the stream"},
 		"cut short":               {mono[:len(mono)-3], "cut short"},

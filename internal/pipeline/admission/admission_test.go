@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/pipeline/admission"
@@ -44,7 +44,7 @@ const payer = "tok:a"
 type env struct {
 	t        *testing.T
 	ctx      context.Context
-	clk      *clock.Fake
+	clk      *clocktest.Fake
 	counters quota.Counters
 	limits   spend.Limits
 	seq      int
@@ -54,7 +54,7 @@ type env struct {
 // with cfg (its Counters, Clock and, unless set, Limits filled in).
 func newEnv(t *testing.T, cfg admission.Config) (*env, *admission.Admission) {
 	t.Helper()
-	clk := clock.NewFake(start)
+	clk := clocktest.NewFake(start)
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), clk)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/media/oggopus"
+	"transcriber/internal/media/oggopus/oggtest"
 	"transcriber/internal/speechkit/speechkittest"
 )
 
@@ -53,11 +53,11 @@ func TestTheFakeKeepsTheDocumentedLimits(t *testing.T) {
 		body  []byte
 	}{
 		"over 1 MB":           {"format=lpcm&sampleRateHertz=8000", make([]byte, 1_000_002)},
-		"over 30 s of Opus":   {"format=oggopus", oggopus.Synth(30_020, 0)},
-		"a stream that lies":  {"", oggopus.Synth(60_000, 10_000)},
-		"stereo":              {"", oggopus.SynthChannels(5_000, 2)},
+		"over 30 s of Opus":   {"format=oggopus", oggtest.Synth(30_020, 0)},
+		"a stream that lies":  {"", oggtest.Synth(60_000, 10_000)},
+		"stereo":              {"", oggtest.SynthChannels(5_000, 2)},
 		"not Ogg Opus":        {"format=oggopus", []byte("RIFF....WAVEfmt a wav file, or so it says")},
-		"mp3":                 {"format=mp3", oggopus.Synth(5_000, 0)},
+		"mp3":                 {"format=mp3", oggtest.Synth(5_000, 0)},
 		"LPCM at 44.1 kHz":    {"format=lpcm&sampleRateHertz=44100", make([]byte, 88_200)},
 		"LPCM over 30 s":      {"format=lpcm&sampleRateHertz=16000", make([]byte, 960_002)},
 		"empty":               {"", nil},
@@ -70,14 +70,14 @@ func TestTheFakeKeepsTheDocumentedLimits(t *testing.T) {
 			require.NotEmpty(t, a.body["error_message"])
 		})
 	}
-	a := post(t, s, "", oggopus.Synth(2_000, 0), false)
+	a := post(t, s, "", oggtest.Synth(2_000, 0), false)
 	require.Equal(t, http.StatusUnauthorized, a.status)
 	require.Equal(t, 11, s.SyncCallCount())
 	require.Zero(t, scripted, "nothing refused reached the script")
 
 	// The edges pass: 30 s of Opus, 30 s of LPCM at 16 kHz (960 000
 	// bytes), and the same bytes at the default 48 kHz, 10 s.
-	require.Equal(t, http.StatusOK, post(t, s, "format=oggopus", oggopus.Synth(30_000, 0), true).status)
+	require.Equal(t, http.StatusOK, post(t, s, "format=oggopus", oggtest.Synth(30_000, 0), true).status)
 	require.Equal(t, http.StatusOK, post(t, s, "format=lpcm&sampleRateHertz=16000", make([]byte, 960_000), true).status)
 	require.Equal(t, http.StatusOK, post(t, s, "format=lpcm", make([]byte, 960_000), true).status)
 	require.Equal(t, int64(10_000), s.SyncCalls()[13].DurationMs)
@@ -89,7 +89,7 @@ func TestTheFakeKeepsTheDocumentedLimits(t *testing.T) {
 // and sees what was sent.
 func TestTheFakeAnswersAsScripted(t *testing.T) {
 	s := speechkittest.Start(t)
-	a := post(t, s, "lang=ru-RU&format=oggopus", oggopus.Synth(16_000, 0), true)
+	a := post(t, s, "lang=ru-RU&format=oggopus", oggtest.Synth(16_000, 0), true)
 	require.Equal(t, http.StatusOK, a.status)
 	require.Equal(t, speechkittest.DefaultSyncText, a.body["result"])
 	require.Equal(t, "30", a.billing)
@@ -112,14 +112,14 @@ func TestTheFakeAnswersAsScripted(t *testing.T) {
 		}
 		return speechkittest.SyncPlan{Text: "сказано", BillingUnits: "45"}
 	})
-	a = post(t, s, "topic=quota", oggopus.Synth(2_000, 0), true)
+	a = post(t, s, "topic=quota", oggtest.Synth(2_000, 0), true)
 	require.Equal(t, http.StatusTooManyRequests, a.status)
 	require.Equal(t, "Too Many Requests", a.body["error_code"])
-	a = post(t, s, "topic=down", oggopus.Synth(2_000, 0), true)
+	a = post(t, s, "topic=down", oggtest.Synth(2_000, 0), true)
 	require.Equal(t, answer{status: http.StatusServiceUnavailable, body: map[string]string{"error_code": "UNAVAILABLE", "error_message": "try later"}}, a)
-	a = post(t, s, "topic=silent", oggopus.Synth(2_000, 0), true)
+	a = post(t, s, "topic=silent", oggtest.Synth(2_000, 0), true)
 	require.Equal(t, answer{status: http.StatusOK, body: map[string]string{"result": ""}}, a)
-	a = post(t, s, "topic=general", oggopus.Synth(2_000, 0), true)
+	a = post(t, s, "topic=general", oggtest.Synth(2_000, 0), true)
 	require.Equal(t, answer{status: http.StatusOK, billing: "45", body: map[string]string{"result": "сказано"}}, a)
 	require.Len(t, seen, 4)
 	require.Equal(t, 5, s.SyncCallCount())
@@ -136,7 +136,7 @@ func TestTheFakeServesOnlyItsEndpoint(t *testing.T) {
 	u, err := url.Parse(s.SyncURL())
 	require.NoError(t, err)
 	u.Path = "/speech/v2/other"
-	resp, err = http.Post(u.String(), "application/octet-stream", bytes.NewReader(oggopus.Synth(1_000, 0)))
+	resp, err = http.Post(u.String(), "application/octet-stream", bytes.NewReader(oggtest.Synth(1_000, 0)))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)

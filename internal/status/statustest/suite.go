@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 	"transcriber/internal/status"
@@ -53,12 +54,12 @@ func Run(t *testing.T, open Opener) {
 
 type env struct {
 	Stores
-	clk *clock.Fake
+	clk *clocktest.Fake
 	ctx context.Context
 }
 
 func newEnv(t *testing.T, open Opener) *env {
-	clk := clock.NewFake(Base)
+	clk := clocktest.NewFake(Base)
 	return &env{Stores: open(t, clk), clk: clk, ctx: context.Background()}
 }
 

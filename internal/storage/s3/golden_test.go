@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 )
 
@@ -91,7 +91,7 @@ func goldenOutputs(t *testing.T) map[string]string {
 			AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
 		}
 		edit(&cfg)
-		cfg.Clock = clock.NewFake(sigTime)
+		cfg.Clock = clocktest.NewFake(sigTime)
 		st, err := New(cfg)
 		require.NoError(t, err)
 		for i, key := range goldenKeys {
@@ -188,7 +188,7 @@ func storeRequests(t *testing.T) map[string]string {
 			PathStyle: pathStyle,
 		}, MinPartSize, 2, 1, &http.Client{Transport: ct})
 		require.NoError(t, err)
-		st.wallClock = clock.NewFake(sigTime)
+		st.wallClock = clocktest.NewFake(sigTime)
 		ctx := context.Background()
 		for _, key := range goldenKeys[:3] {
 			require.NoError(t, st.Put(ctx, key+".put", []byte("transcript of "+key), "application/json"))

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/storage/s3"
 )
 
@@ -46,7 +46,7 @@ func TestPresignedURLsAsBefore(t *testing.T) {
 	for _, tc := range cases {
 		st, err := s3.New(s3.Config{
 			Bucket: "transcriber-media", AccessKeyID: "AKID", SecretAccessKey: "SECRET",
-			PathStyle: tc.pathStyle, Clock: clock.NewFake(at),
+			PathStyle: tc.pathStyle, Clock: clocktest.NewFake(at),
 		})
 		require.NoError(t, err)
 		p, err := st.PresignPut(context.Background(), tc.key, 123, "audio/ogg", time.Hour)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/storage/s3/s3test"
@@ -35,7 +36,7 @@ func mustQuery(tb testing.TB, rawURL string) url.Values {
 func TestPresignPut(t *testing.T) {
 	srv := s3test.Start(t)
 	created := recordCreates(srv)
-	st := mustStore(t, srv, withClock(clock.NewFake(signedAt)))
+	st := mustStore(t, srv, withClock(clocktest.NewFake(signedAt)))
 	ctx := context.Background()
 	body := genBytes(t, 70_001)
 	const ttl = 15 * time.Minute
@@ -103,7 +104,7 @@ func TestPresignPut(t *testing.T) {
 	})
 
 	t.Run("a sub-second clock is cut to the second SigV4 keeps", func(t *testing.T) {
-		st := mustStore(t, srv, withClock(clock.NewFake(signedAt.Add(700*time.Millisecond))))
+		st := mustStore(t, srv, withClock(clocktest.NewFake(signedAt.Add(700*time.Millisecond))))
 		p, err := st.PresignPut(ctx, "jobs/3/input", 1, "", 90*time.Second+400*time.Millisecond)
 		require.NoError(t, err)
 		require.Equal(t, "20250304T050607Z", mustQuery(t, p.URL).Get("X-Amz-Date"))
@@ -145,7 +146,7 @@ func TestPresignLimits(t *testing.T) {
 
 func TestPresignGet(t *testing.T) {
 	srv := s3test.Start(t)
-	st := mustStore(t, srv, withClock(clock.NewFake(signedAt)))
+	st := mustStore(t, srv, withClock(clocktest.NewFake(signedAt)))
 	ctx := context.Background()
 	body := genBytes(t, 4096)
 	require.NoError(t, st.Put(ctx, "jobs/1/result.txt", body, "text/plain"))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 	"transcriber/internal/store/sqlite"
@@ -19,7 +19,7 @@ import (
 func TestAgendaFindsTheEarliestWorkOfEveryKind(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	clk := clock.NewFake(now)
+	clk := clocktest.NewFake(now)
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "a.db"), clk)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })

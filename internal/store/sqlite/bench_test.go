@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/store/sqlite"
 )
@@ -37,7 +38,7 @@ func BenchmarkClaims(b *testing.B) {
 func measureClaims(b *testing.B, mode string, claimers int) float64 {
 	b.Helper()
 	ctx := context.Background()
-	clk := clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
 	st := sqlite.NewJobStore(openDB(b, clk))
 	ids := make(chan string, benchJobs)
 	for i := 0; i < benchJobs; i++ {

@@ -10,7 +10,7 @@ import (
 
 	"transcriber/internal/botstate"
 	"transcriber/internal/botstate/botstatetest"
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/outbox"
 	"transcriber/internal/store/sqlite"
@@ -20,7 +20,7 @@ import (
 // The store takes the time as an argument; the clock is the job store's.
 func openBotDB(t *testing.T) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bot.db"), clock.NewFake(botstatetest.Base))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bot.db"), clocktest.NewFake(botstatetest.Base))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	return db

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/quota"
 	"transcriber/internal/quota/quotatest"
@@ -18,14 +18,14 @@ import (
 
 func TestCountersContract(t *testing.T) {
 	quotatest.Run(t, func(t *testing.T) quota.Counters {
-		return sqlite.NewCounters(openDB(t, clock.NewFake(quotatest.Window)))
+		return sqlite.NewCounters(openDB(t, clocktest.NewFake(quotatest.Window)))
 	})
 }
 
 // A closed database is a store that is down: every call is unavailable.
 func TestCountersDownIsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, clock.NewFake(quotatest.Window))
+	db := openDB(t, clocktest.NewFake(quotatest.Window))
 	c := sqlite.NewCounters(db)
 	require.NoError(t, db.Close())
 
@@ -42,7 +42,7 @@ func TestCountersDownIsUnavailable(t *testing.T) {
 // one limit, exactly limit of them win, and the rows sum to it.
 func TestSpreadCountersKeepTheLimit(t *testing.T) {
 	ctx := context.Background()
-	c := quota.Spread(sqlite.NewCounters(openDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, []string{"hot"})
+	c := quota.Spread(sqlite.NewCounters(openDB(t, clocktest.NewFake(quotatest.Window))), quota.DefaultShards, []string{"hot"})
 	for round := 0; round < 5; round++ {
 		w := quotatest.Window.Add(time.Duration(round) * time.Hour)
 		var won atomic.Int64

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 )
@@ -17,7 +17,7 @@ import (
 // expirer's Remove), through the outbox_forget_callback trigger.
 func TestCallbackGoesWithItsJob(t *testing.T) {
 	ctx := context.Background()
-	clk := clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "forget.db"), clk)
 	require.NoError(t, err)
 	defer db.Close()

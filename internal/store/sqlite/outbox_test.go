@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/outbox"
 	"transcriber/internal/outbox/outboxtest"
@@ -17,7 +17,7 @@ import (
 
 func openOutboxDB(t *testing.T) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "outbox.db"), clock.NewFake(outboxtest.Base))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "outbox.db"), clocktest.NewFake(outboxtest.Base))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	return db

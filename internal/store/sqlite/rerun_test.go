@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/apitoken"
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 	"transcriber/internal/store/sqlite"
@@ -23,8 +23,8 @@ import (
 func TestWritesWhoseAnswerIsLostRunAgainSafely(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	open := func(t *testing.T) (*sqlite.DB, *clock.Fake) {
-		clk := clock.NewFake(now)
+	open := func(t *testing.T) (*sqlite.DB, *clocktest.Fake) {
+		clk := clocktest.NewFake(now)
 		return openDB(t, clk), clk
 	}
 	lose := func(t *testing.T, db *sqlite.DB) {

@@ -13,6 +13,7 @@ import (
 
 	"transcriber/internal/botstate"
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 )
@@ -30,7 +31,7 @@ func TestMigrateRerunsAStepWhoseRecordWasLost(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "rerun.db")
 	w := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	db, err := Open(ctx, path, clock.NewFake(w))
+	db, err := Open(ctx, path, clocktest.NewFake(w))
 	require.NoError(t, err)
 	_, ok, err := NewCounters(db).Reserve(ctx, "k", w, 3, 10)
 	require.NoError(t, err)
@@ -39,7 +40,7 @@ func TestMigrateRerunsAStepWhoseRecordWasLost(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	db, err = Open(ctx, path, clock.NewFake(w))
+	db, err = Open(ctx, path, clocktest.NewFake(w))
 	require.NoError(t, err, "step 1 runs again on a database that has it")
 	require.Equal(t, SchemaVersion(), version(t, db))
 	require.NoError(t, db.Close())
@@ -47,7 +48,7 @@ func TestMigrateRerunsAStepWhoseRecordWasLost(t *testing.T) {
 	all := steps
 	t.Cleanup(func() { steps = all })
 	steps = append(all[:len(all):len(all)], `CREATE TABLE IF NOT EXISTS later (x TEXT)`)
-	db, err = Open(ctx, path, clock.NewFake(w))
+	db, err = Open(ctx, path, clocktest.NewFake(w))
 	require.NoError(t, err, "a later step applies")
 	defer db.Close()
 	require.Equal(t, len(all)+1, version(t, db))
@@ -84,7 +85,7 @@ func TestOpenCompletesAPartlyAppliedSchema(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 
-	db, err := Open(ctx, path, clock.NewFake(now))
+	db, err := Open(ctx, path, clocktest.NewFake(now))
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, SchemaVersion(), version(t, db))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/pipeline/admission"
 	"transcriber/internal/speechkit"
 	"transcriber/internal/store/sqlite"
@@ -20,7 +20,7 @@ import (
 func TestOpenSetSpreadsTheCountersAndCloses(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "set.db")
-	clk := clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	stores, err := sqlite.OpenSet(ctx, path, clk)
 	require.NoError(t, err)
 	require.True(t, stores.Made())

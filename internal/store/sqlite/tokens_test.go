@@ -9,7 +9,7 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/apitoken/apitokentest"
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/store/sqlite"
 )
@@ -17,7 +17,7 @@ import (
 // openTokenDB opens a fresh database file for the token store's tests.
 func openTokenDB(t *testing.T) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "tokens.db"), clock.NewFake(apitokentest.Start))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "tokens.db"), clocktest.NewFake(apitokentest.Start))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	return db

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/quota"
 	"transcriber/internal/quota/quotatest"
 	"transcriber/internal/racetest"
@@ -80,7 +80,7 @@ func TestCountersExpireByTTL(t *testing.T) {
 func TestCountersContract(t *testing.T) {
 	requireYDB(t)
 	quotatest.Run(t, func(t *testing.T) quota.Counters {
-		return NewCounters(testDB(t, clock.NewFake(quotatest.Window)))
+		return NewCounters(testDB(t, clocktest.NewFake(quotatest.Window)))
 	})
 }
 
@@ -89,7 +89,7 @@ func TestCountersContract(t *testing.T) {
 func TestSpreadCountersKeepTheLimit(t *testing.T) {
 	requireYDB(t)
 	ctx := context.Background()
-	c := quota.Spread(NewCounters(testDB(t, clock.NewFake(quotatest.Window))), quota.DefaultShards, []string{"hot"})
+	c := quota.Spread(NewCounters(testDB(t, clocktest.NewFake(quotatest.Window))), quota.DefaultShards, []string{"hot"})
 	var won atomic.Int64
 	racetest.Run(quotatest.Racers, func(int) {
 		_, ok, err := c.Reserve(ctx, "hot", quotatest.Window, 1, 11)

@@ -13,7 +13,7 @@ import (
 
 	"transcriber/internal/apitoken"
 	"transcriber/internal/botstate"
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/job"
 	"transcriber/internal/outbox"
 )
@@ -133,7 +133,7 @@ func storeCalls(db *DB) (writes, reads map[string]func(context.Context) error) {
 func TestEveryWriteIsMarkedIdempotent(t *testing.T) {
 	ctx := context.Background()
 	r := &recordingRunner{}
-	db := &DB{txs: r, clock: clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
+	db := &DB{txs: r, clock: clocktest.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
 	writes, reads := storeCalls(db)
 
 	for _, name := range sortedNames(writes) {

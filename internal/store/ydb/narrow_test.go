@@ -14,7 +14,7 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/job"
 	"transcriber/internal/quota"
@@ -243,7 +243,7 @@ func TestClaimCallsWriteTheClaimOnly(t *testing.T) {
 
 	run := func(cur job.Job, call func(st *JobStore) error) ([]string, error) {
 		tx := &stmtTx{answers: jobAnswer(cur)}
-		st := NewJobStore(&DB{txs: &stmtRunner{tx: tx}, clock: clock.NewFake(now)})
+		st := NewJobStore(&DB{txs: &stmtRunner{tx: tx}, clock: clocktest.NewFake(now)})
 		err := call(st)
 		if err == nil {
 			require.True(t, tx.committed)
@@ -299,7 +299,7 @@ func TestClaimCallsWriteTheClaimOnly(t *testing.T) {
 func TestEveryTransactionBeginsLazily(t *testing.T) {
 	ctx := context.Background()
 	r := &recordingRunner{}
-	db := &DB{txs: r, clock: clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
+	db := &DB{txs: r, clock: clocktest.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
 	writes, reads := storeCalls(db)
 	for _, calls := range []map[string]func(context.Context) error{writes, reads} {
 		for _, name := range sortedNames(calls) {
@@ -323,7 +323,7 @@ func TestSpreadTotalIsOneStatement(t *testing.T) {
 		{"counter": utf8("hot#0"), "used": i64(2)},
 		{"counter": utf8("hot#5"), "used": i64(3)},
 	}}}
-	c := quota.Spread(NewCounters(&DB{txs: &stmtRunner{tx: tx}, clock: clock.NewFake(w)}), quota.DefaultShards, []string{"hot"})
+	c := quota.Spread(NewCounters(&DB{txs: &stmtRunner{tx: tx}, clock: clocktest.NewFake(w)}), quota.DefaultShards, []string{"hot"})
 	n, err := c.Used(ctx, "hot", w)
 	require.NoError(t, err)
 	require.Equal(t, int64(5), n)

@@ -14,7 +14,7 @@ import (
 	"github.com/ydb-platform/ydb-go-genproto/protos/Ydb"
 	"github.com/ydb-platform/ydb-go-genproto/protos/Ydb_Issue"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 )
 
 // Migrate's schema operations, counted on memDB, a database in memory that
@@ -31,7 +31,7 @@ type memOp struct {
 }
 
 type memDB struct {
-	clk    *clock.Fake
+	clk    *clocktest.Fake
 	tables map[string]string // name → TTL ("P90D ON ended_at"; "" when none)
 	have   map[int]bool
 	ttl    string
@@ -42,7 +42,7 @@ type memDB struct {
 
 func newMemDB() *memDB {
 	return &memDB{
-		clk:    clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)),
+		clk:    clocktest.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)),
 		tables: map[string]string{}, have: map[int]bool{}, fail: map[int]error{},
 	}
 }

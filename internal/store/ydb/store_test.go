@@ -16,6 +16,7 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/botstate/botstatetest"
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 	"transcriber/internal/ident"
 	"transcriber/internal/job"
@@ -86,7 +87,7 @@ func TestJobStoreContract(t *testing.T) {
 func TestBotStateContract(t *testing.T) {
 	requireYDB(t)
 	botstatetest.Run(t, func(t *testing.T) (botstate.Store, outbox.Store) {
-		db := testDB(t, clock.NewFake(botstatetest.Base))
+		db := testDB(t, clocktest.NewFake(botstatetest.Base))
 		return NewBotState(db), NewOutbox(db)
 	})
 }
@@ -94,7 +95,7 @@ func TestBotStateContract(t *testing.T) {
 func TestOutboxContract(t *testing.T) {
 	requireYDB(t)
 	outboxtest.Run(t, func(t *testing.T) outbox.Store {
-		return NewOutbox(testDB(t, clock.NewFake(outboxtest.Base)))
+		return NewOutbox(testDB(t, clocktest.NewFake(outboxtest.Base)))
 	})
 }
 
@@ -109,7 +110,7 @@ func TestStatusContract(t *testing.T) {
 func TestTokenStoreContract(t *testing.T) {
 	requireYDB(t)
 	apitokentest.Run(t, func(t *testing.T) apitoken.Store {
-		return NewTokenStore(testDB(t, clock.NewFake(apitokentest.Start)))
+		return NewTokenStore(testDB(t, clocktest.NewFake(apitokentest.Start)))
 	})
 }
 
@@ -144,7 +145,7 @@ func TestMigrate(t *testing.T) {
 func TestTokenStoreDownIsUnavailable(t *testing.T) {
 	requireYDB(t)
 	ctx := context.Background()
-	db := testDB(t, clock.NewFake(apitokentest.Start))
+	db := testDB(t, clocktest.NewFake(apitokentest.Start))
 	st := NewTokenStore(db)
 	tok, secret, err := apitoken.New("ci", apitokentest.Start)
 	require.NoError(t, err)

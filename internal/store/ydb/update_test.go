@@ -12,7 +12,7 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 	"github.com/ydb-platform/ydb-go-sdk/v3/retry"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/errs"
 )
 
@@ -97,7 +97,7 @@ func (r *sdkRunner) DoTx(ctx context.Context, op query.TxOperation, opts ...quer
 func runUpdate(t *testing.T, commits ...error) (*sdkRunner, []bool, error) {
 	t.Helper()
 	r := &sdkRunner{commits: commits}
-	db := &DB{txs: r, clock: clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
+	db := &DB{txs: r, clock: clocktest.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
 	var told []bool
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -182,7 +182,7 @@ func TestConflictsFoundAtTheCommit(t *testing.T) {
 
 	t.Run("a key taken, at the statement: the same", func(t *testing.T) {
 		r := &sdkRunner{}
-		db := &DB{txs: r, clock: clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
+		db := &DB{txs: r, clock: clocktest.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
 		runs := 0
 		err := db.update(context.Background(), func(context.Context, query.TxActor) error {
 			runs++
@@ -211,7 +211,7 @@ func TestConflictsFoundAtTheCommit(t *testing.T) {
 		require.Equal(t, 3, r.runs)
 
 		always := &sdkRunner{rest: aborted}
-		db := &DB{txs: always, clock: clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
+		db := &DB{txs: always, clock: clocktest.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))}
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		err = db.update(ctx, func(context.Context, query.TxActor) error { return nil })

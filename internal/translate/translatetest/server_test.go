@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/translate/translatetest"
 )
 
@@ -92,7 +92,7 @@ func TestFakeRefusesAsTheAPIDoes(t *testing.T) {
 
 func TestFakeRate(t *testing.T) {
 	s := translatetest.Start(t)
-	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	s.SetClock(clk)
 	s.Limit(2, "1")
 

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/clock"
+	"transcriber/internal/clock/clocktest"
 	"transcriber/internal/storage/s3"
 	"transcriber/internal/storage/s3/s3local"
 	"transcriber/internal/storage/s3/s3test"
@@ -28,13 +29,13 @@ import (
 // that signs with its key (presigning on the same clock).
 type strict struct {
 	srv   *s3test.Server
-	clock *clock.Fake
+	clock *clocktest.Fake
 	store *s3.Store
 }
 
 func startStrict(t *testing.T, origins ...string) *strict {
 	t.Helper()
-	fake := clock.NewFake(clock.System().Now())
+	fake := clocktest.NewFake(clock.System().Now())
 	v := testKey()
 	v.Clock = fake
 	v.AllowedOrigins = origins

@@ -1,14 +1,16 @@
-package oggopus
+// Package oggtest makes Ogg Opus streams for tests and the load model.
+package oggtest
 
 import (
 	"bytes"
 	"encoding/binary"
+
+	"transcriber/internal/media/oggopus"
 )
 
 // Synth is a mono Ogg Opus stream of durationMs (rounded up to 20 ms) of
 // silence: code 3 packets of six empty CELT frames (RFC 6716, 3.2.5). With
-// sayMs > 0 the last granule lies that it is sayMs long. For tests and the
-// load model.
+// sayMs > 0 the last granule lies that it is sayMs long.
 func Synth(durationMs, sayMs int64) []byte { return synth(durationMs, sayMs, 1) }
 
 // SynthChannels is Synth's truthful stream declaring 1 or 2 channels.
@@ -21,7 +23,7 @@ func synth(durationMs, sayMs int64, channels byte) []byte {
 	w := pageWriter{out: &out, serial: 0x7472616e}
 	head := []byte("OpusHead")
 	head = append(head, 1, channels, 0, 0) // version 1, its channels, no pre-skip
-	head = binary.LittleEndian.AppendUint32(head, SampleRate)
+	head = binary.LittleEndian.AppendUint32(head, oggopus.SampleRate)
 	head = append(head, 0, 0, 0) // no gain, channel mapping family 0
 	w.page(0x02, 0, [][]byte{head})
 	tags := []byte("OpusTags")
@@ -43,7 +45,7 @@ func synth(durationMs, sayMs int64, channels byte) []byte {
 			if frames == 0 {
 				flags = 0x04
 				if sayMs > 0 {
-					g = sayMs * SampleRate / 1000
+					g = sayMs * oggopus.SampleRate / 1000
 				}
 			}
 			w.page(flags, g, packets)
@@ -74,6 +76,6 @@ func (w *pageWriter) page(flags byte, granule int64, packets [][]byte) {
 		body = append(body, p...)
 	}
 	page := append(hdr, body...)
-	binary.LittleEndian.PutUint32(page[22:26], pageCRC(page))
+	binary.LittleEndian.PutUint32(page[22:26], oggopus.PageCRC(page))
 	w.out.Write(page)
 }
