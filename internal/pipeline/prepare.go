@@ -22,7 +22,7 @@ import (
 // Opus voice note as it is, anything else mixed to one channel), is also
 // returned for recognizeSync.
 func (h *held) prepare(ctx context.Context, j job.Job) (job.Job, []byte, error) {
-	j, reused, err := h.reuseDone(ctx, j)
+	j, reused, err := h.reuseDone(ctx, j, nil)
 	if reused || err != nil {
 		return j, nil, err
 	}

@@ -16,8 +16,9 @@ import (
 // (job.ReuseKeyOf): no recognition, nothing reserved or billed. ok is
 // false, with j carrying its key, when there is none. An upload's key is
 // its bytes' SHA-256; a Telegram file's is its file_unique_id (Reuse).
-// Two identical jobs at once may both be recognized.
-func (h *held) reuseDone(ctx context.Context, j job.Job) (_ job.Job, ok bool, _ error) {
+// Two identical jobs at once may both be recognized. src, when not nil,
+// is the earlier job already found by j's key (Reuse).
+func (h *held) reuseDone(ctx context.Context, j job.Job, src *job.Job) (_ job.Job, ok bool, _ error) {
 	if h.cfg.ReuseScope == "" || h.cfg.ReuseScope == job.ReuseOff || j.Features.NoReuse {
 		return j, false, nil
 	}
@@ -28,14 +29,20 @@ func (h *held) reuseDone(ctx context.Context, j job.Job) (_ job.Job, ok bool, _ 
 		}
 		j.ReuseKey = job.ReuseKeyOf(h.cfg.ReuseScope, j, job.MediaOfBytes(sum), h.language(j))
 	}
-	src, err := h.Store.Reusable(ctx, j.ReuseKey, h.Clock.Now().Add(-h.cfg.JobRetention))
-	switch {
-	case errors.Is(err, job.ErrNotFound) || (err == nil && src.ID == j.ID):
-		return j, false, nil
-	case err != nil:
-		return j, false, err
+	if src == nil {
+		found, err := h.Store.Reusable(ctx, j.ReuseKey, h.Clock.Now().Add(-h.cfg.JobRetention))
+		switch {
+		case errors.Is(err, job.ErrNotFound):
+			return j, false, nil
+		case err != nil:
+			return j, false, err
+		}
+		src = &found
 	}
-	err = h.Objects.Copy(ctx, job.ResultKey(src.ID), job.ResultKey(j.ID), "")
+	if src.ID == j.ID {
+		return j, false, nil
+	}
+	err := h.Objects.Copy(ctx, job.ResultKey(src.ID), job.ResultKey(j.ID), "")
 	h.heard(ctx, admission.Storage, err)
 	switch {
 	case errs.Is(err, errs.NotFound):
@@ -80,7 +87,8 @@ func (p *Pipeline) Reuse(ctx context.Context, j job.Job) (reused bool, err error
 	if j.ReuseKey == "" || j.State != job.AwaitingUpload {
 		return false, nil
 	}
-	if _, err := p.Store.Reusable(ctx, j.ReuseKey, p.Clock.Now().Add(-p.cfg.JobRetention)); err != nil {
+	src, err := p.Store.Reusable(ctx, j.ReuseKey, p.Clock.Now().Add(-p.cfg.JobRetention))
+	if err != nil {
 		if errors.Is(err, job.ErrNotFound) {
 			err = nil
 		}
@@ -95,7 +103,7 @@ func (p *Pipeline) Reuse(ctx context.Context, j job.Job) (reused bool, err error
 	}
 	h, work := p.hold(ctx, j, reuseOnly)
 	defer h.stop()
-	done, ok, err := h.reuseDone(work, j)
+	done, ok, err := h.reuseDone(work, j, &src)
 	if ok {
 		return true, nil
 	}
