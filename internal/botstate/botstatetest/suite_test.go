@@ -1,8 +1,6 @@
 package botstatetest_test
 
 import (
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +8,7 @@ import (
 	"transcriber/internal/botstate"
 	"transcriber/internal/botstate/botstatetest"
 	"transcriber/internal/outbox"
+	"transcriber/internal/racetest"
 )
 
 // The suite on the smallest correct store: shows the suite's own
@@ -18,13 +17,11 @@ func TestMemStoreKeepsTheContract(t *testing.T) {
 	botstatetest.Run(t, func(*testing.T) (botstate.Store, outbox.Store) { return newMemStore(false), nil })
 }
 
-const brokenEnv = "BOTSTATETEST_RUN_BROKEN_STORE"
-
 // TestBrokenStore runs the suite on a store whose UpdateChat is a read
 // and a separate write. It runs only inside
 // TestSuiteCatchesRacyStores, which expects it to fail.
 func TestBrokenStore(t *testing.T) {
-	if os.Getenv(brokenEnv) == "" {
+	if !racetest.Subject() {
 		t.Skip("runs only as the subject of TestSuiteCatchesRacyStores")
 	}
 	botstatetest.Run(t, func(*testing.T) (botstate.Store, outbox.Store) { return newMemStore(true), nil })
@@ -36,12 +33,10 @@ func TestSuiteCatchesRacyStores(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite in a child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStore$", "-test.v")
-	cmd.Env = append(os.Environ(), brokenEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "the suite must fail a store with racy writes; output:\n%s", out)
+	out, failed := racetest.BrokenSuite()
+	require.True(t, failed, "the suite must fail a store with racy writes; output:\n%s", out)
 
-	s := string(out)
+	s := out
 	for _, failed := range []string{
 		"--- FAIL: TestBrokenStore/Races/of_updaters_of_one_chat_none_loses_an_update",
 	} {

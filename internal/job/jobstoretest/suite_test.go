@@ -1,8 +1,6 @@
 package jobstoretest_test
 
 import (
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +8,7 @@ import (
 	"transcriber/internal/clock"
 	"transcriber/internal/job"
 	"transcriber/internal/job/jobstoretest"
+	"transcriber/internal/racetest"
 )
 
 // The suite on the smallest correct store: shows the suite's own
@@ -21,13 +20,11 @@ func TestMemStoreKeepsTheContract(t *testing.T) {
 	})
 }
 
-const brokenEnv = "JOBSTORETEST_RUN_BROKEN_STORE"
-
 // TestBrokenStore runs the suite on a store whose claim is a read and a
 // separate write. It runs only inside TestSuiteCatchesADoubleClaim, which
 // expects it to fail.
 func TestBrokenStore(t *testing.T) {
-	if os.Getenv(brokenEnv) == "" {
+	if !racetest.Subject() {
 		t.Skip("runs only as the subject of TestSuiteCatchesADoubleClaim")
 	}
 	jobstoretest.Run(t, func(t *testing.T, clk clock.Clock) (job.Store, func()) {
@@ -42,12 +39,10 @@ func TestSuiteCatchesADoubleClaim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite in a child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStore$", "-test.v")
-	cmd.Env = append(os.Environ(), brokenEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "the suite must fail a store with a racy claim; output:\n%s", out)
+	out, failed := racetest.BrokenSuite()
+	require.True(t, failed, "the suite must fail a store with a racy claim; output:\n%s", out)
 
-	s := string(out)
+	s := out
 	require.Contains(t, s, "--- FAIL: TestBrokenStore/Races/of_claimers_of_one_job_exactly_one_wins")
 	require.Contains(t, s, "exactly one of 16 claimers wins")
 	require.Contains(t, s, "--- PASS: TestBrokenStore/Claim/")

@@ -2,8 +2,6 @@ package outboxtest_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"runtime"
 	"sort"
 	"sync"
@@ -14,6 +12,7 @@ import (
 
 	"transcriber/internal/outbox"
 	"transcriber/internal/outbox/outboxtest"
+	"transcriber/internal/racetest"
 )
 
 // memStore is the smallest store: a map under a mutex. racy makes its
@@ -117,12 +116,10 @@ func TestMemStoreKeepsTheContract(t *testing.T) {
 	outboxtest.Run(t, func(*testing.T) outbox.Store { return newMemStore(false) })
 }
 
-const brokenEnv = "OUTBOXTEST_RUN_BROKEN_STORE"
-
 // TestBrokenStore runs the suite on the racy store, only as the subject
 // of TestSuiteCatchesRacyStores.
 func TestBrokenStore(t *testing.T) {
-	if os.Getenv(brokenEnv) == "" {
+	if !racetest.Subject() {
 		t.Skip("runs only as the subject of TestSuiteCatchesRacyStores")
 	}
 	outboxtest.Run(t, func(*testing.T) outbox.Store { return newMemStore(true) })
@@ -134,11 +131,9 @@ func TestSuiteCatchesRacyStores(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite in a child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStore$", "-test.v")
-	cmd.Env = append(os.Environ(), brokenEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "the suite must fail a racy store; output:\n%s", out)
-	s := string(out)
+	out, failed := racetest.BrokenSuite()
+	require.True(t, failed, "the suite must fail a racy store; output:\n%s", out)
+	s := out
 	for _, failed := range []string{
 		"--- FAIL: TestBrokenStore/Races/of_senders_beginning_one_entry_exactly_one_takes_each_attempt_and_sends_once",
 		"--- FAIL: TestBrokenStore/Races/of_putters_of_one_entry_all_get_the_one_recorded",

@@ -1,14 +1,13 @@
 package quotatest_test
 
 import (
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"transcriber/internal/quota"
 	"transcriber/internal/quota/quotatest"
+	"transcriber/internal/racetest"
 )
 
 // The suite on the smallest correct store: shows the suite's own
@@ -17,13 +16,11 @@ func TestMemStoreKeepsTheContract(t *testing.T) {
 	quotatest.Run(t, func(*testing.T) quota.Counters { return newMemStore(false) })
 }
 
-const brokenEnv = "QUOTATEST_RUN_BROKEN_STORE"
-
 // TestBrokenStore runs the suite on a store whose reservation is a read
 // and a separate write. It runs only inside TestSuiteCatchesARacyReserve,
 // which expects it to fail.
 func TestBrokenStore(t *testing.T) {
-	if os.Getenv(brokenEnv) == "" {
+	if !racetest.Subject() {
 		t.Skip("runs only as the subject of TestSuiteCatchesARacyReserve")
 	}
 	quotatest.Run(t, func(*testing.T) quota.Counters { return newMemStore(true) })
@@ -35,12 +32,10 @@ func TestSuiteCatchesARacyReserve(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite in a child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStore$", "-test.v")
-	cmd.Env = append(os.Environ(), brokenEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "the suite must fail a store with a racy reservation; output:\n%s", out)
+	out, failed := racetest.BrokenSuite()
+	require.True(t, failed, "the suite must fail a store with a racy reservation; output:\n%s", out)
 
-	s := string(out)
+	s := out
 	require.Contains(t, s, "--- FAIL: TestBrokenStore/Race/of_reservers_against_one_limit_exactly_limit_win")
 	require.Contains(t, s, "the counter never passes the limit")
 	require.Contains(t, s, "--- PASS: TestBrokenStore/Reserve/")
